@@ -1,0 +1,46 @@
+/*
+ * build.h: the fused pipeline, extract -> truncate -> sort -> write in one
+ * process. Its output is byte-identical to running the four stage commands
+ * piped together with the same options.
+ */
+#ifndef SSTPIPE_PIPELINE_BUILD_H
+#define SSTPIPE_PIPELINE_BUILD_H
+
+#include "stages/common/error.h"
+#include "stages/extract/extract.h"
+#include "stages/sort/sorter.h"
+#include "stages/sst/table_writer.h"
+
+#include <stdint.h>
+
+typedef struct build_options {
+    extract_options extract;
+    uint64_t max_bytes; /* truncate */
+    sort_options sort;
+    table_options table; /* table.max_value_bytes is set from max_bytes */
+} build_options;
+
+typedef struct stage_times {
+    double wall_seconds;
+    double cpu_seconds;
+} stage_times;
+
+typedef struct build_stats {
+    extract_stats extract;
+    uint64_t truncated;
+    sort_stats sort;
+    table_stats table;
+    /* extract+truncate+run formation, then merge+write */
+    stage_times read_phase, write_phase;
+    uint64_t peak_rss_bytes;
+} build_stats;
+
+void build_options_init(build_options *opts);
+/* Builds input into output (an SSTable); stats may be NULL. */
+int build_run(const char *input, const char *output, const build_options *opts,
+              build_stats *stats, sp_error *err);
+
+/* `sstpipe build` */
+int build_cmd(int argc, char **argv);
+
+#endif

@@ -1,0 +1,54 @@
+/*
+ * main.c: the sstpipe command line. Dispatches to one command per stage;
+ * each command parses its own flags and prints its errors once.
+ */
+#include "pipeline/build.h"
+#include "stages/extract/extract.h"
+#include "stages/read/read.h"
+#include "stages/sort/sorter.h"
+#include "stages/truncate/truncate.h"
+#include "stages/write/write.h"
+
+#include <stdio.h>
+#include <string.h>
+
+typedef struct command {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *summary;
+} command;
+
+static const command commands[] = {
+    {"build", build_cmd, "dump -> SSTable in one process (extract|truncate|sort|write)"},
+    {"extract", extract_cmd, "decompress and parse a dump into a record stream"},
+    {"truncate", truncate_cmd, "cut each value to N bytes on a UTF-8 boundary"},
+    {"sort", sort_cmd, "external merge sort of a record stream by key"},
+    {"write", write_cmd, "write a sorted record stream as an SSTable"},
+    {"get", get_cmd, "print the value of one key"},
+    {"dump", dump_cmd, "print every record in key order"},
+    {"info", info_cmd, "print what an SSTable's footer says"},
+};
+
+static void usage(FILE *out) {
+    fprintf(out, "usage: sstpipe COMMAND [ARGS...]   (sstpipe COMMAND --help for more)\n\n"
+                 "commands:\n");
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+        usage(stdout);
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (!strcmp(argv[1], commands[i].name))
+            return commands[i].run(argc - 1, argv + 1);
+    fprintf(stderr, "sstpipe: unknown command '%s'\n", argv[1]);
+    usage(stderr);
+    return 2;
+}

@@ -1,0 +1,18 @@
+/*
+ * cleanup.h: temporary paths to remove if the process is interrupted.
+ *
+ * Normal error paths remove their own temporary files. This registry covers
+ * SIGINT, SIGTERM, SIGHUP and SIGPIPE: the handler unlinks every registered
+ * path and exits 128+signal. (SIGKILL cannot be caught: that is why
+ * scratch files are anonymous and outputs are renamed into place.)
+ */
+#ifndef SSTPIPE_COMMON_CLEANUP_H
+#define SSTPIPE_COMMON_CLEANUP_H
+
+/* Installs the signal handlers once. */
+void sp_cleanup_install(void);
+/* Registers a path (copied) to unlink on a signal; returns a slot or -1 if full. */
+int sp_cleanup_add(const char *path);
+void sp_cleanup_remove(int slot);
+
+#endif

@@ -1,0 +1,45 @@
+/*
+ * cli.h: what every command's front end shares: exit codes, printing the one
+ * error line, and opening "-" as stdin or stdout.
+ *
+ * Exit codes: 0 success; 1 failure (bad input, I/O); 2 usage (a bad flag or
+ * option value). `get` and `verify` give 1 its own meaning (not found,
+ * problems found) and report failures as 2.
+ */
+#ifndef SSTPIPE_COMMON_CLI_H
+#define SSTPIPE_COMMON_CLI_H
+
+#include "stages/common/error.h"
+#include "stages/common/fileio.h"
+
+#include <stdbool.h>
+
+#define SP_EXIT_OK 0
+#define SP_EXIT_FAIL 1
+#define SP_EXIT_USAGE 2
+
+/* Prints "sstpipe: <message>" on stderr and returns code. */
+int sp_cli_report(const sp_error *err, int code);
+
+/* Prints "sstpipe CMD: <message>" and a hint to run --help; returns SP_EXIT_USAGE. */
+int sp_cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Opens path for reading ("-" is stdin). */
+int sp_open_input(const char *path, int *fd, sp_error *err);
+
+/*
+ * Where a stage writes: stdout when path is NULL or "-", otherwise an
+ * sp_outfile renamed into place by sp_output_commit.
+ */
+typedef struct sp_output {
+    int fd;
+    const char *name;
+    bool is_file;
+    sp_outfile file;
+} sp_output;
+
+int sp_output_open(sp_output *o, const char *path, sp_error *err);
+int sp_output_commit(sp_output *o, sp_error *err);
+void sp_output_abort(sp_output *o);
+
+#endif

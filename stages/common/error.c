@@ -1,0 +1,38 @@
+/* error.c: formatting of sp_error; see error.h. */
+#include "stages/common/error.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+int sp_errorf(sp_error *err, const char *fmt, ...) {
+    if (err && !err->set) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+        va_end(ap);
+        err->set = true;
+    }
+    return -1;
+}
+
+int sp_errorf_errno(sp_error *err, const char *fmt, ...) {
+    int saved = errno;
+    if (err && !err->set) {
+        va_list ap;
+        va_start(ap, fmt);
+        int n = vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+        va_end(ap);
+        if (n >= 0 && (size_t)n < sizeof(err->msg))
+            snprintf(err->msg + n, sizeof(err->msg) - (size_t)n, ": %s", strerror(saved));
+        err->set = true;
+    }
+    errno = saved;
+    return -1;
+}
+
+void sp_error_clear(sp_error *err) {
+    err->set = false;
+    err->msg[0] = '\0';
+}

@@ -1,0 +1,196 @@
+/* fileio.c: full reads and writes, atomic output files, scratch files; see fileio.h. */
+#include "stages/common/fileio.h"
+
+#include "stages/common/cleanup.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int sp_write_all(int fd, const void *buf, size_t n, const char *name, sp_error *err) {
+    const char *p = buf;
+    while (n) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            return sp_errorf_errno(err, "%s: write failed", name);
+        }
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+int sp_pwrite_all(int fd, const void *buf, size_t n, uint64_t off, const char *name,
+                  sp_error *err) {
+    const char *p = buf;
+    while (n) {
+        ssize_t w = pwrite(fd, p, n, (off_t)off);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            return sp_errorf_errno(err, "%s: write at byte %llu failed", name,
+                                   (unsigned long long)off);
+        }
+        p += w;
+        n -= (size_t)w;
+        off += (uint64_t)w;
+    }
+    return 0;
+}
+
+ssize_t sp_read_full(int fd, void *buf, size_t n, const char *name, sp_error *err) {
+    char *p = buf;
+    size_t got = 0;
+    while (got < n) {
+        ssize_t r = read(fd, p + got, n - got);
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            return sp_errorf_errno(err, "%s: read failed", name);
+        }
+        if (r == 0)
+            break;
+        got += (size_t)r;
+    }
+    return (ssize_t)got;
+}
+
+int sp_pread_exact(int fd, void *buf, size_t n, uint64_t off, const char *name, sp_error *err) {
+    char *p = buf;
+    while (n) {
+        ssize_t r = pread(fd, p, n, (off_t)off);
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            return sp_errorf_errno(err, "%s: read at byte %llu failed", name,
+                                   (unsigned long long)off);
+        }
+        if (r == 0)
+            return sp_errorf(err, "%s: unexpected end of file at byte %llu", name,
+                             (unsigned long long)off);
+        p += r;
+        n -= (size_t)r;
+        off += (uint64_t)r;
+    }
+    return 0;
+}
+
+int sp_outfile_open(sp_outfile *f, const char *path, sp_error *err) {
+    memset(f, 0, sizeof *f);
+    f->fd = -1;
+    f->cleanup_slot = -1;
+    sp_cleanup_install();
+    size_t n = strlen(path);
+    f->path = strdup(path);
+    f->tmp_path = malloc(n + 32);
+    if (!f->path || !f->tmp_path) {
+        sp_outfile_abort(f);
+        return sp_errorf(err, "%s: out of memory", path);
+    }
+    /* A fixed pattern with a random suffix: beside the target (same file
+     * system, so rename is atomic), and recognisable as ours. */
+    snprintf(f->tmp_path, n + 32, "%s.tmp.XXXXXX", path);
+    f->fd = mkstemp(f->tmp_path);
+    if (f->fd < 0) {
+        int e = errno;
+        free(f->tmp_path);
+        f->tmp_path = NULL;
+        sp_outfile_abort(f);
+        errno = e;
+        return sp_errorf_errno(err, "%s: cannot create output", path);
+    }
+    f->cleanup_slot = sp_cleanup_add(f->tmp_path);
+    if (fchmod(f->fd, 0644) != 0) {
+        sp_errorf_errno(err, "%s: cannot set permissions", f->tmp_path);
+        sp_outfile_abort(f);
+        return -1;
+    }
+    return 0;
+}
+
+static int fsync_dir_of(const char *path, sp_error *err) {
+    char *copy = strdup(path);
+    if (!copy)
+        return sp_errorf(err, "%s: out of memory", path);
+    const char *dir = dirname(copy);
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY);
+    int rc = 0;
+    if (dfd < 0 || fsync(dfd) != 0)
+        rc = sp_errorf_errno(err, "%s: cannot sync directory", dir);
+    if (dfd >= 0)
+        close(dfd);
+    free(copy);
+    return rc;
+}
+
+int sp_outfile_commit(sp_outfile *f, sp_error *err) {
+    if (fsync(f->fd) != 0) {
+        sp_errorf_errno(err, "%s: fsync failed", f->tmp_path);
+        sp_outfile_abort(f);
+        return -1;
+    }
+    if (close(f->fd) != 0) {
+        f->fd = -1;
+        sp_errorf_errno(err, "%s: close failed", f->tmp_path);
+        sp_outfile_abort(f);
+        return -1;
+    }
+    f->fd = -1;
+    if (rename(f->tmp_path, f->path) != 0) {
+        sp_errorf_errno(err, "%s: cannot rename into place", f->path);
+        sp_outfile_abort(f);
+        return -1;
+    }
+    sp_cleanup_remove(f->cleanup_slot);
+    f->cleanup_slot = -1;
+    free(f->tmp_path);
+    f->tmp_path = NULL;
+    int rc = fsync_dir_of(f->path, err);
+    sp_outfile_abort(f);
+    return rc;
+}
+
+void sp_outfile_abort(sp_outfile *f) {
+    if (f->fd >= 0)
+        close(f->fd);
+    f->fd = -1;
+    if (f->tmp_path)
+        unlink(f->tmp_path);
+    sp_cleanup_remove(f->cleanup_slot);
+    f->cleanup_slot = -1;
+    free(f->tmp_path);
+    free(f->path);
+    f->tmp_path = f->path = NULL;
+}
+
+int sp_tmpfile_open(const char *dir, sp_error *err) {
+    if (!dir || !*dir)
+        dir = getenv("TMPDIR");
+    if (!dir || !*dir)
+        dir = "/tmp";
+    int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    if (fd >= 0)
+        return fd;
+    /* File systems without O_TMPFILE: create, then unlink at once. */
+    size_t n = strlen(dir) + 32;
+    char *path = malloc(n);
+    if (!path)
+        return sp_errorf(err, "%s: out of memory", dir);
+    snprintf(path, n, "%s/sstpipe-scratch.XXXXXX", dir);
+    fd = mkstemp(path);
+    if (fd < 0) {
+        sp_errorf_errno(err, "%s: cannot create a scratch file", dir);
+        free(path);
+        return -1;
+    }
+    unlink(path);
+    free(path);
+    return fd;
+}

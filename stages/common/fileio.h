@@ -1,0 +1,49 @@
+/*
+ * fileio.h: whole-buffer reads and writes on file descriptors, and the two
+ * kinds of files sstpipe creates.
+ *
+ * - An output file (sp_outfile) is written under a temporary name beside its
+ *   final path, fsynced and renamed into place only on success, so the final
+ *   path never holds a partial file and an earlier good file is replaced
+ *   atomically or not at all. Until committed, its temporary name is
+ *   registered with cleanup.h so a signal removes it too.
+ * - A scratch file (sp_tmpfile_open) has no name at all (O_TMPFILE, or
+ *   unlinked right after creation), so nothing is left behind even by
+ *   kill -9.
+ */
+#ifndef SSTPIPE_COMMON_FILEIO_H
+#define SSTPIPE_COMMON_FILEIO_H
+
+#include "stages/common/error.h"
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Write all n bytes (retrying short writes and EINTR). name/offset for errors. */
+int sp_write_all(int fd, const void *buf, size_t n, const char *name, sp_error *err);
+int sp_pwrite_all(int fd, const void *buf, size_t n, uint64_t off, const char *name,
+                  sp_error *err);
+/* Read up to n bytes, stopping early only at end of file. Returns bytes read, -1 on error. */
+ssize_t sp_read_full(int fd, void *buf, size_t n, const char *name, sp_error *err);
+/* Read exactly n bytes at off; end of file before that is an error. */
+int sp_pread_exact(int fd, void *buf, size_t n, uint64_t off, const char *name, sp_error *err);
+
+typedef struct sp_outfile {
+    int fd;
+    char *path;     /* final path */
+    char *tmp_path; /* where it is written until committed */
+    int cleanup_slot;
+} sp_outfile;
+
+/* Creates path's temporary sibling for writing. */
+int sp_outfile_open(sp_outfile *f, const char *path, sp_error *err);
+/* fsync, rename over path, fsync the directory; closes the file. */
+int sp_outfile_commit(sp_outfile *f, sp_error *err);
+/* Removes the temporary file (if not committed) and frees f. Safe to call twice. */
+void sp_outfile_abort(sp_outfile *f);
+
+/* An anonymous read/write scratch file in dir (NULL: $TMPDIR or /tmp). */
+int sp_tmpfile_open(const char *dir, sp_error *err);
+
+#endif

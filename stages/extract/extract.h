@@ -1,0 +1,56 @@
+/*
+ * extract.h: the first stage. Decompresses a MediaWiki XML export and emits
+ * one record per <page>: key = <title> (UTF-8, entities resolved, namespace
+ * prefix as in the dump), value = text of the page's last <revision> (empty
+ * when absent or deleted).
+ *
+ * Compression (bz2 single- or multistream, gz, xz, zst, or none) is
+ * recognised from the content, not the name. Memory does not grow with the
+ * input or with the size of one page: text beyond value_cap is dropped (its
+ * length is still counted), and with value_cap == 0 text beyond the
+ * in-memory buffer spills to an anonymous scratch file.
+ */
+#ifndef SSTPIPE_EXTRACT_EXTRACT_H
+#define SSTPIPE_EXTRACT_EXTRACT_H
+
+#include "stages/common/error.h"
+#include "stages/common/record.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef struct extract_options {
+    /* Keep at most this many bytes of each page's text; 0 keeps all of it. */
+    uint64_t value_cap;
+    /* Scratch directory for spilled page text (NULL: $TMPDIR or /tmp). */
+    const char *tmp_dir;
+    /* Namespaces to keep (<ns> numbers); NULL/0 keeps every namespace. */
+    const int *namespaces;
+    int namespace_count;
+    /* Drop pages that carry <redirect/>. */
+    bool skip_redirects;
+} extract_options;
+
+typedef struct extract_stats {
+    uint64_t input_bytes;      /* bytes read from the input file (compressed) */
+    uint64_t xml_bytes;        /* bytes of XML after decompression */
+    uint64_t pages;            /* <page> elements seen */
+    uint64_t records;          /* records emitted */
+    uint64_t skipped_redirects;
+    uint64_t skipped_namespace;
+} extract_stats;
+
+void extract_options_init(extract_options *opts);
+
+/*
+ * Extracts path ("-" for stdin) into sink. Errors name the file and the
+ * compressed byte offset (decompression) or the XML line (parsing).
+ * stats may be NULL.
+ */
+int extract_file(const char *path, const extract_options *opts, const sp_sink *sink,
+                 extract_stats *stats, sp_error *err);
+
+/* `sstpipe extract` */
+int extract_cmd(int argc, char **argv);
+
+#endif

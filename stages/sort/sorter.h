@@ -1,0 +1,55 @@
+/*
+ * sorter.h: the third stage, an external merge sort under a memory budget.
+ *
+ * Records are gathered in memory until the budget is used, sorted (bytewise
+ * by key, memcmp) and spilled as a sorted run to a scratch file in tmp_dir.
+ * At the end the runs are merged k-way (at most fan_in at a time, so in
+ * several passes when there are more runs) into the output sink. Peak memory
+ * stays within the budget plus a small constant.
+ *
+ * Duplicate keys: the record added last wins; each replaced record is
+ * counted. Scratch files are anonymous (see fileio.h), so nothing is left in
+ * tmp_dir on success, on failure, or after kill -9.
+ */
+#ifndef SSTPIPE_SORT_SORTER_H
+#define SSTPIPE_SORT_SORTER_H
+
+#include "stages/common/error.h"
+#include "stages/common/record.h"
+
+#include <stdint.h>
+
+#define SORT_DEFAULT_MEMORY (256ull << 20)
+#define SORT_MIN_MEMORY (1ull << 20)
+
+typedef struct sort_options {
+    uint64_t memory;     /* budget in bytes (>= SORT_MIN_MEMORY) */
+    const char *tmp_dir; /* NULL: $TMPDIR or /tmp */
+    unsigned fan_in;     /* runs merged at once; 0 picks from the budget */
+} sort_options;
+
+typedef struct sort_stats {
+    uint64_t records_in;
+    uint64_t records_out;
+    uint64_t duplicates_replaced;
+    uint64_t runs;          /* sorted runs spilled (0 when all fit in memory) */
+    uint64_t merge_passes;  /* passes over the data after run formation */
+    uint64_t spilled_bytes; /* bytes written to scratch files */
+} sort_stats;
+
+typedef struct sorter sorter;
+
+void sort_options_init(sort_options *opts);
+sorter *sorter_init(const sort_options *opts, sp_error *err);
+/* Adds one record (value in memory); the sorter copies it. */
+int sorter_add(sorter *s, const sp_record *rec, sp_error *err);
+sp_sink sorter_sink(sorter *s);
+/* Emits every record in key order, duplicates resolved, into out. */
+int sorter_finish(sorter *s, const sp_sink *out, sp_error *err);
+const sort_stats *sorter_stats(const sorter *s);
+void sorter_destroy(sorter *s);
+
+/* `sstpipe sort` */
+int sort_cmd(int argc, char **argv);
+
+#endif

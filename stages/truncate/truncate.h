@@ -1,0 +1,32 @@
+/*
+ * truncate.h: the second stage. Cuts each value to the longest prefix of at
+ * most max_bytes bytes that ends on a UTF-8 character boundary.
+ *
+ * As a sink it wraps the next stage's sink, so `build` can run it in-line
+ * between extract and sort.
+ */
+#ifndef SSTPIPE_TRUNCATE_TRUNCATE_H
+#define SSTPIPE_TRUNCATE_TRUNCATE_H
+
+#include "stages/common/error.h"
+#include "stages/common/record.h"
+
+#include <stdint.h>
+
+#define TRUNCATE_DEFAULT_MAX_BYTES 1024
+
+typedef struct truncator {
+    uint64_t max_bytes;
+    sp_sink next;
+    uint64_t records;
+    uint64_t truncated; /* records whose value was cut */
+} truncator;
+
+void truncator_init(truncator *t, uint64_t max_bytes, sp_sink next);
+/* A sink that truncates and forwards to t->next. Values must be in memory. */
+sp_sink truncator_sink(truncator *t);
+
+/* `sstpipe truncate` */
+int truncate_cmd(int argc, char **argv);
+
+#endif
