@@ -50,6 +50,18 @@ int sp_parse_pow2_size(const char *text, const char *what, uint64_t min, uint64_
     return 0;
 }
 
+int sp_parse_count(const char *text, const char *what, uint64_t min, uint64_t max, uint64_t *out,
+                   sp_error *err) {
+    char *end;
+    errno = 0;
+    unsigned long long n = strtoull(text, &end, 10);
+    if (!isdigit((unsigned char)*text) || *end || errno || n < min || n > max)
+        return sp_errorf(err, "%s: '%s' must be a whole number from %llu to %llu", what, text,
+                         (unsigned long long)min, (unsigned long long)max);
+    *out = n;
+    return 0;
+}
+
 const char *sp_format_size(uint64_t n, char *buf, size_t cap) {
     static const char units[] = "KMGT";
     if (n < 1024) {

@@ -20,6 +20,10 @@ int sp_parse_size(const char *text, const char *what, uint64_t *out, sp_error *e
 int sp_parse_pow2_size(const char *text, const char *what, uint64_t min, uint64_t max,
                        uint64_t *out, sp_error *err);
 
+/* Parses a plain whole number in [min, max] (no suffixes). */
+int sp_parse_count(const char *text, const char *what, uint64_t min, uint64_t max, uint64_t *out,
+                   sp_error *err);
+
 /* Writes a human form of n ("8K", "1.5M", "123") into buf. */
 const char *sp_format_size(uint64_t n, char *buf, size_t cap);
 
