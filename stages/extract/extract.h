@@ -32,10 +32,10 @@ typedef struct extract_options {
 } extract_options;
 
 typedef struct extract_stats {
-    uint64_t input_bytes;      /* bytes read from the input file (compressed) */
-    uint64_t xml_bytes;        /* bytes of XML after decompression */
-    uint64_t pages;            /* <page> elements seen */
-    uint64_t records;          /* records emitted */
+    uint64_t input_bytes; /* bytes read from the input file (compressed) */
+    uint64_t xml_bytes;   /* bytes of XML after decompression */
+    uint64_t pages;       /* <page> elements seen */
+    uint64_t records;     /* records emitted */
     uint64_t skipped_redirects;
     uint64_t skipped_namespace;
 } extract_stats;

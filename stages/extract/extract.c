@@ -1,0 +1,127 @@
+/*
+ * extract.c: the extract stage as a library call: source -> wikixml ->
+ * records into a sink; see extract.h.
+ */
+#include "stages/extract/extract.h"
+
+#include "stages/extract/source.h"
+#include "stages/extract/text_buffer.h"
+#include "stages/extract/wikixml.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Decompressed bytes handed to libxml2 at once: large, so that the
+ * per-call cost of both libraries is negligible next to the parsing. */
+#define EXTRACT_CHUNK ((size_t)1 << 20)
+/* How far past an XML error to decompress looking for damaged data: more
+ * than a bz2 block (900 kB compressed) expands to in practice. */
+#define EXTRACT_DAMAGE_LOOKAHEAD ((size_t)8 << 20)
+
+typedef struct extract_run {
+    const sp_sink *sink;
+    extract_stats stats;
+} extract_run;
+
+void extract_options_init(extract_options *opts) {
+    memset(opts, 0, sizeof *opts);
+}
+
+static int on_page(void *ctx, const wiki_page *page, sp_error *err) {
+    extract_run *run = ctx;
+    run->stats.pages++;
+    switch (page->skip) {
+    case WIKI_SKIP_NAMESPACE:
+        run->stats.skipped_namespace++;
+        return 0;
+    case WIKI_SKIP_REDIRECT:
+        run->stats.skipped_redirects++;
+        return 0;
+    case WIKI_KEEP:
+        break;
+    }
+    sp_record rec = {.key = page->title, .key_len = page->title_len};
+    if (text_buffer_value(page->text, &rec, err) || sp_sink_put(run->sink, &rec, err))
+        return -1;
+    run->stats.records++;
+    return 0;
+}
+
+/*
+ * Called after an XML error in compressed input. Decoders check their
+ * checksums only at the end of a block (900 kB for bz2), after handing out
+ * the damaged bytes, so the parser often trips over the damage first. Reading
+ * on a little tells "the file is damaged" (reported instead) from "the XML
+ * is bad" (kept).
+ */
+static void blame_damage(source *src, uint8_t *buf, sp_error *err) {
+    if (!strcmp(source_format(src), "none"))
+        return;
+    sp_error damage = {0};
+    for (size_t i = 0; i < EXTRACT_DAMAGE_LOOKAHEAD / EXTRACT_CHUNK; i++) {
+        ssize_t n = source_read(src, buf, EXTRACT_CHUNK, &damage);
+        if (n < 0) {
+            *err = damage;
+            return;
+        }
+        if (n == 0)
+            return;
+    }
+}
+
+static int pump(source *src, wiki_parser *wp, extract_stats *stats, sp_error *err) {
+    uint8_t *buf = malloc(EXTRACT_CHUNK);
+    if (!buf)
+        return sp_errorf(err, "%s: out of memory", source_name(src));
+    int rc = 0;
+    for (;;) {
+        ssize_t n = source_read(src, buf, EXTRACT_CHUNK, err);
+        if (n < 0) {
+            rc = -1;
+            break;
+        }
+        if (n == 0)
+            break;
+        stats->xml_bytes += (uint64_t)n;
+        if (wiki_parser_feed(wp, buf, (size_t)n, err)) {
+            blame_damage(src, buf, err);
+            rc = -1;
+            break;
+        }
+    }
+    free(buf);
+    return rc;
+}
+
+int extract_file(const char *path, const extract_options *opts, const sp_sink *sink,
+                 extract_stats *stats, sp_error *err) {
+    extract_run run = {.sink = sink};
+    text_buffer *text = NULL;
+    wiki_parser *wp = NULL;
+    int rc = -1;
+    source *src = source_open(path, err);
+    if (!src)
+        goto out;
+    /* With a cap the whole kept text stays in memory (the caller chose the
+     * bound, and the next stage, truncate, takes values in memory only);
+     * without one, text beyond TEXT_BUFFER_MEM_LIMIT spills. */
+    size_t mem_limit = opts->value_cap ? (size_t)opts->value_cap : TEXT_BUFFER_MEM_LIMIT;
+    text = text_buffer_init(opts->value_cap, mem_limit, opts->tmp_dir, err);
+    if (!text)
+        goto out;
+    wp = wiki_parser_init(source_name(src), opts, text, on_page, &run, err);
+    if (!wp || pump(src, wp, &run.stats, err))
+        goto out;
+    if (wiki_parser_finish(wp, err))
+        goto out;
+    rc = 0;
+out:
+    if (src)
+        run.stats.input_bytes = source_offset(src);
+    if (stats)
+        *stats = run.stats;
+    wiki_parser_destroy(wp);
+    text_buffer_destroy(text);
+    source_close(src);
+    return rc;
+}

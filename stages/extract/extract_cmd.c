@@ -1,0 +1,155 @@
+/*
+ * extract_cmd.c: `sstpipe extract`, the front end of the extract stage:
+ * flags, then extract_file into a record stream on stdout or -o FILE.
+ */
+#include "stages/extract/extract.h"
+
+#include "stages/common/cli.h"
+#include "stages/common/recstream.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char usage_text[] =
+    "usage: sstpipe extract [INPUT] [-o FILE] [--tmp DIR] [--namespaces N,N,...]\n"
+    "                       [--skip-redirects] [-v]\n"
+    "\n"
+    "Decompresses and parses a MediaWiki XML dump (bz2 single- or multistream, gz,\n"
+    "xz, zst or plain XML, recognised by content) and writes a record stream: one\n"
+    "record per page, key = title, value = text of the page's last revision.\n"
+    "INPUT defaults to stdin (also \"-\").\n"
+    "\n"
+    "  -o, --output FILE     write to FILE (atomically) instead of stdout\n"
+    "      --tmp DIR         scratch directory for very large pages ($TMPDIR or /tmp)\n"
+    "      --namespaces LIST keep only pages in these namespaces (e.g. 0,14)\n"
+    "      --skip-redirects  drop redirect pages\n"
+    "  -v, --verbose         print a stats line on stderr\n"
+    "  -h, --help            show this help\n";
+
+/* Parses "0,14,-1" into a new array; returns the count, or -1 when malformed. */
+static int parse_namespaces(const char *text, int **out) {
+    size_t max = 1;
+    for (const char *c = text; *c; c++)
+        max += *c == ',';
+    int *ns = malloc(max * sizeof *ns);
+    if (!ns)
+        return -1;
+    int count = 0;
+    const char *at = text;
+    for (;;) {
+        char *end;
+        errno = 0;
+        long v = strtol(at, &end, 10);
+        if (errno || end == at || v < INT_MIN || v > INT_MAX || (*end && *end != ',')) {
+            free(ns);
+            return -1;
+        }
+        ns[count++] = (int)v;
+        if (!*end)
+            break;
+        at = end + 1;
+    }
+    *out = ns;
+    return count;
+}
+
+static int run(const char *input, const char *output, const extract_options *opts, bool verbose) {
+    sp_error err = {0};
+    sp_output out;
+    if (sp_output_open(&out, output, &err))
+        return sp_cli_report(&err, SP_EXIT_FAIL);
+    rs_header h = {.flags = 0, .max_value_bytes = 0};
+    rs_writer *w = rs_writer_init(out.fd, out.name, &h, &err);
+    extract_stats stats;
+    int rc = -1;
+    if (w) {
+        sp_sink sink = rs_writer_sink(w);
+        rc = extract_file(input, opts, &sink, &stats, &err);
+        if (rc == 0)
+            rc = rs_writer_finish(w, &err);
+        if (rc == 0)
+            rc = sp_output_commit(&out, &err);
+    }
+    rs_writer_destroy(w);
+    if (rc) {
+        sp_output_abort(&out);
+        return sp_cli_report(&err, SP_EXIT_FAIL);
+    }
+    if (verbose)
+        fprintf(stderr,
+                "extract: input_bytes=%llu xml_bytes=%llu pages=%llu records=%llu "
+                "skipped_redirects=%llu skipped_namespace=%llu\n",
+                (unsigned long long)stats.input_bytes, (unsigned long long)stats.xml_bytes,
+                (unsigned long long)stats.pages, (unsigned long long)stats.records,
+                (unsigned long long)stats.skipped_redirects,
+                (unsigned long long)stats.skipped_namespace);
+    return SP_EXIT_OK;
+}
+
+int extract_cmd(int argc, char **argv) {
+    enum { OPT_TMP = 256, OPT_NAMESPACES, OPT_SKIP_REDIRECTS };
+    static const struct option longopts[] = {
+        {"output", required_argument, NULL, 'o'},
+        {"tmp", required_argument, NULL, OPT_TMP},
+        {"namespaces", required_argument, NULL, OPT_NAMESPACES},
+        {"skip-redirects", no_argument, NULL, OPT_SKIP_REDIRECTS},
+        {"verbose", no_argument, NULL, 'v'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    extract_options opts;
+    extract_options_init(&opts);
+    const char *output = NULL;
+    int *namespaces = NULL;
+    bool verbose = false;
+    int c, rc;
+    optind = 0;
+    opterr = 0; /* one error line, ours */
+    while ((c = getopt_long(argc, argv, "o:vh", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'o':
+            output = optarg;
+            break;
+        case OPT_TMP:
+            opts.tmp_dir = optarg;
+            break;
+        case OPT_NAMESPACES:
+            free(namespaces);
+            namespaces = NULL;
+            opts.namespace_count = parse_namespaces(optarg, &namespaces);
+            if (opts.namespace_count < 0) {
+                rc = sp_cli_usage_error(
+                    "extract", "--namespaces: '%s' is not a list of numbers like 0,14", optarg);
+                goto out;
+            }
+            opts.namespaces = namespaces;
+            break;
+        case OPT_SKIP_REDIRECTS:
+            opts.skip_redirects = true;
+            break;
+        case 'v':
+            verbose = true;
+            break;
+        case 'h':
+            fputs(usage_text, stdout);
+            rc = SP_EXIT_OK;
+            goto out;
+        default:
+            rc = sp_cli_usage_error("extract", "bad option or missing value: '%s'",
+                                    argv[optind - 1]);
+            goto out;
+        }
+    }
+    if (argc - optind > 1) {
+        rc = sp_cli_usage_error("extract", "one INPUT expected, got %d", argc - optind);
+        goto out;
+    }
+    rc = run(optind < argc ? argv[optind] : "-", output, &opts, verbose);
+out:
+    free(namespaces);
+    return rc;
+}

@@ -1,0 +1,409 @@
+/*
+ * wikixml.c: the MediaWiki export parser on libxml2's SAX2 push interface;
+ * see wikixml.h.
+ *
+ * The document shape is fixed and shallow, so the parser tracks only the
+ * element depth and which of the few interesting elements is open:
+ *
+ *   depth 1  <mediawiki>
+ *   depth 2    <page>                  (anything else: skipped)
+ *   depth 3      <title> <ns> <redirect/> <revision>
+ *   depth 4        <text>              (inside <revision>)
+ *
+ * Character data is kept only while one of <title>, <ns>, <text> is the
+ * innermost open element (text of any element nested in them is dropped).
+ */
+#include "stages/extract/wikixml.h"
+
+#include <errno.h>
+#include <libxml/parser.h>
+#include <libxml/parserInternals.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum {
+    DEPTH_ROOT = 1,
+    DEPTH_PAGE = 2,
+    DEPTH_PAGE_CHILD = 3,
+    DEPTH_REVISION_CHILD = 4,
+};
+
+/* Room for any long integer in <ns>, with surrounding whitespace. */
+#define NS_TEXT_MAX 32
+
+typedef enum capture {
+    CAPTURE_NONE,
+    CAPTURE_TITLE,
+    CAPTURE_NS,
+    CAPTURE_TEXT,
+} capture;
+
+struct wiki_parser {
+    xmlParserCtxtPtr ctxt;
+    char *name;
+    const extract_options *filter;
+    text_buffer *text;
+    wiki_page_fn on_page;
+    void *on_page_ctx;
+    /* The first error, from a callback or from libxml2. */
+    sp_error err;
+
+    int depth;
+    capture capture;
+    int capture_depth; /* depth of the element being captured */
+    bool root_seen, root_closed;
+    bool in_page, in_revision;
+
+    /* The page being read. */
+    uint8_t title[SP_MAX_KEY_BYTES];
+    size_t title_len;
+    bool has_title;
+    char ns_text[NS_TEXT_MAX];
+    size_t ns_len;
+    long ns;
+    bool redirect;
+    long page_line;
+};
+
+static long current_line(const wiki_parser *p) {
+    return p->ctxt && p->ctxt->input ? p->ctxt->input->line : 0;
+}
+
+/* Records an error about the document's content and stops the parser. */
+static void fail(wiki_parser *p, long line, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void fail(wiki_parser *p, long line, const char *fmt, ...) {
+    if (!p->err.set) {
+        char msg[512];
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(msg, sizeof msg, fmt, ap);
+        va_end(ap);
+        sp_errorf(&p->err, "%s: line %ld: %s", p->name, line, msg);
+    }
+    xmlStopParser(p->ctxt);
+}
+
+static void fail_xml(wiki_parser *p, long line, const char *msg) {
+    sp_errorf(&p->err, "%s: XML error at line %ld: %s", p->name, line, msg);
+    xmlStopParser(p->ctxt);
+}
+
+static bool ns_wanted(const extract_options *f, long ns) {
+    for (int i = 0; i < f->namespace_count; i++)
+        if (f->namespaces[i] == ns)
+            return true;
+    return false;
+}
+
+static wiki_skip page_skip(const wiki_parser *p) {
+    const extract_options *f = p->filter;
+    if (f->namespaces && f->namespace_count > 0 && !ns_wanted(f, p->ns))
+        return WIKI_SKIP_NAMESPACE;
+    if (f->skip_redirects && p->redirect)
+        return WIKI_SKIP_REDIRECT;
+    return WIKI_KEEP;
+}
+
+static void begin_page(wiki_parser *p) {
+    p->in_page = true;
+    p->title_len = 0;
+    p->has_title = false;
+    p->ns = 0;
+    p->redirect = false;
+    p->page_line = current_line(p);
+    text_buffer_reset(p->text);
+}
+
+static void end_page(wiki_parser *p) {
+    p->in_page = false;
+    if (!p->has_title || p->title_len == 0) {
+        fail(p, p->page_line,
+             p->has_title ? "<page> has an empty <title>" : "<page> has no <title>");
+        return;
+    }
+    wiki_page page = {
+        .title = p->title,
+        .title_len = (uint32_t)p->title_len,
+        .ns = p->ns,
+        .redirect = p->redirect,
+        .skip = page_skip(p),
+        .line = p->page_line,
+        .text = p->text,
+    };
+    if (page.skip != WIKI_KEEP)
+        text_buffer_reset(p->text);
+    if (p->on_page(p->on_page_ctx, &page, &p->err))
+        xmlStopParser(p->ctxt);
+}
+
+static void end_ns(wiki_parser *p) {
+    p->ns_text[p->ns_len] = '\0';
+    char *end;
+    errno = 0;
+    long ns = strtol(p->ns_text, &end, 10);
+    while (*end == ' ' || *end == '\t' || *end == '\n' || *end == '\r')
+        end++;
+    if (errno || end == p->ns_text || *end || ns < INT_MIN || ns > INT_MAX) {
+        fail(p, current_line(p), "<ns> is not a number: '%s'", p->ns_text);
+        return;
+    }
+    p->ns = ns;
+}
+
+static void on_start(void *ctx, const xmlChar *localname, const xmlChar *prefix, const xmlChar *uri,
+                     int nb_namespaces, const xmlChar **namespaces, int nb_attributes,
+                     int nb_defaulted, const xmlChar **attributes) {
+    (void)prefix, (void)uri, (void)nb_namespaces, (void)namespaces;
+    (void)nb_attributes, (void)nb_defaulted, (void)attributes;
+    wiki_parser *p = ctx;
+    const char *name = (const char *)localname;
+    p->depth++;
+    switch (p->depth) {
+    case DEPTH_ROOT:
+        p->root_seen = true;
+        if (strcmp(name, "mediawiki"))
+            fail(p, current_line(p), "root element is <%s>, not <mediawiki>", name);
+        break;
+    case DEPTH_PAGE:
+        if (!strcmp(name, "page"))
+            begin_page(p);
+        break;
+    case DEPTH_PAGE_CHILD:
+        if (!p->in_page)
+            break;
+        if (!strcmp(name, "title")) {
+            p->capture = CAPTURE_TITLE;
+            p->capture_depth = p->depth;
+            p->has_title = true;
+            p->title_len = 0;
+        } else if (!strcmp(name, "ns")) {
+            p->capture = CAPTURE_NS;
+            p->capture_depth = p->depth;
+            p->ns_len = 0;
+        } else if (!strcmp(name, "redirect")) {
+            p->redirect = true;
+        } else if (!strcmp(name, "revision")) {
+            /* Only the last revision counts: each one starts afresh. */
+            p->in_revision = true;
+            text_buffer_reset(p->text);
+        }
+        break;
+    case DEPTH_REVISION_CHILD:
+        if (p->in_revision && !strcmp(name, "text") && page_skip(p) == WIKI_KEEP) {
+            p->capture = CAPTURE_TEXT;
+            p->capture_depth = p->depth;
+        }
+        break;
+    default:
+        break;
+    }
+}
+
+static void on_end(void *ctx, const xmlChar *localname, const xmlChar *prefix, const xmlChar *uri) {
+    (void)localname, (void)prefix, (void)uri;
+    wiki_parser *p = ctx;
+    capture was = CAPTURE_NONE;
+    if (p->capture != CAPTURE_NONE && p->depth == p->capture_depth) {
+        was = p->capture;
+        p->capture = CAPTURE_NONE;
+    }
+    switch (p->depth) {
+    case DEPTH_ROOT:
+        p->root_closed = true;
+        break;
+    case DEPTH_PAGE:
+        if (p->in_page)
+            end_page(p);
+        break;
+    case DEPTH_PAGE_CHILD:
+        if (was == CAPTURE_NS)
+            end_ns(p);
+        p->in_revision = false;
+        break;
+    default:
+        break;
+    }
+    p->depth--;
+}
+
+static void on_characters(void *ctx, const xmlChar *ch, int len) {
+    wiki_parser *p = ctx;
+    if (p->depth != p->capture_depth)
+        return;
+    switch (p->capture) {
+    case CAPTURE_NONE:
+        break;
+    case CAPTURE_TITLE:
+        if ((size_t)len > sizeof p->title - p->title_len) {
+            fail(p, current_line(p), "<title> is longer than %d bytes", SP_MAX_KEY_BYTES);
+            break;
+        }
+        memcpy(p->title + p->title_len, ch, (size_t)len);
+        p->title_len += (size_t)len;
+        break;
+    case CAPTURE_NS:
+        if ((size_t)len >= sizeof p->ns_text - p->ns_len) {
+            fail(p, current_line(p), "<ns> is not a number");
+            break;
+        }
+        memcpy(p->ns_text + p->ns_len, ch, (size_t)len);
+        p->ns_len += (size_t)len;
+        break;
+    case CAPTURE_TEXT:
+        if (text_buffer_append(p->text, ch, (size_t)len, &p->err))
+            xmlStopParser(p->ctxt);
+        break;
+    }
+}
+
+/* A DOCTYPE is where entity declarations, external subsets and with them
+ * "billion laughs" and file inclusion live; real dumps have none. */
+static void on_doctype(void *ctx, const xmlChar *name, const xmlChar *external_id,
+                       const xmlChar *system_id) {
+    (void)name, (void)external_id, (void)system_id;
+    wiki_parser *p = ctx;
+    fail_xml(p, current_line(p), "DOCTYPE refused (a MediaWiki dump has none)");
+}
+
+static void on_entity_decl(void *ctx, const xmlChar *name, int type, const xmlChar *public_id,
+                           const xmlChar *system_id, xmlChar *content) {
+    (void)type, (void)public_id, (void)system_id, (void)content;
+    wiki_parser *p = ctx;
+    char msg[256];
+    snprintf(msg, sizeof msg, "entity declaration '%s' refused", (const char *)name);
+    fail_xml(p, current_line(p), msg);
+}
+
+static void on_xml_error(void *ctx, xmlErrorPtr e) {
+    wiki_parser *p = ctx;
+    if (e->level < XML_ERR_ERROR)
+        return;
+    char msg[512];
+    snprintf(msg, sizeof msg, "%s", e->message ? e->message : "malformed XML");
+    size_t n = strlen(msg);
+    while (n && (msg[n - 1] == '\n' || msg[n - 1] == ' '))
+        msg[--n] = '\0';
+    /* libxml2 calls most non-XML input "Document is empty". */
+    if (!p->root_seen)
+        snprintf(msg + n, sizeof msg - n, " (not XML?)");
+    fail_xml(p, e->line, msg);
+}
+
+/* Installed process-wide: nothing may ever be read from a file or URL on
+ * behalf of a document, whatever path inside libxml2 asks for it. */
+static xmlParserInputPtr refuse_external_entity(const char *url, const char *id,
+                                                xmlParserCtxtPtr ctxt) {
+    (void)id;
+    if (ctxt && ctxt->sax && ctxt->sax->internalSubset == on_doctype) {
+        wiki_parser *p = ctxt->userData;
+        char msg[256];
+        snprintf(msg, sizeof msg, "external entity '%s' refused", url ? url : "");
+        fail_xml(p, current_line(p), msg);
+    }
+    return NULL;
+}
+
+/* libxml2 reports some problems through its global handler, which would
+ * print to stderr; ours all arrive through on_xml_error instead. */
+static void ignore_generic_error(void *ctx, const char *msg, ...) {
+    (void)ctx, (void)msg;
+}
+
+wiki_parser *wiki_parser_init(const char *name, const extract_options *filter, text_buffer *text,
+                              wiki_page_fn on_page, void *ctx, sp_error *err) {
+    xmlInitParser();
+    xmlSetExternalEntityLoader(refuse_external_entity);
+    xmlSetGenericErrorFunc(NULL, ignore_generic_error);
+
+    wiki_parser *p = calloc(1, sizeof *p);
+    if (!p || !(p->name = strdup(name))) {
+        free(p);
+        sp_errorf(err, "%s: out of memory", name);
+        return NULL;
+    }
+    p->filter = filter;
+    p->text = text;
+    p->on_page = on_page;
+    p->on_page_ctx = ctx;
+
+    xmlSAXHandler sax;
+    memset(&sax, 0, sizeof sax);
+    sax.initialized = XML_SAX2_MAGIC;
+    sax.startElementNs = on_start;
+    sax.endElementNs = on_end;
+    sax.characters = on_characters;
+    sax.ignorableWhitespace = on_characters;
+    sax.cdataBlock = on_characters;
+    sax.internalSubset = on_doctype;
+    sax.externalSubset = on_doctype;
+    sax.entityDecl = on_entity_decl;
+    sax.serror = on_xml_error;
+    p->ctxt = xmlCreatePushParserCtxt(&sax, p, NULL, 0, p->name);
+    if (!p->ctxt) {
+        sp_errorf(err, "%s: cannot create an XML parser", name);
+        wiki_parser_destroy(p);
+        return NULL;
+    }
+    /* Deliberately without XML_PARSE_NOENT, DTDLOAD, DTDATTR or DTDVALID:
+     * entities stay unexpanded and no DTD is fetched. */
+    xmlCtxtUseOptions(p->ctxt, XML_PARSE_NONET);
+    return p;
+}
+
+static int parse(wiki_parser *p, const char *buf, int n, int terminate, sp_error *err) {
+    int rc = xmlParseChunk(p->ctxt, buf, n, terminate);
+    if (!p->err.set && rc != 0)
+        sp_errorf(&p->err, "%s: XML error at line %ld: libxml2 error %d", p->name, current_line(p),
+                  rc);
+    if (p->err.set) {
+        if (err && !err->set)
+            *err = p->err;
+        return -1;
+    }
+    return 0;
+}
+
+int wiki_parser_feed(wiki_parser *p, const void *buf, size_t n, sp_error *err) {
+    const char *at = buf;
+    while (n) {
+        int k = n > INT_MAX ? INT_MAX : (int)n;
+        if (parse(p, at, k, 0, err))
+            return -1;
+        at += k;
+        n -= (size_t)k;
+    }
+    return 0;
+}
+
+int wiki_parser_finish(wiki_parser *p, sp_error *err) {
+    xmlParseChunk(p->ctxt, NULL, 0, 1);
+    /* libxml2's message for a document cut short, or one with no element
+     * at all, is "Extra content at the end of the document": ours say more. */
+    if (p->depth > 0)
+        return sp_errorf(err,
+                         "%s: XML error at line %ld: document ends before </mediawiki> "
+                         "(truncated input?)",
+                         p->name, current_line(p));
+    if (!p->root_closed)
+        return sp_errorf(err, "%s: XML error at line %ld: no <mediawiki> element (not a dump?)",
+                         p->name, current_line(p));
+    if (p->err.set) {
+        if (!err->set)
+            *err = p->err;
+        return -1;
+    }
+    return 0;
+}
+
+void wiki_parser_destroy(wiki_parser *p) {
+    if (!p)
+        return;
+    if (p->ctxt)
+        xmlFreeParserCtxt(p->ctxt);
+    free(p->name);
+    free(p);
+}

@@ -1,0 +1,61 @@
+/*
+ * wikixml.h: a streaming parser for MediaWiki XML exports.
+ *
+ * Fed decompressed bytes in chunks of any size, it reports each <page> of
+ * the <mediawiki> root when the page closes: title, namespace, redirect
+ * flag, and the text of its last <revision> (held in a text_buffer, so a
+ * huge page costs bounded memory). Elements are matched by local name, so
+ * every export schema version's namespace is accepted; everything the
+ * pipeline does not need (<siteinfo>, <upload>, <comment>, ...) is skipped.
+ *
+ * Parsing is safe against hostile input: a DOCTYPE (and with it every
+ * entity declaration and external subset) is refused, nothing is loaded
+ * from files or the network, and only the five predefined entities and
+ * character references are expanded. Real dumps need nothing more.
+ */
+#ifndef SSTPIPE_EXTRACT_WIKIXML_H
+#define SSTPIPE_EXTRACT_WIKIXML_H
+
+#include "stages/common/error.h"
+#include "stages/extract/extract.h"
+#include "stages/extract/text_buffer.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Why a page yields no record. A namespace miss wins over a redirect. */
+typedef enum wiki_skip {
+    WIKI_KEEP,
+    WIKI_SKIP_NAMESPACE,
+    WIKI_SKIP_REDIRECT,
+} wiki_skip;
+
+typedef struct wiki_page {
+    const uint8_t *title; /* UTF-8, entities resolved, 1..SP_MAX_KEY_BYTES bytes */
+    uint32_t title_len;
+    long ns;       /* <ns>, 0 when absent */
+    bool redirect; /* carries <redirect/> */
+    wiki_skip skip;
+    long line;         /* line of the <page> start tag */
+    text_buffer *text; /* last revision's text; empty for skipped pages */
+} wiki_page;
+
+typedef int (*wiki_page_fn)(void *ctx, const wiki_page *page, sp_error *err);
+
+typedef struct wiki_parser wiki_parser;
+
+/*
+ * name: the input's name for errors. filter: namespaces/skip_redirects
+ * decide wiki_page.skip (text of pages already known to be skipped is not
+ * buffered). text: where revision text goes. on_page: called at each
+ * </page>.
+ */
+wiki_parser *wiki_parser_init(const char *name, const extract_options *filter, text_buffer *text,
+                              wiki_page_fn on_page, void *ctx, sp_error *err);
+int wiki_parser_feed(wiki_parser *p, const void *buf, size_t n, sp_error *err);
+/* Ends the document: an error unless </mediawiki> was reached. */
+int wiki_parser_finish(wiki_parser *p, sp_error *err);
+void wiki_parser_destroy(wiki_parser *p);
+
+#endif
