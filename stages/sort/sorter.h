@@ -25,7 +25,9 @@
 typedef struct sort_options {
     uint64_t memory;     /* budget in bytes (>= SORT_MIN_MEMORY) */
     const char *tmp_dir; /* NULL: $TMPDIR or /tmp */
-    unsigned fan_in;     /* runs merged at once; 0 picks from the budget */
+    /* Runs merged at once (>= 2); 0 picks the most the budget allows with a
+     * read buffer of at least 64 KiB per run, which also caps a larger N. */
+    unsigned fan_in;
 } sort_options;
 
 typedef struct sort_stats {

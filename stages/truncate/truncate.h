@@ -23,7 +23,12 @@ typedef struct truncator {
 } truncator;
 
 void truncator_init(truncator *t, uint64_t max_bytes, sp_sink next);
-/* A sink that truncates and forwards to t->next. Values must be in memory. */
+/*
+ * A sink that truncates and forwards to t->next. A value in memory is cut in
+ * place; a spilled value (value_fd >= 0) has only its first max_bytes + 1
+ * bytes read, so a page of tens of MiB never enters memory. The next sink
+ * always receives the value in memory.
+ */
 sp_sink truncator_sink(truncator *t);
 
 /* `sstpipe truncate` */

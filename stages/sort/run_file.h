@@ -1,0 +1,72 @@
+/*
+ * run_file.h: sorted runs in a scratch file, written and read back through
+ * buffers the sorter carves from its memory budget.
+ *
+ * All runs live in one anonymous scratch file as consecutive regions, so
+ * thousands of runs cost one file descriptor. A record in a run is
+ *
+ *   u32 key_len, u32 value_len (native byte order), key, value
+ *
+ * the same layout as in the sorter's arena, so a chunk spills without
+ * re-encoding. The file never outlives the process, hence native order.
+ */
+#ifndef SSTPIPE_SORT_RUN_FILE_H
+#define SSTPIPE_SORT_RUN_FILE_H
+
+#include "stages/common/error.h"
+#include "stages/common/record.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define RUN_RECORD_HEADER 8
+
+typedef struct run_region {
+    uint64_t off, len;
+} run_region;
+
+/* Appends records at the end of a scratch file. */
+typedef struct run_writer {
+    int fd;
+    const char *name;
+    uint8_t *buf;
+    size_t cap, used;
+    uint64_t off; /* file offset where buf[0] goes */
+} run_writer;
+
+void run_writer_init(run_writer *w, int fd, const char *name, uint8_t *buf, size_t cap,
+                     uint64_t start);
+/* A sink appending to w (values must be in memory). */
+sp_sink run_writer_sink(run_writer *w);
+int run_writer_flush(run_writer *w, sp_error *err);
+/* File offset just past the last record put (after a flush: the run's end). */
+uint64_t run_writer_end(const run_writer *w);
+
+/* Reads one run's records in order. */
+typedef struct run_reader {
+    int fd;
+    const char *name;
+    uint8_t *buf;
+    size_t cap, pos, len;
+    uint64_t next_off, end; /* next file byte to read into buf; end of the region */
+    /* The current record. Its value is in buf, or, when too large for buf,
+     * still in the file at value_off (see run_reader_value). */
+    const uint8_t *key;
+    uint32_t key_len;
+    uint64_t prefix;
+    uint64_t value_len;
+    const uint8_t *value;
+    uint64_t value_off;
+    size_t skip; /* bytes of buf the current record occupies */
+} run_reader;
+
+/* buf must hold at least a record header and the longest key. */
+void run_reader_init(run_reader *r, int fd, const char *name, run_region reg, uint8_t *buf,
+                     size_t cap);
+/* Moves to the next record: 1, or 0 past the last, -1 on error. */
+int run_reader_next(run_reader *r, sp_error *err);
+/* The current record's value, reading it into big (big_cap bytes) when it did not fit buf. */
+int run_reader_value(run_reader *r, uint8_t *big, size_t big_cap, const uint8_t **value,
+                     sp_error *err);
+
+#endif

@@ -1,0 +1,150 @@
+/*
+ * sort_cmd.c: `sstpipe sort`, the sort stage on its own: a record stream in,
+ * the same records sorted by key with duplicates resolved, out.
+ */
+#include "stages/common/cli.h"
+#include "stages/common/recstream.h"
+#include "stages/common/size.h"
+#include "stages/sort/sorter.h"
+
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+static void usage(FILE *out) {
+    fprintf(out, "usage: sstpipe sort [INPUT|-] [--memory SIZE] [--tmp DIR] [--fan-in N] [-o FILE] "
+                 "[-v]\n"
+                 "\n"
+                 "Reads a record stream (stdin by default) and writes it sorted bytewise by key;\n"
+                 "of records with equal keys only the last one is kept. Runs that do not fit the\n"
+                 "memory budget are spilled to anonymous scratch files and merged.\n"
+                 "\n"
+                 "  --memory SIZE   memory budget, at least 1M; K/M/G suffixes (default 256M)\n"
+                 "  --tmp DIR       directory for scratch files (default $TMPDIR or /tmp)\n"
+                 "  --fan-in N      runs merged at once, at least 2 (default: as many as the\n"
+                 "                  budget allows with 64K per run; the budget also caps N)\n"
+                 "  -o, --output F  write to F (atomically) instead of stdout\n"
+                 "  -v, --verbose   print a stats line on stderr\n"
+                 "  -h, --help      show this help\n");
+}
+
+/* Prefixes a sorter error with where in the input the record came from. */
+static void locate(sp_error *err, const char *name, uint64_t offset) {
+    char msg[sizeof err->msg];
+    memcpy(msg, err->msg, sizeof msg);
+    sp_error_clear(err);
+    sp_errorf(err, "%s: record ending at byte %llu: %s", name, (unsigned long long)offset, msg);
+}
+
+static int run(const char *input, const char *output, const sort_options *opts, bool verbose) {
+    sp_error err = {0};
+    int in_fd = -1;
+    rs_reader *r = NULL;
+    rs_writer *w = NULL;
+    sorter *s = NULL;
+    sp_output out = {.fd = -1};
+    bool out_open = false;
+    int rc = -1;
+
+    if (sp_open_input(input, &in_fd, &err))
+        goto done;
+    const char *in_name = in_fd == STDIN_FILENO ? "stdin" : input;
+    if (!(r = rs_reader_init(in_fd, in_name, &err)) || !(s = sorter_init(opts, &err)))
+        goto done;
+    if (sp_output_open(&out, output, &err))
+        goto done;
+    out_open = true;
+    rs_header h = {.flags = RS_SORTED, .max_value_bytes = rs_reader_header(r)->max_value_bytes};
+    if (!(w = rs_writer_init(out.fd, out.name, &h, &err)))
+        goto done;
+    /* Capping what the reader keeps means a value too large to sort is
+     * refused without first being read into memory whole. */
+    uint64_t cap = opts->memory / 4 + 1;
+    sp_record rec;
+    int got;
+    while ((got = rs_reader_next(r, cap, &rec, &err)) == 1) {
+        if (sorter_add(s, &rec, &err)) {
+            locate(&err, in_name, rs_reader_offset(r));
+            goto done;
+        }
+    }
+    sp_sink sink = rs_writer_sink(w);
+    if (got < 0 || sorter_finish(s, &sink, &err) || rs_writer_finish(w, &err) ||
+        sp_output_commit(&out, &err))
+        goto done;
+    if (verbose) {
+        const sort_stats *st = sorter_stats(s);
+        fprintf(stderr,
+                "sort: records_in=%llu records_out=%llu duplicates_replaced=%llu runs=%llu "
+                "merge_passes=%llu spilled_bytes=%llu\n",
+                (unsigned long long)st->records_in, (unsigned long long)st->records_out,
+                (unsigned long long)st->duplicates_replaced, (unsigned long long)st->runs,
+                (unsigned long long)st->merge_passes, (unsigned long long)st->spilled_bytes);
+    }
+    rc = 0;
+done:
+    if (out_open)
+        sp_output_abort(&out);
+    rs_writer_destroy(w);
+    sorter_destroy(s);
+    rs_reader_destroy(r);
+    if (in_fd > STDIN_FILENO)
+        close(in_fd);
+    return rc ? sp_cli_report(&err, SP_EXIT_FAIL) : SP_EXIT_OK;
+}
+
+int sort_cmd(int argc, char **argv) {
+    static const struct option longopts[] = {
+        {"memory", required_argument, NULL, 'm'},
+        {"tmp", required_argument, NULL, 't'},
+        {"fan-in", required_argument, NULL, 'f'},
+        {"output", required_argument, NULL, 'o'},
+        {"verbose", no_argument, NULL, 'v'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    sort_options opts;
+    sort_options_init(&opts);
+    const char *output = NULL;
+    bool verbose = false;
+    sp_error err = {0};
+    uint64_t fan_in;
+    int c;
+    optind = 0;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "o:vh", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'm':
+            if (sp_parse_size(optarg, "--memory", &opts.memory, &err))
+                return sp_cli_usage_error("sort", "%s", err.msg);
+            if (opts.memory < SORT_MIN_MEMORY)
+                return sp_cli_usage_error("sort", "--memory: '%s' is below the minimum of 1M",
+                                          optarg);
+            break;
+        case 't':
+            opts.tmp_dir = optarg;
+            break;
+        case 'f':
+            if (sp_parse_count(optarg, "--fan-in", 2, 1000000, &fan_in, &err))
+                return sp_cli_usage_error("sort", "%s", err.msg);
+            opts.fan_in = (unsigned)fan_in;
+            break;
+        case 'o':
+            output = optarg;
+            break;
+        case 'v':
+            verbose = true;
+            break;
+        case 'h':
+            usage(stdout);
+            return SP_EXIT_OK;
+        default:
+            return sp_cli_bad_option("sort", argv);
+        }
+    }
+    if (argc - optind > 1)
+        return sp_cli_usage_error("sort", "expected at most one INPUT, got %d", argc - optind);
+    return run(optind < argc ? argv[optind] : "-", output, &opts, verbose);
+}

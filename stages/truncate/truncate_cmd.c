@@ -1,0 +1,119 @@
+/*
+ * truncate_cmd.c: `sstpipe truncate`, the truncate stage on its own: a record
+ * stream in, the same records with values cut, out.
+ */
+#include "stages/common/cli.h"
+#include "stages/common/recstream.h"
+#include "stages/common/size.h"
+#include "stages/truncate/truncate.h"
+
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <unistd.h>
+
+/* Values are held whole in memory before the cut; beyond this a typo ("1T")
+ * would be a memory hazard rather than a useful setting. */
+#define MAX_BYTES_LIMIT (1ull << 30)
+
+static void usage(FILE *out) {
+    fprintf(out,
+            "usage: sstpipe truncate [INPUT|-] [--max-bytes N] [-o FILE] [-v]\n"
+            "\n"
+            "Reads a record stream (stdin by default) and cuts each value to the longest\n"
+            "prefix of at most N bytes that ends on a UTF-8 character boundary.\n"
+            "\n"
+            "  --max-bytes N   bytes kept per value, 1 to 1G; K/M/G suffixes (default %d)\n"
+            "  -o, --output F  write to F (atomically) instead of stdout\n"
+            "  -v, --verbose   print a stats line on stderr\n"
+            "  -h, --help      show this help\n",
+            TRUNCATE_DEFAULT_MAX_BYTES);
+}
+
+static int run(const char *input, const char *output, uint64_t max_bytes, bool verbose) {
+    sp_error err = {0};
+    int in_fd = -1;
+    rs_reader *r = NULL;
+    rs_writer *w = NULL;
+    sp_output out = {.fd = -1};
+    bool out_open = false;
+    truncator t;
+    int rc = -1;
+
+    if (sp_open_input(input, &in_fd, &err))
+        goto done;
+    const char *in_name = in_fd == STDIN_FILENO ? "stdin" : input;
+    if (!(r = rs_reader_init(in_fd, in_name, &err)))
+        goto done;
+    if (sp_output_open(&out, output, &err))
+        goto done;
+    out_open = true;
+    rs_header h = {.flags = rs_reader_header(r)->flags, .max_value_bytes = (uint32_t)max_bytes};
+    if (!(w = rs_writer_init(out.fd, out.name, &h, &err)))
+        goto done;
+    truncator_init(&t, max_bytes, rs_writer_sink(w));
+    sp_sink sink = truncator_sink(&t);
+    sp_record rec;
+    int got;
+    /* One byte past the limit is enough to place the cut; the rest of a long
+     * value is skipped by the reader without being held. */
+    while ((got = rs_reader_next(r, max_bytes + 1, &rec, &err)) == 1)
+        if (sp_sink_put(&sink, &rec, &err))
+            goto done;
+    if (got < 0 || rs_writer_finish(w, &err) || sp_output_commit(&out, &err))
+        goto done;
+    if (verbose)
+        fprintf(stderr, "truncate: records=%llu truncated=%llu\n", (unsigned long long)t.records,
+                (unsigned long long)t.truncated);
+    rc = 0;
+done:
+    if (out_open)
+        sp_output_abort(&out);
+    rs_writer_destroy(w);
+    rs_reader_destroy(r);
+    if (in_fd > STDIN_FILENO)
+        close(in_fd);
+    return rc ? sp_cli_report(&err, SP_EXIT_FAIL) : SP_EXIT_OK;
+}
+
+int truncate_cmd(int argc, char **argv) {
+    static const struct option opts[] = {
+        {"max-bytes", required_argument, NULL, 'm'},
+        {"output", required_argument, NULL, 'o'},
+        {"verbose", no_argument, NULL, 'v'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    uint64_t max_bytes = TRUNCATE_DEFAULT_MAX_BYTES;
+    const char *output = NULL;
+    bool verbose = false;
+    sp_error err = {0};
+    int c;
+    optind = 0;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "o:vh", opts, NULL)) != -1) {
+        switch (c) {
+        case 'm':
+            if (sp_parse_size(optarg, "--max-bytes", &max_bytes, &err))
+                return sp_cli_usage_error("truncate", "%s", err.msg);
+            if (max_bytes < 1 || max_bytes > MAX_BYTES_LIMIT)
+                return sp_cli_usage_error("truncate", "--max-bytes: '%s' must be from 1 to 1G",
+                                          optarg);
+            break;
+        case 'o':
+            output = optarg;
+            break;
+        case 'v':
+            verbose = true;
+            break;
+        case 'h':
+            usage(stdout);
+            return SP_EXIT_OK;
+        default:
+            return sp_cli_bad_option("truncate", argv);
+        }
+    }
+    if (argc - optind > 1)
+        return sp_cli_usage_error("truncate", "expected at most one INPUT, got %d", argc - optind);
+    return run(optind < argc ? argv[optind] : "-", output, max_bytes, verbose);
+}
