@@ -4,12 +4,14 @@
  * Layout of a block of block_size bytes (see FORMAT.md):
  *
  *   entries   per record: varint shared, varint unshared, varint value_len,
- *             the key's unshared suffix, the value. shared is 0 at a
- *             restart point (every SST_RESTART_INTERVAL records).
+ *             the key's unshared suffix, the value. Records 0, 16, 32, ...
+ *             (every SST_RESTART_INTERVAL) are restart points and store
+ *             shared = 0; others store the longest shared prefix.
  *   zeros     up to the trailer
- *   trailer   u32 restart[n_restarts] (entry offsets), u32 entries_len,
- *             u32 n_records, u32 n_restarts, u64 XXH3-64 of bytes
- *             [0, block_size - 8)
+ *   trailer   u32 restart[n_restarts] (entry offsets of the restart
+ *             points), u32 entries_len, u32 n_records, u32 n_restarts
+ *             (= ceil(n_records / 16)), u64 XXH3-64 of bytes
+ *             [0, block_size - 8); the trailer ends the block
  *
  * A lookup binary-searches the restart points, then scans at most
  * SST_RESTART_INTERVAL entries.
@@ -58,8 +60,8 @@ int block_open(block_view *v, const uint8_t *data, uint32_t block_size, const ch
 /* Sequential walk over a block's records. */
 typedef struct block_iter {
     const block_view *v;
-    uint32_t pos;      /* offset of the next entry */
-    uint32_t index;    /* records returned so far */
+    uint32_t pos;                  /* offset of the next entry */
+    uint32_t index;                /* records returned so far */
     uint8_t key[SP_MAX_KEY_BYTES]; /* current key */
     uint32_t key_len;
     const uint8_t *value;

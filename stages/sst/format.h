@@ -8,12 +8,21 @@
  *   data    block 0 at offset 0, block i at i * block_size; each block is
  *           exactly block_size bytes, padded with zeros, carries its own
  *           checksum, and holds whole records only. A point lookup is one
- *           aligned read of one block.
- *   index   one entry per data block: its first key and its offset.
+ *           aligned read of one block. Zeros pad the region to a
+ *           multiple of cluster_size.
+ *   index   one entry per data block: varint key_len, its first key,
+ *           varint block offset; zeros pad the region to cluster_size.
+ *           index_checksum covers the whole padded region.
  *   footer  the last cluster_size bytes; the 128-byte footer at its end,
- *           zeros before it.
+ *           zeros before it. An empty table is this region alone.
  *
- * All integers are little-endian. Checksums are XXH3-64 (xxhash).
+ * All integers are little-endian. Checksums are XXH3-64 (xxhash, seed 0).
+ *
+ * The 128-byte footer: the fields of sst_footer in declaration order up to
+ * data_region_length (bytes 0..103), 8 reserved zero bytes (104..111),
+ * footer_checksum (112..119), the magic "SSTPIPE1" (120..127).
+ * footer_checksum covers the footer region (the last cluster_size bytes)
+ * up to itself: [file_size - cluster_size, file_size - 16).
  */
 #ifndef SSTPIPE_SST_FORMAT_H
 #define SSTPIPE_SST_FORMAT_H
@@ -38,6 +47,14 @@
 /* Block trailer without the restart array: entries_len, records, restarts, checksum. */
 #define SST_BLOCK_TRAILER_FIXED 20u
 
+/* Byte offsets inside the 128-byte footer. */
+#define SST_FOOTER_INDEX_OFFSET 0 /* nine u64, index_offset .. index_checksum */
+#define SST_FOOTER_BLOCK_SIZE 72  /* six u32, block_size .. checksum_type */
+#define SST_FOOTER_DATA_REGION_LENGTH 96
+#define SST_FOOTER_RESERVED 104 /* u64, zero */
+#define SST_FOOTER_CHECKSUM 112
+#define SST_FOOTER_MAGIC 120
+
 typedef struct sst_footer {
     uint64_t index_offset;        /* start of the index region */
     uint64_t index_length;        /* bytes of index entries (without padding) */
@@ -47,10 +64,10 @@ typedef struct sst_footer {
     uint64_t key_bytes;   /* sum of key lengths */
     uint64_t value_bytes; /* sum of value lengths */
     uint64_t file_size;
-    uint64_t index_checksum;     /* XXH3-64 of the whole index region */
+    uint64_t index_checksum; /* XXH3-64 of the whole index region */
     uint32_t block_size;
     uint32_t cluster_size;
-    uint32_t max_value_bytes;    /* bound every value respects (truncate's max-bytes) */
+    uint32_t max_value_bytes; /* bound every value respects (truncate's max-bytes) */
     uint32_t restart_interval;
     uint32_t format_version;
     uint32_t checksum_type;
@@ -60,7 +77,8 @@ typedef struct sst_footer {
 
 /* Serialises f into 128 bytes, magic included (footer_checksum is written as given). */
 void sst_footer_encode(const sst_footer *f, uint8_t out[SST_FOOTER_BYTES]);
-/* Parses 128 bytes; checks the magic and version only. name is for errors. */
+/* Parses 128 bytes; checks the magic, the version and the reserved bytes
+ * only (sst_reader_open checks the rest). name is for errors. */
 int sst_footer_decode(const uint8_t in[SST_FOOTER_BYTES], sst_footer *f, const char *name,
                       sp_error *err);
 
@@ -69,6 +87,13 @@ int sst_footer_decode(const uint8_t in[SST_FOOTER_BYTES], sst_footer *f, const c
  * (block size, value bound) let every possible record fit: a key of up to
  * SP_MAX_KEY_BYTES plus a value of up to max_value_bytes. Checked before any
  * work so that no record is found too large halfway through a build.
+ *
+ * sst_max_record_bytes is the largest key_len + value_len of a record with
+ * a key of SP_MAX_KEY_BYTES that fits alone in an empty block (its entry
+ * header, one restart and the fixed trailer counted); 0 when not even such
+ * a key with an empty value fits. sst_check_fit passes exactly when
+ * SP_MAX_KEY_BYTES + max_value_bytes <= sst_max_record_bytes(block_size),
+ * and otherwise names the smallest block size that would.
  */
 uint64_t sst_max_record_bytes(uint32_t block_size);
 int sst_check_fit(uint32_t block_size, uint32_t max_value_bytes, sp_error *err);

@@ -1,0 +1,64 @@
+/*
+ * get_cmd.c: `sstpipe get FILE KEY`, one point lookup: the in-memory index
+ * picks the block, one aligned read fetches it. Exit 0 found (the value and
+ * a newline on stdout), 1 not found, 2 error.
+ */
+#include "stages/read/read.h"
+
+#include "stages/common/cli.h"
+#include "stages/sst/table_reader.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#define GET_NOT_FOUND 1
+#define GET_ERROR 2
+
+static void usage(FILE *out) {
+    fprintf(out, "usage: sstpipe get FILE KEY\n\n"
+                 "Prints the value stored under KEY and a newline.\n"
+                 "Exit status: 0 found, 1 not found, 2 error.\n\n"
+                 "  -h, --help   show this help\n");
+}
+
+int get_cmd(int argc, char **argv) {
+    static const struct option longopts[] = {
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    optind = 0;
+    opterr = 0;
+    int c;
+    /* "+": a key may start with '-' once FILE came first. */
+    while ((c = getopt_long(argc, argv, "+:h", longopts, NULL)) != -1) {
+        if (c != 'h')
+            return sp_cli_bad_option("get", argv);
+        usage(stdout);
+        return SP_EXIT_OK;
+    }
+    if (argc - optind != 2)
+        return sp_cli_usage_error("get", "expected FILE and KEY");
+    const char *path = argv[optind];
+    const char *key = argv[optind + 1];
+
+    sp_error err = {0};
+    sst_reader *r = sst_reader_open(path, &err);
+    if (!r)
+        return sp_cli_report(&err, GET_ERROR);
+    const uint8_t *value;
+    uint32_t vlen;
+    int found = sst_reader_get(r, (const uint8_t *)key, strlen(key), &value, &vlen, &err);
+    int code = SP_EXIT_OK;
+    if (found < 0) {
+        code = sp_cli_report(&err, GET_ERROR);
+    } else if (found == 0) {
+        code = GET_NOT_FOUND;
+    } else if (sp_write_all(STDOUT_FILENO, value, vlen, "stdout", &err) ||
+               sp_write_all(STDOUT_FILENO, "\n", 1, "stdout", &err)) {
+        code = sp_cli_report(&err, GET_ERROR);
+    }
+    sst_reader_close(r);
+    return code;
+}

@@ -1,0 +1,343 @@
+/*
+ * table_reader.c: opening an SSTable (footer and index checked, index kept
+ * in memory) and reading its blocks; see table_reader.h and FORMAT.md.
+ *
+ * Open checks everything a later read relies on, so that a lookup needs no
+ * more than one pread of one block: the footer's fields against the real
+ * file size and against each other, both checksums, the data region's
+ * padding, and every index entry. With each block's own checksum checked
+ * when it is read, every byte of the file is covered.
+ */
+#include "stages/sst/table_reader.h"
+
+#include "stages/common/fileio.h"
+#include "stages/common/size.h"
+#include "stages/sst/coding.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#define CHUNK_BYTES (1u << 20) /* reads of padding while checksumming */
+
+struct sst_reader {
+    char *path;
+    int fd;
+    sst_footer footer;
+    uint8_t *index;      /* the index entries as stored */
+    uint64_t *entry_pos; /* index offset of each block's entry */
+    uint8_t *block;      /* block_size bytes, aligned for direct I/O */
+    block_view view;
+};
+
+void sst_reader_close(sst_reader *r) {
+    if (!r)
+        return;
+    if (r->fd >= 0)
+        close(r->fd);
+    free(r->path);
+    free(r->index);
+    free(r->entry_pos);
+    free(r->block);
+    free(r);
+}
+
+static bool pow2_in(uint64_t n, uint64_t lo, uint64_t hi) {
+    return n >= lo && n <= hi && (n & (n - 1)) == 0;
+}
+
+/* Feeds n file bytes at off into h. */
+static int hash_range(sst_reader *r, XXH3_state_t *h, uint64_t off, uint64_t n, sp_error *err) {
+    uint8_t *buf = malloc(n < CHUNK_BYTES ? (size_t)n + 1 : CHUNK_BYTES);
+    if (!buf)
+        return sp_errorf(err, "%s: out of memory", r->path);
+    while (n) {
+        size_t k = n < CHUNK_BYTES ? (size_t)n : CHUNK_BYTES;
+        if (sp_pread_exact(r->fd, buf, k, off, r->path, err)) {
+            free(buf);
+            return -1;
+        }
+        XXH3_64bits_update(h, buf, k);
+        off += k;
+        n -= k;
+    }
+    free(buf);
+    return 0;
+}
+
+/* The data region's tail padding is covered by no checksum, so it is
+ * checked to be the zeros the format requires. */
+static int check_zeros(sst_reader *r, uint64_t off, uint64_t n, sp_error *err) {
+    uint8_t *buf = malloc(n < CHUNK_BYTES ? (size_t)n + 1 : CHUNK_BYTES);
+    if (!buf)
+        return sp_errorf(err, "%s: out of memory", r->path);
+    int rc = 0;
+    while (n && !rc) {
+        size_t k = n < CHUNK_BYTES ? (size_t)n : CHUNK_BYTES;
+        rc = sp_pread_exact(r->fd, buf, k, off, r->path, err);
+        for (size_t i = 0; i < k && !rc; i++)
+            if (buf[i])
+                rc = sp_errorf(err, "%s: byte %llu in the data region's padding is not zero",
+                               r->path, (unsigned long long)(off + i));
+        off += k;
+        n -= k;
+    }
+    free(buf);
+    return rc;
+}
+
+/* The footer's fields against the file and each other; f->file_size was
+ * already found equal to the real size, a multiple of cluster_size. */
+static int check_footer(sst_reader *r, const sst_footer *f, uint64_t at, sp_error *err) {
+    const char *p = r->path;
+    unsigned long long a = (unsigned long long)at;
+    char lo[32], hi[32];
+    if (f->checksum_type != SST_CHECKSUM_XXH3_64)
+        return sp_errorf(err, "%s: footer at byte %llu: unknown checksum type %u", p, a,
+                         f->checksum_type);
+    if (!pow2_in(f->block_size, SST_MIN_BLOCK_SIZE, SST_MAX_BLOCK_SIZE))
+        return sp_errorf(err,
+                         "%s: footer at byte %llu: block size %u is not a power of two from "
+                         "%s to %s",
+                         p, a, f->block_size, sp_format_size(SST_MIN_BLOCK_SIZE, lo, sizeof lo),
+                         sp_format_size(SST_MAX_BLOCK_SIZE, hi, sizeof hi));
+    if (f->restart_interval != SST_RESTART_INTERVAL)
+        return sp_errorf(err, "%s: footer at byte %llu: restart interval %u (expected %u)", p, a,
+                         f->restart_interval, SST_RESTART_INTERVAL);
+    uint64_t cs = f->cluster_size, size = f->file_size;
+    if (f->data_blocks > size / f->block_size ||
+        f->data_region_length != sst_align_up(f->data_blocks * f->block_size, cs) ||
+        f->index_offset != f->data_region_length || f->index_length > size ||
+        f->index_region_length != sst_align_up(f->index_length, cs) ||
+        f->index_offset > size - cs || f->index_region_length != size - cs - f->index_offset)
+        return sp_errorf(err,
+                         "%s: footer at byte %llu: regions do not tile the file (data %llu bytes "
+                         "for %llu blocks, index at byte %llu of %llu/%llu bytes, file %llu bytes)",
+                         p, a, (unsigned long long)f->data_region_length,
+                         (unsigned long long)f->data_blocks, (unsigned long long)f->index_offset,
+                         (unsigned long long)f->index_length,
+                         (unsigned long long)f->index_region_length, (unsigned long long)size);
+    if ((f->records == 0) != (f->data_blocks == 0) || f->records < f->data_blocks)
+        return sp_errorf(err, "%s: footer at byte %llu: %llu records in %llu blocks", p, a,
+                         (unsigned long long)f->records, (unsigned long long)f->data_blocks);
+    return 0;
+}
+
+static int load_index(sst_reader *r, sp_error *err) {
+    const sst_footer *f = &r->footer;
+    XXH3_state_t *h = XXH3_createState();
+    r->index = malloc(f->index_length + 1);
+    r->entry_pos = malloc((f->data_blocks + 1) * sizeof *r->entry_pos);
+    if (!h || !r->index || !r->entry_pos) {
+        XXH3_freeState(h);
+        return sp_errorf(err, "%s: out of memory for an index of %llu bytes", r->path,
+                         (unsigned long long)f->index_length);
+    }
+    XXH3_64bits_reset(h);
+    if (sp_pread_exact(r->fd, r->index, f->index_length, f->index_offset, r->path, err)) {
+        XXH3_freeState(h);
+        return -1;
+    }
+    XXH3_64bits_update(h, r->index, f->index_length);
+    int rc = hash_range(r, h, f->index_offset + f->index_length,
+                        f->index_region_length - f->index_length, err);
+    uint64_t sum = XXH3_64bits_digest(h);
+    XXH3_freeState(h);
+    if (rc)
+        return -1;
+    if (sum != f->index_checksum)
+        return sp_errorf(err,
+                         "%s: index checksum mismatch (index region at byte %llu: stored %016llx, "
+                         "computed %016llx)",
+                         r->path, (unsigned long long)f->index_offset,
+                         (unsigned long long)f->index_checksum, (unsigned long long)sum);
+    const uint8_t *p = r->index, *end = r->index + f->index_length;
+    const uint8_t *prev = NULL;
+    uint32_t prev_len = 0;
+    for (uint64_t i = 0; i < f->data_blocks; i++) {
+        const uint8_t *q;
+        uint32_t klen;
+        uint64_t off;
+        uint64_t at = f->index_offset + (uint64_t)(p - r->index);
+        r->entry_pos[i] = (uint64_t)(p - r->index);
+        if (!(q = sst_get_varint32(p, end, &klen)) || klen == 0 || klen > SP_MAX_KEY_BYTES ||
+            klen > (uint64_t)(end - q) ||
+            !(p = sst_get_varint(q + klen, end, SST_VARINT64_MAX, &off)))
+            return sp_errorf(err, "%s: corrupt index entry %llu at byte %llu", r->path,
+                             (unsigned long long)i, (unsigned long long)at);
+        if (off != i * f->block_size)
+            return sp_errorf(err,
+                             "%s: index entry %llu at byte %llu gives block offset %llu, "
+                             "expected %llu",
+                             r->path, (unsigned long long)i, (unsigned long long)at,
+                             (unsigned long long)off, (unsigned long long)(i * f->block_size));
+        if (prev && sst_key_cmp(prev, prev_len, q, klen) >= 0)
+            return sp_errorf(err, "%s: index entry %llu at byte %llu: first keys out of order",
+                             r->path, (unsigned long long)i, (unsigned long long)at);
+        prev = q;
+        prev_len = klen;
+    }
+    if (p != end)
+        return sp_errorf(err, "%s: %llu bytes after the last index entry at byte %llu", r->path,
+                         (unsigned long long)(end - p),
+                         (unsigned long long)(f->index_offset + (uint64_t)(p - r->index)));
+    return 0;
+}
+
+sst_reader *sst_reader_open(const char *path, sp_error *err) {
+    sst_reader *r = calloc(1, sizeof *r);
+    if (!r || !(r->path = strdup(path))) {
+        free(r);
+        sp_errorf(err, "%s: out of memory", path);
+        return NULL;
+    }
+    r->fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (r->fd < 0 || fstat(r->fd, &st) != 0) {
+        sp_errorf_errno(err, "%s: cannot open", path);
+        goto fail;
+    }
+    uint64_t size = (uint64_t)st.st_size;
+    if (!S_ISREG(st.st_mode)) {
+        sp_errorf(err, "%s: not a regular file", path);
+        goto fail;
+    }
+    if (size < SST_MIN_CLUSTER_SIZE) {
+        sp_errorf(err, "%s: %llu bytes is too short for an SSTable (at least %u)", path,
+                  (unsigned long long)size, SST_MIN_CLUSTER_SIZE);
+        goto fail;
+    }
+    uint64_t at = size - SST_FOOTER_BYTES;
+    uint8_t raw[SST_FOOTER_BYTES];
+    sst_footer *f = &r->footer;
+    if (sp_pread_exact(r->fd, raw, sizeof raw, at, path, err) ||
+        sst_footer_decode(raw, f, path, err))
+        goto fail;
+    char lo[32], hi[32];
+    if (!pow2_in(f->cluster_size, SST_MIN_CLUSTER_SIZE, SST_MAX_CLUSTER_SIZE)) {
+        sp_errorf(err,
+                  "%s: footer at byte %llu: cluster size %u is not a power of two from %s to %s",
+                  path, (unsigned long long)at, f->cluster_size,
+                  sp_format_size(SST_MIN_CLUSTER_SIZE, lo, sizeof lo),
+                  sp_format_size(SST_MAX_CLUSTER_SIZE, hi, sizeof hi));
+        goto fail;
+    }
+    if (f->file_size != size || size % f->cluster_size != 0) {
+        sp_errorf(err,
+                  "%s: footer at byte %llu records a file of %llu bytes, but the file has %llu "
+                  "(truncated or appended to)",
+                  path, (unsigned long long)at, (unsigned long long)f->file_size,
+                  (unsigned long long)size);
+        goto fail;
+    }
+    XXH3_state_t *h = XXH3_createState();
+    if (!h) {
+        sp_errorf(err, "%s: out of memory", path);
+        goto fail;
+    }
+    XXH3_64bits_reset(h);
+    int rc = hash_range(r, h, size - f->cluster_size, f->cluster_size - 16, err);
+    uint64_t sum = XXH3_64bits_digest(h);
+    XXH3_freeState(h);
+    if (rc)
+        goto fail;
+    if (sum != f->footer_checksum) {
+        sp_errorf(err,
+                  "%s: footer checksum mismatch (footer region at byte %llu: stored %016llx, "
+                  "computed %016llx)",
+                  path, (unsigned long long)(size - f->cluster_size),
+                  (unsigned long long)f->footer_checksum, (unsigned long long)sum);
+        goto fail;
+    }
+    if (check_footer(r, f, at, err) ||
+        check_zeros(r, f->data_blocks * f->block_size,
+                    f->data_region_length - f->data_blocks * f->block_size, err) ||
+        load_index(r, err))
+        goto fail;
+    if (posix_memalign((void **)&r->block, 4096, f->block_size) != 0) {
+        r->block = NULL;
+        sp_errorf(err, "%s: out of memory", path);
+        goto fail;
+    }
+    return r;
+fail:
+    sst_reader_close(r);
+    return NULL;
+}
+
+const sst_footer *sst_reader_footer(const sst_reader *r) {
+    return &r->footer;
+}
+
+const char *sst_reader_path(const sst_reader *r) {
+    return r->path;
+}
+
+int sst_reader_fd(const sst_reader *r) {
+    return r->fd;
+}
+
+const uint8_t *sst_reader_block_first_key(const sst_reader *r, uint64_t i, uint32_t *klen) {
+    const uint8_t *p = r->index + r->entry_pos[i];
+    /* Parsed and checked at open. */
+    return sst_get_varint32(p, r->index + r->footer.index_length, klen);
+}
+
+int64_t sst_reader_find_block(const sst_reader *r, const uint8_t *key, size_t klen) {
+    /* The last block whose first key is <= key. */
+    uint64_t lo = 0, hi = r->footer.data_blocks;
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        uint32_t flen;
+        const uint8_t *first = sst_reader_block_first_key(r, mid, &flen);
+        if (sst_key_cmp(first, flen, key, klen) <= 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return (int64_t)lo - 1;
+}
+
+int sst_reader_read_block(sst_reader *r, uint64_t i, uint8_t *buf, block_view *v, sp_error *err) {
+    const sst_footer *f = &r->footer;
+    if (i >= f->data_blocks)
+        return sp_errorf(err, "%s: block %llu does not exist (%llu blocks)", r->path,
+                         (unsigned long long)i, (unsigned long long)f->data_blocks);
+    uint64_t off = i * f->block_size;
+    char what[1024];
+    snprintf(what, sizeof what, "%s: block %llu at byte %llu", r->path, (unsigned long long)i,
+             (unsigned long long)off);
+    if (sp_pread_exact(r->fd, buf, f->block_size, off, r->path, err) ||
+        block_open(v, buf, f->block_size, what, err))
+        return -1;
+    /* The index must name the block's first key, or lookups would look in
+     * the wrong block. */
+    block_iter it;
+    block_iter_init(&it, v);
+    if (block_iter_next(&it, what, err) < 0)
+        return -1;
+    uint32_t flen;
+    const uint8_t *first = sst_reader_block_first_key(r, i, &flen);
+    if (sst_key_cmp(first, flen, it.key, it.key_len) != 0)
+        return sp_errorf(err, "%s: first key differs from the index", what);
+    return 0;
+}
+
+int sst_reader_get(sst_reader *r, const uint8_t *key, size_t klen, const uint8_t **value,
+                   uint32_t *vlen, sp_error *err) {
+    if (klen == 0 || klen > SP_MAX_KEY_BYTES)
+        return 0;
+    int64_t i = sst_reader_find_block(r, key, klen);
+    if (i < 0)
+        return 0;
+    if (sst_reader_read_block(r, (uint64_t)i, r->block, &r->view, err))
+        return -1;
+    char what[1024];
+    snprintf(what, sizeof what, "%s: block %lld at byte %llu", r->path, (long long)i,
+             (unsigned long long)((uint64_t)i * r->footer.block_size));
+    return block_find(&r->view, key, klen, value, vlen, what, err);
+}

@@ -1,0 +1,282 @@
+/*
+ * table_writer.c: streams sorted records into data blocks, then writes the
+ * index and the footer; see table_writer.h and FORMAT.md.
+ *
+ * Blocks are filled greedily and copied into a 1 MiB batch that is written
+ * with one write() when full, so the disk sees large sequential writes and
+ * each block stays at a block_size-aligned file offset. The index grows in
+ * memory in its on-disk encoding (a few bytes per block), and nothing is
+ * allocated per record.
+ */
+#include "stages/sst/table_writer.h"
+
+#include "stages/common/fileio.h"
+#include "stages/common/size.h"
+#include "stages/sst/block.h"
+#include "stages/sst/coding.h"
+#include "stages/sst/format.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <xxhash.h>
+
+#define BATCH_BYTES (1u << 20) /* a multiple of every block size */
+
+struct table_writer {
+    table_options opts;
+    char *path;
+    sp_outfile out;
+    bool finished;
+    block_builder *block;
+    uint8_t *batch;
+    size_t batch_used;
+    XXH3_state_t *hash;
+    bool hashing; /* bytes written are also fed to hash */
+    uint8_t *index;
+    size_t index_len, index_cap;
+    uint32_t last_len;
+    uint8_t last_key[SP_MAX_KEY_BYTES];
+    table_stats stats;
+};
+
+void table_options_init(table_options *opts) {
+    opts->block_size = SST_DEFAULT_BLOCK_SIZE;
+    opts->cluster_size = SST_DEFAULT_CLUSTER_SIZE;
+    opts->max_value_bytes = 1024;
+}
+
+static bool pow2_in(uint64_t n, uint64_t lo, uint64_t hi) {
+    return n >= lo && n <= hi && (n & (n - 1)) == 0;
+}
+
+static int check_options(const table_options *o, sp_error *err) {
+    char lo[32], hi[32];
+    if (!pow2_in(o->block_size, SST_MIN_BLOCK_SIZE, SST_MAX_BLOCK_SIZE))
+        return sp_errorf(err, "block size %u must be a power of two from %s to %s", o->block_size,
+                         sp_format_size(SST_MIN_BLOCK_SIZE, lo, sizeof lo),
+                         sp_format_size(SST_MAX_BLOCK_SIZE, hi, sizeof hi));
+    if (!pow2_in(o->cluster_size, SST_MIN_CLUSTER_SIZE, SST_MAX_CLUSTER_SIZE))
+        return sp_errorf(err, "cluster size %u must be a power of two from %s to %s",
+                         o->cluster_size, sp_format_size(SST_MIN_CLUSTER_SIZE, lo, sizeof lo),
+                         sp_format_size(SST_MAX_CLUSTER_SIZE, hi, sizeof hi));
+    return sst_check_fit(o->block_size, o->max_value_bytes, err);
+}
+
+table_writer *table_writer_init(const char *path, const table_options *opts, sp_error *err) {
+    if (check_options(opts, err))
+        return NULL;
+    table_writer *w = calloc(1, sizeof *w);
+    if (!w) {
+        sp_errorf(err, "%s: out of memory", path);
+        return NULL;
+    }
+    w->opts = *opts;
+    w->out.fd = -1;
+    w->path = strdup(path);
+    w->block = block_builder_init(opts->block_size);
+    w->hash = XXH3_createState();
+    if (posix_memalign((void **)&w->batch, 4096, BATCH_BYTES) != 0)
+        w->batch = NULL;
+    if (!w->path || !w->block || !w->hash || !w->batch) {
+        sp_errorf(err, "%s: out of memory", path);
+        w->finished = true;
+        table_writer_destroy(w);
+        return NULL;
+    }
+    if (sp_outfile_open(&w->out, path, err)) {
+        w->finished = true;
+        table_writer_destroy(w);
+        return NULL;
+    }
+    return w;
+}
+
+static int flush(table_writer *w, sp_error *err) {
+    if (w->batch_used && sp_write_all(w->out.fd, w->batch, w->batch_used, w->path, err))
+        return -1;
+    w->batch_used = 0;
+    return 0;
+}
+
+/* Appends n bytes of src (or zeros when src is NULL) to the file. */
+static int emit(table_writer *w, const uint8_t *src, uint64_t n, sp_error *err) {
+    while (n) {
+        if (w->batch_used == BATCH_BYTES && flush(w, err))
+            return -1;
+        size_t k = BATCH_BYTES - w->batch_used;
+        if (k > n)
+            k = (size_t)n;
+        uint8_t *dst = w->batch + w->batch_used;
+        if (src) {
+            memcpy(dst, src, k);
+            src += k;
+        } else {
+            memset(dst, 0, k);
+        }
+        if (w->hashing)
+            XXH3_64bits_update(w->hash, dst, k);
+        w->batch_used += k;
+        n -= k;
+    }
+    return 0;
+}
+
+static int end_block(table_writer *w, sp_error *err) {
+    if (emit(w, block_builder_finish(w->block), w->opts.block_size, err))
+        return -1;
+    block_builder_reset(w->block);
+    w->stats.data_blocks++;
+    return 0;
+}
+
+static int index_add(table_writer *w, const uint8_t *key, uint32_t klen, sp_error *err) {
+    size_t need = w->index_len + SST_VARINT32_MAX + klen + SST_VARINT64_MAX;
+    if (need > w->index_cap) {
+        size_t cap = w->index_cap ? w->index_cap * 2 : 64 * 1024;
+        while (cap < need)
+            cap *= 2;
+        uint8_t *p = realloc(w->index, cap);
+        if (!p)
+            return sp_errorf(err, "%s: out of memory for the index (%zu bytes)", w->path, cap);
+        w->index = p;
+        w->index_cap = cap;
+    }
+    uint8_t *p = w->index + w->index_len;
+    p += sst_put_varint(p, klen);
+    memcpy(p, key, klen);
+    p += klen;
+    p += sst_put_varint(p, w->stats.data_blocks * w->opts.block_size);
+    w->index_len = (size_t)(p - w->index);
+    return 0;
+}
+
+/* A key as it may appear in a one-line message: quoted, at most 60 bytes,
+ * control bytes and quotes escaped. */
+static const char *show_key(const uint8_t *k, size_t n, char *buf, size_t cap) {
+    size_t o = 0;
+    buf[o++] = '"';
+    for (size_t i = 0; i < n && i < 60 && o + 8 < cap; i++) {
+        if (k[i] < 0x20 || k[i] == 0x7F || k[i] == '"' || k[i] == '\\')
+            o += (size_t)snprintf(buf + o, cap - o, "\\x%02x", k[i]);
+        else
+            buf[o++] = (char)k[i];
+    }
+    snprintf(buf + o, cap - o, "%s\"", n > 60 ? "..." : "");
+    return buf;
+}
+
+int table_writer_add(table_writer *w, const sp_record *rec, sp_error *err) {
+    uint64_t n = w->stats.records + 1;
+    char a[320], b[320];
+    if (rec->key_len == 0 || rec->key_len > SP_MAX_KEY_BYTES)
+        return sp_errorf(err, "%s: record %llu: key of %u bytes (keys are 1 to %u bytes)", w->path,
+                         (unsigned long long)n, rec->key_len, SP_MAX_KEY_BYTES);
+    if (rec->value_fd >= 0)
+        return sp_errorf(err, "%s: record %llu: value must be in memory", w->path,
+                         (unsigned long long)n);
+    if (rec->value_len > w->opts.max_value_bytes)
+        return sp_errorf(
+            err, "%s: record %llu (key %s): value of %llu bytes exceeds the bound of %u", w->path,
+            (unsigned long long)n, show_key(rec->key, rec->key_len, a, sizeof a),
+            (unsigned long long)rec->value_len, w->opts.max_value_bytes);
+    if (w->stats.records > 0) {
+        if (sst_key_cmp(rec->key, rec->key_len, w->last_key, w->last_len) <= 0)
+            return sp_errorf(err,
+                             "%s: record %llu: key %s does not sort after the previous key %s "
+                             "(keys must be strictly increasing)",
+                             w->path, (unsigned long long)n,
+                             show_key(rec->key, rec->key_len, a, sizeof a),
+                             show_key(w->last_key, w->last_len, b, sizeof b));
+    }
+    size_t vlen = (size_t)rec->value_len;
+    if (!block_builder_fits(w->block, rec->key, rec->key_len, vlen)) {
+        /* sst_check_fit guarantees every bounded record fits an empty block. */
+        if (end_block(w, err))
+            return -1;
+    }
+    if (block_builder_empty(w->block) && index_add(w, rec->key, rec->key_len, err))
+        return -1;
+    block_builder_add(w->block, rec->key, rec->key_len, rec->value, vlen);
+    memcpy(w->last_key, rec->key, rec->key_len);
+    w->last_len = rec->key_len;
+    w->stats.records++;
+    w->stats.key_bytes += rec->key_len;
+    w->stats.value_bytes += vlen;
+    return 0;
+}
+
+static int sink_put(void *ctx, const sp_record *rec, sp_error *err) {
+    return table_writer_add(ctx, rec, err);
+}
+
+sp_sink table_writer_sink(table_writer *w) {
+    return (sp_sink){.put = sink_put, .ctx = w};
+}
+
+int table_writer_finish(table_writer *w, sp_error *err) {
+    const uint64_t bs = w->opts.block_size, cs = w->opts.cluster_size;
+    if (!block_builder_empty(w->block) && end_block(w, err))
+        return -1;
+    sst_footer f = {0};
+    uint64_t data_len = w->stats.data_blocks * bs;
+    f.data_region_length = sst_align_up(data_len, cs);
+    if (emit(w, NULL, f.data_region_length - data_len, err))
+        return -1;
+
+    f.index_offset = f.data_region_length;
+    f.index_length = w->index_len;
+    f.index_region_length = sst_align_up(w->index_len, cs);
+    XXH3_64bits_reset(w->hash);
+    w->hashing = true;
+    if (emit(w, w->index, w->index_len, err) ||
+        emit(w, NULL, f.index_region_length - w->index_len, err))
+        return -1;
+    f.index_checksum = XXH3_64bits_digest(w->hash);
+
+    f.data_blocks = w->stats.data_blocks;
+    f.records = w->stats.records;
+    f.key_bytes = w->stats.key_bytes;
+    f.value_bytes = w->stats.value_bytes;
+    f.file_size = f.index_offset + f.index_region_length + cs;
+    f.block_size = w->opts.block_size;
+    f.cluster_size = w->opts.cluster_size;
+    f.max_value_bytes = w->opts.max_value_bytes;
+    f.restart_interval = SST_RESTART_INTERVAL;
+    f.format_version = SST_FORMAT_VERSION;
+    f.checksum_type = SST_CHECKSUM_XXH3_64;
+    uint8_t footer[SST_FOOTER_BYTES];
+    sst_footer_encode(&f, footer);
+    /* The footer checksum covers the region's zeros and the footer up to
+     * the checksum field itself. */
+    XXH3_64bits_reset(w->hash);
+    if (emit(w, NULL, cs - SST_FOOTER_BYTES, err) || emit(w, footer, SST_FOOTER_CHECKSUM, err))
+        return -1;
+    w->hashing = false;
+    f.footer_checksum = XXH3_64bits_digest(w->hash);
+    sst_footer_encode(&f, footer);
+    if (emit(w, footer + SST_FOOTER_CHECKSUM, SST_FOOTER_BYTES - SST_FOOTER_CHECKSUM, err) ||
+        flush(w, err) || sp_outfile_commit(&w->out, err))
+        return -1;
+    w->finished = true;
+    w->stats.file_size = f.file_size;
+    return 0;
+}
+
+const table_stats *table_writer_stats(const table_writer *w) {
+    return &w->stats;
+}
+
+void table_writer_destroy(table_writer *w) {
+    if (!w)
+        return;
+    if (!w->finished)
+        sp_outfile_abort(&w->out);
+    block_builder_destroy(w->block);
+    XXH3_freeState(w->hash);
+    free(w->batch);
+    free(w->index);
+    free(w->path);
+    free(w);
+}

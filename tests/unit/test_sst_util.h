@@ -1,0 +1,218 @@
+/*
+ * test_sst_util.h: what the SSTable unit tests share: a scratch directory,
+ * reproducible random record sets, writing a table from one, and raw file
+ * access for the tests that inspect or damage the bytes. Header-only so
+ * each test_sst*.c stays one self-contained executable.
+ */
+#ifndef SSTPIPE_TEST_SST_UTIL_H
+#define SSTPIPE_TEST_SST_UTIL_H
+
+#include "stages/sst/table_writer.h"
+
+#include <ftw.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+typedef struct trec {
+    uint8_t *key;
+    uint32_t klen;
+    uint8_t *val;
+    uint32_t vlen;
+} trec;
+
+typedef struct trecs {
+    trec *r;
+    size_t n;
+} trecs;
+
+static inline uint64_t t_rand(uint64_t *s) {
+    /* splitmix64: tiny, and the same sequence everywhere */
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+static inline int t_key_cmp(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen) {
+    int c = memcmp(a, b, alen < blen ? alen : blen);
+    return c ? c : (alen < blen ? -1 : alen > blen);
+}
+
+static inline int t_rec_cmp(const void *x, const void *y) {
+    const trec *a = x, *b = y;
+    return t_key_cmp(a->key, a->klen, b->key, b->klen);
+}
+
+/* Sorts by key and drops duplicates (keeping the first). */
+static inline void t_sort(trecs *s) {
+    if (s->n == 0)
+        return;
+    qsort(s->r, s->n, sizeof *s->r, t_rec_cmp);
+    size_t o = 0;
+    for (size_t i = 0; i < s->n; i++) {
+        if (o && t_rec_cmp(&s->r[o - 1], &s->r[i]) == 0) {
+            free(s->r[i].key);
+            free(s->r[i].val);
+            continue;
+        }
+        s->r[o++] = s->r[i];
+    }
+    s->n = o;
+}
+
+static inline void t_add(trecs *s, const uint8_t *k, uint32_t klen, const uint8_t *v,
+                         uint32_t vlen) {
+    s->r = realloc(s->r, (s->n + 1) * sizeof *s->r);
+    trec *r = &s->r[s->n++];
+    r->key = malloc(klen + 1);
+    r->val = malloc(vlen + 1);
+    memcpy(r->key, k, klen);
+    if (vlen)
+        memcpy(r->val, v, vlen);
+    r->klen = klen;
+    r->vlen = vlen;
+}
+
+/*
+ * About n random records, sorted and unique. Keys share prefixes (a pool
+ * of 16) so prefix compression is exercised; key bytes are 0x02..0xFE so
+ * that "\x01" sorts before every key and "\xFF" after; some keys are long
+ * (up to SP_MAX_KEY_BYTES). Values are 0..max_value random bytes.
+ */
+static inline trecs t_random(uint64_t seed, size_t n, uint32_t max_value) {
+    trecs s = {0};
+    uint8_t k[SP_MAX_KEY_BYTES], *v = malloc(max_value + 1);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t r = t_rand(&seed);
+        uint32_t plen = (uint32_t)(r % 16) * 3, klen;
+        if (r % 97 == 0)
+            klen = SP_MAX_KEY_BYTES;
+        else if (r % 13 == 0)
+            klen = 1 + (uint32_t)(t_rand(&seed) % SP_MAX_KEY_BYTES);
+        else
+            klen = plen + 1 + (uint32_t)(t_rand(&seed) % 24);
+        for (uint32_t j = 0; j < klen; j++)
+            k[j] = j < plen ? (uint8_t)('A' + (r % 16)) : (uint8_t)(2 + t_rand(&seed) % 253);
+        uint32_t vlen = (uint32_t)(t_rand(&seed) % (max_value + 1));
+        if (t_rand(&seed) % 4 == 0)
+            vlen = max_value;
+        for (uint32_t j = 0; j < vlen; j++)
+            v[j] = (uint8_t)t_rand(&seed);
+        t_add(&s, k, klen, v, vlen);
+    }
+    free(v);
+    t_sort(&s);
+    return s;
+}
+
+static inline void t_free(trecs *s) {
+    for (size_t i = 0; i < s->n; i++) {
+        free(s->r[i].key);
+        free(s->r[i].val);
+    }
+    free(s->r);
+    s->r = NULL;
+    s->n = 0;
+}
+
+/* Writes s as a table; returns 0 or -1 with err filled. */
+static inline int t_write(const char *path, uint32_t bs, uint32_t cs, uint32_t max_value,
+                          const trecs *s, table_stats *stats, sp_error *err) {
+    table_options o = {.block_size = bs, .cluster_size = cs, .max_value_bytes = max_value};
+    table_writer *w = table_writer_init(path, &o, err);
+    if (!w)
+        return -1;
+    for (size_t i = 0; i < s->n; i++) {
+        sp_record rec = {.key = s->r[i].key,
+                         .key_len = s->r[i].klen,
+                         .value = s->r[i].val,
+                         .value_len = s->r[i].vlen,
+                         .value_fd = -1};
+        if (table_writer_add(w, &rec, err)) {
+            table_writer_destroy(w);
+            return -1;
+        }
+    }
+    int rc = table_writer_finish(w, err);
+    if (!rc && stats)
+        *stats = *table_writer_stats(w);
+    table_writer_destroy(w);
+    return rc;
+}
+
+static inline int t_rm(const char *p, const struct stat *st, int flag, struct FTW *ftw) {
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    return remove(p);
+}
+
+/* A fresh scratch directory, and its removal. */
+static inline char *t_mkdtemp(void) {
+    const char *base = getenv("TMPDIR");
+    char *d = malloc(4096);
+    snprintf(d, 4096, "%s/sst-test-XXXXXX", base && *base ? base : "/tmp");
+    if (!mkdtemp(d)) {
+        free(d);
+        return NULL;
+    }
+    return d;
+}
+
+static inline void t_rmdir(char *d) {
+    if (d)
+        nftw(d, t_rm, 16, FTW_DEPTH | FTW_PHYS);
+    free(d);
+}
+
+/* Number of entries in a directory (to show nothing was left behind). */
+static inline int t_dir_entries(const char *d) {
+    char cmd[4200];
+    snprintf(cmd, sizeof cmd, "ls -A '%s' | wc -l", d);
+    FILE *p = popen(cmd, "r");
+    int n = -1;
+    if (p) {
+        if (fscanf(p, "%d", &n) != 1)
+            n = -1;
+        pclose(p);
+    }
+    return n;
+}
+
+static inline uint8_t *t_read_file(const char *path, size_t *len) {
+    *len = 0;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    uint8_t *b = malloc((size_t)n + 1);
+    if (fread(b, 1, (size_t)n, f) != (size_t)n) {
+        free(b);
+        b = NULL;
+    }
+    fclose(f);
+    *len = (size_t)n;
+    return b;
+}
+
+static inline int t_write_file(const char *path, const uint8_t *b, size_t n) {
+    FILE *f = fopen(path, "wb");
+    if (!f)
+        return -1;
+    int rc = fwrite(b, 1, n, f) == n ? 0 : -1;
+    return fclose(f) || rc ? -1 : 0;
+}
+
+static inline char *t_path(const char *dir, const char *name) {
+    char *p = malloc(4200);
+    snprintf(p, 4200, "%s/%s", dir, name);
+    return p;
+}
+
+#endif
