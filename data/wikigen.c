@@ -1,0 +1,200 @@
+/*
+ * wikigen.c: the command line of the synthetic MediaWiki dump generator.
+ *
+ * The demo, the tests and the benchmarks need dumps of any size with the
+ * shape of the real ones (see data/README.md); real dumps are too big to
+ * ship and too few to cover every size. Same --seed, same bytes of XML.
+ */
+#include "data/wg_dump.h"
+#include "data/wg_sink.h"
+#include "stages/common/cli.h"
+#include "stages/common/size.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char usage[] =
+    "Usage: wikigen --size SIZE [--seed N] [--format FORMAT] [--duplicates PCT]\n"
+    "               [--threads N] [-o FILE] [-v]\n"
+    "Writes a synthetic MediaWiki XML export (schema 0.11) of about SIZE bytes of XML.\n"
+    "\n"
+    "  --size SIZE        bytes of XML to generate (K, M, G suffixes: 64M, 1G)\n"
+    "  --seed N           seed of the generator; the same seed gives the same XML (default 1)\n"
+    "  --format FORMAT    xml (default), bz2, bz2-multistream (a stream for the header, one\n"
+    "                     per 100 pages, one for the closing tag) or zst\n"
+    "  --duplicates PCT   percent of pages that repeat an earlier title (default 0.5)\n"
+    "  --threads N        threads compressing bz2-multistream (default: the number of\n"
+    "                     cores); the output is the same for any N\n"
+    "  -o, --output FILE  write FILE (through a temporary file renamed on success);\n"
+    "                     default stdout\n"
+    "  -v, --verbose      print one line of statistics on stderr\n"
+    "  -h, --help         show this help\n";
+
+static int usage_error(const char *fmt, const char *arg) {
+    fprintf(stderr, "wikigen: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, " (see wikigen --help)\n");
+    return SP_EXIT_USAGE;
+}
+
+/* "0.5" -> 5000 per million, from decimal digits only (no floating point). */
+static bool parse_percent(const char *s, uint32_t *per_million) {
+    uint64_t whole = 0, frac = 0, scale = 10000;
+    const char *p = s;
+    if (!isdigit((unsigned char)*p) && *p != '.')
+        return false;
+    while (isdigit((unsigned char)*p)) {
+        whole = whole * 10 + (uint64_t)(*p++ - '0');
+        if (whole > 100)
+            return false;
+    }
+    if (*p == '.') {
+        p++;
+        if (!isdigit((unsigned char)*p))
+            return false;
+        for (; isdigit((unsigned char)*p); p++) {
+            frac += (uint64_t)(*p - '0') * scale;
+            scale /= 10;
+        }
+    }
+    if (*p || p == s)
+        return false;
+    uint64_t v = whole * 10000 + frac;
+    if (v > 1000000)
+        return false;
+    *per_million = (uint32_t)v;
+    return true;
+}
+
+static bool parse_format(const char *s, wg_format *f) {
+    static const struct {
+        const char *name;
+        wg_format format;
+    } names[] = {{"xml", WG_FORMAT_XML},
+                 {"bz2", WG_FORMAT_BZ2},
+                 {"bz2-multistream", WG_FORMAT_BZ2_MULTI},
+                 {"zst", WG_FORMAT_ZST}};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        if (!strcmp(s, names[i].name)) {
+            *f = names[i].format;
+            return true;
+        }
+    }
+    return false;
+}
+
+static int fail(const sp_error *err) {
+    fprintf(stderr, "wikigen: %s\n", err->set ? err->msg : "unknown error");
+    return SP_EXIT_FAIL;
+}
+
+int main(int argc, char **argv) {
+    static const struct option longopts[] = {
+        // clang-format off
+        {"size", required_argument, NULL, 's'},
+        {"seed", required_argument, NULL, 'S'},
+        {"format", required_argument, NULL, 'f'},
+        {"duplicates", required_argument, NULL, 'd'},
+        {"threads", required_argument, NULL, 't'},
+        {"output", required_argument, NULL, 'o'},
+        {"verbose", no_argument, NULL, 'v'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+        // clang-format on
+    };
+    wg_dump_options o = {.seed = 1, .dup_per_million = 5000};
+    wg_format format = WG_FORMAT_XML;
+    const char *path = NULL;
+    bool have_size = false, verbose = false;
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    unsigned threads = cores > 0 ? (unsigned)(cores < 256 ? cores : 256) : 1;
+    sp_error err = {0};
+    int c;
+    optind = 0;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "o:vh", longopts, NULL)) != -1) {
+        switch (c) {
+        case 's':
+            if (sp_parse_size(optarg, "--size", &o.size, &err)) {
+                fprintf(stderr, "wikigen: %s (see wikigen --help)\n", err.msg);
+                return SP_EXIT_USAGE;
+            }
+            have_size = true;
+            break;
+        case 'S': {
+            char *end;
+            errno = 0;
+            o.seed = strtoull(optarg, &end, 10);
+            if (errno || end == optarg || *end || optarg[0] == '-')
+                return usage_error("--seed: '%s' is not a non-negative integer", optarg);
+            break;
+        }
+        case 'f':
+            if (!parse_format(optarg, &format))
+                return usage_error("--format: '%s' is not one of xml, bz2, bz2-multistream, zst",
+                                   optarg);
+            break;
+        case 'd':
+            if (!parse_percent(optarg, &o.dup_per_million))
+                return usage_error("--duplicates: '%s' is not a percentage from 0 to 100", optarg);
+            break;
+        case 't': {
+            char *end;
+            errno = 0;
+            unsigned long n = strtoul(optarg, &end, 10);
+            if (errno || end == optarg || *end || n < 1 || n > 256)
+                return usage_error("--threads: '%s' is not a number from 1 to 256", optarg);
+            threads = (unsigned)n;
+            break;
+        }
+        case 'o':
+            path = optarg;
+            break;
+        case 'v':
+            verbose = true;
+            break;
+        case 'h':
+            fputs(usage, stdout);
+            return SP_EXIT_OK;
+        default:
+            return usage_error("unknown option or missing argument: '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind < argc)
+        return usage_error("unexpected argument '%s'", argv[optind]);
+    if (!have_size)
+        return usage_error("%s", "--size is required");
+    o.pages_per_stream = format == WG_FORMAT_BZ2_MULTI ? 100 : 0;
+
+    sp_output out;
+    if (sp_output_open(&out, path, &err))
+        return fail(&err);
+    wg_sink *sink = NULL;
+    wg_dump_stats stats;
+    int rc = wg_sink_open(&sink, format, threads, out.fd, out.name, &err);
+    if (!rc)
+        rc = wg_dump_write(&o, sink, &stats, &err);
+    if (!rc)
+        rc = sp_output_commit(&out, &err);
+    if (rc) {
+        wg_sink_destroy(sink);
+        sp_output_abort(&out);
+        return fail(&err);
+    }
+    if (verbose)
+        fprintf(stderr,
+                "wikigen: xml_bytes=%llu output_bytes=%llu streams=%llu pages=%llu "
+                "redirects=%llu duplicates=%llu revisions=%llu\n",
+                (unsigned long long)stats.xml_bytes, (unsigned long long)wg_sink_bytes_out(sink),
+                (unsigned long long)wg_sink_streams(sink), (unsigned long long)stats.pages,
+                (unsigned long long)stats.redirects, (unsigned long long)stats.duplicates,
+                (unsigned long long)stats.revisions);
+    wg_sink_destroy(sink);
+    return SP_EXIT_OK;
+}
