@@ -1,0 +1,72 @@
+/*
+ * profile.h: `sstpipe profile`, timed point lookups against an SSTable.
+ *
+ * profile_run draws N keys (a given share of them guaranteed absent) with a
+ * seeded generator, then looks each up on its own and times it: find the
+ * block in the in-memory index, read that one block (pread through the page
+ * cache, or O_DIRECT after dropping the file from the cache in cold mode;
+ * io_uring with several reads in flight when queue_depth > 1), check its
+ * checksum and search it. The result holds every figure and the sorted
+ * latencies, so callers (the command, `sstpipe nightly`, `sstpipe tune`)
+ * can print, write JSON or draw the distribution.
+ */
+#ifndef SSTPIPE_PROFILE_PROFILE_H
+#define SSTPIPE_PROFILE_PROFILE_H
+
+#include "stages/common/error.h"
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+typedef struct profile_options {
+    uint64_t n;           /* lookups, > 0 */
+    bool cold;            /* drop the file from the page cache, read with O_DIRECT */
+    unsigned threads;     /* lookup threads, each doing its share of n (default 1) */
+    unsigned queue_depth; /* reads in flight per thread; > 1 uses io_uring (default 1) */
+    double misses_pct;    /* percent of lookups for absent keys, 0..100 (default 0) */
+    uint64_t seed;        /* same seed, same file -> same key sequence */
+} profile_options;
+
+typedef struct profile_result {
+    profile_options opts;
+    char *path; /* owned */
+    /* the file */
+    uint64_t file_size, records, data_blocks;
+    uint32_t block_size, cluster_size;
+    /* what was done */
+    uint64_t lookups, hits, misses;
+    uint64_t misses_requested;  /* absent keys drawn; each must come back a miss */
+    uint64_t reads, bytes_read; /* read calls (pread or io_uring) and bytes */
+    uint64_t min_reads_per_lookup, max_reads_per_lookup;
+    double reads_per_lookup, bytes_per_lookup;
+    double seconds; /* wall time of the lookup phase */
+    double lookups_per_sec;
+    /* latency of one lookup, nanoseconds */
+    uint64_t min_ns, p50_ns, p90_ns, p99_ns, p999_ns, max_ns;
+    double avg_ns;
+    uint64_t key_sequence_hash; /* XXH3-64 over the drawn keys in order */
+    uint64_t *latencies_ns;     /* lookups entries, sorted ascending */
+} profile_result;
+
+void profile_options_init(profile_options *opts);
+void profile_result_init(profile_result *res);
+void profile_result_destroy(profile_result *res);
+
+/* Runs the lookups; res must be freshly initialised. -1 with err on any
+ * failure (bad options, not an SSTable, a corrupt block, io_uring setup). */
+int profile_run(const char *path, const profile_options *opts, profile_result *res, sp_error *err);
+
+/* The text report (ends with the Profile results / Average / Min / Max lines). */
+void profile_print(const profile_result *res, FILE *out);
+/* Every figure as a JSON object (new reference; fields in stages/profile/README.md). */
+json_t *profile_result_to_json(const profile_result *res);
+int profile_write_json(const profile_result *res, const char *json_path, sp_error *err);
+/* Histogram and CDF of the latencies on a log time axis, percentiles marked. */
+int profile_write_svg(const profile_result *res, const char *svg_path, sp_error *err);
+
+/* `sstpipe profile` */
+int profile_cmd(int argc, char **argv);
+
+#endif

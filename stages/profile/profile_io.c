@@ -1,0 +1,211 @@
+/*
+ * profile_io.c: timed point lookups; see profile_io.h.
+ *
+ * A lookup is timed from before the index search to after the block search:
+ * index search in memory, one aligned read of block_size bytes, the block's
+ * checksum, the search inside it. With io_uring, a lookup's time also
+ * includes the time its read waited behind the others in flight, as
+ * diskspd counts latency under outstanding IOs. Every read call is counted,
+ * so a short read shows up as a second read of that lookup.
+ */
+#include "stages/profile/profile_io.h"
+
+#include <errno.h>
+#include <liburing.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static uint64_t now_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+static const uint8_t *key_of(const profile_keys *k, uint64_t i, size_t *klen) {
+    *klen = (size_t)(k->start[i + 1] - k->start[i]);
+    return k->bytes + k->start[i];
+}
+
+/* Checks a read block and searches it; records the lookup i. */
+static int finish_lookup(lookup_job *j, uint64_t i, int64_t b, const uint8_t *buf, uint64_t t0,
+                         uint32_t reads) {
+    const sst_footer *f = sst_reader_footer(j->r);
+    size_t klen;
+    const uint8_t *key = key_of(j->keys, i, &klen);
+    int found = 0;
+    if (b >= 0) {
+        char what[1100];
+        snprintf(what, sizeof what, "%s: block %lld at byte %llu", sst_reader_path(j->r),
+                 (long long)b, (unsigned long long)b * f->block_size);
+        block_view v;
+        const uint8_t *val;
+        uint32_t vlen;
+        if (block_open(&v, buf, f->block_size, what, &j->err))
+            return -1;
+        found = block_find(&v, key, klen, &val, &vlen, what, &j->err);
+        if (found < 0)
+            return -1;
+    }
+    j->lat_ns[i] = now_ns() - t0;
+    j->reads[i] = reads;
+    if (found != !j->keys->absent[i])
+        return sp_errorf(&j->err, "%s: lookup %llu: a key %s the file was %s",
+                         sst_reader_path(j->r), (unsigned long long)i,
+                         j->keys->absent[i] ? "absent from" : "drawn from",
+                         found ? "found" : "not found");
+    if (found)
+        j->hits++;
+    else
+        j->misses++;
+    return 0;
+}
+
+static int run_sync(lookup_job *j) {
+    const sst_footer *f = sst_reader_footer(j->r);
+    uint32_t bs = f->block_size;
+    uint8_t *buf;
+    if (posix_memalign((void **)&buf, 4096, bs) != 0)
+        return sp_errorf(&j->err, "out of memory for a %u-byte block", bs);
+    int rc = 0;
+    for (uint64_t i = j->first; i < j->first + j->count && rc == 0; i++) {
+        size_t klen;
+        const uint8_t *key = key_of(j->keys, i, &klen);
+        uint64_t t0 = now_ns();
+        int64_t b = sst_reader_find_block(j->r, key, klen);
+        uint32_t reads = 0;
+        if (b >= 0) {
+            uint64_t off = (uint64_t)b * bs;
+            for (size_t got = 0; got < bs;) {
+                ssize_t k = pread(j->fd, buf + got, bs - got, (off_t)(off + got));
+                reads++;
+                if (k < 0 && errno == EINTR)
+                    continue;
+                if (k <= 0) {
+                    rc = k < 0 ? sp_errorf_errno(&j->err, "%s: read of %u bytes at byte %llu",
+                                                 sst_reader_path(j->r), bs,
+                                                 (unsigned long long)(off + got))
+                               : sp_errorf(&j->err, "%s: end of file at byte %llu",
+                                           sst_reader_path(j->r), (unsigned long long)(off + got));
+                    break;
+                }
+                got += (size_t)k;
+            }
+            j->bytes += bs;
+        }
+        if (rc == 0)
+            rc = finish_lookup(j, i, b, buf, t0, reads);
+    }
+    free(buf);
+    return rc;
+}
+
+typedef struct slot {
+    uint64_t i;
+    int64_t block;
+    uint64_t t0;
+    uint8_t *buf;
+} slot;
+
+static int run_uring(lookup_job *j) {
+    const sst_footer *f = sst_reader_footer(j->r);
+    uint32_t bs = f->block_size;
+    unsigned q = j->queue_depth;
+    struct io_uring ring;
+    int ret = io_uring_queue_init(q, &ring, 0);
+    if (ret < 0)
+        return sp_errorf(&j->err, "cannot set up io_uring with queue depth %u: %s", q,
+                         strerror(-ret));
+    slot *slots = calloc(q, sizeof *slots);
+    slot **free_slots = calloc(q, sizeof *free_slots);
+    uint8_t *bufs = NULL;
+    if (posix_memalign((void **)&bufs, 4096, (size_t)q * bs) != 0)
+        bufs = NULL;
+    int rc = 0;
+    if (!slots || !free_slots || !bufs) {
+        rc = sp_errorf(&j->err, "out of memory for %u block buffers", q);
+        goto out;
+    }
+    unsigned n_free = q, inflight = 0;
+    for (unsigned s = 0; s < q; s++) {
+        slots[s].buf = bufs + (size_t)s * bs;
+        free_slots[s] = &slots[s];
+    }
+    uint64_t next = j->first, end = j->first + j->count;
+    while (rc == 0 && (next < end || inflight)) {
+        while (rc == 0 && n_free && next < end) {
+            size_t klen;
+            uint64_t i = next++;
+            const uint8_t *key = key_of(j->keys, i, &klen);
+            uint64_t t0 = now_ns();
+            int64_t b = sst_reader_find_block(j->r, key, klen);
+            if (b < 0) {
+                rc = finish_lookup(j, i, b, NULL, t0, 0);
+                continue;
+            }
+            slot *s = free_slots[--n_free];
+            *s = (slot){.i = i, .block = b, .t0 = t0, .buf = s->buf};
+            struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
+            io_uring_prep_read(sqe, j->fd, s->buf, bs, (uint64_t)b * bs);
+            io_uring_sqe_set_data(sqe, s);
+            inflight++;
+        }
+        if (rc || !inflight)
+            break;
+        ret = io_uring_submit_and_wait(&ring, 1);
+        if (ret < 0) {
+            rc = sp_errorf(&j->err, "io_uring submit: %s", strerror(-ret));
+            break;
+        }
+        struct io_uring_cqe *cqe;
+        unsigned head, seen = 0;
+        io_uring_for_each_cqe(&ring, head, cqe) {
+            slot *s = io_uring_cqe_get_data(cqe);
+            seen++;
+            inflight--;
+            j->bytes += bs;
+            if (rc == 0 && cqe->res != (int)bs)
+                rc = cqe->res < 0
+                         ? sp_errorf(&j->err, "%s: read of block %lld: %s", sst_reader_path(j->r),
+                                     (long long)s->block, strerror(-cqe->res))
+                         : sp_errorf(&j->err, "%s: short read of block %lld (%d of %u bytes)",
+                                     sst_reader_path(j->r), (long long)s->block, cqe->res, bs);
+            if (rc == 0)
+                rc = finish_lookup(j, s->i, s->block, s->buf, s->t0, 1);
+            free_slots[n_free++] = s;
+        }
+        io_uring_cq_advance(&ring, seen);
+    }
+    /* On an error, reads still in flight must land before their buffers go. */
+    while (inflight) {
+        struct io_uring_cqe *cqe;
+        if (io_uring_wait_cqe(&ring, &cqe) < 0)
+            break;
+        io_uring_cqe_seen(&ring, cqe);
+        inflight--;
+    }
+out:
+    io_uring_queue_exit(&ring);
+    free(slots);
+    free(free_slots);
+    free(bufs);
+    return rc;
+}
+
+void *lookup_job_run(void *arg) {
+    lookup_job *j = arg;
+    j->rc = j->queue_depth > 1 ? run_uring(j) : run_sync(j);
+    return NULL;
+}
+
+int lookup_uring_probe(unsigned queue_depth, sp_error *err) {
+    struct io_uring ring;
+    int ret = io_uring_queue_init(queue_depth, &ring, 0);
+    if (ret < 0)
+        return sp_errorf(err, "cannot set up io_uring with queue depth %u: %s", queue_depth,
+                         strerror(-ret));
+    io_uring_queue_exit(&ring);
+    return 0;
+}

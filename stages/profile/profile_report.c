@@ -1,0 +1,93 @@
+/*
+ * profile_report.c: a profile's figures as text (for people, ending with
+ * the three lines of the old `sstable profile` tool so habits and scripts
+ * carry over) and as JSON (every figure; fields in stages/profile/README.md).
+ */
+#include "stages/profile/profile.h"
+
+#include "stages/common/cli.h"
+#include "stages/common/fileio.h"
+#include "stages/common/size.h"
+#include "stages/profile/profile_fmt.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const char *mode_name(const profile_result *r) {
+    return r->opts.cold ? "cold (O_DIRECT, page cache dropped)" : "warm (page cache)";
+}
+
+void profile_print(const profile_result *r, FILE *out) {
+    char a[32], b[32], c[32], d[32], e[32], f[32], g[32];
+    fprintf(out, "file:        %s (%llu bytes, %llu records in %llu blocks of %s, cluster %s)\n",
+            r->path, (unsigned long long)r->file_size, (unsigned long long)r->records,
+            (unsigned long long)r->data_blocks, sp_format_size(r->block_size, a, sizeof a),
+            sp_format_size(r->cluster_size, b, sizeof b));
+    fprintf(out, "lookups:     %llu (%llu hits, %llu misses; %g%% misses requested)\n",
+            (unsigned long long)r->lookups, (unsigned long long)r->hits,
+            (unsigned long long)r->misses, r->opts.misses_pct);
+    fprintf(out, "mode:        %s, threads %u, queue depth %u, seed %llu\n", mode_name(r),
+            r->opts.threads, r->opts.queue_depth, (unsigned long long)r->opts.seed);
+    fprintf(out, "latency:     min %s  avg %s  p50 %s  p90 %s  p99 %s  p99.9 %s  max %s\n",
+            profile_fmt_ns((double)r->min_ns, a, sizeof a), profile_fmt_ns(r->avg_ns, b, sizeof b),
+            profile_fmt_ns((double)r->p50_ns, c, sizeof c),
+            profile_fmt_ns((double)r->p90_ns, d, sizeof d),
+            profile_fmt_ns((double)r->p99_ns, e, sizeof e),
+            profile_fmt_ns((double)r->p999_ns, f, sizeof f),
+            profile_fmt_ns((double)r->max_ns, g, sizeof g));
+    fprintf(out, "throughput:  %.0f lookups/s (%.3f s)\n", r->lookups_per_sec, r->seconds);
+    fprintf(out, "reads:       %.2f per lookup (min %llu, max %llu), %.0f bytes per lookup\n",
+            r->reads_per_lookup, (unsigned long long)r->min_reads_per_lookup,
+            (unsigned long long)r->max_reads_per_lookup, r->bytes_per_lookup);
+    fprintf(out, "\nProfile results for %llu lookups:\n", (unsigned long long)r->lookups);
+    fprintf(out, "Average time: %s\n", profile_fmt_ns(r->avg_ns, a, sizeof a));
+    fprintf(out, "Min time: %s\n", profile_fmt_ns((double)r->min_ns, a, sizeof a));
+    fprintf(out, "Max time: %s\n", profile_fmt_ns((double)r->max_ns, a, sizeof a));
+}
+
+json_t *profile_result_to_json(const profile_result *r) {
+    json_t *lat = json_pack("{s:I, s:f, s:I, s:I, s:I, s:I, s:I}", "min", (json_int_t)r->min_ns,
+                            "avg", r->avg_ns, "p50", (json_int_t)r->p50_ns, "p90",
+                            (json_int_t)r->p90_ns, "p99", (json_int_t)r->p99_ns, "p99_9",
+                            (json_int_t)r->p999_ns, "max", (json_int_t)r->max_ns);
+    json_t *root =
+        json_pack("{s:s, s:I, s:I, s:I, s:i, s:i, s:I, s:s, s:i, s:i, s:f, s:I}", "file", r->path,
+                  "file_size", (json_int_t)r->file_size, "records", (json_int_t)r->records,
+                  "data_blocks", (json_int_t)r->data_blocks, "block_size", (int)r->block_size,
+                  "cluster_size", (int)r->cluster_size, "lookups", (json_int_t)r->lookups, "mode",
+                  r->opts.cold ? "cold" : "warm", "threads", (int)r->opts.threads, "queue_depth",
+                  (int)r->opts.queue_depth, "misses_pct", r->opts.misses_pct, "seed",
+                  (json_int_t)r->opts.seed);
+    char hash[24];
+    snprintf(hash, sizeof hash, "%016llx", (unsigned long long)r->key_sequence_hash);
+    json_object_update_new(
+        root,
+        json_pack("{s:I, s:I, s:I, s:I, s:I, s:f, s:I, s:I, s:f, s:f, s:f, s:o, s:s}", "hits",
+                  (json_int_t)r->hits, "misses", (json_int_t)r->misses, "misses_requested",
+                  (json_int_t)r->misses_requested, "reads", (json_int_t)r->reads, "bytes_read",
+                  (json_int_t)r->bytes_read, "reads_per_lookup", r->reads_per_lookup,
+                  "min_reads_per_lookup", (json_int_t)r->min_reads_per_lookup,
+                  "max_reads_per_lookup", (json_int_t)r->max_reads_per_lookup, "bytes_per_lookup",
+                  r->bytes_per_lookup, "seconds", r->seconds, "lookups_per_sec", r->lookups_per_sec,
+                  "latency_ns", lat, "key_sequence_hash", hash));
+    return root;
+}
+
+int profile_write_json(const profile_result *r, const char *json_path, sp_error *err) {
+    json_t *root = profile_result_to_json(r);
+    char *text = root ? json_dumps(root, JSON_INDENT(2)) : NULL;
+    json_decref(root);
+    if (!text)
+        return sp_errorf(err, "%s: cannot build the JSON report (out of memory)", json_path);
+    sp_output out;
+    int rc = sp_output_open(&out, json_path, err);
+    if (rc == 0 && (sp_write_all(out.fd, text, strlen(text), json_path, err) ||
+                    sp_write_all(out.fd, "\n", 1, json_path, err))) {
+        sp_output_abort(&out);
+        rc = -1;
+    } else if (rc == 0) {
+        rc = sp_output_commit(&out, err);
+    }
+    free(text);
+    return rc;
+}

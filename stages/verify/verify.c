@@ -1,0 +1,667 @@
+/*
+ * verify.c: the full check of one SSTable file; see verify.h.
+ *
+ * Every byte of the file belongs to exactly one of: a data block (covered by
+ * its checksum), the zero tail of the data region, the index region (index
+ * checksum) and the footer region (footer checksum, magic). Checking all
+ * four therefore catches any single-byte change; the structural checks on
+ * top (key order, index against blocks, counts, bounds, UTF-8) catch files
+ * a buggy writer produced with matching checksums.
+ *
+ * Each region is read once, in large sequential reads: the index first (it
+ * is small and the blocks are compared against it), then the data region,
+ * then the footer region. The only per-byte work is the block hash, the
+ * UTF-8 check of keys and values, and the zero check of padding.
+ *
+ * When the footer is not where it belongs (a truncated file, bytes appended,
+ * a damaged end) the file is still checked as far as it can be: a footer
+ * found earlier in the file is used with the extra bytes reported, or, with
+ * no footer at all, the data blocks are walked from the start with the block
+ * size that makes block 0 valid.
+ */
+#include "stages/verify/verify.h"
+
+#include "stages/common/fileio.h"
+#include "stages/common/record.h"
+#include "stages/common/utf8.h"
+#include "stages/sst/block.h"
+#include "stages/sst/coding.h"
+#include "stages/sst/format.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+typedef struct index_entry {
+    const uint8_t *key;
+    uint32_t klen;
+    uint64_t offset;
+} index_entry;
+
+typedef struct checker {
+    verify_report *rep;
+    size_t problems_cap;
+    int fd;
+    uint64_t size; /* of the file */
+    uint64_t end;  /* where the SSTable ends: size, less any bytes appended */
+    sst_footer f;
+    uint32_t bs;
+    uint64_t max_value; /* UINT64_MAX when the footer is unknown */
+    uint8_t *buf;
+    size_t buf_cap;
+    /* the index, as read */
+    uint8_t *index;
+    index_entry *entries;
+    uint64_t n_entries;
+    /* walking the data blocks */
+    uint8_t last_key[SP_MAX_KEY_BYTES];
+    uint32_t last_len;
+    bool have_last;
+    uint64_t records, key_bytes, value_bytes;
+    uint64_t unreadable_blocks; /* blocks whose records could not all be walked */
+} checker;
+
+static void problem(checker *c, int64_t block, uint64_t offset, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static void problem(checker *c, int64_t block, uint64_t offset, const char *fmt, ...) {
+    verify_report *rep = c->rep;
+    rep->problem_count++;
+    if (rep->n_problems >= rep->opts.max_problems)
+        return;
+    if (rep->n_problems == c->problems_cap) {
+        size_t cap = c->problems_cap ? 2 * c->problems_cap : 16;
+        verify_problem *p = realloc(rep->problems, cap * sizeof *p);
+        if (!p)
+            return; /* still counted; the list is only shorter */
+        rep->problems = p;
+        c->problems_cap = cap;
+    }
+    verify_problem *p = &rep->problems[rep->n_problems++];
+    p->block = block;
+    p->offset = offset;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(p->what, sizeof p->what, fmt, ap);
+    va_end(ap);
+}
+
+/* Block functions prefix their messages with the "what" they are given; we
+ * give "" and drop the ": " so the problem line names the block once. */
+static const char *block_msg(const sp_error *e) {
+    return strncmp(e->msg, ": ", 2) == 0 ? e->msg + 2 : e->msg;
+}
+
+/* Offset of the first non-zero byte of p[0..n), or n. */
+static size_t first_nonzero(const uint8_t *p, size_t n) {
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, p + i, 8);
+        if (w)
+            break;
+    }
+    while (i < n && !p[i])
+        i++;
+    return i;
+}
+
+static int read_at(checker *c, uint8_t *buf, size_t n, uint64_t off, sp_error *err) {
+    if (sp_pread_exact(c->fd, buf, n, off, c->rep->path, err))
+        return -1;
+    c->rep->bytes += n;
+    return 0;
+}
+
+static int key_cmp(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen) {
+    int r = memcmp(a, b, alen < blen ? alen : blen);
+    if (r)
+        return r;
+    return alen < blen ? -1 : alen > blen;
+}
+
+static bool pow2_in(uint64_t n, uint64_t lo, uint64_t hi) {
+    return n >= lo && n <= hi && (n & (n - 1)) == 0;
+}
+
+/* ---------------------------------------------------------------- footer */
+
+/* XXH3-64 of the footer region up to footer_checksum, reading it in chunks;
+ * also reports non-zero bytes before the footer. Reads count as the
+ * footer region's one read when count is set. */
+static int footer_region_hash(checker *c, uint64_t end, uint32_t cs, bool count, uint64_t *hash,
+                              sp_error *err) {
+    XXH3_state_t *st = XXH3_createState();
+    if (!st)
+        return sp_errorf(err, "%s: out of memory", c->rep->path);
+    XXH3_64bits_reset(st);
+    uint64_t start = end - cs, off = start;
+    bool zeros_ok = true;
+    int rc = 0;
+    while (off < end) {
+        size_t n = (size_t)(end - off < c->buf_cap ? end - off : c->buf_cap);
+        if (count ? read_at(c, c->buf, n, off, err)
+                  : sp_pread_exact(c->fd, c->buf, n, off, c->rep->path, err)) {
+            rc = -1;
+            break;
+        }
+        uint64_t hashed_end = end - (SST_FOOTER_BYTES - SST_FOOTER_CHECKSUM);
+        if (off < hashed_end)
+            XXH3_64bits_update(st, c->buf, (size_t)(hashed_end - off < n ? hashed_end - off : n));
+        uint64_t zero_end = end - SST_FOOTER_BYTES;
+        if (count && zeros_ok && off < zero_end) {
+            size_t m = (size_t)(zero_end - off < n ? zero_end - off : n);
+            size_t nz = first_nonzero(c->buf, m);
+            if (nz < m) {
+                problem(c, -1, off + nz, "non-zero byte in the footer region's padding");
+                zeros_ok = false;
+            }
+        }
+        off += n;
+    }
+    *hash = XXH3_64bits_digest(st);
+    XXH3_freeState(st);
+    return rc;
+}
+
+/*
+ * Decodes the footer that ends at byte end. With trust_position (it is at
+ * the very end of the file) a damaged footer is still used and its faults
+ * become problems; otherwise (a candidate found inside the file) it must be
+ * entirely valid. Returns 1 usable, 0 not, -1 on I/O error.
+ */
+static int footer_at(checker *c, uint64_t end, bool trust_position, sp_error *err) {
+    uint8_t raw[SST_FOOTER_BYTES];
+    if (end < SST_FOOTER_BYTES ||
+        sp_pread_exact(c->fd, raw, sizeof raw, end - SST_FOOTER_BYTES, c->rep->path, err))
+        return end < SST_FOOTER_BYTES ? 0 : -1;
+    uint64_t foff = end - SST_FOOTER_BYTES;
+    bool magic_ok = memcmp(raw + SST_FOOTER_MAGIC, SST_MAGIC, 8) == 0;
+    if (!magic_ok && !trust_position)
+        return 0;
+    /* sst_footer_decode checks magic, version and reserved bytes; decode a
+     * copy with those three normalised so the fields are read even when
+     * one of them is damaged, and report the damage ourselves. */
+    uint8_t norm[SST_FOOTER_BYTES];
+    memcpy(norm, raw, sizeof norm);
+    memcpy(norm + SST_FOOTER_MAGIC, SST_MAGIC, 8);
+    sst_put_u32(norm + SST_FOOTER_BLOCK_SIZE + 16, SST_FORMAT_VERSION);
+    memset(norm + SST_FOOTER_RESERVED, 0, 8);
+    sp_error derr = {0};
+    if (sst_footer_decode(norm, &c->f, c->rep->path, &derr))
+        return 0;
+    const sst_footer *f = &c->f;
+    if (!pow2_in(f->cluster_size, SST_MIN_CLUSTER_SIZE, SST_MAX_CLUSTER_SIZE) ||
+        f->cluster_size > end)
+        return trust_position && magic_ok ? 1 : 0;
+    /* A footer at the end with its magic is used as it is (its checksum is
+     * checked with the region later); any other must prove itself now. */
+    if (trust_position && magic_ok)
+        goto faults;
+    uint64_t hash;
+    if (footer_region_hash(c, end, f->cluster_size, false, &hash, err))
+        return -1;
+    if (!trust_position && (hash != f->footer_checksum || f->file_size != end ||
+                            sst_get_u32(raw + SST_FOOTER_BLOCK_SIZE + 16) != SST_FORMAT_VERSION))
+        return 0;
+    /* At the end of the file, a damaged magic is believed to be damage only
+     * when the rest of the footer proves itself through its checksum. */
+    if (!magic_ok && hash != f->footer_checksum)
+        return 0;
+faults:
+    if (!magic_ok)
+        problem(c, -1, foff + SST_FOOTER_MAGIC, "footer magic is not \"%s\"", SST_MAGIC);
+    uint32_t version = sst_get_u32(raw + SST_FOOTER_BLOCK_SIZE + 16);
+    if (version != SST_FORMAT_VERSION)
+        problem(c, -1, foff + SST_FOOTER_BLOCK_SIZE + 16, "footer format version %u (expected %u)",
+                version, SST_FORMAT_VERSION);
+    if (sst_get_u64(raw + SST_FOOTER_RESERVED) != 0)
+        problem(c, -1, foff + SST_FOOTER_RESERVED, "footer reserved bytes are not zero");
+    return 1;
+}
+
+/* Footer ends remembered by the search; more would mean many values
+ * holding the magic text, and the last ones are the likely footers. */
+#define MAX_CANDIDATES 64
+
+/* The bytes [0, size) searched for a footer that validates; the last one
+ * wins (a value may contain the magic text, but not a valid footer). */
+static int find_inner_footer(checker *c, sp_error *err) {
+    uint64_t cand[MAX_CANDIDATES];
+    size_t n_cand = 0;
+    uint64_t off = 0;
+    size_t carry = 0; /* bytes kept from the previous chunk, so a split magic is seen */
+    while (off < c->size) {
+        size_t n = (size_t)(c->size - off < c->buf_cap - 8 ? c->size - off : c->buf_cap - 8);
+        if (sp_pread_exact(c->fd, c->buf + carry, n, off, c->rep->path, err))
+            return -1;
+        const uint8_t *p = c->buf, *lim = c->buf + carry + n;
+        uint64_t base = off - carry;
+        while ((p = memmem(p, (size_t)(lim - p), SST_MAGIC, 8)) != NULL) {
+            cand[n_cand++ % MAX_CANDIDATES] = base + (uint64_t)(p - c->buf) + 8;
+            p++;
+        }
+        off += n;
+        carry = carry + n < 7 ? carry + n : 7;
+        memmove(c->buf, lim - carry, carry);
+    }
+    size_t kept = n_cand < MAX_CANDIDATES ? n_cand : MAX_CANDIDATES;
+    for (size_t k = 0; k < kept; k++) {
+        int r = footer_at(c, cand[(n_cand - 1 - k) % MAX_CANDIDATES], false, err);
+        if (r != 0)
+            return r;
+    }
+    return 0;
+}
+
+/* The block size that makes the first bytes of the file a valid block, or 0. */
+static uint32_t guess_block_size(checker *c, sp_error *err, int *rc) {
+    *rc = 0;
+    for (uint64_t bs = SST_MIN_BLOCK_SIZE; bs <= SST_MAX_BLOCK_SIZE && bs <= c->size; bs *= 2) {
+        if (sp_pread_exact(c->fd, c->buf, (size_t)bs, 0, c->rep->path, err)) {
+            *rc = -1;
+            return 0;
+        }
+        block_view v;
+        sp_error e = {0};
+        if (block_open(&v, c->buf, (uint32_t)bs, "", &e) == 0)
+            return (uint32_t)bs;
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------- index */
+
+static void parse_index(checker *c, uint64_t ioff) {
+    const sst_footer *f = &c->f;
+    const uint8_t *p = c->index, *end = c->index + f->index_length;
+    uint64_t cap = f->data_blocks < (f->index_length / 2) ? f->data_blocks : f->index_length / 2;
+    c->entries = calloc(cap ? cap : 1, sizeof *c->entries);
+    if (!c->entries) {
+        problem(c, -1, ioff, "index too large to hold in memory (%llu entries)",
+                (unsigned long long)f->data_blocks);
+        return;
+    }
+    while (p < end) {
+        uint64_t at = ioff + (uint64_t)(p - c->index);
+        uint32_t klen;
+        uint64_t off;
+        const uint8_t *k = sst_get_varint32(p, end, &klen), *q = NULL;
+        if (k && klen > 0 && klen <= SP_MAX_KEY_BYTES && (uint64_t)(end - k) >= klen)
+            q = sst_get_varint(k + klen, end, SST_VARINT64_MAX, &off);
+        if (!q) {
+            problem(c, -1, at, "corrupt index entry %llu", (unsigned long long)c->n_entries);
+            return;
+        }
+        if (c->n_entries == cap) {
+            problem(c, -1, at, "index has more entries than the footer's %llu data blocks",
+                    (unsigned long long)f->data_blocks);
+            return;
+        }
+        uint64_t i = c->n_entries++;
+        if (off != i * c->bs)
+            problem(c, (int64_t)i, at, "index entry %llu points at byte %llu, not %llu",
+                    (unsigned long long)i, (unsigned long long)off,
+                    (unsigned long long)(i * c->bs));
+        c->entries[i] = (index_entry){.key = k, .klen = klen, .offset = off};
+        p = q;
+    }
+    if (c->n_entries != f->data_blocks)
+        problem(c, -1, ioff + f->index_length,
+                "index has %llu entries, the footer says %llu data blocks",
+                (unsigned long long)c->n_entries, (unsigned long long)f->data_blocks);
+}
+
+/* Reads the index region: its checksum, its zero padding, its entries. */
+static int check_index(checker *c, sp_error *err) {
+    const sst_footer *f = &c->f;
+    c->index = malloc(f->index_length ? f->index_length : 1);
+    XXH3_state_t *st = XXH3_createState();
+    if (!c->index || !st) {
+        XXH3_freeState(st);
+        return sp_errorf(err, "%s: out of memory for the index (%llu bytes)", c->rep->path,
+                         (unsigned long long)f->index_length);
+    }
+    XXH3_64bits_reset(st);
+    bool zeros_ok = true;
+    for (uint64_t done = 0; done < f->index_region_length;) {
+        uint64_t left = f->index_region_length - done;
+        size_t n = (size_t)(left < c->buf_cap ? left : c->buf_cap);
+        if (read_at(c, c->buf, n, f->index_offset + done, err)) {
+            XXH3_freeState(st);
+            return -1;
+        }
+        XXH3_64bits_update(st, c->buf, n);
+        size_t in_index = done < f->index_length
+                              ? (size_t)(f->index_length - done < n ? f->index_length - done : n)
+                              : 0;
+        memcpy(c->index + done, c->buf, in_index);
+        size_t nz = first_nonzero(c->buf + in_index, n - in_index);
+        if (zeros_ok && nz < n - in_index) {
+            problem(c, -1, f->index_offset + done + in_index + nz,
+                    "non-zero byte in the index region's padding");
+            zeros_ok = false;
+        }
+        done += n;
+    }
+    uint64_t hash = XXH3_64bits_digest(st);
+    XXH3_freeState(st);
+    if (hash != f->index_checksum)
+        problem(c, -1, f->index_offset,
+                "index checksum mismatch (stored %016llx, computed %016llx)",
+                (unsigned long long)f->index_checksum, (unsigned long long)hash);
+    parse_index(c, f->index_offset);
+    return 0;
+}
+
+/* ---------------------------------------------------------------- blocks */
+
+/* Checks one data block; returns false when it does not even open. */
+static bool check_block(checker *c, uint64_t i, const uint8_t *data, bool report_open) {
+    uint64_t off = i * c->bs;
+    block_view v;
+    sp_error e = {0};
+    if (block_open(&v, data, c->bs, "", &e)) {
+        if (report_open)
+            problem(c, (int64_t)i, off, "%s", block_msg(&e));
+        c->unreadable_blocks++;
+        return false;
+    }
+    c->rep->blocks++;
+    uint32_t pad_end = c->bs - SST_BLOCK_TRAILER_FIXED - 4 * v.n_restarts;
+    size_t nz = first_nonzero(data + v.entries_len, pad_end - v.entries_len);
+    if (nz < pad_end - v.entries_len)
+        problem(c, (int64_t)i, off + v.entries_len + nz,
+                "non-zero byte between the entries and the trailer");
+    const index_entry *ie = i < c->n_entries ? &c->entries[i] : NULL;
+    block_iter it;
+    block_iter_init(&it, &v);
+    for (;;) {
+        uint32_t pos = it.pos;
+        int r = block_iter_next(&it, "", &e);
+        if (r < 0) {
+            problem(c, (int64_t)i, off + pos, "%s", block_msg(&e));
+            c->unreadable_blocks++;
+            break;
+        }
+        if (r == 0)
+            break;
+        uint64_t at = off + pos;
+        if (it.index == 1) {
+            if (c->have_last && key_cmp(c->last_key, c->last_len, it.key, it.key_len) >= 0)
+                problem(c, (int64_t)i, at,
+                        "first key does not sort after the previous block's "
+                        "last key");
+            if (ie && (ie->klen != it.key_len || memcmp(ie->key, it.key, it.key_len) != 0))
+                problem(c, (int64_t)i, at,
+                        "index entry %llu's key differs from the block's "
+                        "first key",
+                        (unsigned long long)i);
+        }
+        if (!sp_utf8_valid(it.key, it.key_len, NULL))
+            problem(c, (int64_t)i, at, "key of record %u is not valid UTF-8", it.index - 1);
+        if (it.value_len > c->max_value)
+            problem(c, (int64_t)i, at, "value of record %u has %u bytes, over the bound of %llu",
+                    it.index - 1, it.value_len, (unsigned long long)c->max_value);
+        size_t bad;
+        if (!sp_utf8_valid(it.value, it.value_len, &bad))
+            problem(c, (int64_t)i, (uint64_t)(it.value - data) + off + bad,
+                    "value of record %u is not valid UTF-8", it.index - 1);
+        c->records++;
+        c->key_bytes += it.key_len;
+        c->value_bytes += it.value_len;
+    }
+    if (it.key_len) {
+        memcpy(c->last_key, it.key, it.key_len);
+        c->last_len = it.key_len;
+        c->have_last = true;
+    }
+    return true;
+}
+
+/* Walks blocks [0, n) in large reads. With stop_at_bad (no footer to say
+ * where the data ends) the walk ends at the first block that does not open. */
+static int check_blocks(checker *c, uint64_t n, bool stop_at_bad, sp_error *err) {
+    size_t per_read = c->buf_cap / c->bs;
+    for (uint64_t i = 0; i < n;) {
+        size_t k = (size_t)(n - i < per_read ? n - i : per_read);
+        if (read_at(c, c->buf, k * c->bs, i * c->bs, err))
+            return -1;
+        for (size_t j = 0; j < k; j++, i++)
+            if (!check_block(c, i, c->buf + j * c->bs, !stop_at_bad) && stop_at_bad)
+                return 0;
+    }
+    return 0;
+}
+
+/* The zero bytes between the last block and the index region. */
+static int check_data_tail(checker *c, uint64_t from, uint64_t to, sp_error *err) {
+    for (uint64_t off = from; off < to;) {
+        size_t n = (size_t)(to - off < c->buf_cap ? to - off : c->buf_cap);
+        if (read_at(c, c->buf, n, off, err))
+            return -1;
+        size_t nz = first_nonzero(c->buf, n);
+        if (nz < n) {
+            problem(c, -1, off + nz, "non-zero byte in the padding after the last data block");
+            return 0;
+        }
+        off += n;
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------- the file */
+
+/* Footer fields against each other and against the file; false when the
+ * geometry is too broken to read the regions by. */
+static bool check_footer_fields(checker *c) {
+    const sst_footer *f = &c->f;
+    uint64_t foff = c->end - SST_FOOTER_BYTES;
+    if (!pow2_in(f->block_size, SST_MIN_BLOCK_SIZE, SST_MAX_BLOCK_SIZE)) {
+        problem(c, -1, foff + SST_FOOTER_BLOCK_SIZE,
+                "footer block size %u is not a power of two "
+                "from 512 to 1M",
+                f->block_size);
+        return false;
+    }
+    if (!pow2_in(f->cluster_size, SST_MIN_CLUSTER_SIZE, SST_MAX_CLUSTER_SIZE) ||
+        f->cluster_size > c->end) {
+        problem(c, -1, foff + SST_FOOTER_BLOCK_SIZE + 4,
+                "footer cluster size %u is not a power of two from 512 to 1G within the file",
+                f->cluster_size);
+        return false;
+    }
+    c->bs = f->block_size;
+    c->max_value = f->max_value_bytes;
+    sp_error e = {0};
+    if (sst_check_fit(f->block_size, f->max_value_bytes, &e))
+        problem(c, -1, foff + SST_FOOTER_BLOCK_SIZE + 8, "footer value bound: %s", e.msg);
+    if (f->restart_interval != SST_RESTART_INTERVAL)
+        problem(c, -1, foff + SST_FOOTER_BLOCK_SIZE + 12,
+                "footer restart interval %u (expected %u)", f->restart_interval,
+                SST_RESTART_INTERVAL);
+    if (f->checksum_type != SST_CHECKSUM_XXH3_64)
+        problem(c, -1, foff + SST_FOOTER_BLOCK_SIZE + 20, "footer checksum type %u (expected %u)",
+                f->checksum_type, SST_CHECKSUM_XXH3_64);
+    uint64_t cs = f->cluster_size;
+    bool ok = true;
+    if (f->data_blocks > c->end / c->bs ||
+        f->data_region_length != sst_align_up(f->data_blocks * c->bs, cs)) {
+        problem(c, -1, foff + SST_FOOTER_DATA_REGION_LENGTH,
+                "footer data region of %llu bytes does not hold %llu blocks of %u bytes "
+                "padded to the cluster size",
+                (unsigned long long)f->data_region_length, (unsigned long long)f->data_blocks,
+                c->bs);
+        ok = false;
+    }
+    if (f->index_offset != f->data_region_length || f->index_offset % cs) {
+        problem(c, -1, foff, "footer index offset %llu is not the end of the data region (%llu)",
+                (unsigned long long)f->index_offset, (unsigned long long)f->data_region_length);
+        ok = false;
+    }
+    if (f->index_length > f->index_region_length ||
+        f->index_region_length != sst_align_up(f->index_length, cs)) {
+        problem(c, -1, foff + 16,
+                "footer index region of %llu bytes does not hold %llu bytes "
+                "padded to the cluster size",
+                (unsigned long long)f->index_region_length, (unsigned long long)f->index_length);
+        ok = false;
+    }
+    if (f->file_size != c->end) {
+        problem(c, -1, foff + 56, "footer says the file has %llu bytes; it has %llu",
+                (unsigned long long)f->file_size, (unsigned long long)c->end);
+    }
+    if (ok && f->index_offset + f->index_region_length + cs != c->end) {
+        problem(c, -1, foff,
+                "regions (data %llu, index %llu, footer %llu bytes) do not add up "
+                "to the file's %llu bytes",
+                (unsigned long long)f->data_region_length,
+                (unsigned long long)f->index_region_length, (unsigned long long)cs,
+                (unsigned long long)c->end);
+        ok = false;
+    }
+    return ok;
+}
+
+static void check_counts(checker *c) {
+    const sst_footer *f = &c->f;
+    uint64_t foff = c->end - SST_FOOTER_BYTES;
+    if (c->unreadable_blocks)
+        return; /* the sums are short by the unreadable blocks, already reported */
+    if (c->records != f->records)
+        problem(c, -1, foff + 32, "footer says %llu records; the blocks hold %llu",
+                (unsigned long long)f->records, (unsigned long long)c->records);
+    if (c->key_bytes != f->key_bytes)
+        problem(c, -1, foff + 40, "footer says %llu key bytes; the blocks hold %llu",
+                (unsigned long long)f->key_bytes, (unsigned long long)c->key_bytes);
+    if (c->value_bytes != f->value_bytes)
+        problem(c, -1, foff + 48, "footer says %llu value bytes; the blocks hold %llu",
+                (unsigned long long)f->value_bytes, (unsigned long long)c->value_bytes);
+}
+
+/* A file whose footer is usable: every region, in file order after the index. */
+static int check_with_footer(checker *c, sp_error *err) {
+    const sst_footer *f = &c->f;
+    if (!check_footer_fields(c)) {
+        /* Only the footer region can still be trusted to be where it is. */
+        uint64_t hash;
+        if (!pow2_in(f->cluster_size, SST_MIN_CLUSTER_SIZE, SST_MAX_CLUSTER_SIZE) ||
+            f->cluster_size > c->end)
+            return 0;
+        if (footer_region_hash(c, c->end, f->cluster_size, true, &hash, err))
+            return -1;
+        if (hash != f->footer_checksum)
+            problem(c, -1, c->end - SST_FOOTER_BYTES + SST_FOOTER_CHECKSUM,
+                    "footer checksum mismatch");
+        return 0;
+    }
+    /* The buffer holds at least one largest block; reads of data are whole blocks. */
+    c->buf_cap = c->buf_cap / c->bs * c->bs;
+    if (check_index(c, err) || check_blocks(c, f->data_blocks, false, err) ||
+        check_data_tail(c, f->data_blocks * c->bs, f->data_region_length, err))
+        return -1;
+    uint64_t hash;
+    if (footer_region_hash(c, c->end, f->cluster_size, true, &hash, err))
+        return -1;
+    if (hash != f->footer_checksum)
+        problem(c, -1, c->end - SST_FOOTER_BYTES + SST_FOOTER_CHECKSUM,
+                "footer checksum mismatch (stored %016llx, computed %016llx)",
+                (unsigned long long)f->footer_checksum, (unsigned long long)hash);
+    check_counts(c);
+    return 0;
+}
+
+static int check_file(checker *c, sp_error *err) {
+    c->end = c->size;
+    int r = footer_at(c, c->size, true, err);
+    if (r < 0)
+        return -1;
+    if (r == 1)
+        return check_with_footer(c, err);
+    r = find_inner_footer(c, err);
+    if (r < 0)
+        return -1;
+    if (r == 1) {
+        c->end = c->f.file_size;
+        problem(c, -1, c->end, "%llu bytes follow the footer that ends at byte %llu",
+                (unsigned long long)(c->size - c->end), (unsigned long long)c->end);
+        return check_with_footer(c, err);
+    }
+    uint32_t bs = guess_block_size(c, err, &r);
+    if (r)
+        return -1;
+    if (!bs)
+        return sp_errorf(err, "%s: not an sstpipe SSTable (no footer, and no valid first block)",
+                         c->rep->path);
+    problem(c, -1, c->size,
+            "no footer at the end of the file (%llu bytes): the file is truncated or its end "
+            "is damaged",
+            (unsigned long long)c->size);
+    c->bs = bs;
+    c->max_value = UINT64_MAX;
+    c->rep->bytes = 0;
+    c->buf_cap = c->buf_cap / bs * bs;
+    return check_blocks(c, c->size / bs, true, err);
+}
+
+static int by_offset(const void *a, const void *b) {
+    const verify_problem *x = a, *y = b;
+    return x->offset < y->offset ? -1 : x->offset > y->offset;
+}
+
+int verify_file(const char *path, verify_report *rep, sp_error *err) {
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    rep->path = strdup(path);
+    if (!rep->path)
+        return sp_errorf(err, "%s: out of memory", path);
+    checker c = {.rep = rep, .fd = -1, .max_value = UINT64_MAX};
+    struct stat st;
+    int rc = -1;
+    c.fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (c.fd < 0) {
+        sp_errorf_errno(err, "%s: cannot open", path);
+        goto out;
+    }
+    if (fstat(c.fd, &st)) {
+        sp_errorf_errno(err, "%s: cannot stat", path);
+        goto out;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        sp_errorf(err, "%s: not a regular file", path);
+        goto out;
+    }
+    c.size = (uint64_t)st.st_size;
+    posix_fadvise(c.fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+    /* Room for the largest block, the read size, and an 8-byte carry. */
+    c.buf_cap = rep->opts.read_size > SST_MAX_BLOCK_SIZE ? rep->opts.read_size : SST_MAX_BLOCK_SIZE;
+    c.buf_cap += 8;
+    c.buf = malloc(c.buf_cap);
+    if (!c.buf) {
+        sp_errorf(err, "%s: out of memory for a %zu-byte read buffer", path, c.buf_cap);
+        goto out;
+    }
+    rc = check_file(&c, err);
+    rep->records = c.records;
+    /* Found index first, then data, then footer; reported in file order. */
+    if (rep->n_problems > 1)
+        qsort(rep->problems, rep->n_problems, sizeof *rep->problems, by_offset);
+out:
+    if (rc)
+        rep->error = strdup(err->msg);
+    if (c.fd >= 0)
+        close(c.fd);
+    free(c.buf);
+    free(c.index);
+    free(c.entries);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    rep->seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+    rep->mb_per_s = rep->seconds > 0 ? (double)rep->bytes / 1e6 / rep->seconds : 0;
+    return rc;
+}

@@ -1,0 +1,71 @@
+/*
+ * verify.h: `sstpipe verify`, a full check of SSTable files.
+ *
+ * verify_file reads every byte of a file once, front to back in large
+ * sequential reads, and checks everything the format (stages/sst/FORMAT.md)
+ * promises: footer magic and checksum, every block's checksum, trailer and
+ * zero padding, key order inside and across blocks, the index against the
+ * blocks, the footer's counts against what was found, value bounds, UTF-8,
+ * and the file size. It goes on after a problem wherever it can, so one run
+ * lists every problem it finds (each with what, block and byte offset).
+ *
+ * The command front end and `sstpipe nightly` both call verify_file in
+ * process; a file with problems is still a run that succeeded (returns 0,
+ * problems in the report); -1 means the file could not be checked at all
+ * (missing, unreadable, not an SSTable).
+ */
+#ifndef SSTPIPE_VERIFY_VERIFY_H
+#define SSTPIPE_VERIFY_VERIFY_H
+
+#include "stages/common/error.h"
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+typedef struct verify_options {
+    size_t read_size;    /* bytes per sequential read (default 8 MiB) */
+    size_t max_problems; /* problems kept in the list; all are counted (default 1000) */
+} verify_options;
+
+typedef struct verify_problem {
+    char what[256];  /* one line, e.g. "block checksum mismatch" */
+    int64_t block;   /* data block number, -1 when not inside a data block */
+    uint64_t offset; /* byte offset in the file */
+} verify_problem;
+
+typedef struct verify_report {
+    verify_options opts;
+    char *path;               /* the file checked (owned) */
+    uint64_t records;         /* records read from the data blocks */
+    uint64_t blocks;          /* data blocks read */
+    uint64_t bytes;           /* bytes read (the file size) */
+    double seconds;           /* wall time of the check */
+    double mb_per_s;          /* bytes / seconds, in MB (10^6 bytes) per second */
+    uint64_t problem_count;   /* problems found (may exceed n_problems) */
+    verify_problem *problems; /* up to max_problems of them, by byte offset */
+    size_t n_problems;
+    char *error; /* why the file could not be checked (verify_file returned -1), or NULL */
+} verify_report;
+
+void verify_options_init(verify_options *opts);
+/* opts NULL: defaults. */
+void verify_report_init(verify_report *rep, const verify_options *opts);
+void verify_report_destroy(verify_report *rep);
+
+/* 0: the file was checked (rep->problem_count says whether it is clean);
+ * -1: it could not be checked (err says why). rep must be freshly initialised. */
+int verify_file(const char *path, verify_report *rep, sp_error *err);
+
+/* The text report: one line per problem, then the summary line. */
+void verify_report_print(const verify_report *rep, FILE *out);
+/* The report as a JSON object (new reference; fields in stages/verify/README.md). */
+json_t *verify_report_to_json(const verify_report *rep);
+/* {"files": [report...], "problems": total} written atomically to json_path. */
+int verify_write_json(const verify_report *reps, size_t n, const char *json_path, sp_error *err);
+
+/* `sstpipe verify` */
+int verify_cmd(int argc, char **argv);
+
+#endif

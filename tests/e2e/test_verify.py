@@ -1,0 +1,147 @@
+"""test_verify.py: `sstpipe verify` from the command line.
+
+Tables built with `sstpipe build` from the corpora verify clean under several
+block and cluster sizes, with a summary that agrees with `info`; single-byte
+changes (a CLI-level sample; the full sweep is in tests/unit/test_verify.c),
+truncations and appended bytes give exit 1 and problem lines; files that
+cannot be checked give exit 2 and one error line; --json writes the same
+report as JSON.
+"""
+
+import sys
+
+sys.dont_write_bytecode = True  # keep the source tree clean under ctest
+
+import json
+import os
+import re
+import unittest
+
+from sstpipe_e2e import E2ETest, check_error_line, corpus_files, parse_info, sstpipe
+
+SUMMARY_RE = re.compile(r"^(?P<file>.*): records=(?P<records>\d+) blocks=(?P<blocks>\d+) "
+                        r"bytes=(?P<bytes>\d+) seconds=[\d.]+ MB/s=[\d.]+ "
+                        r"(?P<status>OK|\d+ problems?)$")
+PROBLEM_RE = re.compile(r"^.*: (block \d+ at )?byte \d+: .+$")
+
+SHAPES = [("4K", "512"), ("16K", "4K"), ("64K", "64K")]
+
+
+def summaries(test, stdout):
+    """Summary lines of a verify run, as dicts; every other line must be a problem line."""
+    out = []
+    for line in stdout.decode("utf-8", "replace").splitlines():
+        m = SUMMARY_RE.match(line)
+        if m:
+            out.append(m.groupdict())
+        else:
+            test.assertRegex(line, PROBLEM_RE, "verify printed a line that is neither a problem "
+                             "nor a summary")
+    return out
+
+
+class VerifyTest(E2ETest):
+
+    def small_table(self, name="small.sst"):
+        """A table of a few kilobytes: the smallest corpus, small blocks and clusters."""
+        src = min(corpus_files(), key=os.path.getsize)
+        out = self.path(name)
+        self.build(src, out, "--block-size", "2K", "--cluster-size", "512", "--max-bytes",
+                   "300")
+        return out
+
+    def test_clean_tables_of_every_shape(self):
+        for src in corpus_files():
+            for bs, cs in SHAPES:
+                with self.subTest(src=os.path.basename(src), block=bs, cluster=cs):
+                    out = self.path("t.sst")
+                    self.build(src, out, "--block-size", bs, "--cluster-size", cs)
+                    r = sstpipe("verify", out)
+                    self.assertEqual(r.code, 0, "clean table reported bad:" + r.describe())
+                    (s,) = summaries(self, r.stdout)
+                    self.assertEqual(s["status"], "OK")
+                    info = parse_info(self, out)
+                    self.assertEqual(int(s["records"]), info["records"])
+                    self.assertEqual(int(s["bytes"]), os.path.getsize(out))
+
+    def test_every_byte_or_a_sample_is_caught(self):
+        path = self.small_table()
+        data = open(path, "rb").read()
+        n = len(data)
+        # Every byte of the footer region and the index, a stride over the data.
+        positions = sorted(set(range(0, n, max(1, n // 600))) | set(range(max(0, n - 600), n)))
+        for pos in positions:
+            bad = bytearray(data)
+            bad[pos] ^= 0x01
+            with open(path, "wb") as f:
+                f.write(bad)
+            r = sstpipe("verify", path)
+            self.assertEqual(r.code, 1, f"flip of byte {pos} of {n} not caught:" + r.describe())
+            (s,) = summaries(self, r.stdout)
+            self.assertNotEqual(s["status"], "OK")
+
+    def test_truncated_and_appended(self):
+        path = self.small_table()
+        data = open(path, "rb").read()
+        cases = {f"cut to {k}": data[:k] for k in (len(data) - 1, len(data) - 128,
+                                                     len(data) // 2, 2048)}
+        cases.update({f"{len(x)} bytes appended": data + x
+                      for x in (b"\0", b"x" * 100, data[-512:])})
+        for what, content in cases.items():
+            with self.subTest(what):
+                bad = self.write_file("bad.sst", content)
+                r = sstpipe("verify", bad)
+                self.assertEqual(r.code, 1, what + r.describe())
+                self.assertTrue(any(PROBLEM_RE.match(l) for l in
+                                    r.stdout.decode().splitlines()), what + r.describe())
+
+    def test_json_report_and_many_files(self):
+        good = self.small_table("good.sst")
+        data = bytearray(open(good, "rb").read())
+        data[2048 + 100] ^= 0xFF  # inside block 1
+        bad = self.write_file("bad.sst", bytes(data))
+        report = self.path("report.json")
+        r = sstpipe("verify", good, bad, "--json", report)
+        self.assertEqual(r.code, 1, r.describe())
+        lines = r.stdout.decode().splitlines()
+        self.assertIn(f"{bad}: block 1 at byte 2048: block checksum mismatch", "\n".join(lines))
+        got = summaries(self, r.stdout)
+        self.assertEqual([s["file"] for s in got], [good, bad])
+        with open(report) as f:
+            doc = json.load(f)
+        self.assertEqual(doc["problems"], 1)
+        g, b = doc["files"]
+        self.assertEqual((g["file"], g["ok"], g["problem_count"]), (good, True, 0))
+        self.assertEqual(g["records"], parse_info(self, good)["records"])
+        self.assertEqual(g["bytes"], os.path.getsize(good))
+        for key in ("blocks", "seconds", "mb_per_s", "problems"):
+            self.assertIn(key, g)
+        self.assertEqual((b["ok"], b["problem_count"]), (False, 1))
+        self.assertEqual((b["problems"][0]["block"], b["problems"][0]["offset"]), (1, 2048))
+
+    def test_files_that_cannot_be_checked(self):
+        good = self.small_table("good.sst")
+        text = self.write_file("notes.txt", b"just some text\n" * 500)
+        missing = self.path("missing.sst")
+        for path, name in ((missing, "missing.sst"), (text, "notes.txt")):
+            with self.subTest(name):
+                r = sstpipe("verify", path)
+                self.assertEqual(r.code, 2, r.describe())
+                check_error_line(self, r, names=[name], what=name)
+        # The other files are still checked and reported.
+        r = sstpipe("verify", missing, good)
+        self.assertEqual(r.code, 2, r.describe())
+        self.assertEqual([s["status"] for s in summaries(self, r.stdout)], ["OK"])
+
+    def test_usage(self):
+        r = sstpipe("verify", "--help")
+        self.assertEqual(r.code, 0)
+        self.assertIn(b"usage: sstpipe verify", r.stdout)
+        for args in ([], ["--bogus", "x.sst"], ["x.sst", "--json"]):
+            with self.subTest(args=args):
+                r = sstpipe("verify", *args)
+                self.assertEqual(r.code, 2, r.describe())
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,302 @@
+/*
+ * test_profile.c: profile_run against tables written with table_writer:
+ * the figures are consistent (every lookup done, percentiles ordered, one
+ * read per lookup, hits and misses as requested), warm and cold, with
+ * threads and with io_uring; the seed fixes the key sequence; the JSON and
+ * SVG are well-formed; bad arguments fail with clear errors.
+ */
+#include "stages/common/error.h"
+#include "stages/profile/profile.h"
+#include "stages/sst/table_writer.h"
+
+#include <libxml/parser.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+
+static char dir[64];
+static char table[128];
+
+static const char *tmp_path(const char *name) {
+    static char buf[4][256];
+    static int k;
+    k = (k + 1) % 4;
+    snprintf(buf[k], sizeof buf[k], "%s/%s", dir, name);
+    return buf[k];
+}
+
+/* Records in pairs where one key extends the other, as titles do ("Foo",
+ * "Foo b"), with values of varied length. */
+static void write_table(const char *path, unsigned n, uint32_t block_size) {
+    table_options opts;
+    table_options_init(&opts);
+    opts.block_size = block_size;
+    opts.cluster_size = 4096;
+    opts.max_value_bytes = 1024;
+    sp_error err = {0};
+    table_writer *w = table_writer_init(path, &opts, &err);
+    assert_non_null(w);
+    char val[1024];
+    memset(val, 'v', sizeof val);
+    for (unsigned i = 0; i < n; i++) {
+        char key[64];
+        int len = snprintf(key, sizeof key, "title %05u", i / 2);
+        if (i % 2)
+            len = snprintf(key, sizeof key, "title %05u b", i / 2);
+        sp_record r = {.key = (const uint8_t *)key,
+                       .key_len = (uint32_t)len,
+                       .value = (const uint8_t *)val,
+                       .value_len = (i * 37) % 1000,
+                       .value_fd = -1};
+        assert_int_equal(table_writer_add(w, &r, &err), 0);
+    }
+    assert_int_equal(table_writer_finish(w, &err), 0);
+    table_writer_destroy(w);
+}
+
+static int run(const char *path, const profile_options *o, profile_result *res, sp_error *err) {
+    profile_result_init(res);
+    sp_error_clear(err);
+    return profile_run(path, o, res, err);
+}
+
+static void assert_consistent(const profile_result *r, const profile_options *o) {
+    assert_int_equal(r->lookups, o->n);
+    assert_int_equal(r->hits + r->misses, o->n);
+    assert_int_equal(r->misses, r->misses_requested);
+    assert_true(r->min_ns <= r->p50_ns);
+    assert_true(r->p50_ns <= r->p90_ns);
+    assert_true(r->p90_ns <= r->p99_ns);
+    assert_true(r->p99_ns <= r->p999_ns);
+    assert_true(r->p999_ns <= r->max_ns);
+    assert_true((double)r->min_ns <= r->avg_ns && r->avg_ns <= (double)r->max_ns);
+    assert_true(r->min_ns > 0);
+    for (uint64_t i = 1; i < r->lookups; i++)
+        assert_true(r->latencies_ns[i - 1] <= r->latencies_ns[i]);
+    assert_int_equal(r->latencies_ns[0], r->min_ns);
+    assert_int_equal(r->latencies_ns[r->lookups - 1], r->max_ns);
+    /* Every key sorts at or after the first key, so every lookup reads
+     * exactly one block. */
+    assert_int_equal(r->reads, r->lookups);
+    assert_int_equal(r->min_reads_per_lookup, 1);
+    assert_int_equal(r->max_reads_per_lookup, 1);
+    assert_int_equal(r->bytes_read, r->lookups * r->block_size);
+    assert_true(r->lookups_per_sec > 0 && r->seconds > 0);
+}
+
+static void test_warm_with_misses(void **state) {
+    (void)state;
+    profile_options o;
+    profile_options_init(&o);
+    o.n = 5000;
+    o.misses_pct = 20;
+    o.seed = 42;
+    profile_result r;
+    sp_error err;
+    assert_int_equal(run(table, &o, &r, &err), 0);
+    assert_consistent(&r, &o);
+    assert_int_equal(r.misses, 1000);
+    assert_int_equal(r.hits, 4000);
+    assert_int_equal(r.records, 4000);
+    assert_int_equal(r.block_size, 4096);
+    profile_result_destroy(&r);
+
+    o.misses_pct = 100;
+    o.n = 300;
+    assert_int_equal(run(table, &o, &r, &err), 0);
+    assert_consistent(&r, &o);
+    assert_int_equal(r.misses, 300);
+    profile_result_destroy(&r);
+}
+
+static void test_seed_fixes_the_key_sequence(void **state) {
+    (void)state;
+    profile_options o;
+    profile_options_init(&o);
+    o.n = 2000;
+    o.misses_pct = 10;
+    o.seed = 7;
+    profile_result a, b, c;
+    sp_error err;
+    assert_int_equal(run(table, &o, &a, &err), 0);
+    o.threads = 2; /* the sequence does not depend on how it is run */
+    assert_int_equal(run(table, &o, &b, &err), 0);
+    o.seed = 8;
+    assert_int_equal(run(table, &o, &c, &err), 0);
+    assert_true(a.key_sequence_hash == b.key_sequence_hash);
+    assert_true(a.key_sequence_hash != c.key_sequence_hash);
+    assert_int_equal(a.misses, b.misses);
+    profile_result_destroy(&a);
+    profile_result_destroy(&b);
+    profile_result_destroy(&c);
+}
+
+static void test_cold_one_read_per_hit(void **state) {
+    (void)state;
+    profile_options o;
+    profile_options_init(&o);
+    o.n = 500;
+    o.cold = true;
+    o.seed = 3;
+    profile_result r;
+    sp_error err;
+    int rc = run(table, &o, &r, &err);
+    if (rc)
+        fail_msg("cold profile failed: %s", err.msg);
+    assert_consistent(&r, &o);
+    assert_int_equal(r.hits, 500);
+    profile_result_destroy(&r);
+}
+
+static void test_threads_and_queue_depth(void **state) {
+    (void)state;
+    profile_options o;
+    profile_options_init(&o);
+    o.n = 1001; /* not a multiple of the thread count */
+    o.threads = 3;
+    o.misses_pct = 5;
+    o.seed = 11;
+    profile_result r;
+    sp_error err;
+    assert_int_equal(run(table, &o, &r, &err), 0);
+    assert_consistent(&r, &o);
+    profile_result_destroy(&r);
+
+    o.queue_depth = 8;
+    o.threads = 2;
+    int rc = run(table, &o, &r, &err);
+    if (rc)
+        fail_msg("io_uring profile failed: %s", err.msg);
+    assert_consistent(&r, &o);
+    profile_result_destroy(&r);
+
+    o.cold = true;
+    rc = run(table, &o, &r, &err);
+    if (rc)
+        fail_msg("cold io_uring profile failed: %s", err.msg);
+    assert_consistent(&r, &o);
+    profile_result_destroy(&r);
+}
+
+static void test_bad_arguments(void **state) {
+    (void)state;
+    profile_options o;
+    profile_options_init(&o);
+    profile_result r;
+    sp_error err;
+    o.n = 0;
+    assert_int_equal(run(table, &o, &r, &err), -1);
+    assert_non_null(strstr(err.msg, "at least 1"));
+    profile_result_destroy(&r);
+
+    o.n = 10;
+    o.queue_depth = 1u << 20;
+    assert_int_equal(run(table, &o, &r, &err), -1);
+    assert_non_null(strstr(err.msg, "queue depth 1048576"));
+    profile_result_destroy(&r);
+
+    o.queue_depth = 1;
+    assert_int_equal(run(tmp_path("missing.sst"), &o, &r, &err), -1);
+    assert_non_null(strstr(err.msg, "missing.sst"));
+    profile_result_destroy(&r);
+
+    FILE *f = fopen(tmp_path("text.txt"), "w");
+    for (int i = 0; i < 1000; i++)
+        fputs("not an sstable\n", f);
+    fclose(f);
+    assert_int_equal(run(tmp_path("text.txt"), &o, &r, &err), -1);
+    assert_non_null(strstr(err.msg, "text.txt"));
+    profile_result_destroy(&r);
+
+    write_table(tmp_path("empty.sst"), 0, 4096);
+    assert_int_equal(run(tmp_path("empty.sst"), &o, &r, &err), -1);
+    assert_non_null(strstr(err.msg, "no records"));
+    profile_result_destroy(&r);
+}
+
+static void test_json_and_svg(void **state) {
+    (void)state;
+    profile_options o;
+    profile_options_init(&o);
+    o.n = 3000;
+    o.misses_pct = 10;
+    o.seed = 5;
+    profile_result r;
+    sp_error err;
+    assert_int_equal(run(table, &o, &r, &err), 0);
+    assert_int_equal(profile_write_json(&r, tmp_path("p.json"), &err), 0);
+    assert_int_equal(profile_write_svg(&r, tmp_path("p.svg"), &err), 0);
+
+    json_error_t jerr;
+    json_t *root = json_load_file(tmp_path("p.json"), 0, &jerr);
+    assert_non_null(root);
+    assert_int_equal(json_integer_value(json_object_get(root, "lookups")), 3000);
+    assert_int_equal(json_integer_value(json_object_get(root, "misses")), 300);
+    assert_string_equal(json_string_value(json_object_get(root, "mode")), "warm");
+    json_t *lat = json_object_get(root, "latency_ns");
+    assert_int_equal(json_integer_value(json_object_get(lat, "p99")), r.p99_ns);
+    assert_int_equal(json_integer_value(json_object_get(lat, "max")), r.max_ns);
+    json_decref(root);
+
+    xmlDocPtr doc = xmlReadFile(tmp_path("p.svg"), NULL, XML_PARSE_NONET | XML_PARSE_NOERROR);
+    assert_non_null(doc);
+    xmlNodePtr svg = xmlDocGetRootElement(doc);
+    assert_string_equal((const char *)svg->name, "svg");
+    xmlFreeDoc(doc);
+    FILE *f = fopen(tmp_path("p.svg"), "r");
+    char text[200000];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = 0;
+    assert_non_null(strstr(text, "lookup latency (log scale)"));
+    assert_non_null(strstr(text, ">p99.9 "));
+    assert_non_null(strstr(text, "<polyline"));
+
+    char *out = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&out, &len);
+    profile_print(&r, mem);
+    fclose(mem);
+    assert_non_null(strstr(out, "Profile results for 3000 lookups:\nAverage time: "));
+    assert_non_null(strstr(out, "\nMin time: "));
+    assert_non_null(strstr(out, "\nMax time: "));
+    assert_non_null(strstr(out, "seed 5"));
+    free(out);
+    profile_result_destroy(&r);
+}
+
+/* The table every test reads (written once; the tests only read it). */
+static int write_shared_table(void **state) {
+    (void)state;
+    write_table(table, 4000, 4096);
+    return 0;
+}
+
+int main(void) {
+    snprintf(dir, sizeof dir, "/tmp/test_profile.XXXXXX");
+    if (!mkdtemp(dir))
+        return 1;
+    snprintf(table, sizeof table, "%s/t.sst", dir);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_warm_with_misses),
+        cmocka_unit_test(test_seed_fixes_the_key_sequence),
+        cmocka_unit_test(test_cold_one_read_per_hit),
+        cmocka_unit_test(test_threads_and_queue_depth),
+        cmocka_unit_test(test_bad_arguments),
+        cmocka_unit_test(test_json_and_svg),
+    };
+    int failed = cmocka_run_group_tests(tests, write_shared_table, NULL);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    if (system(cmd) != 0)
+        return 1;
+    return failed;
+}

@@ -1,0 +1,560 @@
+/*
+ * test_verify.c: verify_file on clean tables of many shapes (never a false
+ * positive) and on damaged ones: every single byte of a small table flipped
+ * in turn, a dense random sample of a larger one, truncations, appended
+ * bytes, and files whose checksums all match but whose contents break the
+ * format's rules (blocks swapped, a value over the bound, invalid UTF-8).
+ */
+#include "stages/common/error.h"
+#include "stages/sst/coding.h"
+#include "stages/sst/format.h"
+#include "stages/sst/table_writer.h"
+#include "stages/verify/verify.h"
+
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include <setjmp.h>
+
+#include <cmocka.h>
+
+static char dir[64];
+
+static const char *tmp_path(const char *name) {
+    static char buf[4][256];
+    static int k;
+    k = (k + 1) % 4;
+    snprintf(buf[k], sizeof buf[k], "%s/%s", dir, name);
+    return buf[k];
+}
+
+static uint64_t rng_state;
+static uint64_t rnd(void) {
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return rng_state;
+}
+
+/* A value of up to max bytes: ASCII text with two-byte and three-byte
+ * characters mixed in, never split. */
+static size_t make_value(uint8_t *buf, size_t max) {
+    size_t len = max ? (size_t)(rnd() % (max + 1)) : 0, n = 0;
+    while (n < len) {
+        uint64_t r = rnd() % 10;
+        if (r == 0 && n + 2 <= len) {
+            buf[n++] = 0xC3;
+            buf[n++] = 0xA9; /* é */
+        } else if (r == 1 && n + 3 <= len) {
+            buf[n++] = 0xE2;
+            buf[n++] = 0x82;
+            buf[n++] = 0xAC; /* € */
+        } else {
+            buf[n++] = (uint8_t)('a' + rnd() % 26);
+        }
+    }
+    return n;
+}
+
+typedef struct shape {
+    uint32_t block_size, cluster_size, max_value;
+    unsigned records;
+    uint64_t seed;
+} shape;
+
+/* Writes a table of the given shape; returns its stats. Keys are
+ * "key NNNNNN" with some Unicode ones ("ключ NNNNNN") sorting after them. */
+static table_stats write_table(const char *path, const shape *s) {
+    table_options opts;
+    table_options_init(&opts);
+    opts.block_size = s->block_size;
+    opts.cluster_size = s->cluster_size;
+    opts.max_value_bytes = s->max_value;
+    sp_error err = {0};
+    table_writer *w = table_writer_init(path, &opts, &err);
+    assert_non_null(w);
+    rng_state = s->seed * 2654435761u + 1;
+    uint8_t *val = malloc(s->max_value + 1);
+    for (unsigned i = 0; i < s->records; i++) {
+        char key[64];
+        if (i < s->records * 3 / 4)
+            snprintf(key, sizeof key, "key %06u", i);
+        else
+            snprintf(key, sizeof key, "\xd0\xba\xd0\xbb\xd1\x8e\xd1\x87 %06u", i);
+        sp_record rec = {.key = (const uint8_t *)key,
+                         .key_len = (uint32_t)strlen(key),
+                         .value = val,
+                         .value_len = make_value(val, s->max_value),
+                         .value_fd = -1};
+        assert_int_equal(table_writer_add(w, &rec, &err), 0);
+    }
+    free(val);
+    assert_int_equal(table_writer_finish(w, &err), 0);
+    table_stats st = *table_writer_stats(w);
+    table_writer_destroy(w);
+    return st;
+}
+
+static uint8_t *slurp(const char *path, size_t *len) {
+    int fd = open(path, O_RDONLY);
+    assert_true(fd >= 0);
+    struct stat st;
+    assert_int_equal(fstat(fd, &st), 0);
+    *len = (size_t)st.st_size;
+    uint8_t *b = malloc(*len + 1);
+    assert_int_equal(pread(fd, b, *len, 0), (ssize_t)*len);
+    close(fd);
+    return b;
+}
+
+static void spill(const char *path, const uint8_t *b, size_t len) {
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, b, len), (ssize_t)len);
+    close(fd);
+}
+
+/* Runs verify_file; returns its result, the report left in rep. */
+static int run_verify(const char *path, verify_report *rep) {
+    sp_error err = {0};
+    verify_report_init(rep, NULL);
+    return verify_file(path, rep, &err);
+}
+
+static bool has_problem(const verify_report *rep, const char *needle) {
+    for (size_t i = 0; i < rep->n_problems; i++)
+        if (strstr(rep->problems[i].what, needle))
+            return true;
+    return false;
+}
+
+/* ---------------------------------------------------------------- clean */
+
+static void test_clean_shapes(void **state) {
+    (void)state;
+    static const uint32_t blocks[] = {512, 1024, 4096, 65536};
+    static const uint32_t clusters[] = {512, 4096, 65536};
+    static const unsigned counts[] = {0, 1, 17, 600};
+    for (size_t b = 0; b < 4; b++)
+        for (size_t c = 0; c < 3; c++)
+            for (size_t n = 0; n < 4; n++) {
+                shape s = {blocks[b], clusters[c], blocks[b] <= 1024 ? 150 : 1024, counts[n],
+                           b * 100 + c * 10 + n};
+                const char *path = tmp_path("clean.sst");
+                table_stats st = write_table(path, &s);
+                verify_report rep;
+                assert_int_equal(run_verify(path, &rep), 0);
+                if (rep.problem_count)
+                    fprintf(stderr, "bs %u cs %u n %u: %s\n", s.block_size, s.cluster_size,
+                            s.records, rep.problems[0].what);
+                assert_int_equal(rep.problem_count, 0);
+                assert_int_equal(rep.records, st.records);
+                assert_int_equal(rep.blocks, st.data_blocks);
+                assert_int_equal(rep.bytes, st.file_size);
+                verify_report_destroy(&rep);
+            }
+}
+
+static void test_read_size_smaller_than_a_block(void **state) {
+    (void)state;
+    shape s = {65536, 4096, 1024, 900, 7};
+    const char *path = tmp_path("readsize.sst");
+    table_stats st = write_table(path, &s);
+    verify_options o;
+    verify_options_init(&o);
+    o.read_size = 4096;
+    verify_report rep;
+    verify_report_init(&rep, &o);
+    sp_error err = {0};
+    assert_int_equal(verify_file(path, &rep, &err), 0);
+    assert_int_equal(rep.problem_count, 0);
+    assert_int_equal(rep.records, st.records);
+    verify_report_destroy(&rep);
+}
+
+/* ---------------------------------------------------------------- sweeps */
+
+/* Flips the byte at each given position (XOR x) in turn and expects a
+ * problem every time. */
+static void sweep(const char *path, const uint8_t *orig, size_t len, const size_t *pos, size_t n,
+                  uint8_t x) {
+    int fd = open(path, O_WRONLY);
+    assert_true(fd >= 0);
+    for (size_t k = 0; k < n; k++) {
+        size_t i = pos[k];
+        uint8_t b = orig[i] ^ x;
+        assert_int_equal(pwrite(fd, &b, 1, (off_t)i), 1);
+        verify_report rep;
+        int rc = run_verify(path, &rep);
+        if (rc != 0 || rep.problem_count == 0)
+            fail_msg("flip of byte %zu (of %zu) by %02x: rc %d, %llu problems", i, len, x, rc,
+                     (unsigned long long)rep.problem_count);
+        verify_report_destroy(&rep);
+        assert_int_equal(pwrite(fd, &orig[i], 1, (off_t)i), 1);
+    }
+    close(fd);
+}
+
+static void test_every_byte_of_a_small_table(void **state) {
+    (void)state;
+    shape s = {512, 512, 150, 40, 3};
+    const char *path = tmp_path("sweep.sst");
+    table_stats st = write_table(path, &s);
+    assert_true(st.data_blocks >= 4);
+    size_t len;
+    uint8_t *orig = slurp(path, &len);
+    size_t *pos = malloc(len * sizeof *pos);
+    for (size_t i = 0; i < len; i++)
+        pos[i] = i;
+    sweep(path, orig, len, pos, len, 0x01);
+    sweep(path, orig, len, pos, len, 0xFF);
+    free(pos);
+    free(orig);
+}
+
+/* Clusters larger than blocks: the data region ends in zero padding, and
+ * the index and footer regions are mostly padding. */
+static void test_every_byte_with_padded_regions(void **state) {
+    (void)state;
+    shape s = {1024, 2048, 200, 40, 4};
+    const char *path = tmp_path("padded.sst");
+    table_stats st = write_table(path, &s);
+    while (st.data_blocks % 2 == 0) {
+        s.records++;
+        st = write_table(path, &s);
+    }
+    size_t len;
+    uint8_t *orig = slurp(path, &len);
+    uint64_t data_region =
+        sst_get_u64(orig + len - SST_FOOTER_BYTES + SST_FOOTER_DATA_REGION_LENGTH);
+    assert_true(data_region > st.data_blocks * 1024);
+    size_t *pos = malloc(len * sizeof *pos);
+    for (size_t i = 0; i < len; i++)
+        pos[i] = i;
+    sweep(path, orig, len, pos, len, 0x20);
+    free(pos);
+    free(orig);
+}
+
+static void test_every_byte_of_an_empty_table(void **state) {
+    (void)state;
+    shape s = {4096, 512, 1024, 0, 1};
+    const char *path = tmp_path("empty.sst");
+    write_table(path, &s);
+    size_t len;
+    uint8_t *orig = slurp(path, &len);
+    size_t *pos = malloc(len * sizeof *pos);
+    for (size_t i = 0; i < len; i++)
+        pos[i] = i;
+    sweep(path, orig, len, pos, len, 0x80);
+    free(pos);
+    free(orig);
+}
+
+static void test_random_bytes_of_a_larger_table(void **state) {
+    (void)state;
+    shape s = {4096, 4096, 1024, 3000, 11};
+    const char *path = tmp_path("large.sst");
+    table_stats st = write_table(path, &s);
+    assert_true(st.file_size > 1000000);
+    size_t len;
+    uint8_t *orig = slurp(path, &len);
+    size_t pos[2000];
+    rng_state = 99;
+    for (size_t k = 0; k < 2000; k++)
+        pos[k] = (size_t)(rnd() % len);
+    for (size_t k = 0; k < 2000; k += 100)
+        sweep(path, orig, len, pos + k, 100, (uint8_t)(1 + rnd() % 255));
+    free(orig);
+}
+
+static void test_truncated(void **state) {
+    (void)state;
+    shape s = {1024, 512, 200, 60, 5};
+    const char *path = tmp_path("trunc.sst");
+    write_table(path, &s);
+    size_t len;
+    uint8_t *orig = slurp(path, &len);
+    const size_t cuts[] = {len - 1,   len - 8, len - 16, len - 128, len - 129, len - 512,
+                           len - 700, len / 2, 2048,     1500,      1024};
+    for (size_t k = 0; k < sizeof cuts / sizeof cuts[0]; k++) {
+        spill(tmp_path("cut.sst"), orig, cuts[k]);
+        verify_report rep;
+        int rc = run_verify(tmp_path("cut.sst"), &rep);
+        if (rc != 0 || rep.problem_count == 0)
+            fail_msg("cut to %zu of %zu bytes: rc %d, %llu problems", cuts[k], len, rc,
+                     (unsigned long long)rep.problem_count);
+        verify_report_destroy(&rep);
+    }
+    /* Too little left to tell it is an SSTable: could not run. */
+    spill(tmp_path("cut.sst"), orig, 100);
+    verify_report rep;
+    assert_int_equal(run_verify(tmp_path("cut.sst"), &rep), -1);
+    assert_non_null(rep.error);
+    verify_report_destroy(&rep);
+    free(orig);
+}
+
+static void test_appended(void **state) {
+    (void)state;
+    shape s = {1024, 512, 200, 60, 6};
+    const char *path = tmp_path("append.sst");
+    write_table(path, &s);
+    size_t len;
+    uint8_t *orig = slurp(path, &len);
+    uint8_t *b = calloc(1, 2 * len);
+    memcpy(b, orig, len);
+    const size_t extra[] = {1, 7, 8, 100, 512, 4096};
+    for (size_t k = 0; k < sizeof extra / sizeof extra[0]; k++) {
+        for (size_t i = 0; i < extra[k]; i++)
+            b[len + i] = (uint8_t)(i * 7 + k);
+        spill(tmp_path("app.sst"), b, len + extra[k]);
+        verify_report rep;
+        assert_int_equal(run_verify(tmp_path("app.sst"), &rep), 0);
+        assert_true(rep.problem_count > 0);
+        assert_true(has_problem(&rep, "follow the footer"));
+        verify_report_destroy(&rep);
+    }
+    /* The whole file appended to itself: the footer at the end is valid
+     * but records half the size. */
+    memcpy(b + len, orig, len);
+    spill(tmp_path("app.sst"), b, 2 * len);
+    verify_report rep;
+    assert_int_equal(run_verify(tmp_path("app.sst"), &rep), 0);
+    assert_true(rep.problem_count > 0);
+    verify_report_destroy(&rep);
+    free(b);
+    free(orig);
+}
+
+/* ---------------------------------------------------------------- rules */
+
+/* Rewrites the footer's checksum after an edit, so only the rule breaks. */
+static void reseal_footer(uint8_t *b, size_t len, uint32_t cs) {
+    uint64_t h = XXH3_64bits(b + len - cs, cs - (SST_FOOTER_BYTES - SST_FOOTER_CHECKSUM));
+    sst_put_u64(b + len - SST_FOOTER_BYTES + SST_FOOTER_CHECKSUM, h);
+}
+
+static void test_swapped_blocks_keep_checksums_but_break_order(void **state) {
+    (void)state;
+    shape s = {1024, 512, 200, 60, 8};
+    const char *path = tmp_path("swap.sst");
+    write_table(path, &s);
+    size_t len;
+    uint8_t *b = slurp(path, &len);
+    uint8_t tmp[1024];
+    memcpy(tmp, b + 1024, 1024);
+    memcpy(b + 1024, b + 2048, 1024);
+    memcpy(b + 2048, tmp, 1024);
+    spill(path, b, len);
+    verify_report rep;
+    assert_int_equal(run_verify(path, &rep), 0);
+    assert_true(has_problem(&rep, "index entry 1"));
+    assert_true(has_problem(&rep, "previous block"));
+    bool block1 = false;
+    for (size_t i = 0; i < rep.n_problems; i++)
+        if (rep.problems[i].block == 1 && rep.problems[i].offset >= 1024 &&
+            rep.problems[i].offset < 2048)
+            block1 = true;
+    assert_true(block1);
+    verify_report_destroy(&rep);
+    free(b);
+}
+
+static void test_value_over_the_bound(void **state) {
+    (void)state;
+    shape s = {1024, 512, 200, 60, 9};
+    const char *path = tmp_path("bound.sst");
+    write_table(path, &s);
+    size_t len;
+    uint8_t *b = slurp(path, &len);
+    sst_put_u32(b + len - SST_FOOTER_BYTES + SST_FOOTER_BLOCK_SIZE + 8, 20);
+    reseal_footer(b, len, 512);
+    spill(path, b, len);
+    verify_report rep;
+    assert_int_equal(run_verify(path, &rep), 0);
+    assert_true(rep.problem_count > 0);
+    assert_true(has_problem(&rep, "over the bound of 20"));
+    assert_false(has_problem(&rep, "checksum"));
+    verify_report_destroy(&rep);
+    free(b);
+}
+
+static void test_invalid_utf8_and_counts(void **state) {
+    (void)state;
+    table_options opts;
+    table_options_init(&opts);
+    opts.block_size = 1024;
+    opts.cluster_size = 512;
+    opts.max_value_bytes = 100;
+    sp_error err = {0};
+    const char *path = tmp_path("utf8.sst");
+    table_writer *w = table_writer_init(path, &opts, &err);
+    assert_non_null(w);
+    const char *keys[] = {"a", "b\xff", "c", "d"};
+    const char *vals[] = {"ok", "ok", "bad \xc3(", "surrogate \xed\xa0\x80"};
+    for (int i = 0; i < 4; i++) {
+        sp_record r = {.key = (const uint8_t *)keys[i],
+                       .key_len = (uint32_t)strlen(keys[i]),
+                       .value = (const uint8_t *)vals[i],
+                       .value_len = strlen(vals[i]),
+                       .value_fd = -1};
+        assert_int_equal(table_writer_add(w, &r, &err), 0);
+    }
+    assert_int_equal(table_writer_finish(w, &err), 0);
+    table_writer_destroy(w);
+    verify_report rep;
+    assert_int_equal(run_verify(path, &rep), 0);
+    assert_int_equal(rep.problem_count, 3);
+    assert_true(has_problem(&rep, "key of record 1 is not valid UTF-8"));
+    assert_true(has_problem(&rep, "value of record 2 is not valid UTF-8"));
+    assert_true(has_problem(&rep, "value of record 3 is not valid UTF-8"));
+    verify_report_destroy(&rep);
+
+    /* A footer whose record count disagrees with the blocks. */
+    size_t len;
+    uint8_t *b = slurp(path, &len);
+    sst_put_u64(b + len - SST_FOOTER_BYTES + 32, 5);
+    reseal_footer(b, len, 512);
+    spill(path, b, len);
+    assert_int_equal(run_verify(path, &rep), 0);
+    assert_int_equal(rep.problem_count, 4);
+    assert_true(has_problem(&rep, "footer says 5 records; the blocks hold 4"));
+    verify_report_destroy(&rep);
+    free(b);
+}
+
+static void test_many_problems_each_located(void **state) {
+    (void)state;
+    shape s = {1024, 512, 200, 60, 10};
+    const char *path = tmp_path("many.sst");
+    table_stats st = write_table(path, &s);
+    assert_true(st.data_blocks >= 5);
+    size_t len;
+    uint8_t *b = slurp(path, &len);
+    b[0 * 1024 + 10] ^= 1;
+    b[2 * 1024 + 500] ^= 1;
+    b[4 * 1024 + 3] ^= 1;
+    spill(path, b, len);
+    verify_report rep;
+    assert_int_equal(run_verify(path, &rep), 0);
+    int found = 0;
+    for (size_t i = 0; i < rep.n_problems; i++) {
+        const verify_problem *p = &rep.problems[i];
+        if (strstr(p->what, "checksum mismatch") &&
+            (p->block == 0 || p->block == 2 || p->block == 4)) {
+            assert_int_equal(p->offset, (uint64_t)p->block * 1024);
+            found++;
+        }
+    }
+    assert_int_equal(found, 3);
+    /* The blocks that could not be read leave the footer sums unchecked,
+     * but every other block was still walked. */
+    assert_int_equal(rep.blocks, st.data_blocks - 3);
+    verify_report_destroy(&rep);
+    free(b);
+}
+
+/* ---------------------------------------------------------------- could not run */
+
+static void test_not_an_sstable(void **state) {
+    (void)state;
+    verify_report rep;
+    assert_int_equal(run_verify(tmp_path("does-not-exist.sst"), &rep), -1);
+    assert_non_null(strstr(rep.error, "cannot open"));
+    verify_report_destroy(&rep);
+
+    uint8_t text[8192];
+    for (size_t i = 0; i < sizeof text; i++)
+        text[i] = (uint8_t)("lorem ipsum dolor\n"[i % 18]);
+    spill(tmp_path("text.txt"), text, sizeof text);
+    assert_int_equal(run_verify(tmp_path("text.txt"), &rep), -1);
+    assert_non_null(strstr(rep.error, "not an sstpipe SSTable"));
+    verify_report_destroy(&rep);
+
+    spill(tmp_path("zero.sst"), text, 0);
+    assert_int_equal(run_verify(tmp_path("zero.sst"), &rep), -1);
+    verify_report_destroy(&rep);
+
+    assert_int_equal(run_verify(dir, &rep), -1);
+    verify_report_destroy(&rep);
+}
+
+/* ---------------------------------------------------------------- reports */
+
+static void test_json_report(void **state) {
+    (void)state;
+    shape s = {1024, 512, 200, 60, 12};
+    const char *path = tmp_path("json.sst");
+    table_stats st = write_table(path, &s);
+    verify_report reps[2];
+    assert_int_equal(run_verify(path, &reps[0]), 0);
+    size_t len;
+    uint8_t *b = slurp(path, &len);
+    b[1024 + 5] ^= 0x40;
+    spill(tmp_path("json-bad.sst"), b, len);
+    free(b);
+    assert_int_equal(run_verify(tmp_path("json-bad.sst"), &reps[1]), 0);
+    sp_error err = {0};
+    assert_int_equal(verify_write_json(reps, 2, tmp_path("report.json"), &err), 0);
+    json_error_t jerr;
+    json_t *root = json_load_file(tmp_path("report.json"), 0, &jerr);
+    assert_non_null(root);
+    assert_int_equal(json_integer_value(json_object_get(root, "problems")), 1);
+    json_t *f0 = json_array_get(json_object_get(root, "files"), 0);
+    json_t *f1 = json_array_get(json_object_get(root, "files"), 1);
+    assert_true(json_is_true(json_object_get(f0, "ok")));
+    assert_int_equal(json_integer_value(json_object_get(f0, "records")), st.records);
+    assert_int_equal(json_integer_value(json_object_get(f0, "bytes")), st.file_size);
+    assert_true(json_is_false(json_object_get(f1, "ok")));
+    json_t *p = json_array_get(json_object_get(f1, "problems"), 0);
+    assert_int_equal(json_integer_value(json_object_get(p, "block")), 1);
+    assert_int_equal(json_integer_value(json_object_get(p, "offset")), 1024);
+    json_decref(root);
+
+    char *text = NULL;
+    size_t tlen = 0;
+    FILE *out = open_memstream(&text, &tlen);
+    verify_report_print(&reps[1], out);
+    fclose(out);
+    assert_non_null(strstr(text, "block 1 at byte 1024: block checksum mismatch"));
+    assert_non_null(strstr(text, " 1 problem\n"));
+    free(text);
+    verify_report_destroy(&reps[0]);
+    verify_report_destroy(&reps[1]);
+}
+
+int main(void) {
+    snprintf(dir, sizeof dir, "/tmp/test_verify.XXXXXX");
+    if (!mkdtemp(dir))
+        return 1;
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_clean_shapes),
+        cmocka_unit_test(test_read_size_smaller_than_a_block),
+        cmocka_unit_test(test_every_byte_of_a_small_table),
+        cmocka_unit_test(test_every_byte_with_padded_regions),
+        cmocka_unit_test(test_every_byte_of_an_empty_table),
+        cmocka_unit_test(test_random_bytes_of_a_larger_table),
+        cmocka_unit_test(test_truncated),
+        cmocka_unit_test(test_appended),
+        cmocka_unit_test(test_swapped_blocks_keep_checksums_but_break_order),
+        cmocka_unit_test(test_value_over_the_bound),
+        cmocka_unit_test(test_invalid_utf8_and_counts),
+        cmocka_unit_test(test_many_problems_each_located),
+        cmocka_unit_test(test_not_an_sstable),
+        cmocka_unit_test(test_json_report),
+    };
+    int failed = cmocka_run_group_tests(tests, NULL, NULL);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    if (system(cmd) != 0)
+        return 1;
+    return failed;
+}
