@@ -1,0 +1,155 @@
+/*
+ * config.h: sstpipe's configuration, read from an INI file (config/default.ini
+ * lists every key), `--set section.key=value` arguments and each command's
+ * own flags, in that order of precedence over the built-in defaults.
+ *
+ * Every key is parsed and checked when it is set, so a bad value is an error
+ * naming where it came from ("nightly.ini:12", "--set sst.block_size=3000")
+ * before any work starts. Each key remembers its origin so that `sstpipe
+ * config show` and the nightly manifest can say why a value is what it is.
+ *
+ * This library sits before the stage libraries: it uses their header
+ * constants (limits, defaults) but never calls them. Turning a config into
+ * the stages' option structs is pipeline/config_apply.h.
+ *
+ * How a command uses it:
+ *
+ *   sp_config cfg;
+ *   config_init(&cfg);
+ *   if (config_parse_args(&cfg, &argc, argv, &err))   // strips -c FILE, --set
+ *       return sp_cli_report(&err, SP_EXIT_USAGE);
+ *   ... getopt_long as before; for a flag that overrides a key:
+ *       config_set_flag(&cfg, CONFIG_SST_BLOCK_SIZE, "--block-size", optarg, &err)
+ *   ... config_apply_build(&cfg, &opts); run; config_destroy(&cfg);
+ */
+#ifndef SSTPIPE_CONFIG_CONFIG_H
+#define SSTPIPE_CONFIG_CONFIG_H
+
+#include "stages/common/error.h"
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* Every key, in the order of config/default.ini. */
+typedef enum config_key {
+    CONFIG_INPUT_PATH,
+    CONFIG_INPUT_DECOMPRESSOR,
+    CONFIG_EXTRACT_NAMESPACES,
+    CONFIG_EXTRACT_REDIRECTS,
+    CONFIG_TRUNCATE_MAX_BYTES,
+    CONFIG_SORT_MEMORY,
+    CONFIG_SORT_TMP_DIR,
+    CONFIG_SORT_THREADS,
+    CONFIG_SORT_FAN_IN,
+    CONFIG_SST_BLOCK_SIZE,
+    CONFIG_SST_CLUSTER_SIZE,
+    CONFIG_VERIFY_READ_SIZE,
+    CONFIG_VERIFY_MAX_PROBLEMS,
+    CONFIG_PROFILE_LOOKUPS,
+    CONFIG_PROFILE_COLD,
+    CONFIG_PROFILE_THREADS,
+    CONFIG_PROFILE_QUEUE_DEPTH,
+    CONFIG_PROFILE_MISSES,
+    CONFIG_PROFILE_SEED,
+    CONFIG_OUTPUT_DIR,
+    CONFIG_OUTPUT_NAME,
+    CONFIG_OUTPUT_KEEP,
+    CONFIG_KEY_COUNT
+} config_key;
+
+typedef enum config_origin {
+    CONFIG_FROM_DEFAULT,
+    CONFIG_FROM_FILE, /* where: "path:line" */
+    CONFIG_FROM_SET,  /* where: "--set section.key=value" */
+    CONFIG_FROM_FLAG, /* where: the flag, e.g. "--block-size" */
+} config_origin;
+
+#define CONFIG_MAX_NAMESPACES 64
+
+typedef struct sp_config {
+    struct {
+        char *path;         /* a file or a glob; "" when unset */
+        char *decompressor; /* external command; "" uses the built-in decoders */
+    } input;
+    struct {
+        int namespaces[CONFIG_MAX_NAMESPACES];
+        int namespace_count; /* 0: every namespace */
+        bool skip_redirects;
+    } extract;
+    struct {
+        uint64_t max_bytes;
+    } truncate;
+    struct {
+        uint64_t memory;
+        char *tmp_dir; /* "": $TMPDIR or /tmp (nightly: its staging directory) */
+        uint64_t threads;
+        uint64_t fan_in; /* 0: chosen from the memory budget */
+    } sort;
+    struct {
+        uint64_t block_size;
+        uint64_t cluster_size;
+    } sst;
+    struct {
+        uint64_t read_size;
+        uint64_t max_problems;
+    } verify;
+    struct {
+        uint64_t lookups; /* 0: nightly skips profiling */
+        bool cold;
+        uint64_t threads;
+        uint64_t queue_depth;
+        double misses; /* percent */
+        uint64_t seed;
+    } profile;
+    struct {
+        char *dir; /* "": not set (nightly requires it) */
+        char *name;
+        uint64_t keep;
+    } output;
+    /* Where each key's value came from. */
+    config_origin origin[CONFIG_KEY_COUNT];
+    char *where[CONFIG_KEY_COUNT]; /* NULL for defaults */
+} sp_config;
+
+/* Every key at its default. */
+void config_init(sp_config *cfg);
+void config_destroy(sp_config *cfg);
+
+/* Applies an INI file on top of cfg. Errors name path:line and the key. */
+int config_load_file(sp_config *cfg, const char *path, sp_error *err);
+/* Applies "section.key=value" (origin --set). */
+int config_set_arg(sp_config *cfg, const char *assignment, sp_error *err);
+/* Applies a command's own flag (origin: the flag's name, e.g. "--block-size"). */
+int config_set_flag(sp_config *cfg, config_key key, const char *flag, const char *value,
+                    sp_error *err);
+
+/*
+ * Removes "-c FILE" (also -cFILE, --config FILE, --config=FILE) and every
+ * "--set A" (also --set=A) from argv, shifting the rest down and updating
+ * *argc, then loads the file and applies the --set arguments in order. The
+ * scan stops at "--". Afterwards argv holds only the command's own flags.
+ */
+int config_parse_args(sp_config *cfg, int *argc, char **argv, sp_error *err);
+
+/* The key's section and name ("sst", "block_size"). */
+const char *config_key_section(config_key key);
+const char *config_key_name(config_key key);
+/* The key for section/name, or -1. */
+int config_find_key(const char *section, const char *name);
+
+/* The effective value as config text ("8K", "skip", "0,14"), in buf. */
+const char *config_value_text(const sp_config *cfg, config_key key, char *buf, size_t cap);
+/* "default", "nightly.ini:12", "--set sst.block_size=16K", "--block-size". */
+const char *config_origin_text(const sp_config *cfg, config_key key);
+
+/* Every key as "[section] key = value   # origin", grouped by section. */
+void config_print(const sp_config *cfg, FILE *out);
+/* {"section": {"key": {"value": typed value, "origin": "..."}}} (new reference). */
+json_t *config_to_json(const sp_config *cfg);
+
+/* `sstpipe config show` */
+int config_cmd(int argc, char **argv);
+
+#endif

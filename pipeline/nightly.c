@@ -1,0 +1,463 @@
+/*
+ * nightly.c: one nightly run, from dump to published SSTable.
+ *
+ *   1. take the lock on [output] dir; remove what runs that died left there
+ *   2. create a staging directory .staging-<UTC>-<pid>, with nightly.log
+ *   3. pick the input (INPUT, or the newest match of [input] path); check
+ *      free space against an estimate from the input size
+ *   4. checksum the input (XXH3-64, a separate sequential pass before the
+ *      build, so the checksum is of the file as it was when the run began)
+ *   5. build the SSTable in the staging directory (build_run, in process)
+ *   6. verify it; 7. profile it ([profile] lookups > 0)
+ *   8. write manifest.json; when verify passed, rename the staging directory
+ *      to builds/<UTC>-<input name> and swap `current` to it atomically,
+ *      then delete builds beyond [output] keep (never current's)
+ *   On any failure the staging directory becomes failed/<UTC>-<input name>
+ *   with its log and a manifest saying what failed; current and the earlier
+ *   builds are not touched.
+ */
+#include "pipeline/nightly.h"
+
+#include "pipeline/build.h"
+#include "pipeline/config_apply.h"
+#include "pipeline/nightly_dirs.h"
+#include "pipeline/nightly_log.h"
+#include "pipeline/nightly_manifest.h"
+#include "stages/common/cleanup.h"
+#include "stages/common/cli.h"
+#include "stages/common/fileio.h"
+#include "stages/common/size.h"
+#include "stages/sst/format.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Room for the manifest, reports and log, and for the file system's own
+ * needs, on top of the estimate. */
+#define SPACE_MARGIN (64ull << 20)
+
+static void note_removed(void *ctx, const char *name) {
+    nightly_logf(ctx, "removed %s, left by a run that died", name);
+}
+
+static void note_retired(void *ctx, const char *name) {
+    nightly_logf(ctx, "retention: deleted %s", name);
+}
+
+static double cpu_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Whether the first bytes are a compression format extract understands. */
+static bool looks_compressed(const char *path) {
+    unsigned char m[6] = {0};
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    ssize_t n = read(fd, m, sizeof m);
+    close(fd);
+    if (n < 4)
+        return false;
+    return !memcmp(m, "BZh", 3) || (m[0] == 0x1f && m[1] == 0x8b) ||
+           !memcmp(m,
+                   "\xfd"
+                   "7zXZ",
+                   5) ||
+           !memcmp(m, "\x28\xb5\x2f\xfd", 4);
+}
+
+/*
+ * The disk space a build needs, from the input size S. The SSTable holds
+ * one record per page with values cut to max_bytes; for the dumps sstpipe
+ * builds it is smaller than the compressed dump (most pages are redirects
+ * or short, and with 1 KiB values the records are a fraction of the text),
+ * so S is the estimate of the table, scaled up when max_bytes is above 1 KiB
+ * (at most 5x, the ratio of XML to bz2). A plain XML input is its own upper
+ * bound. When the estimate exceeds the sort's memory the sort spills runs:
+ * up to twice the records while a merge pass writes the next generation.
+ */
+static void estimate_space(const nightly_run_state *r, uint64_t *table, uint64_t *spill) {
+    double scale = 1.0;
+    if (r->compressed) {
+        scale = (double)r->cfg->truncate.max_bytes / 1024.0;
+        if (scale < 1)
+            scale = 1;
+        if (scale > 5)
+            scale = 5;
+    }
+    *table = (uint64_t)((double)r->input_size * scale);
+    *spill = *table > r->cfg->sort.memory ? 2 * *table : 0;
+}
+
+static int check_space(nightly_run_state *r) {
+    uint64_t table, spill;
+    estimate_space(r, &table, &spill);
+    const char *tmp = *r->cfg->sort.tmp_dir ? r->cfg->sort.tmp_dir : r->staging;
+    struct stat a, b;
+    bool same_fs = !stat(r->staging, &a) && !stat(tmp, &b) && a.st_dev == b.st_dev;
+    r->need_bytes = table + SPACE_MARGIN + (same_fs ? spill : 0);
+    if (nightly_free_bytes(r->staging, &r->avail_bytes, &r->err))
+        return -1;
+    char need[32], have[32], in[32];
+    sp_format_size(r->input_size, in, sizeof in);
+    if (r->avail_bytes < r->need_bytes)
+        return sp_errorf(&r->err,
+                         "%s: not enough free space: need %s (estimated from the %s input), "
+                         "%s available",
+                         r->dir, sp_format_size(r->need_bytes, need, sizeof need), in,
+                         sp_format_size(r->avail_bytes, have, sizeof have));
+    nightly_logf(&r->log, "free space: need about %s for a %s input, %s available",
+                 sp_format_size(r->need_bytes, need, sizeof need), in,
+                 sp_format_size(r->avail_bytes, have, sizeof have));
+    if (!same_fs && spill) {
+        uint64_t tmp_avail;
+        if (nightly_free_bytes(tmp, &tmp_avail, &r->err))
+            return -1;
+        if (tmp_avail < spill + SPACE_MARGIN)
+            return sp_errorf(&r->err,
+                             "%s: not enough free space for sort spill files: need %s, "
+                             "%s available",
+                             tmp, sp_format_size(spill + SPACE_MARGIN, need, sizeof need),
+                             sp_format_size(tmp_avail, have, sizeof have));
+    }
+    return 0;
+}
+
+static int pick_input(nightly_run_state *r, const char *arg) {
+    if (arg) {
+        r->input = strdup(arg);
+        if (!r->input)
+            return sp_errorf(&r->err, "out of memory");
+    } else {
+        if (!*r->cfg->input.path)
+            return sp_errorf(&r->err, "no INPUT given and [input] path is not set");
+        if (nightly_newest_match(r->cfg->input.path, &r->input, &r->err)) {
+            sp_error e = r->err;
+            sp_error_clear(&r->err);
+            return sp_errorf(&r->err, "[input] path (%s): %s",
+                             config_origin_text(r->cfg, CONFIG_INPUT_PATH), e.msg);
+        }
+    }
+    struct stat st;
+    if (stat(r->input, &st))
+        return sp_errorf_errno(&r->err, "%s: cannot read input", r->input);
+    if (!S_ISREG(st.st_mode))
+        return sp_errorf(&r->err, "%s: input is not a regular file", r->input);
+    r->input_size = (uint64_t)st.st_size;
+    r->input_mtime = st.st_mtim.tv_sec;
+    r->compressed = looks_compressed(r->input);
+    nightly_logf(&r->log, "input %s (%llu bytes)", r->input, (unsigned long long)r->input_size);
+    return 0;
+}
+
+static int stage_checksum(nightly_run_state *r) {
+    nightly_stage_begin(&r->log, "checksum", NULL, r->input_size);
+    double w = nightly_now(), c = cpu_now();
+    uint64_t size;
+    int rc = nightly_hash_file(r->input, &size, &r->input_xxh3, &r->log.done, &r->err);
+    nightly_stage_end(&r->log);
+    if (rc)
+        return -1;
+    r->have_checksum = true;
+    nightly_manifest_stage(r, "checksum", nightly_now() - w, cpu_now() - c, size, 0, -1, -1);
+    nightly_logf(&r->log, "input xxh3_64 %016llx", (unsigned long long)r->input_xxh3);
+    return 0;
+}
+
+static int stage_build(nightly_run_state *r) {
+    build_options opts;
+    build_options_init(&opts);
+    config_apply_build(r->cfg, &opts);
+    /* Spill files go into the staging directory unless [sort] tmp_dir says
+     * otherwise: the free-space check then covers them, and they are
+     * anonymous, so even a killed run leaves none behind. */
+    if (!opts.sort.tmp_dir)
+        opts.sort.tmp_dir = opts.extract.tmp_dir = r->staging;
+    nightly_logf(&r->log, "build: %s -> %s", r->input, r->table_path);
+    nightly_stage_begin(&r->log, "build", r->input, r->input_size);
+    int rc = build_run(r->input, r->table_path, &opts, &r->build, &r->err);
+    nightly_stage_end(&r->log);
+    r->built = true;
+    const build_stats *b = &r->build;
+    nightly_manifest_stage(r, "read", b->read_phase.wall_seconds, b->read_phase.cpu_seconds,
+                           b->extract.input_bytes, b->sort.spilled_bytes, (int64_t)b->extract.pages,
+                           (int64_t)b->sort.records_in);
+    nightly_manifest_stage(r, "write", b->write_phase.wall_seconds, b->write_phase.cpu_seconds,
+                           b->sort.spilled_bytes, b->table.file_size, (int64_t)b->sort.records_in,
+                           (int64_t)b->table.records);
+    if (rc)
+        return -1;
+    r->build_ok = true;
+    nightly_logf(&r->log,
+                 "build done: %llu pages, %llu records, %llu truncated, %llu duplicates "
+                 "replaced, %llu bytes, %.1f s",
+                 (unsigned long long)b->extract.pages, (unsigned long long)b->table.records,
+                 (unsigned long long)b->truncated, (unsigned long long)b->sort.duplicates_replaced,
+                 (unsigned long long)b->table.file_size,
+                 b->read_phase.wall_seconds + b->write_phase.wall_seconds);
+    return 0;
+}
+
+static int test_hook_corrupt(nightly_run_state *r) {
+    const char *v = getenv(NIGHTLY_TEST_CORRUPT_ENV);
+    if (!v || !*v)
+        return 0;
+    int fd = open(r->table_path, O_RDWR | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) || st.st_size == 0) {
+        if (fd >= 0)
+            close(fd);
+        return sp_errorf_errno(&r->err, "%s: test hook cannot open", r->table_path);
+    }
+    uint64_t off = strtoull(v, NULL, 10) % (uint64_t)st.st_size;
+    unsigned char byte;
+    int rc = sp_pread_exact(fd, &byte, 1, off, r->table_path, &r->err);
+    byte ^= 0xff;
+    if (!rc)
+        rc = sp_pwrite_all(fd, &byte, 1, off, r->table_path, &r->err);
+    close(fd);
+    if (!rc)
+        nightly_logf(&r->log, "test hook %s: flipped byte %llu of the staged table",
+                     NIGHTLY_TEST_CORRUPT_ENV, (unsigned long long)off);
+    return rc;
+}
+
+static int stage_verify(nightly_run_state *r) {
+    verify_options vo;
+    verify_options_init(&vo);
+    config_apply_verify(r->cfg, &vo);
+    verify_report_init(&r->verify, &vo);
+    r->verify_inited = true;
+    nightly_stage_begin(&r->log, "verify", r->table_path, r->build.table.file_size);
+    double w = nightly_now(), c = cpu_now();
+    int rc = verify_file(r->table_path, &r->verify, &r->err);
+    nightly_stage_end(&r->log);
+    if (rc)
+        return -1;
+    r->verified = true;
+    nightly_manifest_stage(r, "verify", nightly_now() - w, cpu_now() - c, r->verify.bytes, 0,
+                           (int64_t)r->verify.records, (int64_t)r->verify.records);
+    char json[PATH_MAX];
+    snprintf(json, sizeof json, "%s/verify.json", r->staging);
+    if (verify_write_json(&r->verify, 1, json, &r->err))
+        return -1;
+    if (r->verify.problem_count) {
+        const verify_problem *p = r->verify.n_problems ? &r->verify.problems[0] : NULL;
+        return sp_errorf(&r->err, "verify found %llu problem(s) in %s%s%s%s",
+                         (unsigned long long)r->verify.problem_count, r->table_path,
+                         p ? " (first: " : "", p ? p->what : "", p ? ")" : "");
+    }
+    nightly_logf(&r->log, "verify: OK, %llu records in %llu blocks, %.1f MB/s",
+                 (unsigned long long)r->verify.records, (unsigned long long)r->verify.blocks,
+                 r->verify.mb_per_s);
+    return 0;
+}
+
+/* Profiling informs; a failure is logged and recorded but does not stop
+ * a verified build from being published. */
+static void stage_profile(nightly_run_state *r) {
+    if (!r->cfg->profile.lookups) {
+        nightly_logf(&r->log, "profile: skipped ([profile] lookups = 0)");
+        return;
+    }
+    profile_options po;
+    profile_options_init(&po);
+    config_apply_profile(r->cfg, &po);
+    profile_result_init(&r->profile);
+    r->profile_inited = true;
+    nightly_stage_begin(&r->log, "profile", NULL, 0);
+    double w = nightly_now(), c = cpu_now();
+    sp_error err = {0};
+    int rc = profile_run(r->table_path, &po, &r->profile, &err);
+    nightly_stage_end(&r->log);
+    char json[PATH_MAX];
+    snprintf(json, sizeof json, "%s/profile.json", r->staging);
+    if (!rc)
+        rc = profile_write_json(&r->profile, json, &err);
+    if (rc) {
+        snprintf(r->profile_error, sizeof r->profile_error, "%s", err.msg);
+        nightly_logf(&r->log, "warning: profile failed: %s", err.msg);
+        return;
+    }
+    r->profiled = true;
+    nightly_manifest_stage(r, "profile", nightly_now() - w, cpu_now() - c, r->profile.bytes_read, 0,
+                           (int64_t)r->profile.lookups, (int64_t)r->profile.hits);
+    nightly_logf(&r->log, "profile: %llu lookups, avg %.1f us, p99 %.1f us, max %.1f us",
+                 (unsigned long long)r->profile.lookups, r->profile.avg_ns / 1e3,
+                 (double)r->profile.p99_ns / 1e3, (double)r->profile.max_ns / 1e3);
+}
+
+/* Moves the staging directory to failed/ with a manifest saying why. */
+static int fail(nightly_run_state *r, const char *stage, int code) {
+    r->failed_stage = stage;
+    r->exit_code = code;
+    nightly_logf(&r->log, "FAILED in %s: %s", stage, r->err.msg);
+    if (!r->staging[0])
+        return code;
+    sp_error err = {0};
+    char name[NAME_MAX + 1];
+    if (nightly_unique_name(r->dir, "failed", r->stamp, r->input_base, name, sizeof name, &err) ==
+        0) {
+        snprintf(r->final_rel, sizeof r->final_rel, "failed/%s", name);
+        if (nightly_manifest_write(r, &err) == 0 &&
+            nightly_move(r->dir, r->staging, "failed", name, &err) == 0) {
+            nightly_logf(&r->log, "kept the log and manifest in %s/%s; current unchanged", r->dir,
+                         r->final_rel);
+            nightly_retain(r->dir, "failed", r->cfg->output.keep, NULL, note_retired, &r->log,
+                           &err);
+        }
+    }
+    if (err.set)
+        nightly_logf(&r->log, "could not record the failure: %s", err.msg);
+    return code;
+}
+
+static int publish(nightly_run_state *r) {
+    char name[NAME_MAX + 1];
+    if (nightly_unique_name(r->dir, "builds", r->stamp, r->input_base, name, sizeof name, &r->err))
+        return -1;
+    snprintf(r->final_rel, sizeof r->final_rel, "builds/%s", name);
+    r->exit_code = 0;
+    if (nightly_manifest_write(r, &r->err) ||
+        nightly_move(r->dir, r->staging, "builds", name, &r->err))
+        return -1;
+    r->staging[0] = '\0'; /* it is builds/name now */
+    if (nightly_swap_current(r->dir, r->final_rel, &r->err))
+        return -1;
+    nightly_logf(&r->log, "published %s/%s; current -> %s", r->dir, r->final_rel, r->final_rel);
+    /* Protect whatever current names now (the new build, unless someone
+     * re-pointed it meanwhile), read back rather than assumed. */
+    sp_error err = {0};
+    char target[PATH_MAX];
+    const char *protect = name;
+    if (nightly_current_target(r->dir, target, sizeof target, &err) == 0 &&
+        !strncmp(target, "builds/", 7))
+        protect = target + 7;
+    if (nightly_retain(r->dir, "builds", r->cfg->output.keep, protect, note_retired, &r->log,
+                       &err) < 0)
+        nightly_logf(&r->log, "warning: retention: %s", err.msg);
+    return 0;
+}
+
+/* The steps after the lock; returns the exit code. */
+static int run_locked(nightly_run_state *r, const char *input_arg) {
+    int n = nightly_clean_stale(r->dir, note_removed, &r->log, &r->err);
+    if (n < 0)
+        return fail(r, "cleanup", SP_EXIT_FAIL);
+
+    time_t now = time(NULL);
+    nightly_utc(now, true, r->stamp, sizeof r->stamp);
+    nightly_utc(now, false, r->started_at, sizeof r->started_at);
+    snprintf(r->staging, sizeof r->staging, "%s/" NIGHTLY_STAGING_PREFIX "%s-%ld", r->dir, r->stamp,
+             (long)getpid());
+    if (mkdir(r->staging, 0755)) {
+        sp_errorf_errno(&r->err, "%s: cannot create staging directory", r->staging);
+        r->staging[0] = '\0';
+        return fail(r, "staging", SP_EXIT_FAIL);
+    }
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/nightly.log", r->staging);
+    r->log_file = fopen(path, "w");
+    if (!r->log_file) {
+        sp_errorf_errno(&r->err, "%s: cannot create", path);
+        return fail(r, "staging", SP_EXIT_FAIL);
+    }
+    nightly_log_attach(&r->log, r->log_file);
+    nightly_logf(&r->log, "run %ld started in %s", (long)getpid(), r->staging);
+    snprintf(r->table_path, sizeof r->table_path, "%s/%s", r->staging, r->cfg->output.name);
+    snprintf(r->input_base, sizeof r->input_base, "no-input");
+
+    if (pick_input(r, input_arg))
+        return fail(r, "input", SP_EXIT_FAIL);
+    char base[PATH_MAX];
+    snprintf(base, sizeof base, "%s", r->input);
+    snprintf(r->input_base, sizeof r->input_base, "%.200s", basename(base));
+    if (check_space(r))
+        return fail(r, "space",
+                    r->avail_bytes && r->avail_bytes < r->need_bytes ? NIGHTLY_EXIT_NO_SPACE
+                                                                     : SP_EXIT_FAIL);
+    if (stage_checksum(r))
+        return fail(r, "checksum", SP_EXIT_FAIL);
+    if (stage_build(r))
+        return fail(r, "build", SP_EXIT_FAIL);
+    if (test_hook_corrupt(r))
+        return fail(r, "build", SP_EXIT_FAIL);
+    if (stage_verify(r))
+        return fail(r, "verify",
+                    r->verified && r->verify.problem_count ? NIGHTLY_EXIT_VERIFY : SP_EXIT_FAIL);
+    stage_profile(r);
+    if (nightly_manifest_outputs(r, &r->err))
+        return fail(r, "checksum outputs", SP_EXIT_FAIL);
+    if (publish(r) == 0)
+        return SP_EXIT_OK;
+    if (r->staging[0])
+        return fail(r, "publish", SP_EXIT_FAIL);
+    /* Renamed into builds/ but current not swapped: current still names
+     * the previous build, and the next run's retention treats this one as
+     * any other build. */
+    nightly_logf(&r->log, "FAILED in publish: %s; current unchanged", r->err.msg);
+    return SP_EXIT_FAIL;
+}
+
+int nightly_run(const sp_config *cfg, const char *input) {
+    nightly_run_state r;
+    memset(&r, 0, sizeof r);
+    r.cfg = cfg;
+    r.dir = cfg->output.dir;
+    r.t0 = nightly_now();
+    r.stages = json_array();
+    if (strlen(r.dir) > 2048) {
+        fprintf(stderr, "sstpipe: [output] dir: path longer than 2048 bytes\n");
+        json_decref(r.stages);
+        return SP_EXIT_USAGE;
+    }
+    nightly_log_init(&r.log);
+    sp_cleanup_install();
+
+    int code;
+    char sub[PATH_MAX];
+    snprintf(sub, sizeof sub, "%s/builds", r.dir);
+    int lock_fd = -1;
+    pid_t holder;
+    if (nightly_mkdirs(sub, &r.err) ||
+        (snprintf(sub, sizeof sub, "%s/failed", r.dir), nightly_mkdirs(sub, &r.err))) {
+        code = sp_cli_report(&r.err, SP_EXIT_FAIL);
+    } else {
+        int lk = nightly_lock(r.dir, &lock_fd, &holder, &r.err);
+        if (lk < 0) {
+            code = sp_cli_report(&r.err, SP_EXIT_FAIL);
+        } else if (lk > 0) {
+            char who[32] = "pid unknown";
+            if (holder > 0)
+                snprintf(who, sizeof who, "pid %ld", (long)holder);
+            sp_errorf(&r.err, "%s/.lock: another nightly run (%s) is in progress; not starting",
+                      r.dir, who);
+            code = sp_cli_report(&r.err, NIGHTLY_EXIT_LOCKED);
+        } else {
+            code = run_locked(&r, input);
+            if (code)
+                fprintf(stderr, "sstpipe: nightly: %s\n", r.err.msg);
+            close(lock_fd);
+        }
+    }
+    nightly_log_destroy(&r.log);
+    if (r.log_file)
+        fclose(r.log_file);
+    if (r.verify_inited)
+        verify_report_destroy(&r.verify);
+    if (r.profile_inited)
+        profile_result_destroy(&r.profile);
+    json_decref(r.stages);
+    json_decref(r.outputs);
+    free(r.input);
+    return code;
+}

@@ -1,0 +1,81 @@
+/*
+ * nightly_dirs.h: the file-system side of `sstpipe nightly`: the lock, the
+ * staging directories of runs that died, publishing a build (rename, then
+ * an atomic swap of the `current` symlink), retention, free space, and
+ * picking the newest input.
+ *
+ * Layout under [output] dir:
+ *   .lock                     flock()ed by the running nightly; holds its pid
+ *   .staging-<UTC>-<pid>/     the build in progress
+ *   builds/<UTC>-<input>/     published builds (SSTable, manifest, reports, log)
+ *   failed/<UTC>-<input>/     failed runs (log, failed manifest, reports)
+ *   current -> builds/...     the build to serve; replaced only by rename(2)
+ */
+#ifndef SSTPIPE_PIPELINE_NIGHTLY_DIRS_H
+#define SSTPIPE_PIPELINE_NIGHTLY_DIRS_H
+
+#include "stages/common/error.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define NIGHTLY_STAGING_PREFIX ".staging-"
+#define NIGHTLY_LINK_TMP_PREFIX ".current.tmp-"
+
+/*
+ * Takes dir/.lock (flock, not waiting) and writes our pid into it. Returns
+ * 0 with *fd held, 1 when another process holds it (*holder = its pid, 0 if
+ * unknown), -1 on error. The lock dies with the process, so a killed run
+ * never leaves a stale lock.
+ */
+int nightly_lock(const char *dir, int *fd, pid_t *holder, sp_error *err);
+
+/* Removes a directory tree (symlinks are removed, never followed). */
+int nightly_remove_tree(const char *path, sp_error *err);
+
+/*
+ * With the lock held, every staging directory and temporary symlink in dir
+ * belongs to a run that died (a live run would hold the lock): removes them
+ * and calls note(name) for each. Returns how many, or -1.
+ */
+int nightly_clean_stale(const char *dir, void (*note)(void *ctx, const char *name), void *ctx,
+                        sp_error *err);
+
+/* A name "<stamp>-<base>" (or "<stamp>.NNN-<base>") under dir/sub that does
+ * not exist yet and sorts after every name already there. */
+int nightly_unique_name(const char *dir, const char *sub, const char *stamp, const char *base,
+                        char *out, size_t cap, sp_error *err);
+
+/* Renames staging to dir/sub/name and fsyncs the directories involved. */
+int nightly_move(const char *dir, const char *staging, const char *sub, const char *name,
+                 sp_error *err);
+
+/* Points dir/current at target (relative to dir) atomically: a temporary
+ * symlink renamed over the old one. */
+int nightly_swap_current(const char *dir, const char *target, sp_error *err);
+
+/* Where dir/current points ("builds/x"), or "" when there is no link. */
+int nightly_current_target(const char *dir, char *out, size_t cap, sp_error *err);
+
+/*
+ * Keeps the newest `keep` entries of dir/sub (names sort by their UTC
+ * prefix), removes the rest except protect (a name in dir/sub, or NULL), and
+ * calls note(name) for each removal. Returns the number removed, or -1.
+ */
+int nightly_retain(const char *dir, const char *sub, uint64_t keep, const char *protect,
+                   void (*note)(void *ctx, const char *name), void *ctx, sp_error *err);
+
+/* Bytes available to an unprivileged user on path's file system. */
+int nightly_free_bytes(const char *path, uint64_t *out, sp_error *err);
+
+/* The newest file (by mtime, then name) matching a glob pattern, malloc'd. */
+int nightly_newest_match(const char *pattern, char **out, sp_error *err);
+
+/* Creates path (and missing parents) as directories. */
+int nightly_mkdirs(const char *path, sp_error *err);
+
+/* fsyncs a directory so renames in it survive a power cut. */
+int nightly_sync_dir(const char *path, sp_error *err);
+
+#endif
