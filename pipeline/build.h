@@ -12,6 +12,7 @@
 #include "stages/sst/table_writer.h"
 
 #include <stdint.h>
+#include <stdio.h>
 
 typedef struct build_options {
     extract_options extract;
@@ -27,7 +28,7 @@ typedef struct stage_times {
 
 typedef struct build_stats {
     extract_stats extract;
-    uint64_t truncated;
+    uint64_t truncated; /* records whose value was cut */
     sort_stats sort;
     table_stats table;
     /* extract+truncate+run formation, then merge+write */
@@ -37,8 +38,11 @@ typedef struct build_stats {
 
 void build_options_init(build_options *opts);
 /* Builds input into output (an SSTable); stats may be NULL. */
-int build_run(const char *input, const char *output, const build_options *opts,
-              build_stats *stats, sp_error *err);
+int build_run(const char *input, const char *output, const build_options *opts, build_stats *stats,
+              sp_error *err);
+
+/* The -v lines, one per stage (the same keys each stage command prints). */
+void build_print_stats(FILE *out, const build_stats *s);
 
 /* `sstpipe build` */
 int build_cmd(int argc, char **argv);

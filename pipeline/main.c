@@ -2,11 +2,15 @@
  * main.c: the sstpipe command line. Dispatches to one command per stage;
  * each command parses its own flags and prints its errors once.
  */
+#include "config/config.h"
 #include "pipeline/build.h"
+#include "pipeline/nightly.h"
 #include "stages/extract/extract.h"
+#include "stages/profile/profile.h"
 #include "stages/read/read.h"
 #include "stages/sort/sorter.h"
 #include "stages/truncate/truncate.h"
+#include "stages/verify/verify.h"
 #include "stages/write/write.h"
 
 #include <stdio.h>
@@ -27,6 +31,10 @@ static const command commands[] = {
     {"get", get_cmd, "print the value of one key"},
     {"dump", dump_cmd, "print every record in key order"},
     {"info", info_cmd, "print what an SSTable's footer says"},
+    {"verify", verify_cmd, "check every byte of SSTables (checksums, order, index, counts)"},
+    {"profile", profile_cmd, "time N point lookups (warm or cold; threads, io_uring)"},
+    {"config", config_cmd, "show the effective configuration and where each value came from"},
+    {"nightly", nightly_cmd, "build, verify, profile and publish the newest dump (for cron)"},
 };
 
 static void usage(FILE *out) {

@@ -22,8 +22,7 @@
 
 /* Write all n bytes (retrying short writes and EINTR). name/offset for errors. */
 int sp_write_all(int fd, const void *buf, size_t n, const char *name, sp_error *err);
-int sp_pwrite_all(int fd, const void *buf, size_t n, uint64_t off, const char *name,
-                  sp_error *err);
+int sp_pwrite_all(int fd, const void *buf, size_t n, uint64_t off, const char *name, sp_error *err);
 /* Read up to n bytes, stopping early only at end of file. Returns bytes read, -1 on error. */
 ssize_t sp_read_full(int fd, void *buf, size_t n, const char *name, sp_error *err);
 /* Read exactly n bytes at off; end of file before that is an error. */

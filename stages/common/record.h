@@ -14,10 +14,12 @@
 
 #include <stdint.h>
 
-/* Keys longer than this are bad input: MediaWiki titles are at most 255
- * bytes plus a namespace prefix, so a longer one means a damaged dump. It
- * also bounds the largest record, which decides the smallest usable block. */
-#define SP_MAX_KEY_BYTES 512
+/* Keys longer than this are bad input: a MediaWiki title is at most 255
+ * bytes plus its namespace prefix (the longest, "Gadget definition talk:",
+ * is 23), so a longer one means a damaged dump. It also bounds the largest
+ * record, which decides the smallest usable block: 512-byte blocks hold
+ * values up to 163 bytes, 1 KiB blocks 675, 2 KiB blocks 1699. */
+#define SP_MAX_KEY_BYTES 320
 
 typedef struct sp_record {
     const uint8_t *key;

@@ -88,8 +88,8 @@ static int w_copy_fd(rs_writer *w, int fd, uint64_t len, sp_error *err) {
 
 int rs_writer_put(rs_writer *w, const sp_record *rec, sp_error *err) {
     if (rec->value_len > RS_MAX_VALUE_BYTES)
-        return sp_errorf(err, "%s: value of %.*s is larger than 4 GiB", w->name,
-                         (int)rec->key_len, (const char *)rec->key);
+        return sp_errorf(err, "%s: value of %.*s is larger than 4 GiB", w->name, (int)rec->key_len,
+                         (const char *)rec->key);
     uint8_t hdr[9];
     hdr[0] = 'R';
     put_u32(hdr + 1, rec->key_len);
@@ -216,8 +216,9 @@ rs_reader *rs_reader_init(int fd, const char *name, sp_error *err) {
     if (have == 0) {
         sp_errorf(err, "%s: empty input, expected a record stream (from sstpipe extract)", name);
     } else if ((size_t)have < RS_HEADER_BYTES || memcmp(r->buf, RS_MAGIC, 8) != 0) {
-        sp_errorf(err, "%s: not a record stream (bad magic at byte 0); stages read what "
-                       "`sstpipe extract` writes",
+        sp_errorf(err,
+                  "%s: not a record stream (bad magic at byte 0); stages read what "
+                  "`sstpipe extract` writes",
                   name);
     } else if (get_u32(r->buf + 8) != RS_VERSION) {
         sp_errorf(err, "%s: record stream version %u is not supported (expected %u)", name,
@@ -252,9 +253,9 @@ int rs_reader_next(rs_reader *r, uint64_t value_cap, sp_record *rec, sp_error *e
         r->pos += 9;
         r->offset += 9;
         if (count != r->records)
-            return sp_errorf(err, "%s: end marker at byte %llu counts %llu records, stream had %llu",
-                             r->name, (unsigned long long)at, (unsigned long long)count,
-                             (unsigned long long)r->records);
+            return sp_errorf(
+                err, "%s: end marker at byte %llu counts %llu records, stream had %llu", r->name,
+                (unsigned long long)at, (unsigned long long)count, (unsigned long long)r->records);
         ssize_t more = r_fill(r, 1, err);
         if (more < 0)
             return -1;
@@ -292,8 +293,8 @@ int rs_reader_next(rs_reader *r, uint64_t value_cap, sp_record *rec, sp_error *e
             cap *= 2;
         uint8_t *nv = realloc(r->value, cap);
         if (!nv)
-            return sp_errorf(err, "%s: out of memory for a value of %u bytes at byte %llu",
-                             r->name, vlen, (unsigned long long)at);
+            return sp_errorf(err, "%s: out of memory for a value of %u bytes at byte %llu", r->name,
+                             vlen, (unsigned long long)at);
         r->value = nv;
         r->value_cap = cap;
     }

@@ -19,11 +19,24 @@ int sp_parse_size(const char *text, const char *what, uint64_t *out, sp_error *e
         return sp_errorf(err, "%s: '%s' is too large", what, text);
     unsigned shift = 0;
     switch (toupper((unsigned char)*end)) {
-    case 'K': shift = 10; end++; break;
-    case 'M': shift = 20; end++; break;
-    case 'G': shift = 30; end++; break;
-    case 'T': shift = 40; end++; break;
-    default: break;
+    case 'K':
+        shift = 10;
+        end++;
+        break;
+    case 'M':
+        shift = 20;
+        end++;
+        break;
+    case 'G':
+        shift = 30;
+        end++;
+        break;
+    case 'T':
+        shift = 40;
+        end++;
+        break;
+    default:
+        break;
     }
     if (shift && (!strcasecmp(end, "iB") || !strcasecmp(end, "B")))
         end += strlen(end);

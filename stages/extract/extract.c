@@ -8,6 +8,8 @@
 #include "stages/extract/text_buffer.h"
 #include "stages/extract/wikixml.h"
 
+#include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -124,4 +126,40 @@ out:
     text_buffer_destroy(text);
     source_close(src);
     return rc;
+}
+
+void extract_stats_print(FILE *out, const extract_stats *s) {
+    fprintf(out,
+            "extract: input_bytes=%llu xml_bytes=%llu pages=%llu records=%llu "
+            "skipped_redirects=%llu skipped_namespace=%llu\n",
+            (unsigned long long)s->input_bytes, (unsigned long long)s->xml_bytes,
+            (unsigned long long)s->pages, (unsigned long long)s->records,
+            (unsigned long long)s->skipped_redirects, (unsigned long long)s->skipped_namespace);
+}
+
+/* Parses "0,14,-1" into a new array; returns the count, or -1 when malformed. */
+int extract_parse_namespaces(const char *text, int **out) {
+    size_t max = 1;
+    for (const char *c = text; *c; c++)
+        max += *c == ',';
+    int *ns = malloc(max * sizeof *ns);
+    if (!ns)
+        return -1;
+    int count = 0;
+    const char *at = text;
+    for (;;) {
+        char *end;
+        errno = 0;
+        long v = strtol(at, &end, 10);
+        if (errno || end == at || v < INT_MIN || v > INT_MAX || (*end && *end != ',')) {
+            free(ns);
+            return -1;
+        }
+        ns[count++] = (int)v;
+        if (!*end)
+            break;
+        at = end + 1;
+    }
+    *out = ns;
+    return count;
 }

@@ -18,6 +18,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 typedef struct extract_options {
     /* Keep at most this many bytes of each page's text; 0 keeps all of it. */
@@ -41,6 +42,13 @@ typedef struct extract_stats {
 } extract_stats;
 
 void extract_options_init(extract_options *opts);
+
+/* Parses a namespace list like "0,14,-1" into a new array (the caller frees
+ * it); returns the count, or -1 when the text is not such a list. */
+int extract_parse_namespaces(const char *text, int **out);
+
+/* The `-v` line: "extract: input_bytes=N xml_bytes=N pages=N ...". */
+void extract_stats_print(FILE *out, const extract_stats *s);
 
 /*
  * Extracts path ("-" for stdin) into sink. Errors name the file and the

@@ -30,33 +30,6 @@ static const char usage_text[] =
     "  -v, --verbose         print a stats line on stderr\n"
     "  -h, --help            show this help\n";
 
-/* Parses "0,14,-1" into a new array; returns the count, or -1 when malformed. */
-static int parse_namespaces(const char *text, int **out) {
-    size_t max = 1;
-    for (const char *c = text; *c; c++)
-        max += *c == ',';
-    int *ns = malloc(max * sizeof *ns);
-    if (!ns)
-        return -1;
-    int count = 0;
-    const char *at = text;
-    for (;;) {
-        char *end;
-        errno = 0;
-        long v = strtol(at, &end, 10);
-        if (errno || end == at || v < INT_MIN || v > INT_MAX || (*end && *end != ',')) {
-            free(ns);
-            return -1;
-        }
-        ns[count++] = (int)v;
-        if (!*end)
-            break;
-        at = end + 1;
-    }
-    *out = ns;
-    return count;
-}
-
 static int run(const char *input, const char *output, const extract_options *opts, bool verbose) {
     sp_error err = {0};
     sp_output out;
@@ -80,13 +53,7 @@ static int run(const char *input, const char *output, const extract_options *opt
         return sp_cli_report(&err, SP_EXIT_FAIL);
     }
     if (verbose)
-        fprintf(stderr,
-                "extract: input_bytes=%llu xml_bytes=%llu pages=%llu records=%llu "
-                "skipped_redirects=%llu skipped_namespace=%llu\n",
-                (unsigned long long)stats.input_bytes, (unsigned long long)stats.xml_bytes,
-                (unsigned long long)stats.pages, (unsigned long long)stats.records,
-                (unsigned long long)stats.skipped_redirects,
-                (unsigned long long)stats.skipped_namespace);
+        extract_stats_print(stderr, &stats);
     return SP_EXIT_OK;
 }
 
@@ -120,7 +87,7 @@ int extract_cmd(int argc, char **argv) {
         case OPT_NAMESPACES:
             free(namespaces);
             namespaces = NULL;
-            opts.namespace_count = parse_namespaces(optarg, &namespaces);
+            opts.namespace_count = extract_parse_namespaces(optarg, &namespaces);
             if (opts.namespace_count < 0) {
                 rc = sp_cli_usage_error(
                     "extract", "--namespaces: '%s' is not a list of numbers like 0,14", optarg);
@@ -139,8 +106,7 @@ int extract_cmd(int argc, char **argv) {
             rc = SP_EXIT_OK;
             goto out;
         default:
-            rc = sp_cli_usage_error("extract", "bad option or missing value: '%s'",
-                                    argv[optind - 1]);
+            rc = sp_cli_bad_option("extract", argv);
             goto out;
         }
     }

@@ -76,12 +76,7 @@ static int run(const char *input, const char *output, const sort_options *opts, 
         goto done;
     if (verbose) {
         const sort_stats *st = sorter_stats(s);
-        fprintf(stderr,
-                "sort: records_in=%llu records_out=%llu duplicates_replaced=%llu runs=%llu "
-                "merge_passes=%llu spilled_bytes=%llu\n",
-                (unsigned long long)st->records_in, (unsigned long long)st->records_out,
-                (unsigned long long)st->duplicates_replaced, (unsigned long long)st->runs,
-                (unsigned long long)st->merge_passes, (unsigned long long)st->spilled_bytes);
+        sort_stats_print(stderr, st);
     }
     rc = 0;
 done:

@@ -14,6 +14,7 @@
 #include "stages/common/record.h"
 
 #include <stdint.h>
+#include <stdio.h>
 
 typedef struct table_options {
     uint32_t block_size;      /* power of two, SST_MIN_BLOCK_SIZE..SST_MAX_BLOCK_SIZE */
@@ -40,6 +41,8 @@ sp_sink table_writer_sink(table_writer *w);
 /* Writes index and footer, fsyncs and renames into place. */
 int table_writer_finish(table_writer *w, sp_error *err);
 const table_stats *table_writer_stats(const table_writer *w);
+/* The `-v` line: "write: records=N data_blocks=N key_bytes=N value_bytes=N file_size=N". */
+void table_stats_print(FILE *out, const table_stats *s);
 /* Frees w; if not finished, removes the temporary file. */
 void table_writer_destroy(table_writer *w);
 

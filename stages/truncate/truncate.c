@@ -52,3 +52,8 @@ static int truncator_put(void *ctx, const sp_record *rec, sp_error *err) {
 sp_sink truncator_sink(truncator *t) {
     return (sp_sink){.put = truncator_put, .ctx = t};
 }
+
+void truncate_stats_print(FILE *out, uint64_t records, uint64_t truncated) {
+    fprintf(out, "truncate: records=%llu truncated=%llu\n", (unsigned long long)records,
+            (unsigned long long)truncated);
+}

@@ -12,6 +12,7 @@
 #include "stages/common/record.h"
 
 #include <stdint.h>
+#include <stdio.h>
 
 #define TRUNCATE_DEFAULT_MAX_BYTES 1024
 
@@ -30,6 +31,9 @@ void truncator_init(truncator *t, uint64_t max_bytes, sp_sink next);
  * always receives the value in memory.
  */
 sp_sink truncator_sink(truncator *t);
+
+/* The `-v` line: "truncate: records=N truncated=N". */
+void truncate_stats_print(FILE *out, uint64_t records, uint64_t truncated);
 
 /* `sstpipe truncate` */
 int truncate_cmd(int argc, char **argv);

@@ -63,8 +63,7 @@ static int run(const char *input, const char *output, uint64_t max_bytes, bool v
     if (got < 0 || rs_writer_finish(w, &err) || sp_output_commit(&out, &err))
         goto done;
     if (verbose)
-        fprintf(stderr, "truncate: records=%llu truncated=%llu\n", (unsigned long long)t.records,
-                (unsigned long long)t.truncated);
+        truncate_stats_print(stderr, t.records, t.truncated);
     rc = 0;
 done:
     if (out_open)

@@ -66,12 +66,7 @@ static int write_table(rs_reader *in, const char *in_name, const char *out_path,
         rc = table_writer_finish(w, err);
     if (rc == 0 && verbose) {
         const table_stats *s = table_writer_stats(w);
-        fprintf(stderr,
-                "write: records=%llu data_blocks=%llu key_bytes=%llu value_bytes=%llu "
-                "file_size=%llu\n",
-                (unsigned long long)s->records, (unsigned long long)s->data_blocks,
-                (unsigned long long)s->key_bytes, (unsigned long long)s->value_bytes,
-                (unsigned long long)s->file_size);
+        table_stats_print(stderr, s);
     }
     table_writer_destroy(w);
     return rc ? SP_EXIT_FAIL : SP_EXIT_OK;

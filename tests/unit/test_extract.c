@@ -705,7 +705,7 @@ static void test_bad_pages(void **state) {
     title[600] = '\0';
     snprintf(doc, sizeof doc, HDR "<page>\n<title>%s</title></page></mediawiki>\n", title);
     write_doc(path, "longtitle.xml", doc);
-    run_fails(path, NULL, &res, "line 3: <title> is longer than 512 bytes", NULL);
+    run_fails(path, NULL, &res, "line 3: <title> is longer than 320 bytes", NULL);
     result_free(&res);
 
     /* Exactly the limit is fine. */

@@ -176,7 +176,7 @@ static void test_bad_key(void **state) {
         .key = key, .key_len = sizeof key, .value = key, .value_len = 0, .value_fd = -1};
     sp_error err = {0};
     assert_int_equal(sorter_add(s, &rec, &err), -1);
-    assert_non_null(strstr(err.msg, "key of 513 bytes"));
+    assert_non_null(strstr(err.msg, "key of 321 bytes"));
     sorter_destroy(s);
 }
 

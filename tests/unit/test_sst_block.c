@@ -41,16 +41,17 @@ static size_t used_bytes(const block_view *v) {
 static void test_fit_rule(void **state) {
     (void)state;
     sp_error err = {0};
-    /* 512-byte blocks cannot hold a 512-byte key: never usable. */
-    assert_int_equal(sst_max_record_bytes(512), 0);
-    assert_int_not_equal(sst_check_fit(512, 0, &err), 0);
+    /* 512 - (4 restart + 20 trailer + 1 shared + 2 key_len + 1 value_len) - 320 = 164 would
+     * leave no room for value_len's second byte; 163 fits with a 2-byte varint. */
+    assert_int_equal(sst_max_record_bytes(512), SP_MAX_KEY_BYTES + 163);
+    assert_int_equal(sst_max_record_bytes(1024), SP_MAX_KEY_BYTES + 675);
+    assert_int_equal(sst_max_record_bytes(2048), SP_MAX_KEY_BYTES + 1699);
+    assert_int_equal(sst_check_fit(512, 163, &err), 0);
+    assert_int_not_equal(sst_check_fit(512, 164, &err), 0);
     assert_non_null(strstr(err.msg, "smallest block size that fits it is 1K"));
-    /* 1024 - (4 restart + 20 trailer + 1 shared + 2 key_len + 2 value_len) - 512 = 483 */
-    assert_int_equal(sst_max_record_bytes(1024), SP_MAX_KEY_BYTES + 483);
-    assert_int_equal(sst_max_record_bytes(2048), SP_MAX_KEY_BYTES + 1507);
     sp_error_clear(&err);
-    assert_int_equal(sst_check_fit(1024, 483, &err), 0);
-    assert_int_not_equal(sst_check_fit(1024, 484, &err), 0);
+    assert_int_equal(sst_check_fit(1024, 675, &err), 0);
+    assert_int_not_equal(sst_check_fit(1024, 676, &err), 0);
     assert_non_null(strstr(err.msg, "block size 1K"));
     assert_non_null(strstr(err.msg, "smallest block size that fits it is 2K"));
     sp_error_clear(&err);
@@ -65,7 +66,7 @@ static void test_fit_rule(void **state) {
     assert_int_not_equal(sst_check_fit(SST_MAX_BLOCK_SIZE, max_at_1m + 1, &err), 0);
     assert_non_null(strstr(err.msg, "no block size"));
     /* Exactness at every block size: the bound fills an empty block to the byte. */
-    for (uint32_t bs = 1024; bs <= SST_MAX_BLOCK_SIZE; bs *= 2) {
+    for (uint32_t bs = SST_MIN_BLOCK_SIZE; bs <= SST_MAX_BLOCK_SIZE; bs *= 2) {
         size_t v = sst_max_record_bytes(bs) - SP_MAX_KEY_BYTES;
         assert_int_equal(entry_size(0, SP_MAX_KEY_BYTES, v) + 4 + SST_BLOCK_TRAILER_FIXED, bs);
     }
@@ -75,12 +76,12 @@ static void test_max_record_fills_block(void **state) {
     (void)state;
     block_builder *b = block_builder_init(1024);
     assert_non_null(b);
-    uint8_t key[SP_MAX_KEY_BYTES], val[484];
+    uint8_t key[SP_MAX_KEY_BYTES], val[676];
     memset(key, 'k', sizeof key);
     memset(val, 'v', sizeof val);
-    assert_false(block_builder_fits(b, key, sizeof key, 484));
-    assert_true(block_builder_fits(b, key, sizeof key, 483));
-    block_builder_add(b, key, sizeof key, val, 483);
+    assert_false(block_builder_fits(b, key, sizeof key, 676));
+    assert_true(block_builder_fits(b, key, sizeof key, 675));
+    block_builder_add(b, key, sizeof key, val, 675);
     block_view v;
     sp_error err = {0};
     assert_int_equal(block_open(&v, block_builder_finish(b), 1024, "blk", &err), 0);
@@ -88,8 +89,8 @@ static void test_max_record_fills_block(void **state) {
     const uint8_t *got;
     uint32_t glen;
     assert_int_equal(block_find(&v, key, sizeof key, &got, &glen, "blk", &err), 1);
-    assert_int_equal(glen, 483);
-    assert_memory_equal(got, val, 483);
+    assert_int_equal(glen, 675);
+    assert_memory_equal(got, val, 675);
     block_builder_destroy(b);
 }
 

@@ -135,7 +135,7 @@ static void test_files_follow_the_spec(void **state) {
     for (size_t c = 0; c < sizeof sizes / sizeof sizes[0]; c++) {
         for (size_t j = 0; j < sizeof counts / sizeof counts[0]; j++) {
             uint32_t bs = sizes[c][0], cs = sizes[c][1];
-            uint32_t mvb = bs == 1024 ? 483 : 1024;
+            uint32_t mvb = bs == 1024 ? 675 : 1024;
             trecs s = t_random(c * 10 + j, counts[j], mvb);
             sp_error err = {0};
             assert_int_equal(t_write(path, bs, cs, mvb, &s, NULL, &err), 0);

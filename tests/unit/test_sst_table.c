@@ -201,7 +201,7 @@ static void block_shape(sst_reader *r, uint64_t b, uint32_t *records, uint32_t *
 }
 
 /*
- * Block 1024, values up to 483. "a" and "b" with 400-byte values take
+ * Block 1024, values up to 675. "a" and "b" with 400-byte values take
  * 24 + 405 + 405 = 834 bytes (trailer with one restart, two entries); "c"
  * with a 185-byte value takes 1 + 1 + 2 + 1 + 185 = 190: exactly 1024.
  * With 186 bytes it must go to the next block.
@@ -209,7 +209,7 @@ static void block_shape(sst_reader *r, uint64_t b, uint32_t *records, uint32_t *
 static void check_boundary(const char *path, uint32_t c_len, uint64_t blocks,
                            uint32_t block0_records, uint32_t block0_used,
                            const char *block1_first) {
-    static uint8_t val[483];
+    static uint8_t val[675];
     memset(val, 'v', sizeof val);
     trecs s = {0};
     t_add(&s, (const uint8_t *)"a", 1, val, 400);
@@ -218,7 +218,7 @@ static void check_boundary(const char *path, uint32_t c_len, uint64_t blocks,
     t_add(&s, (const uint8_t *)"d", 1, val, 10);
     sp_error err = {0};
     table_stats st;
-    assert_int_equal(t_write(path, 1024, 512, 483, &s, &st, &err), 0);
+    assert_int_equal(t_write(path, 1024, 512, 675, &s, &st, &err), 0);
     assert_int_equal(st.data_blocks, blocks);
     sst_reader *r = sst_reader_open(path, &err);
     assert_non_null(r);
@@ -249,8 +249,8 @@ static void test_one_byte_too_many_goes_to_next_block(void **state) {
 /* Maximal keys with maximal values at the smallest block sizes that fit. */
 static void test_max_key_and_value_at_smallest_block(void **state) {
     fixture *f = *state;
-    const uint32_t cases[][2] = {{1024, 483}, {2048, 1024}};
-    for (size_t c = 0; c < 2; c++) {
+    const uint32_t cases[][2] = {{512, 163}, {1024, 675}, {2048, 1024}};
+    for (size_t c = 0; c < 3; c++) {
         uint32_t bs = cases[c][0], mvb = cases[c][1];
         sp_error err = {0};
         assert_int_equal(sst_check_fit(bs / 2, mvb, &err), -1);
@@ -332,7 +332,7 @@ static void test_bad_records_refused(void **state) {
     memset(long_key, 'k', sizeof long_key - 1);
     long_key[SP_MAX_KEY_BYTES + 1] = 0;
     assert_int_equal(add(w, long_key, "x", &err), -1);
-    assert_non_null(strstr(err.msg, "key of 513 bytes"));
+    assert_non_null(strstr(err.msg, "key of 321 bytes"));
     sp_error_clear(&err);
     assert_int_equal(add(w, "k", "eleven char", &err), -1);
     assert_non_null(strstr(err.msg, "value of 11 bytes exceeds the bound of 10"));
