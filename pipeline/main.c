@@ -5,11 +5,13 @@
 #include "config/config.h"
 #include "pipeline/build.h"
 #include "pipeline/nightly.h"
+#include "pipeline/tune.h"
 #include "stages/extract/extract.h"
 #include "stages/profile/profile.h"
 #include "stages/read/read.h"
 #include "stages/sort/sorter.h"
 #include "stages/truncate/truncate.h"
+#include "stages/tune/iotest.h"
 #include "stages/verify/verify.h"
 #include "stages/write/write.h"
 
@@ -34,6 +36,8 @@ static const command commands[] = {
     {"verify", verify_cmd, "check every byte of SSTables (checksums, order, index, counts)"},
     {"profile", profile_cmd, "time N point lookups (warm or cold; threads, io_uring)"},
     {"config", config_cmd, "show the effective configuration and where each value came from"},
+    {"iotest", iotest_cmd, "measure the disk under a directory (diskspd's six patterns)"},
+    {"tune", tune_cmd, "build, verify and profile block/cluster sizes; recommend a config"},
     {"nightly", nightly_cmd, "build, verify, profile and publish the newest dump (for cron)"},
 };
 

@@ -15,9 +15,14 @@ static char paths[SLOTS][PATH_CAP];
 static atomic_int used[SLOTS];
 
 static void on_signal(int sig) {
+    /* Files first, then directories, which are empty only once their files
+     * are gone; rmdir of an already unlinked file fails harmlessly. */
     for (int i = 0; i < SLOTS; i++)
         if (atomic_load(&used[i]) == 1)
             unlink(paths[i]);
+    for (int i = 0; i < SLOTS; i++)
+        if (atomic_load(&used[i]) == 1)
+            rmdir(paths[i]);
     signal(sig, SIG_DFL);
     _exit(128 + sig);
 }

@@ -1,5 +1,6 @@
 /*
- * cleanup.h: temporary paths to remove if the process is interrupted.
+ * cleanup.h: temporary paths (files, or directories that hold only such
+ * files) to remove if the process is interrupted.
  *
  * Normal error paths remove their own temporary files. This registry covers
  * SIGINT, SIGTERM, SIGHUP and SIGPIPE: the handler unlinks every registered
