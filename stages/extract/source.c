@@ -1,40 +1,68 @@
 /*
- * source.c: the libarchive-backed source; see source.h.
+ * source.c: the decompressed bytes of an input file; see source.h.
  *
- * libarchive's filters recognise the compression by content and its "raw"
- * format passes the decompressed bytes through as one entry. We feed it
- * through our own read callback so that we know exactly how many compressed
- * bytes were consumed (for error offsets and stats) and can tell a failing
- * read(2) apart from damaged data.
+ * The first bytes decide the decoder: "BZh1".."BZh9" goes to the parallel
+ * bz2 decoder (bz2_reader.c), the gzip magic to zlib, anything else to
+ * libarchive (xz, zstd, plain data, and whatever else its filters know).
+ * gzip is decoded here rather than by libarchive because libarchive does
+ * not check the gzip CRC: a damaged .gz would decode silently to wrong text.
+ * All input goes through our own reads so that we know exactly how many
+ * compressed bytes were consumed (for error offsets and stats) and can tell
+ * a failing read(2) apart from damaged data.
  */
 #include "stages/extract/source.h"
 
 #include <archive.h>
 #include <archive_entry.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "stages/common/cli.h"
+#include "stages/extract/bz2_reader.h"
 
-/* Large enough that libarchive's per-call overhead vanishes, small enough
+/* Large enough that the decoders' per-call overhead vanishes, small enough
  * that "near compressed byte N" stays near. */
 #define SOURCE_BLOCK (256u << 10)
+/* Enough leading bytes to recognise every format below. */
+#define SOURCE_SNIFF 6
+
+typedef enum source_kind { SOURCE_ARCHIVE, SOURCE_GZIP, SOURCE_BZ2 } source_kind;
 
 struct source {
-    struct archive *a;
+    source_kind kind;
     int fd;
     char *name;
     uint8_t *block;
+    size_t head_len; /* bytes source_open read into block, not yet decoded */
     uint64_t offset;
     int read_errno;  /* errno of a failed read(2); 0 when none failed */
-    char format[16]; /* libarchive's name for the compression, kept because
-                        a failed archive no longer reports it */
+    char format[16]; /* kept because a failed archive no longer reports it */
+
+    struct archive *a; /* SOURCE_ARCHIVE */
     bool at_end;
+
+    z_stream z; /* SOURCE_GZIP */
+    bool z_live;
+    bool in_eof;      /* the file has no more bytes */
+    bool member_done; /* between two gzip members */
+    bool gz_done;
+
+    bz2_reader *bz; /* SOURCE_BZ2 */
+
+    /* The first decoded byte, read by source_open to tell empty input. */
+    bool have_peek;
+    uint8_t peek;
 };
+
+void source_options_init(source_options *opts) {
+    memset(opts, 0, sizeof *opts);
+}
 
 /* Names the compression from its magic bytes. libarchive knows the name
  * too, but not when the data is already damaged inside archive_read_open. */
@@ -56,39 +84,172 @@ static void sniff_format(source *s, const uint8_t *p, size_t n) {
             snprintf(s->format, sizeof s->format, "%s", magics[i].name);
 }
 
-static la_ssize_t on_read(struct archive *a, void *ctx, const void **buf) {
-    source *s = ctx;
+/* read(2) into block: the count, 0 at the end, -1 with read_errno set. */
+static ssize_t read_block(source *s, size_t at) {
     for (;;) {
-        ssize_t r = read(s->fd, s->block, SOURCE_BLOCK);
+        ssize_t r = read(s->fd, s->block + at, SOURCE_BLOCK - at);
         if (r >= 0) {
-            if (s->offset == 0)
-                sniff_format(s, s->block, (size_t)r);
             s->offset += (uint64_t)r;
-            *buf = s->block;
             return r;
         }
         if (errno != EINTR) {
             s->read_errno = errno;
-            archive_set_error(a, errno, "read failed");
-            return ARCHIVE_FATAL;
+            return -1;
         }
     }
 }
 
-/* Turns a libarchive failure into the one-line error. */
-static int source_fail(source *s, sp_error *err) {
-    if (s->read_errno) {
-        errno = s->read_errno;
-        return sp_errorf_errno(err, "%s: read failed near byte %llu", s->name,
-                               (unsigned long long)s->offset);
+static int read_failed(source *s, sp_error *err) {
+    errno = s->read_errno;
+    return sp_errorf_errno(err, "%s: read failed near byte %llu", s->name,
+                           (unsigned long long)s->offset);
+}
+
+/* ------------------------------------------------------------ libarchive */
+
+static la_ssize_t on_read(struct archive *a, void *ctx, const void **buf) {
+    source *s = ctx;
+    *buf = s->block;
+    if (s->head_len) {
+        la_ssize_t r = (la_ssize_t)s->head_len;
+        s->head_len = 0;
+        return r;
     }
+    ssize_t r = read_block(s, 0);
+    if (r < 0) {
+        archive_set_error(a, s->read_errno, "read failed");
+        return ARCHIVE_FATAL;
+    }
+    return r;
+}
+
+/* Turns a libarchive failure into the one-line error. */
+static int archive_fail(source *s, sp_error *err) {
+    if (s->read_errno)
+        return read_failed(s, err);
     const char *why = archive_error_string(s->a);
     return sp_errorf(err, "%s: corrupt or truncated %s data near compressed byte %llu (%s)",
                      s->name, source_format(s), (unsigned long long)s->offset,
                      why ? why : "no detail");
 }
 
+static int archive_start(source *s, sp_error *err) {
+    s->a = archive_read_new();
+    if (!s->a)
+        return sp_errorf(err, "%s: out of memory", s->name);
+    /* ARCHIVE_WARN only says some rare filters would need an external
+     * program; the formats we care about are built in. */
+    archive_read_support_filter_all(s->a);
+    archive_read_support_format_raw(s->a);
+    archive_read_support_format_empty(s->a);
+    struct archive_entry *entry;
+    int rc = archive_read_open(s->a, s, NULL, on_read, NULL);
+    if (rc == ARCHIVE_OK) {
+        const char *format = archive_filter_name(s->a, 0);
+        snprintf(s->format, sizeof s->format, "%s", format ? format : "unknown");
+        rc = archive_read_next_header(s->a, &entry);
+    }
+    if (rc == ARCHIVE_OK)
+        return 0;
+    /* The "empty" format claims exactly the inputs with no data. */
+    if (rc == ARCHIVE_EOF && s->offset == 0)
+        return sp_errorf(err, "%s: empty input", s->name);
+    if (rc == ARCHIVE_EOF)
+        return sp_errorf(err, "%s: empty input (nothing after %s decompression)", s->name,
+                         source_format(s));
+    return archive_fail(s, err);
+}
+
+static ssize_t archive_read(source *s, void *buf, size_t n, sp_error *err) {
+    if (s->at_end)
+        return 0;
+    la_ssize_t r = archive_read_data(s->a, buf, n);
+    if (r < 0)
+        return archive_fail(s, err);
+    if ((size_t)r < n)
+        s->at_end = true;
+    return r;
+}
+
+/* ------------------------------------------------------------ gzip */
+
+static int gz_fail(source *s, const char *why, sp_error *err) {
+    return sp_errorf(err, "%s: corrupt or truncated gzip data near compressed byte %llu (%s)",
+                     s->name, (unsigned long long)(s->offset - s->z.avail_in), why);
+}
+
+static int gz_start(source *s, sp_error *err) {
+    /* 15 + 32: the largest window, gzip (or zlib) header detected. */
+    if (inflateInit2(&s->z, 15 + 32) != Z_OK)
+        return sp_errorf(err, "%s: out of memory", s->name);
+    s->z_live = true;
+    s->z.next_in = s->block;
+    s->z.avail_in = (uInt)s->head_len;
+    s->head_len = 0;
+    return 0;
+}
+
+/* Inflates member after member (gzip files concatenate), each checked
+ * against its CRC and length; anything after a member must be another. */
+static ssize_t gz_read(source *s, uint8_t *buf, size_t n, sp_error *err) {
+    size_t got = 0;
+    while (got < n && !s->gz_done) {
+        if (s->z.avail_in == 0 && !s->in_eof) {
+            ssize_t r = read_block(s, 0);
+            if (r < 0)
+                return read_failed(s, err);
+            s->in_eof = r == 0;
+            s->z.next_in = s->block;
+            s->z.avail_in = (uInt)r;
+            continue;
+        }
+        if (s->member_done) {
+            if (s->z.avail_in == 0) {
+                s->gz_done = true;
+                break;
+            }
+            inflateReset(&s->z);
+            s->member_done = false;
+        }
+        size_t room = n - got < UINT_MAX ? n - got : UINT_MAX;
+        s->z.next_out = buf + got;
+        s->z.avail_out = (uInt)room;
+        int rc = inflate(&s->z, Z_NO_FLUSH);
+        got += room - s->z.avail_out;
+        if (rc == Z_STREAM_END)
+            s->member_done = true;
+        else if (rc == Z_BUF_ERROR && s->z.avail_in == 0 && s->in_eof)
+            return gz_fail(s, "unexpected end of data", err);
+        else if (rc == Z_DATA_ERROR && s->z.msg && !strcmp(s->z.msg, "incorrect data check"))
+            return gz_fail(s, "CRC mismatch", err);
+        else if (rc == Z_DATA_ERROR && s->z.msg && !strcmp(s->z.msg, "incorrect length check"))
+            return gz_fail(s, "length mismatch", err);
+        else if (rc == Z_MEM_ERROR)
+            return sp_errorf(err, "%s: out of memory", s->name);
+        else if (rc != Z_OK && rc != Z_BUF_ERROR)
+            return gz_fail(s, s->z.msg ? s->z.msg : "no detail", err);
+    }
+    return (ssize_t)got;
+}
+
+/* ------------------------------------------------------------ source */
+
+/* Reads for the decoders of our own (gzip, bz2), after the peeked byte. */
+static ssize_t own_read(source *s, uint8_t *buf, size_t n, sp_error *err) {
+    if (s->kind == SOURCE_BZ2)
+        return bz2_reader_read(s->bz, buf, n, err);
+    return gz_read(s, buf, n, err);
+}
+
 source *source_open(const char *path, sp_error *err) {
+    return source_open_with(path, NULL, err);
+}
+
+source *source_open_with(const char *path, const source_options *opts, sp_error *err) {
+    source_options defaults;
+    source_options_init(&defaults);
+    if (!opts)
+        opts = &defaults;
     source *s = calloc(1, sizeof *s);
     if (!s) {
         sp_errorf(err, "%s: out of memory", path);
@@ -102,56 +263,61 @@ source *source_open(const char *path, sp_error *err) {
         source_close(s);
         return NULL;
     }
-    if (sp_open_input(path, &s->fd, err)) {
-        source_close(s);
-        return NULL;
+    if (sp_open_input(path, &s->fd, err))
+        goto fail;
+    /* A pipe may deliver the first bytes in pieces. */
+    for (ssize_t r = 1; r > 0 && s->head_len < SOURCE_SNIFF; s->head_len += (size_t)r)
+        if ((r = read_block(s, s->head_len)) < 0) {
+            read_failed(s, err);
+            goto fail;
+        }
+    sniff_format(s, s->block, s->head_len);
+    if (s->head_len >= 4 && !memcmp(s->block, "BZh", 3) && s->block[3] >= '1' &&
+        s->block[3] <= '9') {
+        s->kind = SOURCE_BZ2;
+        s->bz = bz2_reader_open(s->fd, s->name, s->block, s->head_len, opts->threads, err);
+        if (!s->bz)
+            goto fail;
+    } else if (!strcmp(s->format, "gzip")) {
+        s->kind = SOURCE_GZIP;
+        if (gz_start(s, err))
+            goto fail;
+    } else {
+        s->kind = SOURCE_ARCHIVE;
+        if (archive_start(s, err))
+            goto fail;
+        return s;
     }
-    s->a = archive_read_new();
-    if (!s->a) {
-        sp_errorf(err, "%s: out of memory", s->name);
-        source_close(s);
-        return NULL;
+    ssize_t r = own_read(s, &s->peek, 1, err);
+    if (r < 0)
+        goto fail;
+    if (r == 0) {
+        sp_errorf(err, "%s: empty input (nothing after %s decompression)", s->name,
+                  source_format(s));
+        goto fail;
     }
-    /* ARCHIVE_WARN only says some rare filters would need an external
-     * program; the formats we care about are built in. */
-    archive_read_support_filter_all(s->a);
-    archive_read_support_format_raw(s->a);
-    archive_read_support_format_empty(s->a);
-    struct archive_entry *entry;
-    int rc = archive_read_open(s->a, s, NULL, on_read, NULL);
-    if (rc == ARCHIVE_OK) {
-        const char *format = archive_filter_name(s->a, 0);
-        snprintf(s->format, sizeof s->format, "%s", format ? format : "unknown");
-        rc = archive_read_next_header(s->a, &entry);
-    }
-    if (rc != ARCHIVE_OK) {
-        /* The "empty" format claims exactly the inputs with no data. */
-        if (rc == ARCHIVE_EOF && s->offset == 0)
-            sp_errorf(err, "%s: empty input", s->name);
-        else if (rc == ARCHIVE_EOF)
-            sp_errorf(err, "%s: empty input (nothing after %s decompression)", s->name,
-                      source_format(s));
-        else
-            source_fail(s, err);
-        source_close(s);
-        return NULL;
-    }
+    s->have_peek = true;
     return s;
+fail:
+    source_close(s);
+    return NULL;
 }
 
 ssize_t source_read(source *s, void *buf, size_t n, sp_error *err) {
-    if (s->at_end)
-        return 0;
-    la_ssize_t r = archive_read_data(s->a, buf, n);
-    if (r < 0)
-        return source_fail(s, err);
-    if ((size_t)r < n)
-        s->at_end = true;
-    return r;
+    if (s->kind == SOURCE_ARCHIVE)
+        return archive_read(s, buf, n, err);
+    uint8_t *p = buf;
+    size_t got = 0;
+    if (s->have_peek && n) {
+        p[got++] = s->peek;
+        s->have_peek = false;
+    }
+    ssize_t r = own_read(s, p + got, n - got, err);
+    return r < 0 ? -1 : (ssize_t)got + r;
 }
 
 uint64_t source_offset(const source *s) {
-    return s->offset;
+    return s->kind == SOURCE_BZ2 && s->bz ? bz2_reader_offset(s->bz) : s->offset;
 }
 
 const char *source_format(const source *s) {
@@ -165,8 +331,12 @@ const char *source_name(const source *s) {
 void source_close(source *s) {
     if (!s)
         return;
+    /* The decoding threads read the file: stop them before closing it. */
+    bz2_reader_close(s->bz);
     if (s->a)
         archive_read_free(s->a);
+    if (s->z_live)
+        inflateEnd(&s->z);
     if (s->fd > STDIN_FILENO)
         close(s->fd);
     free(s->block);

@@ -2,9 +2,11 @@
  * source.h: the decompressed bytes of an input file.
  *
  * The parser only sees this small interface (open, read, offset, close), so
- * the decoder behind it can change -- today libarchive, which recognises
- * bz2 (single- and multistream), gz, xz, zst or plain data by content;
- * later perhaps a parallel bz2 decoder -- without touching the parser.
+ * the decoder behind it can change without touching the parser. Today:
+ * bz2 (single- and multistream) by a parallel libbz2 decoder
+ * (bz2_reader.h), gzip by zlib (which, unlike libarchive, checks each
+ * member's CRC and length), and xz, zst or plain data by libarchive; the
+ * compression is recognised by content.
  * Errors name the file and the compressed byte offset reached, since that
  * is the only position a user can relate to the damaged file.
  */
@@ -19,8 +21,19 @@
 
 typedef struct source source;
 
-/* Opens path ("-" is stdin). Compression is recognised by content. */
+typedef struct source_options {
+    /* Threads decoding bz2 in parallel; 0 (the default): one per online core. */
+    unsigned threads;
+} source_options;
+
+void source_options_init(source_options *opts);
+
+/* Opens path ("-" is stdin) with default options. Compression is
+ * recognised by content. */
 source *source_open(const char *path, sp_error *err);
+
+/* Like source_open; opts may be NULL for the defaults. */
+source *source_open_with(const char *path, const source_options *opts, sp_error *err);
 
 /*
  * Reads decompressed bytes into buf, filling it unless the data ends first.
