@@ -132,6 +132,13 @@ int config_set_flag(sp_config *cfg, config_key key, const char *flag, const char
  * scan stops at "--". Afterwards argv holds only the command's own flags.
  */
 int config_parse_args(sp_config *cfg, int *argc, char **argv, sp_error *err);
+/*
+ * For commands no key applies to (get, dump, info): the same, into a config
+ * that is then dropped. Every command takes -c and --set, so one set of
+ * options can go to any of them, and a bad file or key is still an error
+ * rather than silently ignored.
+ */
+int config_check_args(int *argc, char **argv, sp_error *err);
 
 /* The key's section and name ("sst", "block_size"). */
 const char *config_key_section(config_key key);

@@ -32,7 +32,10 @@ const key_info config_keys[CONFIG_KEY_COUNT] = {
                                    "namespace numbers to keep, comma separated, or all"},
     [CONFIG_EXTRACT_REDIRECTS] = {"extract", "redirects", KT_REDIRECTS, 0, 0, 0, "keep",
                                   "redirect pages: keep or skip"},
-    [CONFIG_TRUNCATE_MAX_BYTES] = {"truncate", "max_bytes", KT_SIZE, 1, UINT32_MAX,
+    /* truncate holds a value whole before cutting it, so beyond 1G a typo
+     * ("1T") would be a memory hazard rather than a setting; a table needs
+     * far less anyway (a value must fit one block of at most 1M). */
+    [CONFIG_TRUNCATE_MAX_BYTES] = {"truncate", "max_bytes", KT_SIZE, 1, GIB,
                                    TRUNCATE_DEFAULT_MAX_BYTES, NULL,
                                    "longest value kept, cut on a UTF-8 character boundary"},
     [CONFIG_SORT_MEMORY] = {"sort", "memory", KT_SIZE, SORT_MIN_MEMORY, 1024 * GIB,
@@ -60,8 +63,11 @@ const key_info config_keys[CONFIG_KEY_COUNT] = {
                                 "timed point lookups after the build, 0 = do not profile"},
     [CONFIG_PROFILE_COLD] = {"profile", "cold", KT_BOOL, 0, 1, 0, NULL,
                              "drop the file from the page cache and read with O_DIRECT"},
-    [CONFIG_PROFILE_THREADS] = {"profile", "threads", KT_COUNT, 1, 256, 1, NULL, "lookup threads"},
-    [CONFIG_PROFILE_QUEUE_DEPTH] = {"profile", "queue_depth", KT_COUNT, 1, 4096, 1, NULL,
+    [CONFIG_PROFILE_THREADS] = {"profile", "threads", KT_COUNT, 1, 1024, 1, NULL, "lookup threads"},
+    /* The depth io_uring can do depends on the kernel and the memlock limit,
+     * so it is not guessed here: profile sets the ring up before any lookup
+     * and says which depth it could not get. */
+    [CONFIG_PROFILE_QUEUE_DEPTH] = {"profile", "queue_depth", KT_COUNT, 1, UINT32_MAX, 1, NULL,
                                     "reads in flight per thread (above 1: io_uring)"},
     [CONFIG_PROFILE_MISSES] = {"profile", "misses", KT_PERCENT, 0, 100, 0, NULL,
                                "percent of lookups for absent keys"},

@@ -1,33 +1,40 @@
-/* build_cmd.c: the `sstpipe build` command line; the pipeline itself is build.c. */
+/*
+ * build_cmd.c: the `sstpipe build` command line; the pipeline itself is
+ * build.c. Every option is a config key (-c FILE, --set), which the flags
+ * override; config_apply_build turns the result into build options.
+ */
 #include "pipeline/build.h"
 
+#include "config/config.h"
+#include "pipeline/config_apply.h"
 #include "stages/common/cli.h"
-#include "stages/common/size.h"
 #include "stages/sst/format.h"
 
 #include <getopt.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
 static const char usage[] =
-    "usage: sstpipe build INPUT -o FILE [options]\n"
+    "usage: sstpipe build INPUT -o FILE [-c FILE] [--set section.key=value]... [options]\n"
     "\n"
     "Turns a MediaWiki XML dump (bz2, gz, xz, zst or plain; '-' for stdin) into an\n"
     "SSTable: one record per page, key = title, value = the first max-bytes of the\n"
     "last revision's text. Same bytes as extract | truncate | sort | write.\n"
     "\n"
     "  -o, --output FILE       the SSTable to write (replaced atomically)\n"
+    "  -c, --config FILE       INI file: [extract], [truncate], [sort] and [sst] apply\n"
+    "      --set S.K=V         set one key (repeatable), e.g. --set sst.block_size=16K\n"
     "      --max-bytes N       value bound in bytes, cut on a UTF-8 boundary (1024)\n"
     "      --memory SIZE       sort memory budget (256M)\n"
     "      --tmp DIR           directory for sort spill files ($TMPDIR or /tmp)\n"
-    "      --fan-in N          runs merged at once (auto)\n"
+    "      --fan-in N          runs merged at once (0: auto)\n"
     "      --block-size SIZE   data block size, power of two 512..1M (8K)\n"
     "      --cluster-size SIZE region alignment, power of two 512..1G (4K)\n"
     "      --namespaces LIST   keep only pages in these namespaces (e.g. 0,14)\n"
     "      --skip-redirects    drop redirect pages\n"
     "  -v, --verbose           print one statistics line per stage on stderr\n"
-    "  -h, --help              this help\n";
+    "  -h, --help              this help\n"
+    "\n"
+    "Precedence: defaults < -c FILE < --set < the flags above.\n";
 
 enum {
     OPT_MAX_BYTES = 256,
@@ -40,7 +47,32 @@ enum {
     OPT_SKIP_REDIRECTS
 };
 
-int build_cmd(int argc, char **argv) {
+/* The key each value flag sets, and the flag's name for errors and origins. */
+typedef struct flag_key {
+    int opt;
+    config_key key;
+    const char *flag;
+} flag_key;
+
+static const flag_key flag_keys[] = {
+    {OPT_MAX_BYTES, CONFIG_TRUNCATE_MAX_BYTES, "--max-bytes"},
+    {OPT_MEMORY, CONFIG_SORT_MEMORY, "--memory"},
+    {OPT_TMP, CONFIG_SORT_TMP_DIR, "--tmp"},
+    {OPT_FAN_IN, CONFIG_SORT_FAN_IN, "--fan-in"},
+    {OPT_BLOCK, CONFIG_SST_BLOCK_SIZE, "--block-size"},
+    {OPT_CLUSTER, CONFIG_SST_CLUSTER_SIZE, "--cluster-size"},
+    {OPT_NAMESPACES, CONFIG_EXTRACT_NAMESPACES, "--namespaces"},
+};
+
+static const flag_key *find_flag(int opt) {
+    for (size_t i = 0; i < sizeof flag_keys / sizeof flag_keys[0]; i++)
+        if (flag_keys[i].opt == opt)
+            return &flag_keys[i];
+    return NULL;
+}
+
+/* The command line once -c/--set are applied; returns the exit code. */
+static int build_args(sp_config *cfg, int argc, char **argv) {
     static const struct option longopts[] = {
         {"output", required_argument, NULL, 'o'},
         {"max-bytes", required_argument, NULL, OPT_MAX_BYTES},
@@ -55,13 +87,9 @@ int build_cmd(int argc, char **argv) {
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    static int *namespaces; /* owned for the process's life: build_cmd runs once */
-    build_options opts;
-    build_options_init(&opts);
     const char *output = NULL;
     bool verbose = false;
     sp_error err = {0};
-    uint64_t n;
     int c;
     optind = 0;
     opterr = 0;
@@ -76,58 +104,17 @@ int build_cmd(int argc, char **argv) {
         case 'h':
             fputs(usage, stdout);
             return SP_EXIT_OK;
-        case OPT_MAX_BYTES:
-            if (sp_parse_size(optarg, "--max-bytes", &n, &err))
-                return sp_cli_report(&err, SP_EXIT_USAGE);
-            if (n == 0 || n > UINT32_MAX)
-                return sp_cli_usage_error("build", "--max-bytes must be from 1 to 4294967295");
-            opts.max_bytes = n;
-            break;
-        case OPT_MEMORY:
-            if (sp_parse_size(optarg, "--memory", &opts.sort.memory, &err))
-                return sp_cli_report(&err, SP_EXIT_USAGE);
-            if (opts.sort.memory < SORT_MIN_MEMORY)
-                return sp_cli_usage_error("build", "--memory: '%s' is below the minimum of 1M",
-                                          optarg);
-            break;
-        case OPT_TMP:
-            opts.sort.tmp_dir = optarg;
-            opts.extract.tmp_dir = optarg;
-            break;
-        case OPT_FAN_IN:
-            if (sp_parse_count(optarg, "--fan-in", 2, 1u << 20, &n, &err))
-                return sp_cli_report(&err, SP_EXIT_USAGE);
-            opts.sort.fan_in = (unsigned)n;
-            break;
-        case OPT_BLOCK:
-            if (sp_parse_pow2_size(optarg, "--block-size", SST_MIN_BLOCK_SIZE, SST_MAX_BLOCK_SIZE,
-                                   &n, &err))
-                return sp_cli_report(&err, SP_EXIT_USAGE);
-            opts.table.block_size = (uint32_t)n;
-            break;
-        case OPT_CLUSTER:
-            if (sp_parse_pow2_size(optarg, "--cluster-size", SST_MIN_CLUSTER_SIZE,
-                                   SST_MAX_CLUSTER_SIZE, &n, &err))
-                return sp_cli_report(&err, SP_EXIT_USAGE);
-            opts.table.cluster_size = (uint32_t)n;
-            break;
-        case OPT_NAMESPACES: {
-            int *ns = NULL;
-            int count = extract_parse_namespaces(optarg, &ns);
-            if (count < 0)
-                return sp_cli_usage_error(
-                    "build", "--namespaces: '%s' is not a list of numbers like 0,14", optarg);
-            free(namespaces);
-            namespaces = ns;
-            opts.extract.namespaces = ns;
-            opts.extract.namespace_count = count;
-            break;
-        }
         case OPT_SKIP_REDIRECTS:
-            opts.extract.skip_redirects = true;
+            if (config_set_flag(cfg, CONFIG_EXTRACT_REDIRECTS, "--skip-redirects", "skip", &err))
+                return sp_cli_report(&err, SP_EXIT_USAGE);
             break;
-        default:
-            return sp_cli_bad_option("build", argv);
+        default: {
+            const flag_key *f = find_flag(c);
+            if (!f)
+                return sp_cli_bad_option("build", argv);
+            if (config_set_flag(cfg, f->key, f->flag, optarg, &err))
+                return sp_cli_report(&err, SP_EXIT_USAGE);
+        }
         }
     }
     if (optind != argc - 1)
@@ -135,6 +122,9 @@ int build_cmd(int argc, char **argv) {
     if (!output)
         return sp_cli_usage_error("build", "-o FILE is required");
 
+    build_options opts;
+    build_options_init(&opts);
+    config_apply_build(cfg, &opts);
     if (sst_check_fit(opts.table.block_size, (uint32_t)opts.max_bytes, &err))
         return sp_cli_report(&err, SP_EXIT_USAGE);
 
@@ -143,4 +133,14 @@ int build_cmd(int argc, char **argv) {
     if (verbose)
         build_print_stats(stderr, &stats);
     return rc ? sp_cli_report(&err, SP_EXIT_FAIL) : SP_EXIT_OK;
+}
+
+int build_cmd(int argc, char **argv) {
+    sp_config cfg;
+    config_init(&cfg);
+    sp_error err = {0};
+    int rc = config_parse_args(&cfg, &argc, argv, &err) ? sp_cli_report(&err, SP_EXIT_USAGE)
+                                                        : build_args(&cfg, argc, argv);
+    config_destroy(&cfg);
+    return rc;
 }

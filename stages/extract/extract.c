@@ -8,8 +8,6 @@
 #include "stages/extract/text_buffer.h"
 #include "stages/extract/wikixml.h"
 
-#include <errno.h>
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -71,7 +69,8 @@ static void blame_damage(source *src, uint8_t *buf, sp_error *err) {
     }
 }
 
-static int pump(source *src, wiki_parser *wp, extract_stats *stats, sp_error *err) {
+static int pump(source *src, wiki_parser *wp, const extract_options *opts, extract_stats *stats,
+                sp_error *err) {
     uint8_t *buf = malloc(EXTRACT_CHUNK);
     if (!buf)
         return sp_errorf(err, "%s: out of memory", source_name(src));
@@ -89,6 +88,10 @@ static int pump(source *src, wiki_parser *wp, extract_stats *stats, sp_error *er
             blame_damage(src, buf, err);
             rc = -1;
             break;
+        }
+        if (opts->progress) {
+            stats->input_bytes = source_offset(src);
+            opts->progress(opts->progress_ctx, stats);
         }
     }
     free(buf);
@@ -112,7 +115,7 @@ int extract_file(const char *path, const extract_options *opts, const sp_sink *s
     if (!text)
         goto out;
     wp = wiki_parser_init(source_name(src), opts, text, on_page, &run, err);
-    if (!wp || pump(src, wp, &run.stats, err))
+    if (!wp || pump(src, wp, opts, &run.stats, err))
         goto out;
     if (wiki_parser_finish(wp, err))
         goto out;
@@ -135,31 +138,4 @@ void extract_stats_print(FILE *out, const extract_stats *s) {
             (unsigned long long)s->input_bytes, (unsigned long long)s->xml_bytes,
             (unsigned long long)s->pages, (unsigned long long)s->records,
             (unsigned long long)s->skipped_redirects, (unsigned long long)s->skipped_namespace);
-}
-
-/* Parses "0,14,-1" into a new array; returns the count, or -1 when malformed. */
-int extract_parse_namespaces(const char *text, int **out) {
-    size_t max = 1;
-    for (const char *c = text; *c; c++)
-        max += *c == ',';
-    int *ns = malloc(max * sizeof *ns);
-    if (!ns)
-        return -1;
-    int count = 0;
-    const char *at = text;
-    for (;;) {
-        char *end;
-        errno = 0;
-        long v = strtol(at, &end, 10);
-        if (errno || end == at || v < INT_MIN || v > INT_MAX || (*end && *end != ',')) {
-            free(ns);
-            return -1;
-        }
-        ns[count++] = (int)v;
-        if (!*end)
-            break;
-        at = end + 1;
-    }
-    *out = ns;
-    return count;
 }

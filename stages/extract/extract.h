@@ -20,6 +20,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+typedef struct extract_stats extract_stats;
+
 typedef struct extract_options {
     /* Keep at most this many bytes of each page's text; 0 keeps all of it. */
     uint64_t value_cap;
@@ -30,22 +32,22 @@ typedef struct extract_options {
     int namespace_count;
     /* Drop pages that carry <redirect/>. */
     bool skip_redirects;
+    /* Called after each chunk of input is parsed (about every MiB of XML)
+     * with the counts so far; NULL for none. */
+    void (*progress)(void *ctx, const extract_stats *so_far);
+    void *progress_ctx;
 } extract_options;
 
-typedef struct extract_stats {
+struct extract_stats {
     uint64_t input_bytes; /* bytes read from the input file (compressed) */
     uint64_t xml_bytes;   /* bytes of XML after decompression */
     uint64_t pages;       /* <page> elements seen */
     uint64_t records;     /* records emitted */
     uint64_t skipped_redirects;
     uint64_t skipped_namespace;
-} extract_stats;
+};
 
 void extract_options_init(extract_options *opts);
-
-/* Parses a namespace list like "0,14,-1" into a new array (the caller frees
- * it); returns the count, or -1 when the text is not such a list. */
-int extract_parse_namespaces(const char *text, int **out);
 
 /* The `-v` line: "extract: input_bytes=N xml_bytes=N pages=N ...". */
 void extract_stats_print(FILE *out, const extract_stats *s);

@@ -1,9 +1,12 @@
 /*
  * extract_cmd.c: `sstpipe extract`, the front end of the extract stage:
  * flags, then extract_file into a record stream on stdout or -o FILE.
+ * Namespaces, redirects ([extract]) and the scratch directory ([sort]
+ * tmp_dir) come from the config (-c FILE, --set), which the flags override.
  */
 #include "stages/extract/extract.h"
 
+#include "config/config.h"
 #include "stages/common/cli.h"
 #include "stages/common/recstream.h"
 
@@ -15,8 +18,8 @@
 #include <string.h>
 
 static const char usage_text[] =
-    "usage: sstpipe extract [INPUT] [-o FILE] [--tmp DIR] [--namespaces N,N,...]\n"
-    "                       [--skip-redirects] [-v]\n"
+    "usage: sstpipe extract [INPUT] [-c FILE] [--set section.key=value]... [-o FILE]\n"
+    "                       [--tmp DIR] [--namespaces N,N,...] [--skip-redirects] [-v]\n"
     "\n"
     "Decompresses and parses a MediaWiki XML dump (bz2 single- or multistream, gz,\n"
     "xz, zst or plain XML, recognised by content) and writes a record stream: one\n"
@@ -24,11 +27,16 @@ static const char usage_text[] =
     "INPUT defaults to stdin (also \"-\").\n"
     "\n"
     "  -o, --output FILE     write to FILE (atomically) instead of stdout\n"
+    "  -c, --config FILE     INI file; this command reads [extract] namespaces and\n"
+    "                        redirects, and [sort] tmp_dir (as --tmp)\n"
+    "      --set S.K=V       set one key (repeatable), e.g. --set extract.redirects=skip\n"
     "      --tmp DIR         scratch directory for very large pages ($TMPDIR or /tmp)\n"
     "      --namespaces LIST keep only pages in these namespaces (e.g. 0,14)\n"
     "      --skip-redirects  drop redirect pages\n"
     "  -v, --verbose         print a stats line on stderr\n"
-    "  -h, --help            show this help\n";
+    "  -h, --help            show this help\n"
+    "\n"
+    "Precedence: defaults < -c FILE < --set < the flags above.\n";
 
 static int run(const char *input, const char *output, const extract_options *opts, bool verbose) {
     sp_error err = {0};
@@ -68,12 +76,16 @@ int extract_cmd(int argc, char **argv) {
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    extract_options opts;
-    extract_options_init(&opts);
+    sp_config cfg;
+    config_init(&cfg);
     const char *output = NULL;
-    int *namespaces = NULL;
     bool verbose = false;
+    sp_error err = {0};
     int c, rc;
+    if (config_parse_args(&cfg, &argc, argv, &err)) {
+        rc = sp_cli_report(&err, SP_EXIT_USAGE);
+        goto out;
+    }
     optind = 0;
     opterr = 0; /* one error line, ours */
     while ((c = getopt_long(argc, argv, "o:vh", longopts, NULL)) != -1) {
@@ -82,21 +94,16 @@ int extract_cmd(int argc, char **argv) {
             output = optarg;
             break;
         case OPT_TMP:
-            opts.tmp_dir = optarg;
+            if (config_set_flag(&cfg, CONFIG_SORT_TMP_DIR, "--tmp", optarg, &err))
+                goto bad_value;
             break;
         case OPT_NAMESPACES:
-            free(namespaces);
-            namespaces = NULL;
-            opts.namespace_count = extract_parse_namespaces(optarg, &namespaces);
-            if (opts.namespace_count < 0) {
-                rc = sp_cli_usage_error(
-                    "extract", "--namespaces: '%s' is not a list of numbers like 0,14", optarg);
-                goto out;
-            }
-            opts.namespaces = namespaces;
+            if (config_set_flag(&cfg, CONFIG_EXTRACT_NAMESPACES, "--namespaces", optarg, &err))
+                goto bad_value;
             break;
         case OPT_SKIP_REDIRECTS:
-            opts.skip_redirects = true;
+            if (config_set_flag(&cfg, CONFIG_EXTRACT_REDIRECTS, "--skip-redirects", "skip", &err))
+                goto bad_value;
             break;
         case 'v':
             verbose = true;
@@ -114,8 +121,17 @@ int extract_cmd(int argc, char **argv) {
         rc = sp_cli_usage_error("extract", "one INPUT expected, got %d", argc - optind);
         goto out;
     }
+    extract_options opts;
+    extract_options_init(&opts);
+    opts.tmp_dir = *cfg.sort.tmp_dir ? cfg.sort.tmp_dir : NULL;
+    opts.namespaces = cfg.extract.namespace_count ? cfg.extract.namespaces : NULL;
+    opts.namespace_count = cfg.extract.namespace_count;
+    opts.skip_redirects = cfg.extract.skip_redirects;
     rc = run(optind < argc ? argv[optind] : "-", output, &opts, verbose);
+    goto out;
+bad_value:
+    rc = sp_cli_report(&err, SP_EXIT_USAGE);
 out:
-    free(namespaces);
+    config_destroy(&cfg);
     return rc;
 }

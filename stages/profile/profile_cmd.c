@@ -1,16 +1,21 @@
 /*
- * profile_cmd.c: `sstpipe profile FILE N [--cold] [--threads T]
+ * profile_cmd.c: `sstpipe profile FILE [N] [--cold] [--threads T]
  * [--queue-depth Q] [--misses PCT] [--seed S] [--json PATH] [--svg PATH]`.
  *
- * Without --seed a seed is picked at random and printed, so any run can be
- * repeated exactly. Exit 0 ok, 1 the profile failed (missing or damaged
- * file, an io_uring depth the machine cannot do), 2 bad usage.
+ * Every option is a key of [profile] in the config (-c FILE, --set), which
+ * the flags override; N is [profile] lookups. N may be left out only when
+ * the config sets lookups: its built-in default (10000) is nightly's choice,
+ * and a bare `sstpipe profile FILE` is more likely a forgotten N than a
+ * request for it. Without a seed from the config or --seed a seed is picked
+ * at random and printed, so any run can be repeated exactly. Exit 0 ok, 1
+ * the profile failed (missing or damaged file, an io_uring depth the machine
+ * cannot do), 2 bad usage.
  */
 #include "stages/profile/profile.h"
 
+#include "config/config.h"
 #include "stages/common/cli.h"
 
-#include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <sys/random.h>
@@ -18,33 +23,26 @@
 
 static void usage(FILE *out) {
     fprintf(out,
-            "usage: sstpipe profile FILE N [options]\n"
+            "usage: sstpipe profile FILE [N] [-c FILE] [--set section.key=value]... [options]\n"
             "\n"
             "Times N point lookups of keys drawn from FILE, each on its own, and reports\n"
             "min/avg/p50/p90/p99/p99.9/max latency, lookups per second, and reads and bytes\n"
-            "read per lookup.\n"
+            "read per lookup. N may be omitted when the config sets [profile] lookups.\n"
             "\n"
+            "  -c, --config FILE INI file; this command reads [profile] lookups, cold,\n"
+            "                    threads, queue_depth, misses and seed\n"
+            "      --set S.K=V   set one key (repeatable), e.g. --set profile.threads=4\n"
             "  --cold            drop FILE from the page cache and read with O_DIRECT\n"
             "  --threads T       T threads, each doing N/T lookups (default 1)\n"
             "  --queue-depth Q   Q reads in flight per thread, through io_uring (default 1)\n"
             "  --misses PCT      PCT percent of the keys are absent from FILE (default 0)\n"
-            "  --seed S          the key sequence for seed S (default: random, printed)\n"
+            "  --seed S          the key sequence for seed S (default: [profile] seed if the\n"
+            "                    config sets it, else random, printed)\n"
             "  --json PATH       write every figure as JSON (fields in stages/profile/README.md)\n"
             "  --svg PATH        draw the latency histogram and CDF (log time axis)\n"
-            "  -h, --help        this help\n");
-}
-
-/* A whole number in [min, max]; false on anything else. */
-static bool parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out) {
-    char *end;
-    errno = 0;
-    if (!*s || *s == '-')
-        return false;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || *end || v < min || v > max)
-        return false;
-    *out = v;
-    return true;
+            "  -h, --help        this help\n"
+            "\n"
+            "Precedence: defaults < -c FILE < --set < N and the flags above.\n");
 }
 
 static uint64_t random_seed(void) {
@@ -54,7 +52,29 @@ static uint64_t random_seed(void) {
     return (uint64_t)time(NULL) % 1000000000u;
 }
 
-int profile_cmd(int argc, char **argv) {
+/* The key each value flag sets, and the flag's name for errors and origins. */
+typedef struct flag_key {
+    int opt;
+    config_key key;
+    const char *flag;
+} flag_key;
+
+static const flag_key flag_keys[] = {
+    {'t', CONFIG_PROFILE_THREADS, "--threads"},
+    {'q', CONFIG_PROFILE_QUEUE_DEPTH, "--queue-depth"},
+    {'m', CONFIG_PROFILE_MISSES, "--misses"},
+    {'s', CONFIG_PROFILE_SEED, "--seed"},
+};
+
+static const flag_key *find_flag(int opt) {
+    for (size_t i = 0; i < sizeof flag_keys / sizeof flag_keys[0]; i++)
+        if (flag_keys[i].opt == opt)
+            return &flag_keys[i];
+    return NULL;
+}
+
+/* The command line once -c/--set are applied; returns the exit code. */
+static int profile_args(sp_config *cfg, int argc, char **argv) {
     static const struct option longopts[] = {{"cold", no_argument, NULL, 'c'},
                                              {"threads", required_argument, NULL, 't'},
                                              {"queue-depth", required_argument, NULL, 'q'},
@@ -64,47 +84,16 @@ int profile_cmd(int argc, char **argv) {
                                              {"svg", required_argument, NULL, 'g'},
                                              {"help", no_argument, NULL, 'h'},
                                              {0}};
-    profile_options o;
-    profile_options_init(&o);
-    bool have_seed = false;
     const char *json_path = NULL, *svg_path = NULL;
-    uint64_t v;
+    sp_error err = {0};
     optind = 0;
     opterr = 0;
     int ch;
     while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
         switch (ch) {
         case 'c':
-            o.cold = true;
-            break;
-        case 't':
-            if (!parse_u64(optarg, 1, 1024, &v))
-                return sp_cli_usage_error("profile", "--threads must be 1 to 1024, not '%s'",
-                                          optarg);
-            o.threads = (unsigned)v;
-            break;
-        case 'q':
-            if (!parse_u64(optarg, 1, UINT32_MAX, &v))
-                return sp_cli_usage_error("profile", "--queue-depth must be at least 1, not '%s'",
-                                          optarg);
-            o.queue_depth = (unsigned)v;
-            break;
-        case 'm': {
-            char *end;
-            errno = 0;
-            o.misses_pct = strtod(optarg, &end);
-            if (errno || *end || end == optarg || !(o.misses_pct >= 0 && o.misses_pct <= 100))
-                return sp_cli_usage_error("profile",
-                                          "--misses must be a percentage from 0 to "
-                                          "100, not '%s'",
-                                          optarg);
-            break;
-        }
-        case 's':
-            if (!parse_u64(optarg, 0, UINT64_MAX, &o.seed))
-                return sp_cli_usage_error("profile", "--seed must be a whole number, not '%s'",
-                                          optarg);
-            have_seed = true;
+            if (config_set_flag(cfg, CONFIG_PROFILE_COLD, "--cold", "true", &err))
+                return sp_cli_report(&err, SP_EXIT_USAGE);
             break;
         case 'j':
             json_path = optarg;
@@ -115,21 +104,44 @@ int profile_cmd(int argc, char **argv) {
         case 'h':
             usage(stdout);
             return SP_EXIT_OK;
-        default:
-            return sp_cli_bad_option("profile", argv);
+        default: {
+            const flag_key *f = find_flag(ch);
+            if (!f)
+                return sp_cli_bad_option("profile", argv);
+            if (config_set_flag(cfg, f->key, f->flag, optarg, &err))
+                return sp_cli_report(&err, SP_EXIT_USAGE);
+        }
         }
     }
-    if (argc - optind != 2)
-        return sp_cli_usage_error("profile", "expected FILE and N (the number of lookups)");
+    int positional = argc - optind;
+    bool lookups_configured = cfg->origin[CONFIG_PROFILE_LOOKUPS] != CONFIG_FROM_DEFAULT;
+    if (positional > 2 || positional < 1 || (positional == 1 && !lookups_configured))
+        return sp_cli_usage_error("profile", "expected FILE and N (the number of lookups; N may "
+                                             "be omitted when the config sets [profile] lookups)");
     const char *path = argv[optind];
-    if (!parse_u64(argv[optind + 1], 1, UINT32_MAX, &o.n))
-        return sp_cli_usage_error("profile", "N (lookups) must be from 1 to %u, not '%s'",
-                                  UINT32_MAX, argv[optind + 1]);
-    if (!have_seed)
-        o.seed = random_seed();
+    if (positional == 2 &&
+        config_set_flag(cfg, CONFIG_PROFILE_LOOKUPS, "N", argv[optind + 1], &err))
+        return sp_cli_report(&err, SP_EXIT_USAGE);
+    /* 0 tells nightly to skip profiling; asked for directly it is a mistake. */
+    if (cfg->profile.lookups == 0 && positional == 2)
+        return sp_cli_usage_error("profile", "N (lookups) must be at least 1, not '%s'",
+                                  argv[optind + 1]);
+    if (cfg->profile.lookups == 0)
+        return sp_cli_usage_error("profile",
+                                  "[profile] lookups is 0 (%s): give N, the number "
+                                  "of lookups",
+                                  config_origin_text(cfg, CONFIG_PROFILE_LOOKUPS));
+    profile_options o;
+    profile_options_init(&o);
+    o.n = cfg->profile.lookups;
+    o.cold = cfg->profile.cold;
+    o.threads = (unsigned)cfg->profile.threads;
+    o.queue_depth = (unsigned)cfg->profile.queue_depth;
+    o.misses_pct = cfg->profile.misses;
+    o.seed =
+        cfg->origin[CONFIG_PROFILE_SEED] == CONFIG_FROM_DEFAULT ? random_seed() : cfg->profile.seed;
     profile_result res;
     profile_result_init(&res);
-    sp_error err = {0};
     int code = SP_EXIT_OK;
     if (profile_run(path, &o, &res, &err) ||
         (json_path && profile_write_json(&res, json_path, &err)) ||
@@ -139,4 +151,14 @@ int profile_cmd(int argc, char **argv) {
         profile_print(&res, stdout);
     profile_result_destroy(&res);
     return code;
+}
+
+int profile_cmd(int argc, char **argv) {
+    sp_config cfg;
+    config_init(&cfg);
+    sp_error err = {0};
+    int rc = config_parse_args(&cfg, &argc, argv, &err) ? sp_cli_report(&err, SP_EXIT_USAGE)
+                                                        : profile_args(&cfg, argc, argv);
+    config_destroy(&cfg);
+    return rc;
 }

@@ -10,6 +10,7 @@
  */
 #include "stages/read/read.h"
 
+#include "config/config.h"
 #include "stages/common/cli.h"
 #include "stages/common/utf8.h"
 #include "stages/sst/coding.h"
@@ -123,11 +124,13 @@ static int dump_table(sst_reader *r, dumper *d, uint8_t *block, sp_error *err) {
 }
 
 static void usage(FILE *out) {
-    fprintf(out, "usage: sstpipe dump FILE [--jsonl]\n\n"
+    fprintf(out, "usage: sstpipe dump FILE [-c FILE] [--set section.key=value]... [--jsonl]\n\n"
                  "Prints every record in key order, one JSON object a line:\n"
                  "{\"key\": \"...\", \"value\": \"...\"}. Every block's checksum is checked.\n\n"
-                 "  --jsonl      JSON lines (the default and only format)\n"
-                 "  -h, --help   show this help\n");
+                 "  -c, --config FILE  accepted as by every command; no key applies to dump\n"
+                 "      --set S.K=V    likewise (a bad file or key is still an error)\n"
+                 "  --jsonl            JSON lines (the default and only format)\n"
+                 "  -h, --help         show this help\n");
 }
 
 int dump_cmd(int argc, char **argv) {
@@ -136,6 +139,9 @@ int dump_cmd(int argc, char **argv) {
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
+    sp_error cfg_err = {0};
+    if (config_check_args(&argc, argv, &cfg_err))
+        return sp_cli_report(&cfg_err, SP_EXIT_USAGE);
     optind = 0;
     opterr = 0;
     int c;

@@ -5,6 +5,7 @@
  */
 #include "stages/read/read.h"
 
+#include "config/config.h"
 #include "stages/common/cli.h"
 #include "stages/sst/table_reader.h"
 
@@ -17,10 +18,13 @@
 #define GET_ERROR 2
 
 static void usage(FILE *out) {
-    fprintf(out, "usage: sstpipe get FILE KEY\n\n"
+    fprintf(out, "usage: sstpipe get FILE KEY [-c FILE] [--set section.key=value]...\n"
+                 "       sstpipe get FILE -- KEY   (for a KEY starting with -c or --set)\n\n"
                  "Prints the value stored under KEY and a newline.\n"
                  "Exit status: 0 found, 1 not found, 2 error.\n\n"
-                 "  -h, --help   show this help\n");
+                 "  -c, --config FILE  accepted as by every command; no key applies to get\n"
+                 "      --set S.K=V    likewise (a bad file or key is still an error)\n"
+                 "  -h, --help         show this help\n");
 }
 
 int get_cmd(int argc, char **argv) {
@@ -28,6 +32,9 @@ int get_cmd(int argc, char **argv) {
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
+    sp_error cfg_err = {0};
+    if (config_check_args(&argc, argv, &cfg_err))
+        return sp_cli_report(&cfg_err, GET_ERROR);
     optind = 0;
     opterr = 0;
     int c;
@@ -37,6 +44,12 @@ int get_cmd(int argc, char **argv) {
             return sp_cli_bad_option("get", argv);
         usage(stdout);
         return SP_EXIT_OK;
+    }
+    /* "+" stops getopt at FILE, so a "--" between FILE and KEY (needed to
+     * keep config_parse_args off a key like "-cX") is still here. */
+    if (argc - optind == 3 && !strcmp(argv[optind + 1], "--")) {
+        argv[optind + 1] = argv[optind];
+        optind++;
     }
     if (argc - optind != 2)
         return sp_cli_usage_error("get", "expected FILE and KEY");

@@ -6,6 +6,7 @@
  */
 #include "stages/read/read.h"
 
+#include "config/config.h"
 #include "stages/common/cli.h"
 #include "stages/common/size.h"
 #include "stages/sst/table_reader.h"
@@ -76,11 +77,13 @@ static int print_json(const sst_reader *r, sp_error *err) {
 
 static void usage(FILE *out) {
     fprintf(out,
-            "usage: sstpipe info FILE [--json]\n\n"
+            "usage: sstpipe info FILE [-c FILE] [--set section.key=value]... [--json]\n\n"
             "Prints what an SSTable's footer says: records, blocks, bytes, block and cluster\n"
             "size, max value bytes, format version. Footer and index checksums are checked.\n\n"
-            "  --json       one JSON object instead of text\n"
-            "  -h, --help   show this help\n");
+            "  -c, --config FILE  accepted as by every command; no key applies to info\n"
+            "      --set S.K=V    likewise (a bad file or key is still an error)\n"
+            "  --json             one JSON object instead of text\n"
+            "  -h, --help         show this help\n");
 }
 
 int info_cmd(int argc, char **argv) {
@@ -89,6 +92,9 @@ int info_cmd(int argc, char **argv) {
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
+    sp_error cfg_err = {0};
+    if (config_check_args(&argc, argv, &cfg_err))
+        return sp_cli_report(&cfg_err, SP_EXIT_USAGE);
     bool json = false;
     optind = 0;
     opterr = 0;

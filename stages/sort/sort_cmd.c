@@ -1,10 +1,12 @@
 /*
  * sort_cmd.c: `sstpipe sort`, the sort stage on its own: a record stream in,
- * the same records sorted by key with duplicates resolved, out.
+ * the same records sorted by key with duplicates resolved, out. Memory,
+ * scratch directory and fan-in come from [sort] of the config (-c FILE,
+ * --set), which the flags override.
  */
+#include "config/config.h"
 #include "stages/common/cli.h"
 #include "stages/common/recstream.h"
-#include "stages/common/size.h"
 #include "stages/sort/sorter.h"
 
 #include <getopt.h>
@@ -14,20 +16,25 @@
 #include <unistd.h>
 
 static void usage(FILE *out) {
-    fprintf(out, "usage: sstpipe sort [INPUT|-] [--memory SIZE] [--tmp DIR] [--fan-in N] [-o FILE] "
-                 "[-v]\n"
-                 "\n"
-                 "Reads a record stream (stdin by default) and writes it sorted bytewise by key;\n"
-                 "of records with equal keys only the last one is kept. Runs that do not fit the\n"
-                 "memory budget are spilled to anonymous scratch files and merged.\n"
-                 "\n"
-                 "  --memory SIZE   memory budget, at least 1M; K/M/G suffixes (default 256M)\n"
-                 "  --tmp DIR       directory for scratch files (default $TMPDIR or /tmp)\n"
-                 "  --fan-in N      runs merged at once, at least 2 (default: as many as the\n"
-                 "                  budget allows with 64K per run; the budget also caps N)\n"
-                 "  -o, --output F  write to F (atomically) instead of stdout\n"
-                 "  -v, --verbose   print a stats line on stderr\n"
-                 "  -h, --help      show this help\n");
+    fprintf(out,
+            "usage: sstpipe sort [INPUT|-] [-c FILE] [--set section.key=value]...\n"
+            "                    [--memory SIZE] [--tmp DIR] [--fan-in N] [-o FILE] [-v]\n"
+            "\n"
+            "Reads a record stream (stdin by default) and writes it sorted bytewise by key;\n"
+            "of records with equal keys only the last one is kept. Runs that do not fit the\n"
+            "memory budget are spilled to anonymous scratch files and merged.\n"
+            "\n"
+            "  -c, --config FILE  INI file; this command reads [sort] memory, tmp_dir, fan_in\n"
+            "      --set S.K=V    set one key (repeatable), e.g. --set sort.memory=64M\n"
+            "  --memory SIZE      memory budget, at least 1M; K/M/G suffixes (default 256M)\n"
+            "  --tmp DIR          directory for scratch files (default $TMPDIR or /tmp)\n"
+            "  --fan-in N         runs merged at once, at least 2; 0 (the default): as many\n"
+            "                     as the budget allows with 64K per run (it also caps N)\n"
+            "  -o, --output F     write to F (atomically) instead of stdout\n"
+            "  -v, --verbose      print a stats line on stderr\n"
+            "  -h, --help         show this help\n"
+            "\n"
+            "Precedence: defaults < -c FILE < --set < the flags above.\n");
 }
 
 /* Prefixes a sorter error with where in the input the record came from. */
@@ -100,31 +107,33 @@ int sort_cmd(int argc, char **argv) {
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    sort_options opts;
-    sort_options_init(&opts);
+    sp_config cfg;
+    config_init(&cfg);
     const char *output = NULL;
     bool verbose = false;
     sp_error err = {0};
-    uint64_t fan_in;
-    int c;
+    int c, rc;
+    if (config_parse_args(&cfg, &argc, argv, &err)) {
+        rc = sp_cli_report(&err, SP_EXIT_USAGE);
+        goto out;
+    }
     optind = 0;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "o:vh", longopts, NULL)) != -1) {
+        config_key key = CONFIG_KEY_COUNT;
+        const char *flag = NULL;
         switch (c) {
         case 'm':
-            if (sp_parse_size(optarg, "--memory", &opts.memory, &err))
-                return sp_cli_usage_error("sort", "%s", err.msg);
-            if (opts.memory < SORT_MIN_MEMORY)
-                return sp_cli_usage_error("sort", "--memory: '%s' is below the minimum of 1M",
-                                          optarg);
+            key = CONFIG_SORT_MEMORY;
+            flag = "--memory";
             break;
         case 't':
-            opts.tmp_dir = optarg;
+            key = CONFIG_SORT_TMP_DIR;
+            flag = "--tmp";
             break;
         case 'f':
-            if (sp_parse_count(optarg, "--fan-in", 2, 1000000, &fan_in, &err))
-                return sp_cli_usage_error("sort", "%s", err.msg);
-            opts.fan_in = (unsigned)fan_in;
+            key = CONFIG_SORT_FAN_IN;
+            flag = "--fan-in";
             break;
         case 'o':
             output = optarg;
@@ -134,12 +143,28 @@ int sort_cmd(int argc, char **argv) {
             break;
         case 'h':
             usage(stdout);
-            return SP_EXIT_OK;
+            rc = SP_EXIT_OK;
+            goto out;
         default:
-            return sp_cli_bad_option("sort", argv);
+            rc = sp_cli_bad_option("sort", argv);
+            goto out;
+        }
+        if (flag && config_set_flag(&cfg, key, flag, optarg, &err)) {
+            rc = sp_cli_report(&err, SP_EXIT_USAGE);
+            goto out;
         }
     }
-    if (argc - optind > 1)
-        return sp_cli_usage_error("sort", "expected at most one INPUT, got %d", argc - optind);
-    return run(optind < argc ? argv[optind] : "-", output, &opts, verbose);
+    if (argc - optind > 1) {
+        rc = sp_cli_usage_error("sort", "expected at most one INPUT, got %d", argc - optind);
+        goto out;
+    }
+    sort_options opts;
+    sort_options_init(&opts);
+    opts.memory = cfg.sort.memory;
+    opts.tmp_dir = *cfg.sort.tmp_dir ? cfg.sort.tmp_dir : NULL;
+    opts.fan_in = (unsigned)cfg.sort.fan_in;
+    rc = run(optind < argc ? argv[optind] : "-", output, &opts, verbose);
+out:
+    config_destroy(&cfg);
+    return rc;
 }

@@ -1,10 +1,11 @@
 /*
  * truncate_cmd.c: `sstpipe truncate`, the truncate stage on its own: a record
- * stream in, the same records with values cut, out.
+ * stream in, the same records with values cut, out. The bound is [truncate]
+ * max_bytes of the config (-c FILE, --set), which --max-bytes overrides.
  */
+#include "config/config.h"
 #include "stages/common/cli.h"
 #include "stages/common/recstream.h"
-#include "stages/common/size.h"
 #include "stages/truncate/truncate.h"
 
 #include <getopt.h>
@@ -12,21 +13,22 @@
 #include <stdio.h>
 #include <unistd.h>
 
-/* Values are held whole in memory before the cut; beyond this a typo ("1T")
- * would be a memory hazard rather than a useful setting. */
-#define MAX_BYTES_LIMIT (1ull << 30)
-
 static void usage(FILE *out) {
     fprintf(out,
-            "usage: sstpipe truncate [INPUT|-] [--max-bytes N] [-o FILE] [-v]\n"
+            "usage: sstpipe truncate [INPUT|-] [-c FILE] [--set section.key=value]...\n"
+            "                        [--max-bytes N] [-o FILE] [-v]\n"
             "\n"
             "Reads a record stream (stdin by default) and cuts each value to the longest\n"
             "prefix of at most N bytes that ends on a UTF-8 character boundary.\n"
             "\n"
-            "  --max-bytes N   bytes kept per value, 1 to 1G; K/M/G suffixes (default %d)\n"
-            "  -o, --output F  write to F (atomically) instead of stdout\n"
-            "  -v, --verbose   print a stats line on stderr\n"
-            "  -h, --help      show this help\n",
+            "  -c, --config FILE  INI file; this command reads [truncate] max_bytes\n"
+            "      --set S.K=V    set one key (repeatable), e.g. --set truncate.max_bytes=2K\n"
+            "  --max-bytes N      bytes kept per value, 1 to 1G; K/M/G suffixes (default %d)\n"
+            "  -o, --output F     write to F (atomically) instead of stdout\n"
+            "  -v, --verbose      print a stats line on stderr\n"
+            "  -h, --help         show this help\n"
+            "\n"
+            "Precedence: defaults < -c FILE < --set < --max-bytes.\n",
             TRUNCATE_DEFAULT_MAX_BYTES);
 }
 
@@ -83,21 +85,25 @@ int truncate_cmd(int argc, char **argv) {
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    uint64_t max_bytes = TRUNCATE_DEFAULT_MAX_BYTES;
+    sp_config cfg;
+    config_init(&cfg);
     const char *output = NULL;
     bool verbose = false;
     sp_error err = {0};
-    int c;
+    int c, rc;
+    if (config_parse_args(&cfg, &argc, argv, &err)) {
+        rc = sp_cli_report(&err, SP_EXIT_USAGE);
+        goto out;
+    }
     optind = 0;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "o:vh", opts, NULL)) != -1) {
         switch (c) {
         case 'm':
-            if (sp_parse_size(optarg, "--max-bytes", &max_bytes, &err))
-                return sp_cli_usage_error("truncate", "%s", err.msg);
-            if (max_bytes < 1 || max_bytes > MAX_BYTES_LIMIT)
-                return sp_cli_usage_error("truncate", "--max-bytes: '%s' must be from 1 to 1G",
-                                          optarg);
+            if (config_set_flag(&cfg, CONFIG_TRUNCATE_MAX_BYTES, "--max-bytes", optarg, &err)) {
+                rc = sp_cli_report(&err, SP_EXIT_USAGE);
+                goto out;
+            }
             break;
         case 'o':
             output = optarg;
@@ -107,12 +113,18 @@ int truncate_cmd(int argc, char **argv) {
             break;
         case 'h':
             usage(stdout);
-            return SP_EXIT_OK;
+            rc = SP_EXIT_OK;
+            goto out;
         default:
-            return sp_cli_bad_option("truncate", argv);
+            rc = sp_cli_bad_option("truncate", argv);
+            goto out;
         }
     }
     if (argc - optind > 1)
-        return sp_cli_usage_error("truncate", "expected at most one INPUT, got %d", argc - optind);
-    return run(optind < argc ? argv[optind] : "-", output, max_bytes, verbose);
+        rc = sp_cli_usage_error("truncate", "expected at most one INPUT, got %d", argc - optind);
+    else
+        rc = run(optind < argc ? argv[optind] : "-", output, cfg.truncate.max_bytes, verbose);
+out:
+    config_destroy(&cfg);
+    return rc;
 }

@@ -5,13 +5,14 @@
  * The stream header states the value bound and whether the stream is
  * sorted, so a stream that skipped truncate or sort, and a block size no
  * record could be guaranteed to fit, are refused before the output file is
- * created.
+ * created. Block and cluster size come from [sst] of the config (-c FILE,
+ * --set), which the flags override.
  */
 #include "stages/write/write.h"
 
+#include "config/config.h"
 #include "stages/common/cli.h"
 #include "stages/common/recstream.h"
-#include "stages/common/size.h"
 #include "stages/sst/format.h"
 #include "stages/sst/table_writer.h"
 
@@ -21,17 +22,21 @@
 #include <unistd.h>
 
 static void usage(FILE *out) {
-    fprintf(out, "usage: sstpipe write [INPUT|-] -o FILE [--block-size SIZE] [--cluster-size SIZE] "
-                 "[-v]\n\n"
+    fprintf(out, "usage: sstpipe write [INPUT|-] -o FILE [-c FILE] [--set section.key=value]...\n"
+                 "                     [--block-size SIZE] [--cluster-size SIZE] [-v]\n\n"
                  "Writes a sorted record stream (from `sstpipe sort`) as an SSTable.\n"
                  "INPUT defaults to stdin.\n\n"
                  "  -o, --output FILE     the SSTable to write (required; written atomically)\n"
+                 "  -c, --config FILE     INI file; this command reads [sst] block_size and\n"
+                 "                        cluster_size\n"
+                 "      --set S.K=V       set one key (repeatable), e.g. --set sst.block_size=16K\n"
                  "  --block-size SIZE     data block size, a power of two from 512 to 1M "
                  "(default 8K)\n"
                  "  --cluster-size SIZE   region alignment, a power of two from 512 to 1G "
                  "(default 4K)\n"
                  "  -v, --verbose         print a stats line on stderr\n"
-                 "  -h, --help            show this help\n");
+                 "  -h, --help            show this help\n\n"
+                 "Precedence: defaults < -c FILE < --set < the flags above.\n");
 }
 
 /* Streams the records of in into a table at out_path; returns the exit code.
@@ -72,7 +77,8 @@ static int write_table(rs_reader *in, const char *in_name, const char *out_path,
     return rc ? SP_EXIT_FAIL : SP_EXIT_OK;
 }
 
-int write_cmd(int argc, char **argv) {
+/* The command line once -c/--set are applied; returns the exit code. */
+static int write_args(sp_config *cfg, int argc, char **argv) {
     static const struct option longopts[] = {
         {"output", required_argument, NULL, 'o'},
         {"block-size", required_argument, NULL, 'b'},
@@ -81,12 +87,9 @@ int write_cmd(int argc, char **argv) {
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    table_options opts;
-    table_options_init(&opts);
     const char *out_path = NULL;
     bool verbose = false;
     sp_error err = {0};
-    uint64_t n;
     optind = 0;
     opterr = 0;
     int c;
@@ -96,16 +99,12 @@ int write_cmd(int argc, char **argv) {
             out_path = optarg;
             break;
         case 'b':
-            if (sp_parse_pow2_size(optarg, "--block-size", SST_MIN_BLOCK_SIZE, SST_MAX_BLOCK_SIZE,
-                                   &n, &err))
-                return sp_cli_usage_error("write", "%s", err.msg);
-            opts.block_size = (uint32_t)n;
+            if (config_set_flag(cfg, CONFIG_SST_BLOCK_SIZE, "--block-size", optarg, &err))
+                return sp_cli_report(&err, SP_EXIT_USAGE);
             break;
         case 'c':
-            if (sp_parse_pow2_size(optarg, "--cluster-size", SST_MIN_CLUSTER_SIZE,
-                                   SST_MAX_CLUSTER_SIZE, &n, &err))
-                return sp_cli_usage_error("write", "%s", err.msg);
-            opts.cluster_size = (uint32_t)n;
+            if (config_set_flag(cfg, CONFIG_SST_CLUSTER_SIZE, "--cluster-size", optarg, &err))
+                return sp_cli_report(&err, SP_EXIT_USAGE);
             break;
         case 'v':
             verbose = true;
@@ -126,6 +125,10 @@ int write_cmd(int argc, char **argv) {
         return sp_cli_usage_error("write", "-o must name a file, not stdout");
     const char *in_path = optind < argc ? argv[optind] : "-";
     const char *in_name = strcmp(in_path, "-") ? in_path : "stdin";
+    table_options opts;
+    table_options_init(&opts);
+    opts.block_size = (uint32_t)cfg->sst.block_size;
+    opts.cluster_size = (uint32_t)cfg->sst.cluster_size;
 
     int fd;
     if (sp_open_input(in_path, &fd, &err))
@@ -136,4 +139,14 @@ int write_cmd(int argc, char **argv) {
     if (fd != STDIN_FILENO)
         close(fd);
     return code == SP_EXIT_OK ? code : sp_cli_report(&err, code);
+}
+
+int write_cmd(int argc, char **argv) {
+    sp_config cfg;
+    config_init(&cfg);
+    sp_error err = {0};
+    int rc = config_parse_args(&cfg, &argc, argv, &err) ? sp_cli_report(&err, SP_EXIT_USAGE)
+                                                        : write_args(&cfg, argc, argv);
+    config_destroy(&cfg);
+    return rc;
 }
