@@ -204,7 +204,12 @@ static json_t *build_manifest(nightly_run_state *r) {
     json_object_set_new(m, "counts", counts_json(r));
     json_object_set_new(m, "sort", sort_json(r));
     json_object_set_new(m, "sstable", sstable_json(r));
-    json_object_set(m, "outputs", r->outputs ? r->outputs : json_array());
+    /* _set takes a reference, _set_new steals one: the fresh empty array
+     * of a run that failed before any output must be stolen, or it leaks. */
+    if (r->outputs)
+        json_object_set(m, "outputs", r->outputs);
+    else
+        json_object_set_new(m, "outputs", json_array());
     json_object_set_new(m, "verify", r->verified ? verify_report_to_json(&r->verify) : json_null());
     json_object_set_new(m, "profile", profile_json(r));
     return m;

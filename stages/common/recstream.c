@@ -287,18 +287,27 @@ int rs_reader_next(rs_reader *r, uint64_t value_cap, sp_record *rec, sp_error *e
     uint64_t keep = vlen;
     if (value_cap && keep > value_cap)
         keep = value_cap;
-    if (keep > r->value_cap) {
-        size_t cap = r->value_cap ? r->value_cap : 4096;
-        while (cap < keep)
-            cap *= 2;
-        uint8_t *nv = realloc(r->value, cap);
-        if (!nv)
-            return sp_errorf(err, "%s: out of memory for a value of %u bytes at byte %llu", r->name,
-                             vlen, (unsigned long long)at);
-        r->value = nv;
-        r->value_cap = cap;
+    /* The buffer grows with the bytes that arrive, not with the length the
+     * record claims: a damaged length must end in "truncated", not in a
+     * multi-GiB allocation before a single value byte is read. */
+    for (uint64_t got = 0; got < keep;) {
+        uint64_t step = keep - got < IO_BUF ? keep - got : IO_BUF;
+        if (got + step > r->value_cap) {
+            size_t cap = r->value_cap ? r->value_cap : 4096;
+            while (cap < got + step)
+                cap *= 2;
+            uint8_t *nv = realloc(r->value, cap);
+            if (!nv)
+                return sp_errorf(err, "%s: out of memory for a value of %u bytes at byte %llu",
+                                 r->name, vlen, (unsigned long long)at);
+            r->value = nv;
+            r->value_cap = cap;
+        }
+        if (r_take(r, r->value + got, step, "value", err))
+            return -1;
+        got += step;
     }
-    if (r_take(r, r->value, keep, "value", err) || r_take(r, NULL, vlen - keep, "value", err))
+    if (r_take(r, NULL, vlen - keep, "value", err))
         return -1;
     r->records++;
     rec->key = r->key;

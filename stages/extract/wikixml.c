@@ -88,7 +88,15 @@ static void fail(wiki_parser *p, long line, const char *fmt, ...) {
 }
 
 static void fail_xml(wiki_parser *p, long line, const char *msg) {
-    sp_errorf(&p->err, "%s: XML error at line %ld: %s", p->name, line, msg);
+    /* libxml2's messages ("... indicate encoding !\nBytes: 0xCA ...") and
+     * names quoted from the document may hold line breaks; errors are one
+     * line. */
+    char one_line[512];
+    snprintf(one_line, sizeof one_line, "%s", msg);
+    for (char *c = one_line; *c; c++)
+        if (*c == '\n' || *c == '\r')
+            *c = ' ';
+    sp_errorf(&p->err, "%s: XML error at line %ld: %s", p->name, line, one_line);
     xmlStopParser(p->ctxt);
 }
 
