@@ -330,9 +330,16 @@ static int publish(nightly_run_state *r) {
     if (nightly_manifest_write(r, &r->err) ||
         nightly_move(r->dir, r->staging, "builds", name, &r->err))
         return -1;
-    r->staging[0] = '\0'; /* it is builds/name now */
-    if (nightly_swap_current(r->dir, r->final_rel, &r->err))
+    char built[PATH_MAX];
+    snprintf(built, sizeof built, "%s/builds/%s", r->dir, name);
+    if (nightly_swap_current(r->dir, r->final_rel, &r->err)) {
+        /* Not published after all: back to staging, so that the failure
+         * is recorded under failed/ like any other. */
+        if (rename(built, r->staging))
+            r->staging[0] = '\0';
         return -1;
+    }
+    r->staging[0] = '\0'; /* it is builds/name now */
     nightly_logf(&r->log, "published %s/%s; current -> %s", r->dir, r->final_rel, r->final_rel);
     /* Protect whatever current names now (the new build, unless someone
      * re-pointed it meanwhile), read back rather than assumed. */

@@ -148,15 +148,17 @@ int nightly_move(const char *dir, const char *staging, const char *sub, const ch
         return -1;
     if (rename(staging, to))
         return sp_errorf_errno(err, "%s: cannot rename to %s", staging, to);
-    if (nightly_sync_dir(subdir, err) || nightly_sync_dir(dir, err))
+    if (nightly_sync_dir(subdir, err) || nightly_sync_dir(dir, err)) {
+        /* The move may not survive a power cut; undone, it leaves the
+         * caller where a failed rename would have, with staging to record. */
+        (void)rename(to, staging);
         return -1;
+    }
     return 0;
 }
 
-int nightly_swap_current(const char *dir, const char *target, sp_error *err) {
-    char tmp[PATH_MAX], cur[PATH_MAX];
-    snprintf(tmp, sizeof tmp, "%s/" NIGHTLY_LINK_TMP_PREFIX "%ld", dir, (long)getpid());
-    snprintf(cur, sizeof cur, "%s/current", dir);
+/* Points dir/current at target through the temporary link tmp. */
+static int replace_link(const char *tmp, const char *cur, const char *target, sp_error *err) {
     unlink(tmp);
     if (symlink(target, tmp))
         return sp_errorf_errno(err, "%s: cannot create symlink", tmp);
@@ -167,7 +169,26 @@ int nightly_swap_current(const char *dir, const char *target, sp_error *err) {
         unlink(tmp);
         return -1;
     }
-    return nightly_sync_dir(dir, err);
+    return 0;
+}
+
+int nightly_swap_current(const char *dir, const char *target, sp_error *err) {
+    char tmp[PATH_MAX], cur[PATH_MAX], prev[PATH_MAX];
+    snprintf(tmp, sizeof tmp, "%s/" NIGHTLY_LINK_TMP_PREFIX "%ld", dir, (long)getpid());
+    snprintf(cur, sizeof cur, "%s/current", dir);
+    ssize_t n = readlink(cur, prev, sizeof prev - 1);
+    prev[n > 0 ? n : 0] = '\0';
+    if (replace_link(tmp, cur, target, err))
+        return -1;
+    if (nightly_sync_dir(dir, err) == 0)
+        return 0;
+    /* The swap may not survive a power cut, so it is reported as failed;
+     * a failed publish leaves current as it found it. */
+    if (prev[0])
+        (void)replace_link(tmp, cur, prev, NULL);
+    else
+        unlink(cur);
+    return -1;
 }
 
 int nightly_current_target(const char *dir, char *out, size_t cap, sp_error *err) {

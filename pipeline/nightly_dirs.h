@@ -47,12 +47,13 @@ int nightly_clean_stale(const char *dir, void (*note)(void *ctx, const char *nam
 int nightly_unique_name(const char *dir, const char *sub, const char *stamp, const char *base,
                         char *out, size_t cap, sp_error *err);
 
-/* Renames staging to dir/sub/name and fsyncs the directories involved. */
+/* Renames staging to dir/sub/name and fsyncs the directories involved;
+ * on failure staging is where it was. */
 int nightly_move(const char *dir, const char *staging, const char *sub, const char *name,
                  sp_error *err);
 
 /* Points dir/current at target (relative to dir) atomically: a temporary
- * symlink renamed over the old one. */
+ * symlink renamed over the old one. On failure current is as it was. */
 int nightly_swap_current(const char *dir, const char *target, sp_error *err);
 
 /* Where dir/current points ("builds/x"), or "" when there is no link. */

@@ -1,0 +1,88 @@
+"""test_faults_spill.py: ENOSPC and EIO at the sort's spill I/O.
+
+A build under a 1 MiB sort budget spills sorted runs to an anonymous
+scratch file in --tmp and merges them back (with --fan-in 2, in several
+passes, so the scratch files are also truncated between passes). The fault
+shim first counts the spill's calls (pwrite, ftruncate, close, ... on files
+in --tmp), then each run fails one of them: every run must end with exit 1
+and one error line naming the scratch file and the errno, leave the
+previous -o file byte-identical, no *.tmp.* beside it and nothing in --tmp.
+"""
+
+import sys
+
+sys.dont_write_bytecode = True  # keep the source tree clean under ctest
+
+import os
+import shutil
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "faults"))
+
+import faultlib  # noqa: E402
+from faultlib import ERRNOS, OPS, Tally, check_error_line, indices, sha, temp_leftovers  # noqa: E402
+from sstpipe_e2e import E2ETest, sstpipe_bin, wikigen  # noqa: E402
+
+
+class SpillFaults(E2ETest):
+    @classmethod
+    def setUpClass(cls):
+        cls.classtmp = tempfile.mkdtemp(prefix="sstpipe-faults-spill-")
+        cls.addClassCleanup(shutil.rmtree, cls.classtmp, True)
+        size = "40M" if faultlib.LONG else "24M"
+        cls.dump = wikigen(os.path.join(cls.classtmp, "spill.xml.zst"), size, "11", "zst")
+        cls.prev_dump = wikigen(os.path.join(cls.classtmp, "prev.xml.zst"), "1M", "12", "zst")
+
+    def sweep(self, extra, area, brief_limit):
+        out_dir, tmp = self.path("out"), self.path("spill")
+        os.mkdir(out_dir)
+        os.mkdir(tmp)
+        out = os.path.join(out_dir, "table.sst")
+        ref = self.path("ref.sst")
+        self.build(self.dump, ref, *extra)
+        self.build(self.prev_dump, out)
+        prev = sha(out)
+        argv = [sstpipe_bin(), "build", self.dump, "-o", out, "--tmp", tmp, *extra]
+        counts = faultlib.count_calls(self, argv, tmp)
+        self.assertEqual(sha(out), sha(ref), "the counting run's output differs from the reference")
+        self.assertGreater(counts["pwrite"], 10, f"the build did not spill: {counts}")
+        tally = Tally(area)
+        for op in OPS:
+            for i, n in enumerate(indices(counts[op], brief_limit)):
+                actions = ERRNOS if faultlib.LONG else (ERRNOS[i % 2],)
+                for action in actions:
+                    self.build(self.prev_dump, out)
+                    what = f"{area} {op}:{n}:{action}"
+                    r = faultlib.run(argv, fault=f"{op}:{n}:{action}", fault_dir=tmp)
+                    self.assertEqual(temp_leftovers(out_dir), [], what + r.describe())
+                    self.assertEqual(os.listdir(tmp), [], what + ": --tmp not empty" + r.describe())
+                    if not r.fired:
+                        tally.not_reached += 1
+                        self.assertEqual(r.code, 0, what + r.describe())
+                        continue
+                    if r.code == 0:
+                        # Only a failed close of a scratch file may pass unnoticed:
+                        # every byte was already written and read back.
+                        self.assertEqual(op, "close", what + ": a failed call went unnoticed" +
+                                         r.describe())
+                        self.assertEqual(sha(out), sha(ref), what + r.describe())
+                        tally.absorbed += 1
+                        continue
+                    self.assertEqual(r.code, 1, what + r.describe())
+                    check_error_line(self, r, action, what)
+                    self.assertEqual(sha(out), prev, what + ": the previous output changed" +
+                                     r.describe())
+                    tally.failed_cleanly += 1
+        print(tally.report())
+        self.assertGreater(tally.failed_cleanly, 0)
+
+    def test_spill_single_merge(self):
+        self.sweep(["--memory", "1M"], "sort-spill", 24)
+
+    def test_spill_multi_pass(self):
+        self.sweep(["--memory", "1M", "--fan-in", "2"], "sort-spill-multipass", 24)
+
+
+if __name__ == "__main__":
+    unittest.main()

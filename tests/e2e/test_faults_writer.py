@@ -1,0 +1,104 @@
+"""test_faults_writer.py: ENOSPC and EIO at the SSTable writer's I/O.
+
+`sstpipe build` and `sstpipe write` (from a sorted record stream) write the
+table under a temporary name beside -o, fsync it, rename it into place and
+fsync the directory. The fault shim counts those calls (on files in the
+output directory), then each run fails one: the run must exit 1 with one
+error line naming the file and the errno, the previous -o file must stay
+byte-identical and no *.tmp.* may be left beside it.
+
+One case cannot be undone: the directory fsync after the rename. The new
+file is then in place (complete: it was fsynced before the rename), and
+the command still fails because the rename may not survive a power cut;
+the test accepts the new file there, and only there, when it is byte-
+identical to the reference.
+"""
+
+import sys
+
+sys.dont_write_bytecode = True  # keep the source tree clean under ctest
+
+import os
+import shutil
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "faults"))
+
+import faultlib  # noqa: E402
+from faultlib import ERRNOS, OPS, Tally, check_error_line, indices, sha, temp_leftovers  # noqa: E402
+from sstpipe_e2e import E2ETest, corpora_dir, sstpipe, sstpipe_bin, wikigen  # noqa: E402
+
+
+class WriterFaults(E2ETest):
+    @classmethod
+    def setUpClass(cls):
+        cls.classtmp = tempfile.mkdtemp(prefix="sstpipe-faults-writer-")
+        cls.addClassCleanup(shutil.rmtree, cls.classtmp, True)
+        size = "96M" if faultlib.LONG else "24M"
+        cls.dump = wikigen(os.path.join(cls.classtmp, "w.xml.zst"), size, "21", "zst")
+        cls.prev_dump = os.path.join(corpora_dir(), "enwiki-11pages.xml")
+
+    def sweep(self, argv, out, ref, area, brief_limit):
+        out_dir = os.path.dirname(out)
+        self.build(self.prev_dump, out)
+        prev = sha(out)
+        counts = faultlib.count_calls(self, argv, out_dir)
+        self.assertEqual(sha(out), sha(ref), "the counting run's output differs from the reference")
+        self.assertGreater(counts["write"], 1, counts)
+        tally = Tally(area)
+        for op in OPS:
+            for n in indices(counts[op], brief_limit):
+                for action in ERRNOS:
+                    self.build(self.prev_dump, out)
+                    what = f"{area} {op}:{n}:{action}"
+                    r = faultlib.run(argv, fault=f"{op}:{n}:{action}", fault_dir=out_dir)
+                    self.assertEqual(temp_leftovers(out_dir), [], what + r.describe())
+                    self.assertEqual(sorted(os.listdir(out_dir)), ["table.sst"], what)
+                    if not r.fired:
+                        tally.not_reached += 1
+                        self.assertEqual(r.code, 0, what + r.describe())
+                        continue
+                    fired_path = r.fired[0][2]
+                    if r.code == 0:
+                        # Closing the directory after its fsync is the one call
+                        # whose failure changes nothing.
+                        self.assertEqual((op, fired_path), ("close", out_dir),
+                                         what + ": a failed call went unnoticed" + r.describe())
+                        self.assertEqual(sha(out), sha(ref), what)
+                        tally.absorbed += 1
+                        continue
+                    self.assertEqual(r.code, 1, what + r.describe())
+                    check_error_line(self, r, action, what)
+                    allowed = {prev}
+                    if op == "fsync" and fired_path == out_dir:
+                        allowed.add(sha(ref))
+                    self.assertIn(sha(out), allowed, what + ": output changed" + r.describe())
+                    tally.failed_cleanly += 1
+        print(tally.report())
+        self.assertGreater(tally.failed_cleanly, 0)
+
+    def test_build_writer(self):
+        os.mkdir(self.path("out"))
+        out, ref = self.path("out", "table.sst"), self.path("ref.sst")
+        self.build(self.dump, ref)
+        argv = [sstpipe_bin(), "build", self.dump, "-o", out]
+        self.sweep(argv, out, ref, "sstable-build", 30)
+
+    def test_write_stage(self):
+        # A sorted record stream, then `write` alone, with a 4K block size.
+        rs = self.path("sorted.rs")
+        r = sstpipe("extract", self.dump, "-o", self.path("x.rs"))
+        self.assertOk(r)
+        self.assertOk(sstpipe("truncate", self.path("x.rs"), "-o", self.path("t.rs")))
+        self.assertOk(sstpipe("sort", self.path("t.rs"), "-o", rs))
+        ref = self.path("ref.sst")
+        self.assertOk(sstpipe("write", rs, "-o", ref, "--block-size", "4K"))
+        os.mkdir(self.path("out"))
+        out = self.path("out", "table.sst")
+        argv = [sstpipe_bin(), "write", rs, "-o", out, "--block-size", "4K"]
+        self.sweep(argv, out, ref, "sstable-write", 30)
+
+
+if __name__ == "__main__":
+    unittest.main()

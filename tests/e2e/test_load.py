@@ -1,0 +1,171 @@
+"""test_load.py: sustained lookups on one file, and sorts far beyond their budget.
+
+- Profile with 16 threads, run after run for a while (20 s here, minutes
+  under tests/faults/run), while other processes read the same file at once
+  (a profile through io_uring with absent keys, `get` and `verify` loops):
+  every run and read succeeds with the figures it must have, and the peak
+  RSS of equal runs stays the same and within the profile's own arrays (a
+  few dozen bytes per lookup) plus a fixed allowance. valgrind then checks a
+  short multi-threaded run: no leak, no memory error.
+- A build whose records are more than 4x the 1 MiB sort budget, and one
+  whose budget alone (no --fan-in) forces a merge in several passes, both
+  byte-identical to a build that sorts in memory, with --tmp left empty.
+"""
+
+import sys
+
+sys.dont_write_bytecode = True  # keep the source tree clean under ctest
+
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import threading
+import time
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "faults"))
+
+import faultlib  # noqa: E402
+from sstpipe_e2e import E2ETest, parse_stats, run, sstpipe, sstpipe_bin, wikigen  # noqa: E402
+
+LOAD_SECONDS = 180 if faultlib.LONG else 20
+LOOKUPS = 300000  # per 16-thread run: about 2 s on 2 cores
+# Per lookup the profile keeps its key, latency and read count; beyond that
+# a run may use a fixed amount (libraries, index, 16 threads' buffers).
+BYTES_PER_LOOKUP = 64
+FIXED_BYTES = 24 << 20
+
+
+def profile_run(table, args, json_path):
+    """One profile run: (exit code, stderr, peak RSS bytes, JSON result)."""
+    r = run([sstpipe_bin(), "profile", table, *args, "--json", json_path], measure_rss=True)
+    result = None
+    if r.code == 0:
+        with open(json_path) as f:
+            result = json.load(f)
+    return r.code, r.err_text, r.maxrss_kib * 1024, result
+
+
+class Load(E2ETest):
+    @classmethod
+    def setUpClass(cls):
+        cls.classtmp = tempfile.mkdtemp(prefix="sstpipe-load-")
+        cls.addClassCleanup(shutil.rmtree, cls.classtmp, True)
+        cls.dump = wikigen(os.path.join(cls.classtmp, "load.xml.zst"), "64M", "71", "zst")
+        cls.table = os.path.join(cls.classtmp, "load.sst")
+        r = sstpipe("build", cls.dump, "-o", cls.table)
+        assert r.code == 0, r.describe()
+
+    def test_profile_many_threads_with_concurrent_readers(self):
+        failures, runs = [], []
+        stop = threading.Event()
+        lock = threading.Lock()
+        counts = {"uring_runs": 0, "gets": 0, "verifies": 0}
+        key = sstpipe("dump", self.table, "--jsonl").stdout.split(b"\n")[100]
+        key = json.loads(key)["key"]
+
+        def other_profiles():
+            while not stop.is_set():
+                code, err, _, res = profile_run(
+                    self.table, [50000, "--threads", 4, "--queue-depth", 8, "--misses", 20],
+                    self.path("uring.json"))
+                with lock:
+                    counts["uring_runs"] += 1
+                    if code != 0 or res["misses"] != res["misses_requested"] or \
+                            res["hits"] + res["misses"] != 50000:
+                        failures.append(f"io_uring profile: exit {code}: {err[-300:]} {res}")
+
+        def readers():
+            while not stop.is_set():
+                g = subprocess.run([sstpipe_bin(), "get", self.table, key], capture_output=True)
+                v = subprocess.run([sstpipe_bin(), "verify", self.table], capture_output=True)
+                with lock:
+                    counts["gets"] += 1
+                    counts["verifies"] += 1
+                    if g.returncode != 0 or v.returncode != 0:
+                        failures.append(f"get {g.returncode} {g.stderr[-200:]!r}, "
+                                        f"verify {v.returncode} {v.stdout[-200:]!r}")
+
+        threads = [threading.Thread(target=other_profiles), threading.Thread(target=readers)]
+        for t in threads:
+            t.start()
+        try:
+            deadline = time.monotonic() + LOAD_SECONDS
+            seed = 1
+            while time.monotonic() < deadline or len(runs) < 3:
+                code, err, rss, res = profile_run(
+                    self.table, [LOOKUPS, "--threads", 16, "--seed", seed],
+                    self.path("main.json"))
+                seed += 1
+                self.assertEqual(code, 0, err)
+                self.assertEqual(res["hits"], LOOKUPS, res)
+                self.assertEqual(res["max_reads_per_lookup"], 1, "one lookup = one read")
+                runs.append(rss)
+        finally:
+            stop.set()
+            for t in threads:
+                t.join()
+        self.assertEqual(failures, [])
+        self.assertGreater(counts["uring_runs"], 0)
+        self.assertGreater(counts["gets"], 0)
+        bound = FIXED_BYTES + LOOKUPS * BYTES_PER_LOOKUP
+        self.assertLess(max(runs), bound, f"peak RSS per run: {runs}")
+        # Equal runs, equal footprint: a leak would grow with the work done,
+        # and every run does the same work.
+        self.assertLess(max(runs) - min(runs), 8 << 20, f"peak RSS per run: {runs}")
+        print(f"LOAD profile: runs16={len(runs)} lookups={len(runs) * LOOKUPS} "
+              f"peak_rss_mib={max(runs) / 2**20:.1f} "
+              + " ".join(f"{k}={v}" for k, v in counts.items()))
+
+    @unittest.skipUnless(shutil.which("valgrind"), "valgrind is not installed")
+    @unittest.skipIf("ASAN_OPTIONS" in os.environ, "the binary under test is the sanitized one")
+    def test_profile_under_valgrind(self):
+        # Blocks read through io_uring are filled by the kernel where
+        # valgrind cannot see, so that run checks leaks only.
+        for extra, checks in ((["--threads", "4", "--misses", "10"], []),
+                              (["--threads", "4", "--queue-depth", "4"],
+                               ["--undef-value-errors=no"])):
+            p = subprocess.run(["valgrind", "--leak-check=full", "--show-leak-kinds=definite",
+                                "--errors-for-leak-kinds=definite", "--error-exitcode=99",
+                                *checks, sstpipe_bin(), "profile", self.table, "3000", *extra,
+                                "--seed", "5"], capture_output=True, timeout=600)
+            log = p.stderr.decode(errors="replace")
+            self.assertEqual(p.returncode, 0, f"valgrind {extra}:\n{log[-3000:]}")
+            self.assertIn("ERROR SUMMARY: 0 errors", log)
+
+    # ------------------------------------------------------------ sorting
+
+    def sorted_build(self, dump, *opts):
+        """Builds dump with opts under a 1 MiB budget and again in memory;
+        returns the -v stats of the first. Both tables must be identical."""
+        spill = self.path("spill")
+        os.makedirs(spill, exist_ok=True)
+        small, ref = self.path("small.sst"), self.path("ref.sst")
+        r = sstpipe("build", dump, "-o", small, "--memory", "1M", "--tmp", spill, "-v", *opts)
+        self.assertOk(r)
+        self.assertEqual(os.listdir(spill), [], "spill files left in --tmp")
+        self.build(dump, ref, *opts)
+        with open(small, "rb") as a, open(ref, "rb") as b:
+            self.assertTrue(a.read() == b.read(), "the spilled build differs from the in-memory one")
+        return parse_stats(self, r.stderr, "sort"), parse_stats(self, r.stderr, "write")
+
+    def test_records_four_times_the_budget(self):
+        sort, write = self.sorted_build(self.dump)
+        records = write["key_bytes"] + write["value_bytes"]
+        self.assertGreaterEqual(records, 4 << 20, f"records of {records} bytes")
+        self.assertGreaterEqual(sort["runs"], 4, sort)
+        self.assertGreaterEqual(sort["spilled_bytes"], records, sort)
+
+    def test_budget_forces_several_merge_passes(self):
+        # 64 KiB values make the records about 40 MB: more runs than 1 MiB
+        # of merge buffers can read at once, so the budget alone (no
+        # --fan-in) makes the merge take more than one pass.
+        sort, _ = self.sorted_build(self.dump, "--max-bytes", "65536", "--block-size", "128K")
+        self.assertGreaterEqual(sort["merge_passes"], 2, sort)
+        self.assertGreater(sort["runs"], 16, sort)
+
+
+if __name__ == "__main__":
+    unittest.main()

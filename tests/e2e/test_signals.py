@@ -1,0 +1,235 @@
+"""test_signals.py: SIGKILL, SIGINT and SIGTERM at random points of real runs.
+
+- SIGKILL at a random moment of a nightly build (a generated dump that
+  takes a couple of seconds: checksum, build with spills, verify, profile,
+  publish), many times: after each, `current` names the previous build (or,
+  when the kill came after the swap, the new one) and verifies clean, the
+  earlier builds are byte-identical, and the next run cleans up after the
+  dead one and publishes.
+- SIGINT and SIGTERM during build, sort and nightly: exit 130 and 143, no
+  temporary file beside the output, nothing in --tmp, the previous output
+  byte-identical (or the complete new one, when the signal came after the
+  rename). A nightly keeps its lock only while it lives, and the
+  staging directory of an interrupted run is removed by the next run,
+  which must succeed.
+"""
+
+import sys
+
+sys.dont_write_bytecode = True  # keep the source tree clean under ctest
+
+import os
+import random
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "faults"))
+
+import faultlib  # noqa: E402
+from faultlib import sha, temp_leftovers  # noqa: E402
+from sstpipe_e2e import E2ETest, sstpipe, sstpipe_bin, wikigen  # noqa: E402
+
+KILL_ITERATIONS = 60 if faultlib.LONG else 15
+SIGNAL_TRIES = 8 if faultlib.LONG else 2
+
+
+def timed(argv):
+    """Runs argv to completion; returns its wall time (it must succeed)."""
+    t = time.monotonic()
+    p = subprocess.run(argv, capture_output=True)
+    if p.returncode != 0:
+        raise AssertionError(f"{argv} failed: {p.stderr.decode(errors='replace')}")
+    return time.monotonic() - t
+
+
+def wait_until_caught(pid, sig, limit=10.0):
+    """Waits until process pid has a handler for sig (SigCgt in its status)."""
+    end = time.monotonic() + limit
+    while time.monotonic() < end:
+        try:
+            with open(f"/proc/{pid}/status") as f:
+                caught = next(int(l.split()[1], 16) for l in f if l.startswith("SigCgt:"))
+        except (OSError, StopIteration):
+            return
+        if caught & (1 << (sig - 1)):
+            return
+        time.sleep(0.001)
+
+
+def interrupt(argv, sig, delay):
+    """Starts argv, sends sig after delay seconds; returns (exit code or None
+    when it finished first, stderr)."""
+    p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    if sig != signal.SIGKILL:
+        # The delay counts from when sstpipe handles the signal: before
+        # that, process start-up (slow under sanitizers) is what is timed.
+        wait_until_caught(p.pid, sig)
+    time.sleep(delay)
+    finished = p.poll() is not None
+    if not finished:
+        p.send_signal(sig)
+    _, err = p.communicate(timeout=120)
+    # A run that ended on its own between poll() and the signal is finished
+    # too: the signal reached a process that had already exited.
+    finished = finished or p.returncode == 0
+    return None if finished else p.returncode, err.decode(errors="replace")
+
+
+class Signals(E2ETest):
+    @classmethod
+    def setUpClass(cls):
+        cls.classtmp = tempfile.mkdtemp(prefix="sstpipe-signals-")
+        cls.addClassCleanup(shutil.rmtree, cls.classtmp, True)
+        cls.big = wikigen(os.path.join(cls.classtmp, "big.xml.zst"), "128M", "41", "zst")
+        cls.small = wikigen(os.path.join(cls.classtmp, "small.xml.zst"), "1M", "42", "zst")
+        cls.rng = random.Random(int(os.environ.get("SSTPIPE_FAULTS_SEED", "6")))
+
+    # ------------------------------------------------------------ nightly
+
+    def nightly_setup(self):
+        self.out = self.path("out")
+        self.ini = self.write_file("nightly.ini", (
+            f"[output]\ndir = {self.out}\nkeep = 3\n[profile]\nlookups = 2000\n"
+            "[sort]\nmemory = 8M\n").encode())
+
+    def nightly_argv(self, dump):
+        return [sstpipe_bin(), "nightly", "-c", self.ini, dump]
+
+    def current(self):
+        return os.readlink(os.path.join(self.out, "current"))
+
+    def builds(self):
+        return sorted(os.listdir(os.path.join(self.out, "builds")))
+
+    def assertVerifies(self, what):
+        r = sstpipe("verify", os.path.join(self.out, "current", "table.sst"))
+        self.assertEqual(r.code, 0, what + ": current does not verify" + r.describe())
+
+    def next_run_succeeds(self, dump, what):
+        p = subprocess.run(self.nightly_argv(dump), capture_output=True)
+        self.assertEqual(p.returncode, 0, f"{what}: the next run failed: {p.stderr.decode()}")
+        self.assertEqual(temp_leftovers(self.out), [], what + ": left after the next run")
+
+    def test_sigkill_random_points_of_nightly(self):
+        self.nightly_setup()
+        # The faster of two runs: the first also warms the page cache, and
+        # kills are drawn over the time a warm run takes.
+        full = min(timed(self.nightly_argv(self.big)), timed(self.nightly_argv(self.big)))
+        ref = os.path.join(self.out, "current", "table.sst")
+        ref_sha = sha(ref)
+        killed = completed = 0
+        for i in range(KILL_ITERATIONS):
+            before = self.current()
+            sums = {b: sha(os.path.join(self.out, "builds", b, "table.sst")) for b in self.builds()}
+            delay = self.rng.uniform(0.02, full * 1.05)
+            what = f"iteration {i}: SIGKILL after {delay:.2f}s of {full:.2f}s"
+            code, err = interrupt(self.nightly_argv(self.big), signal.SIGKILL, delay)
+            if code is None:
+                completed += 1
+                self.assertNotEqual(self.current(), before, what + ": finished, not published")
+            else:
+                killed += 1
+                self.assertEqual(code, -signal.SIGKILL, what + err)
+                if self.current() != before:  # killed after the swap
+                    self.assertEqual(sha(os.path.join(self.out, "current", "table.sst")),
+                                     ref_sha, what + ": current names a different table")
+            self.assertVerifies(what)
+            for b, s in sums.items():
+                path = os.path.join(self.out, "builds", b, "table.sst")
+                if os.path.exists(path):  # retention may delete the oldest
+                    self.assertEqual(sha(path), s, what + f": build {b} changed")
+            self.next_run_succeeds(self.small, what)
+        print(f"KILLS nightly-random: killed={killed} completed={completed}")
+        self.assertGreater(killed, KILL_ITERATIONS // 2)
+
+    def test_sigint_sigterm_nightly(self):
+        self.nightly_setup()
+        full = timed(self.nightly_argv(self.big))
+        interrupted = 0
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            for i in range(SIGNAL_TRIES * 2):
+                before = self.current()
+                delay = self.rng.uniform(0.05, full * 0.9)
+                what = f"nightly {sig.name} after {delay:.2f}s of {full:.2f}s"
+                code, err = interrupt(self.nightly_argv(self.big), sig, delay)
+                if code is None:
+                    continue
+                interrupted += 1
+                self.assertEqual(code, 128 + sig, what + err)
+                # Only the staging directory stays, for the next run to remove.
+                left = temp_leftovers(self.out)
+                self.assertTrue(all(os.path.basename(p).startswith(".staging-") for p in left),
+                                what + f": temporary files left: {left}")
+                self.assertLessEqual(len(left), 1, what)
+                if self.current() != before:
+                    self.assertTrue(self.current().startswith("builds/"), what)
+                self.assertVerifies(what)
+                self.next_run_succeeds(self.small, what)
+        print(f"SIGNALS nightly: interrupted={interrupted}")
+        self.assertGreater(interrupted, 0, "every nightly finished before its signal")
+
+    # ------------------------------------------------------------ build, sort
+
+    def stage_signals(self, argv, out, tmp, what):
+        """Sends SIGINT then SIGTERM at random points of argv, which writes
+        out (a previous version of which exists) with spill files in tmp."""
+        prev = sha(out)
+        full = timed(argv)
+        done = sha(out)
+        self.assertNotEqual(done, prev, "the fault-free run did not replace the output")
+        shutil.copy(self.prev_copy, out)
+        interrupted = 0
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            for i in range(SIGNAL_TRIES * 3):
+                delay = self.rng.uniform(0.02, full * 0.9)
+                w = f"{what} {sig.name} after {delay:.2f}s of {full:.2f}s"
+                code, err = interrupt(argv, sig, delay)
+                if code is None:
+                    shutil.copy(self.prev_copy, out)
+                    continue
+                interrupted += 1
+                self.assertEqual(code, 128 + sig, w + err)
+                self.assertEqual(err, "", w + ": a signal is not an error to report")
+                self.assertEqual(sorted(os.listdir(os.path.dirname(out))),
+                                 [os.path.basename(out)], w + ": temporary files left")
+                self.assertEqual(os.listdir(tmp), [], w + ": --tmp not empty")
+                # The previous output, or (signalled after the rename) the complete new one.
+                self.assertIn(sha(out), (prev, done), w + ": the output is neither")
+                shutil.copy(self.prev_copy, out)
+        print(f"SIGNALS {what}: interrupted={interrupted}")
+        self.assertGreater(interrupted, 0, f"{what}: every run finished before its signal")
+
+    def test_sigint_sigterm_build(self):
+        os.mkdir(self.path("out"))
+        os.mkdir(self.path("spill"))
+        out = self.path("out", "table.sst")
+        self.build(self.small, out)
+        self.prev_copy = self.path("prev.sst")
+        shutil.copy(out, self.prev_copy)
+        argv = [sstpipe_bin(), "build", self.big, "-o", out, "--memory", "4M", "--tmp",
+                self.path("spill")]
+        self.stage_signals(argv, out, self.path("spill"), "build")
+
+    def test_sigint_sigterm_sort(self):
+        records = self.path("records.rs")
+        self.assertOk(sstpipe("extract", self.big, "-o", self.path("x.rs")))
+        self.assertOk(sstpipe("truncate", self.path("x.rs"), "--max-bytes", "8192", "-o",
+                              records))
+        os.unlink(self.path("x.rs"))
+        os.mkdir(self.path("out"))
+        os.mkdir(self.path("spill"))
+        out = self.path("out", "sorted.rs")
+        self.assertOk(sstpipe("extract", self.small, "-o", out))  # an earlier output
+        self.prev_copy = self.path("prev.rs")
+        shutil.copy(out, self.prev_copy)
+        argv = [sstpipe_bin(), "sort", records, "-o", out, "--memory", "1M", "--fan-in", "4",
+                "--tmp", self.path("spill")]
+        self.stage_signals(argv, out, self.path("spill"), "sort")
+
+
+if __name__ == "__main__":
+    unittest.main()

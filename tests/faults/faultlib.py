@@ -1,0 +1,190 @@
+"""faultlib.py: what the fault, signal and load tests share.
+
+Finding (or building) the LD_PRELOAD shim (faultshim.c), running sstpipe
+under it to count the I/O calls a run makes and then to fail one of them,
+choosing which call indices to hit, the brief/long switch, and the checks
+every faulted run repeats: one clear error line, nothing published, no
+temporary file left anywhere. Used by tests/e2e/test_faults*.py,
+test_signals*.py and test_load*.py, which put this folder on sys.path.
+"""
+
+import atexit
+import errno
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "e2e"))
+
+from sstpipe_e2e import sstpipe_bin  # noqa: E402
+
+# tests/faults/run sets this: every call index, both errnos, more
+# iterations and longer load. ctest runs the brief version.
+LONG = os.environ.get("SSTPIPE_FAULTS_LONG") == "1"
+
+OPS = ("write", "pwrite", "fsync", "fdatasync", "rename", "renameat", "ftruncate", "close")
+ERRNOS = ("ENOSPC", "EIO")
+
+_built_shim = None
+
+
+def shim_path():
+    """The shim: $SSTPIPE_FAULTSHIM, the CMake-built one beside the binary,
+    or, when this build tree does not include tests/faults, one compiled now
+    from faultshim.c (so the tests never silently skip fault injection)."""
+    global _built_shim
+    given = os.environ.get("SSTPIPE_FAULTSHIM")
+    if given:
+        return given
+    bindir = os.path.dirname(os.path.abspath(sstpipe_bin()))
+    built = os.path.join(bindir, "tests", "faults", "libsstpipe_faultshim.so")
+    if os.path.exists(built):
+        return built
+    if _built_shim is None:
+        where = tempfile.mkdtemp(prefix="sstpipe-faultshim-")
+        atexit.register(shutil.rmtree, where, True)
+        out = os.path.join(where, "libsstpipe_faultshim.so")
+        subprocess.run(["cc", "-shared", "-fPIC", "-O2", "-Wall", "-Wextra", "-Werror",
+                        "-D_GNU_SOURCE", "-o", out, os.path.join(HERE, "faultshim.c"), "-ldl",
+                        "-lpthread"], check=True)
+        _built_shim = out
+    return _built_shim
+
+
+class Run:
+    """One finished run: exit code, stdout, stderr, and the shim's log."""
+
+    def __init__(self, argv, code, stdout, stderr, fired, counts):
+        self.argv = argv
+        self.code = code
+        self.stdout = stdout
+        self.stderr = stderr.decode("utf-8", "replace")
+        self.fired = fired      # [(op, n, path)] of injected faults
+        self.counts = counts    # {op: calls} at a normal exit, else {}
+
+    def sstpipe_lines(self):
+        return [l for l in self.stderr.splitlines() if l.startswith("sstpipe")]
+
+    def describe(self):
+        return (f"\n  command: {' '.join(map(str, self.argv))}\n  exit: {self.code}"
+                f"\n  fired: {self.fired}\n  stderr: {self.stderr[-2000:]!r}")
+
+
+def run(argv, fault=None, fault_dir=None, env=None, timeout=300, preload=True):
+    """Runs argv with the shim preloaded (counting calls under fault_dir and,
+    with fault = "op:n:ACTION[:sticky]", failing one)."""
+    argv = [str(a) for a in argv]
+    with tempfile.NamedTemporaryFile(prefix="sstpipe-faultlog-", delete=False) as f:
+        log = f.name
+    e = dict(os.environ)
+    e.update(env or {})
+    if preload:
+        e["LD_PRELOAD"] = shim_path()
+        e["SSTPIPE_FAULT_LOG"] = log
+        # A sanitizer build wants its runtime first; the shim is not instrumented.
+        e["ASAN_OPTIONS"] = (e.get("ASAN_OPTIONS", "") + ":verify_asan_link_order=0").lstrip(":")
+        if fault_dir:
+            e["SSTPIPE_FAULT_DIR"] = str(fault_dir)
+        if fault:
+            e["SSTPIPE_FAULT"] = fault
+    try:
+        p = subprocess.run(argv, capture_output=True, env=e, timeout=timeout)
+        fired, counts = [], {}
+        with open(log) as f:
+            for line in f:
+                parts = line.rstrip("\n").split(" ", 3)
+                if parts[0] == "fired":
+                    fired.append((parts[1], int(parts[2]), parts[3]))
+                elif parts[0] == "count":
+                    counts[parts[1]] = int(parts[2])
+    finally:
+        os.unlink(log)
+    return Run(argv, p.returncode, p.stdout, p.stderr, fired, counts)
+
+
+def sstpipe_run(*args, **kw):
+    return run([sstpipe_bin()] + list(args), **kw)
+
+
+def count_calls(test, argv, fault_dir, env=None):
+    """The calls per op a fault-free run of argv makes under fault_dir."""
+    r = run(argv, fault_dir=fault_dir, env=env)
+    test.assertEqual(r.code, 0, "the counting run failed:" + r.describe())
+    test.assertEqual(set(r.counts), set(OPS), "the shim wrote no counts:" + r.describe())
+    return r.counts
+
+
+def indices(total, brief_limit, long_limit=None):
+    """Which call indices (1-based) of total to hit: all of them when few,
+    else every one of the first and last few (where files are created,
+    committed and renamed) and an even spread between."""
+    limit = long_limit if LONG and long_limit else brief_limit
+    if LONG and long_limit is None:
+        return list(range(1, total + 1))
+    if total <= limit:
+        return list(range(1, total + 1))
+    edge = max(1, limit // 4)
+    picked = set(range(1, edge + 1)) | set(range(total - edge + 1, total + 1))
+    middle = limit - len(picked)
+    step = (total - 2 * edge) / (middle + 1)
+    picked |= {edge + 1 + int(step * (i + 1)) for i in range(middle)}
+    return sorted(picked)
+
+
+def errno_text(name):
+    return os.strerror(getattr(errno, name))
+
+
+def sha(path):
+    """Hex digest of a file, or None when it does not exist."""
+    try:
+        with open(path, "rb") as f:
+            return hashlib.sha256(f.read()).hexdigest()
+    except FileNotFoundError:
+        return None
+
+
+def temp_leftovers(*dirs):
+    """Temporary files sstpipe must not leave: *.tmp.* output names,
+    nightly's .staging-* and .current.tmp-*, at any depth under dirs."""
+    found = []
+    for d in dirs:
+        for root, subdirs, files in os.walk(d):
+            for name in subdirs + files:
+                if (".tmp." in name or name.startswith(".staging-")
+                        or name.startswith(".current.tmp-")):
+                    found.append(os.path.join(root, name))
+    return found
+
+
+def check_error_line(test, r, action, what):
+    """Exactly one 'sstpipe...' line on stderr, naming the error (its
+    strerror text) and a file (an absolute path or a path with a slash)."""
+    lines = r.sstpipe_lines()
+    test.assertEqual(len(lines), 1, f"{what}: want exactly one 'sstpipe' error line" +
+                     r.describe())
+    test.assertIn(errno_text(action), lines[0], f"{what}: the error must say why" + r.describe())
+    test.assertIn("/", lines[0], f"{what}: the error must name the file" + r.describe())
+
+
+class Tally:
+    """Counts of what a sweep did, printed for the README's figures."""
+
+    def __init__(self, area):
+        self.area = area
+        self.failed_cleanly = 0   # fault hit: non-zero exit, nothing published
+        self.absorbed = 0         # fault hit on a call whose failure does not matter
+        self.not_reached = 0      # the run made fewer calls of that op
+        self.killed = 0           # SIGKILL at that call, then recovery checked
+
+    def total(self):
+        return self.failed_cleanly + self.absorbed + self.killed
+
+    def report(self):
+        """One greppable line (tests/faults/run collects them)."""
+        return (f"FAULTS {self.area}: injected={self.total()} failed_cleanly={self.failed_cleanly}"
+                f" absorbed={self.absorbed} killed={self.killed} not_reached={self.not_reached}")
