@@ -6,6 +6,7 @@
 #include "pipeline/build.h"
 #include "pipeline/nightly.h"
 #include "pipeline/tune.h"
+#include "stages/common/cleanup.h"
 #include "stages/extract/extract.h"
 #include "stages/profile/profile.h"
 #include "stages/read/read.h"
@@ -49,6 +50,9 @@ static void usage(FILE *out) {
 }
 
 int main(int argc, char **argv) {
+    /* From the start, so every command exits 130 or 143 on SIGINT or
+     * SIGTERM, having removed whatever temporary files it registered. */
+    sp_cleanup_install();
     if (argc < 2) {
         usage(stderr);
         return 2;

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,6 +83,31 @@ int sp_pread_exact(int fd, void *buf, size_t n, uint64_t off, const char *name, 
     return 0;
 }
 
+/* Runs fn with every signal held, so that a file it creates is registered
+ * for cleanup before a signal handler could look for it. */
+static void with_signals_held(void (*fn)(sp_outfile *), sp_outfile *f) {
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    fn(f);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+static void create_named(sp_outfile *f) {
+    f->fd = mkstemp(f->tmp_path);
+    if (f->fd >= 0)
+        f->cleanup_slot = sp_cleanup_add(f->tmp_path);
+}
+
+static char *dir_of(const char *path) {
+    char *copy = strdup(path);
+    if (!copy)
+        return NULL;
+    char *dir = strdup(dirname(copy));
+    free(copy);
+    return dir;
+}
+
 int sp_outfile_open(sp_outfile *f, const char *path, sp_error *err) {
     memset(f, 0, sizeof *f);
     f->fd = -1;
@@ -90,25 +116,35 @@ int sp_outfile_open(sp_outfile *f, const char *path, sp_error *err) {
     size_t n = strlen(path);
     f->path = strdup(path);
     f->tmp_path = malloc(n + 32);
-    if (!f->path || !f->tmp_path) {
+    char *dir = dir_of(path);
+    if (!f->path || !f->tmp_path || !dir) {
+        free(dir);
         sp_outfile_abort(f);
         return sp_errorf(err, "%s: out of memory", path);
     }
-    /* A fixed pattern with a random suffix: beside the target (same file
-     * system, so rename is atomic), and recognisable as ours. */
+    /* Beside the target (same file system, so rename is atomic), and
+     * recognisable as ours. */
     snprintf(f->tmp_path, n + 32, "%s.tmp.XXXXXX", path);
-    f->fd = mkstemp(f->tmp_path);
-    if (f->fd < 0) {
-        int e = errno;
-        free(f->tmp_path);
-        f->tmp_path = NULL;
-        sp_outfile_abort(f);
-        errno = e;
-        return sp_errorf_errno(err, "%s: cannot create output", path);
+    /* Preferably a file with no name until it is complete, so that even
+     * kill -9 leaves nothing behind; file systems without O_TMPFILE get a
+     * named temporary file, removed on errors and signals. */
+    f->fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0644);
+    free(dir);
+    if (f->fd >= 0) {
+        f->anonymous = true;
+    } else {
+        with_signals_held(create_named, f);
+        if (f->fd < 0) {
+            int e = errno;
+            free(f->tmp_path);
+            f->tmp_path = NULL;
+            sp_outfile_abort(f);
+            errno = e;
+            return sp_errorf_errno(err, "%s: cannot create output", path);
+        }
     }
-    f->cleanup_slot = sp_cleanup_add(f->tmp_path);
     if (fchmod(f->fd, 0644) != 0) {
-        sp_errorf_errno(err, "%s: cannot set permissions", f->tmp_path);
+        sp_errorf_errno(err, "%s: cannot set permissions", f->path);
         sp_outfile_abort(f);
         return -1;
     }
@@ -116,29 +152,58 @@ int sp_outfile_open(sp_outfile *f, const char *path, sp_error *err) {
 }
 
 static int fsync_dir_of(const char *path, sp_error *err) {
-    char *copy = strdup(path);
-    if (!copy)
+    char *dir = dir_of(path);
+    if (!dir)
         return sp_errorf(err, "%s: out of memory", path);
-    const char *dir = dirname(copy);
     int dfd = open(dir, O_RDONLY | O_DIRECTORY);
     int rc = 0;
     if (dfd < 0 || fsync(dfd) != 0)
         rc = sp_errorf_errno(err, "%s: cannot sync directory", dir);
     if (dfd >= 0)
         close(dfd);
-    free(copy);
+    free(dir);
     return rc;
+}
+
+static void link_anonymous(sp_outfile *f) {
+    char proc[64];
+    snprintf(proc, sizeof proc, "/proc/self/fd/%d", f->fd);
+    size_t n = strlen(f->tmp_path);
+    for (int attempt = 0; attempt < 100; attempt++) {
+        static const char digits[] = "0123456789abcdefghijklmnopqrstuvwxyz";
+        uint64_t r = ((uint64_t)getpid() << 20) ^ (uint64_t)attempt * 0x9E3779B97F4A7C15ull ^
+                     (uint64_t)(uintptr_t)f;
+        for (size_t i = n - 6; i < n; i++, r /= 36)
+            f->tmp_path[i] = digits[r % 36];
+        if (linkat(AT_FDCWD, proc, AT_FDCWD, f->tmp_path, AT_SYMLINK_FOLLOW) == 0) {
+            f->cleanup_slot = sp_cleanup_add(f->tmp_path);
+            f->anonymous = false;
+            return;
+        }
+        if (errno != EEXIST)
+            return;
+    }
 }
 
 int sp_outfile_commit(sp_outfile *f, sp_error *err) {
     if (fsync(f->fd) != 0) {
-        sp_errorf_errno(err, "%s: fsync failed", f->tmp_path);
+        sp_errorf_errno(err, "%s: fsync failed", f->path);
         sp_outfile_abort(f);
         return -1;
     }
+    /* An anonymous file gets a temporary name only now, complete and
+     * synced, for the moment until rename puts it in place. */
+    if (f->anonymous) {
+        with_signals_held(link_anonymous, f);
+        if (f->anonymous) {
+            sp_errorf_errno(err, "%s: cannot name the new file", f->path);
+            sp_outfile_abort(f);
+            return -1;
+        }
+    }
     if (close(f->fd) != 0) {
         f->fd = -1;
-        sp_errorf_errno(err, "%s: close failed", f->tmp_path);
+        sp_errorf_errno(err, "%s: close failed", f->path);
         sp_outfile_abort(f);
         return -1;
     }
@@ -161,13 +226,14 @@ void sp_outfile_abort(sp_outfile *f) {
     if (f->fd >= 0)
         close(f->fd);
     f->fd = -1;
-    if (f->tmp_path)
+    if (f->tmp_path && !f->anonymous)
         unlink(f->tmp_path);
     sp_cleanup_remove(f->cleanup_slot);
     f->cleanup_slot = -1;
     free(f->tmp_path);
     free(f->path);
     f->tmp_path = f->path = NULL;
+    f->anonymous = false;
 }
 
 int sp_tmpfile_open(const char *dir, sp_error *err) {

@@ -2,11 +2,13 @@
  * fileio.h: whole-buffer reads and writes on file descriptors, and the two
  * kinds of files sstpipe creates.
  *
- * - An output file (sp_outfile) is written under a temporary name beside its
- *   final path, fsynced and renamed into place only on success, so the final
- *   path never holds a partial file and an earlier good file is replaced
- *   atomically or not at all. Until committed, its temporary name is
- *   registered with cleanup.h so a signal removes it too.
+ * - An output file (sp_outfile) is written as an anonymous file (O_TMPFILE)
+ *   in the target's directory, fsynced, linked under a temporary name and
+ *   renamed into place only on success, so the final path never holds a
+ *   partial file, an earlier good file is replaced atomically or not at all,
+ *   and even kill -9 leaves nothing behind. Where the file system has no
+ *   O_TMPFILE, the temporary name exists from the start and is registered
+ *   with cleanup.h so errors and signals remove it.
  * - A scratch file (sp_tmpfile_open) has no name at all (O_TMPFILE, or
  *   unlinked right after creation), so nothing is left behind even by
  *   kill -9.
@@ -16,6 +18,7 @@
 
 #include "stages/common/error.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -31,7 +34,8 @@ int sp_pread_exact(int fd, void *buf, size_t n, uint64_t off, const char *name, 
 typedef struct sp_outfile {
     int fd;
     char *path;     /* final path */
-    char *tmp_path; /* where it is written until committed */
+    char *tmp_path; /* its temporary name, while it has one */
+    bool anonymous; /* O_TMPFILE: no name at all until committed */
     int cleanup_slot;
 } sp_outfile;
 
