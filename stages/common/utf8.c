@@ -13,52 +13,61 @@ size_t sp_utf8_cut(const uint8_t *s, size_t len, size_t max) {
     return cut;
 }
 
+#define HIGH_BITS 0x8080808080808080ull
+
+static inline bool cont(uint8_t b) {
+    return (b & 0xC0) == 0x80;
+}
+
+/* The bytes at s[0..avail) that begin with lead byte s[0] >= 0x80 form one valid
+ * character: its length, or 0. The ranges are Unicode's table 3-7 (well-formed
+ * byte sequences), which excludes overlongs, surrogates and code points above
+ * U+10FFFF by the second byte alone, without assembling the code point. */
+static inline size_t multibyte(const uint8_t *s, size_t avail) {
+    uint8_t c = s[0];
+    if (c >= 0xC2 && c <= 0xDF)
+        return avail >= 2 && cont(s[1]) ? 2 : 0;
+    if (c >= 0xE0 && c <= 0xEF) {
+        uint8_t lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;
+        return avail >= 3 && s[1] >= lo && s[1] <= hi && cont(s[2]) ? 3 : 0;
+    }
+    if (c >= 0xF0 && c <= 0xF4) {
+        uint8_t lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;
+        return avail >= 4 && s[1] >= lo && s[1] <= hi && cont(s[2]) && cont(s[3]) ? 4 : 0;
+    }
+    return 0;
+}
+
 bool sp_utf8_valid(const uint8_t *s, size_t len, size_t *bad) {
     size_t i = 0;
-    while (i < len) {
-        /* Fast path: eight ASCII bytes at a time. */
-        if (i + 8 <= len) {
+    for (;;) {
+        /* ASCII, eight bytes at a time; the first non-ASCII byte of a word is
+         * found from its high bits rather than by stepping byte by byte. */
+        for (; i + 8 <= len; i += 8) {
             uint64_t w;
             memcpy(&w, s + i, 8);
-            if (!(w & 0x8080808080808080ull)) {
-                i += 8;
-                continue;
+            uint64_t high = w & HIGH_BITS;
+            if (high) {
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+                high = __builtin_bswap64(high);
+#endif
+                i += (size_t)__builtin_ctzll(high) >> 3;
+                break;
             }
         }
-        uint8_t c = s[i];
-        if (c < 0x80) {
+        while (i < len && s[i] < 0x80)
             i++;
-            continue;
-        }
-        size_t n;
-        uint32_t cp;
-        if (c >= 0xC2 && c <= 0xDF) {
-            n = 2;
-            cp = c & 0x1F;
-        } else if (c >= 0xE0 && c <= 0xEF) {
-            n = 3;
-            cp = c & 0x0F;
-        } else if (c >= 0xF0 && c <= 0xF4) {
-            n = 4;
-            cp = c & 0x07;
-        } else {
-            goto invalid;
-        }
-        if (i + n > len)
-            goto invalid;
-        for (size_t k = 1; k < n; k++) {
-            if ((s[i + k] & 0xC0) != 0x80)
-                goto invalid;
-            cp = cp << 6 | (s[i + k] & 0x3F);
-        }
-        if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10FFFF)) ||
-            (cp >= 0xD800 && cp <= 0xDFFF))
-            goto invalid;
-        i += n;
+        if (i == len)
+            return true;
+        /* Non-Latin text runs multi-byte characters back to back: stay here for them. */
+        do {
+            size_t n = multibyte(s + i, len - i);
+            if (!n) {
+                if (bad)
+                    *bad = i;
+                return false;
+            }
+            i += n;
+        } while (i < len && s[i] >= 0x80);
     }
-    return true;
-invalid:
-    if (bad)
-        *bad = i;
-    return false;
 }

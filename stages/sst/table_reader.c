@@ -14,6 +14,7 @@
 #include "stages/common/size.h"
 #include "stages/sst/coding.h"
 
+#include <endian.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,7 +31,11 @@ struct sst_reader {
     sst_footer footer;
     uint8_t *index;      /* the index entries as stored */
     uint64_t *entry_pos; /* index offset of each block's entry */
-    uint8_t *block;      /* block_size bytes, aligned for direct I/O */
+    /* The first 8 bytes of each block's first key, big-endian and zero-padded:
+     * the index search compares these in one contiguous array and decodes an
+     * entry only when they tie. */
+    uint64_t *first_prefix;
+    uint8_t *block; /* block_size bytes, aligned for direct I/O */
     block_view view;
 };
 
@@ -42,8 +47,20 @@ void sst_reader_close(sst_reader *r) {
     free(r->path);
     free(r->index);
     free(r->entry_pos);
+    free(r->first_prefix);
     free(r->block);
     free(r);
+}
+
+/* Zero padding keeps the order: a key that ends inside the 8 bytes is a
+ * proper prefix of any key that differs from it there, so it sorts first;
+ * equal prefixes are decided by the whole keys. */
+static inline uint64_t key_prefix8(const uint8_t *key, size_t len) {
+    uint8_t b[8] = {0};
+    memcpy(b, key, len < 8 ? len : 8);
+    uint64_t p;
+    memcpy(&p, b, 8);
+    return be64toh(p);
 }
 
 static bool pow2_in(uint64_t n, uint64_t lo, uint64_t hi) {
@@ -132,7 +149,8 @@ static int load_index(sst_reader *r, sp_error *err) {
     XXH3_state_t *h = XXH3_createState();
     r->index = malloc(f->index_length + 1);
     r->entry_pos = malloc((f->data_blocks + 1) * sizeof *r->entry_pos);
-    if (!h || !r->index || !r->entry_pos) {
+    r->first_prefix = malloc((f->data_blocks + 1) * sizeof *r->first_prefix);
+    if (!h || !r->index || !r->entry_pos || !r->first_prefix) {
         XXH3_freeState(h);
         return sp_errorf(err, "%s: out of memory for an index of %llu bytes", r->path,
                          (unsigned long long)f->index_length);
@@ -178,6 +196,7 @@ static int load_index(sst_reader *r, sp_error *err) {
         if (prev && sst_key_cmp(prev, prev_len, q, klen) >= 0)
             return sp_errorf(err, "%s: index entry %llu at byte %llu: first keys out of order",
                              r->path, (unsigned long long)i, (unsigned long long)at);
+        r->first_prefix[i] = key_prefix8(q, klen);
         prev = q;
         prev_len = klen;
     }
@@ -290,11 +309,18 @@ const uint8_t *sst_reader_block_first_key(const sst_reader *r, uint64_t i, uint3
 int64_t sst_reader_find_block(const sst_reader *r, const uint8_t *key, size_t klen) {
     /* The last block whose first key is <= key. */
     uint64_t lo = 0, hi = r->footer.data_blocks;
+    uint64_t want = key_prefix8(key, klen);
     while (lo < hi) {
         uint64_t mid = lo + (hi - lo) / 2;
-        uint32_t flen;
-        const uint8_t *first = sst_reader_block_first_key(r, mid, &flen);
-        if (sst_key_cmp(first, flen, key, klen) <= 0)
+        bool first_le_key;
+        if (r->first_prefix[mid] != want) {
+            first_le_key = r->first_prefix[mid] < want;
+        } else {
+            uint32_t flen;
+            const uint8_t *first = sst_reader_block_first_key(r, mid, &flen);
+            first_le_key = sst_key_cmp(first, flen, key, klen) <= 0;
+        }
+        if (first_le_key)
             lo = mid + 1;
         else
             hi = mid;
