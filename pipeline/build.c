@@ -42,6 +42,29 @@ static double now_cpu(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* Between the extract stage's hook and the caller's. */
+typedef struct progress_relay {
+    const build_options *opts;
+    build_progress now;
+    sp_sink table; /* writing: the table writer, counted on the way */
+} progress_relay;
+
+static void relay_extract(void *ctx, const extract_stats *so_far) {
+    progress_relay *r = ctx;
+    r->now.input_bytes = so_far->input_bytes;
+    r->now.pages = so_far->pages;
+    r->opts->progress(r->opts->progress_ctx, &r->now);
+}
+
+static int relay_put(void *ctx, const sp_record *rec, sp_error *err) {
+    progress_relay *r = ctx;
+    if (sp_sink_put(&r->table, rec, err))
+        return -1;
+    if (++r->now.records_written % (64 * 1024) == 0)
+        r->opts->progress(r->opts->progress_ctx, &r->now);
+    return 0;
+}
+
 int build_run(const char *input, const char *output, const build_options *opts, build_stats *stats,
               sp_error *err) {
     build_stats local;
@@ -70,12 +93,24 @@ int build_run(const char *input, const char *output, const build_options *opts, 
     sp_sink to_truncate = truncator_sink(&tr);
     extract_options xopts = opts->extract;
     xopts.value_cap = opts->max_bytes + 1;
+    progress_relay relay = {.opts = opts, .now = {.phase = BUILD_READING}};
+    xopts.progress = opts->progress ? relay_extract : NULL;
+    xopts.progress_ctx = &relay;
 
     double w0 = now_wall(), c0 = now_cpu();
     int rc = extract_file(input, &xopts, &to_truncate, &stats->extract, err);
     double w1 = now_wall(), c1 = now_cpu();
     if (rc == 0) {
         sp_sink to_table = table_writer_sink(tw);
+        if (opts->progress) {
+            relay.now.phase = BUILD_WRITING;
+            relay.now.input_bytes = stats->extract.input_bytes;
+            relay.now.pages = stats->extract.pages;
+            relay.now.records_total = sorter_stats(so)->records_in;
+            relay.table = to_table;
+            to_table = (sp_sink){.put = relay_put, .ctx = &relay};
+            opts->progress(opts->progress_ctx, &relay.now);
+        }
         rc = sorter_finish(so, &to_table, err);
     }
     if (rc == 0)

@@ -14,11 +14,24 @@
 #include <stdint.h>
 #include <stdio.h>
 
+/* Where a build is, for a progress display. */
+typedef struct build_progress {
+    enum { BUILD_READING, BUILD_WRITING } phase;
+    uint64_t input_bytes;     /* of the input file read so far (compressed) */
+    uint64_t pages;           /* pages parsed so far */
+    uint64_t records_written; /* records in the table so far (writing) */
+    uint64_t records_total;   /* records into the sort: at most one less per duplicate */
+} build_progress;
+
 typedef struct build_options {
-    extract_options extract;
-    uint64_t max_bytes; /* truncate */
+    extract_options extract; /* its progress hook is build's own */
+    uint64_t max_bytes;      /* truncate */
     sort_options sort;
     table_options table; /* table.max_value_bytes is set from max_bytes */
+    /* Called about every MiB of XML while reading and every 64Ki records
+     * while writing; NULL for none. Runs on the building thread. */
+    void (*progress)(void *ctx, const build_progress *p);
+    void *progress_ctx;
 } build_options;
 
 typedef struct stage_times {

@@ -173,6 +173,18 @@ static int stage_checksum(nightly_run_state *r) {
     return 0;
 }
 
+/* build_options' progress hook: hands the build's position to the ticker. */
+static void on_build_progress(void *ctx, const build_progress *p) {
+    nightly_log *lg = ctx;
+    atomic_store(&lg->done, p->input_bytes);
+    if (p->phase == BUILD_WRITING) {
+        atomic_store(&lg->records, p->records_written);
+        atomic_store(&lg->records_total, p->records_total);
+    } else {
+        atomic_store(&lg->records, p->pages);
+    }
+}
+
 static int stage_build(nightly_run_state *r) {
     build_options opts;
     build_options_init(&opts);
@@ -183,7 +195,9 @@ static int stage_build(nightly_run_state *r) {
     if (!opts.sort.tmp_dir)
         opts.sort.tmp_dir = opts.extract.tmp_dir = r->staging;
     nightly_logf(&r->log, "build: %s -> %s", r->input, r->table_path);
-    nightly_stage_begin(&r->log, "build", r->input, r->input_size);
+    opts.progress = on_build_progress;
+    opts.progress_ctx = &r->log;
+    nightly_stage_begin(&r->log, "build", NULL, r->input_size);
     int rc = build_run(r->input, r->table_path, &opts, &r->build, &r->err);
     nightly_stage_end(&r->log);
     r->built = true;

@@ -115,6 +115,16 @@ static void progress_text(nightly_log *lg, char *out, size_t cap) {
     double elapsed = nightly_now() - lg->stage_start;
     char el[32];
     format_duration(elapsed, el, sizeof el);
+    uint64_t written = atomic_load(&lg->records), total = atomic_load(&lg->records_total);
+    if (total) {
+        double rate = elapsed > 0 ? (double)written / elapsed : 0;
+        snprintf(out, cap,
+                 "%s: input read; writing record %llu of at most %llu (%.1f%%), %.0f records/s, "
+                 "elapsed %s",
+                 lg->stage, (unsigned long long)written, (unsigned long long)total,
+                 100.0 * (double)written / (double)total, rate, el);
+        return;
+    }
     int64_t done = lg->watch_path[0] ? read_position(lg->watch_path) : (int64_t)lg->done;
     if (done >= 0)
         lg->watch_seen = true;
@@ -131,9 +141,13 @@ static void progress_text(nightly_log *lg, char *out, size_t cap) {
         format_duration((double)(lg->total - (uint64_t)done) / rate, eta, sizeof eta);
     if ((uint64_t)done >= lg->total)
         snprintf(eta, sizeof eta, "input read, finishing");
-    snprintf(out, cap, "%s: %s of %s (%.1f%%), %.1f MB/s, elapsed %s, ETA %s", lg->stage,
+    char pages[48] = "";
+    if (atomic_load(&lg->records))
+        snprintf(pages, sizeof pages, ", %llu pages",
+                 (unsigned long long)atomic_load(&lg->records));
+    snprintf(out, cap, "%s: %s of %s (%.1f%%)%s, %.1f MB/s, elapsed %s, ETA %s", lg->stage,
              sp_format_size((uint64_t)done, d, sizeof d), sp_format_size(lg->total, t, sizeof t),
-             100.0 * (double)done / (double)lg->total, rate / 1e6, el, eta);
+             100.0 * (double)done / (double)lg->total, pages, rate / 1e6, el, eta);
 }
 
 static void *tick(void *arg) {
@@ -176,6 +190,8 @@ void nightly_stage_begin(nightly_log *lg, const char *stage, const char *watch_p
     lg->total = total;
     lg->watch_seen = false;
     atomic_store(&lg->done, 0);
+    atomic_store(&lg->records, 0);
+    atomic_store(&lg->records_total, 0);
     lg->stage_start = nightly_now();
     lg->stop = false;
     lg->ticking = pthread_create(&lg->ticker, NULL, tick, lg) == 0;

@@ -7,9 +7,10 @@
  * (stage, bytes done of total, rate, ETA), otherwise as a log line a minute,
  * so a cron log shows a long build moving without being flooded.
  *
- * The build runs in-process without a progress callback, so the ticker
- * measures it from outside: the file position of the descriptor the stage
- * has open on its input (/proc/self/fdinfo), which is how far it has read.
+ * The build reports its progress through build_options' hook (bytes of the
+ * input read and pages parsed, then records written); verify, which has no
+ * hook, is measured from outside: the file position of the descriptor it has
+ * open on the table (/proc/self/fdinfo), which is how far it has read.
  */
 #ifndef SSTPIPE_PIPELINE_NIGHTLY_LOG_H
 #define SSTPIPE_PIPELINE_NIGHTLY_LOG_H
@@ -36,6 +37,10 @@ typedef struct nightly_log {
     uint64_t total;        /* its size */
     bool watch_seen;       /* the stage has had watch_path open */
     _Atomic uint64_t done; /* progress the caller reports itself (when no watch_path) */
+    /* Records the caller reports: pages parsed while reading, then, once
+     * records_total is set, records written of records_total. */
+    _Atomic uint64_t records;
+    _Atomic uint64_t records_total;
 } nightly_log;
 
 void nightly_log_init(nightly_log *lg);
