@@ -6,7 +6,7 @@
  */
 #include "config/config.h"
 #include "stages/common/cli.h"
-#include "stages/common/recstream.h"
+#include "stages/common/stream_stage.h"
 #include "stages/sort/sorter.h"
 
 #include <getopt.h>
@@ -47,53 +47,35 @@ static void locate(sp_error *err, const char *name, uint64_t offset) {
 
 static int run(const char *input, const char *output, const sort_options *opts, bool verbose) {
     sp_error err = {0};
-    int in_fd = -1;
-    rs_reader *r = NULL;
-    rs_writer *w = NULL;
+    stream_stage st;
     sorter *s = NULL;
-    sp_output out = {.fd = -1};
-    bool out_open = false;
     int rc = -1;
-
-    if (sp_open_input(input, &in_fd, &err))
+    if (stream_stage_open_input(&st, input, &err) || !(s = sorter_init(opts, &err)))
         goto done;
-    const char *in_name = in_fd == STDIN_FILENO ? "stdin" : input;
-    if (!(r = rs_reader_init(in_fd, in_name, &err)) || !(s = sorter_init(opts, &err)))
-        goto done;
-    if (sp_output_open(&out, output, &err))
-        goto done;
-    out_open = true;
-    rs_header h = {.flags = RS_SORTED, .max_value_bytes = rs_reader_header(r)->max_value_bytes};
-    if (!(w = rs_writer_init(out.fd, out.name, &h, &err)))
+    rs_header h = {.flags = RS_SORTED,
+                   .max_value_bytes = rs_reader_header(st.reader)->max_value_bytes};
+    if (stream_stage_open_output(&st, output, &h, &err))
         goto done;
     /* Capping what the reader keeps means a value too large to sort is
      * refused without first being read into memory whole. */
     uint64_t cap = opts->memory / 4 + 1;
     sp_record rec;
     int got;
-    while ((got = rs_reader_next(r, cap, &rec, &err)) == 1) {
+    while ((got = rs_reader_next(st.reader, cap, &rec, &err)) == 1) {
         if (sorter_add(s, &rec, &err)) {
-            locate(&err, in_name, rs_reader_offset(r));
+            locate(&err, st.in_name, rs_reader_offset(st.reader));
             goto done;
         }
     }
-    sp_sink sink = rs_writer_sink(w);
-    if (got < 0 || sorter_finish(s, &sink, &err) || rs_writer_finish(w, &err) ||
-        sp_output_commit(&out, &err))
+    sp_sink sink = rs_writer_sink(st.writer);
+    if (got < 0 || sorter_finish(s, &sink, &err) || stream_stage_finish(&st, &err))
         goto done;
-    if (verbose) {
-        const sort_stats *st = sorter_stats(s);
-        sort_stats_print(stderr, st);
-    }
+    if (verbose)
+        sort_stats_print(stderr, sorter_stats(s));
     rc = 0;
 done:
-    if (out_open)
-        sp_output_abort(&out);
-    rs_writer_destroy(w);
     sorter_destroy(s);
-    rs_reader_destroy(r);
-    if (in_fd > STDIN_FILENO)
-        close(in_fd);
+    stream_stage_close(&st);
     return rc ? sp_cli_report(&err, SP_EXIT_FAIL) : SP_EXIT_OK;
 }
 

@@ -5,7 +5,7 @@
  */
 #include "config/config.h"
 #include "stages/common/cli.h"
-#include "stages/common/recstream.h"
+#include "stages/common/stream_stage.h"
 #include "stages/truncate/truncate.h"
 
 #include <getopt.h>
@@ -34,46 +34,31 @@ static void usage(FILE *out) {
 
 static int run(const char *input, const char *output, uint64_t max_bytes, bool verbose) {
     sp_error err = {0};
-    int in_fd = -1;
-    rs_reader *r = NULL;
-    rs_writer *w = NULL;
-    sp_output out = {.fd = -1};
-    bool out_open = false;
+    stream_stage st;
     truncator t;
     int rc = -1;
-
-    if (sp_open_input(input, &in_fd, &err))
+    if (stream_stage_open_input(&st, input, &err))
         goto done;
-    const char *in_name = in_fd == STDIN_FILENO ? "stdin" : input;
-    if (!(r = rs_reader_init(in_fd, in_name, &err)))
+    rs_header h = {.flags = rs_reader_header(st.reader)->flags,
+                   .max_value_bytes = (uint32_t)max_bytes};
+    if (stream_stage_open_output(&st, output, &h, &err))
         goto done;
-    if (sp_output_open(&out, output, &err))
-        goto done;
-    out_open = true;
-    rs_header h = {.flags = rs_reader_header(r)->flags, .max_value_bytes = (uint32_t)max_bytes};
-    if (!(w = rs_writer_init(out.fd, out.name, &h, &err)))
-        goto done;
-    truncator_init(&t, max_bytes, rs_writer_sink(w));
+    truncator_init(&t, max_bytes, rs_writer_sink(st.writer));
     sp_sink sink = truncator_sink(&t);
     sp_record rec;
     int got;
     /* One byte past the limit is enough to place the cut; the rest of a long
      * value is skipped by the reader without being held. */
-    while ((got = rs_reader_next(r, max_bytes + 1, &rec, &err)) == 1)
+    while ((got = rs_reader_next(st.reader, max_bytes + 1, &rec, &err)) == 1)
         if (sp_sink_put(&sink, &rec, &err))
             goto done;
-    if (got < 0 || rs_writer_finish(w, &err) || sp_output_commit(&out, &err))
+    if (got < 0 || stream_stage_finish(&st, &err))
         goto done;
     if (verbose)
         truncate_stats_print(stderr, t.records, t.truncated);
     rc = 0;
 done:
-    if (out_open)
-        sp_output_abort(&out);
-    rs_writer_destroy(w);
-    rs_reader_destroy(r);
-    if (in_fd > STDIN_FILENO)
-        close(in_fd);
+    stream_stage_close(&st);
     return rc ? sp_cli_report(&err, SP_EXIT_FAIL) : SP_EXIT_OK;
 }
 
