@@ -1,0 +1,864 @@
+/*
+ * text_skip.c: the filter that drops text past the value cap before the XML
+ * parser reads it; see text_skip.h.
+ *
+ * A lexer that knows just enough XML to find where the content of each text
+ * element starts and ends: start tags (attribute values may hold '>'), end
+ * tags, and the comments, CDATA sections and processing instructions whose
+ * insides must not be taken for tags. Anything it does not follow, such as
+ * a DOCTYPE, turns it off for the rest of the document.
+ *
+ * Why dropping is safe: dropped bytes are character data of a text element
+ * after value_cap decoded bytes of that same element's character data, with
+ * no markup in between. If the parser keeps that element's text, it has
+ * already kept value_cap bytes of it (the buffer is reset only at <page> and
+ * <revision> start tags), so it would discard the dropped bytes anyway, and
+ * the line breaks put in their place as well. The count is a lower bound on
+ * the decoded bytes: a reference counts 1, a CR none (CR LF decodes to LF).
+ *
+ * Why errors stay the same: every dropped byte has been checked to be one
+ * the parser accepts there, so the parser's first error in the filtered
+ * document is its first error in the original, found after the same line
+ * breaks. The bytes of a construct still open (a reference, a UTF-8
+ * sequence, "]]" that a '>' would make "]]>") are held back while dropping;
+ * when the construct turns out bad, they are passed on with everything
+ * after them in that element.
+ */
+#include "stages/extract/text_skip.h"
+
+#include "stages/common/utf8.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
+/* The start of a document that tells whether it is UTF-8: a UTF-8 byte
+ * order mark, then "<?xml" and the space after it. */
+#define HEAD_BYTES 9
+/* Longest XML declaration read for its encoding. Real ones are under 60
+ * bytes; a longer one turns the filter off. */
+#define DECL_MAX 256
+/* Element names are compared with "text" up to this length. */
+#define TAG_NAME_MAX 64
+/* Longest reference checked while dropping, '&' included: "&#x10FFFF"
+ * with zeros to spare. Longer ones go to the parser unchecked. */
+#define REF_MAX 16
+
+_Static_assert(HEAD_BYTES <= TEXT_SKIP_SLACK, "the document head is held back");
+/* Held bytes come out with, at most, the one space a CR may ask for. */
+_Static_assert(REF_MAX + 1 <= TEXT_SKIP_SLACK, "a reference is held back");
+
+typedef enum mode {
+    M_HEAD,     /* collecting the first bytes, to tell the encoding */
+    M_DECL,     /* in the XML declaration: reading its encoding */
+    M_OFF,      /* not UTF-8, or markup the lexer does not follow */
+    M_OUT,      /* outside markup and outside text content */
+    M_LT,       /* after '<' */
+    M_BANG,     /* after "<!" */
+    M_OPENER,   /* in "<!--" or "<![CDATA[" */
+    M_COMMENT,  /* run: trailing '-' */
+    M_CDATA,    /* run: trailing ']' */
+    M_PI,       /* run: last byte was '?' */
+    M_END_TAG,  /* in "</...>" */
+    M_NAME,     /* in a start tag's name */
+    M_ATTRS,    /* in a start tag after its name; last: previous byte */
+    M_QUOTE,    /* in an attribute value quoted by `quote` */
+    M_TEXT,     /* in a text element's character data: checked, dropped past the cap */
+    M_TEXT_RAW, /* the same, given up on: passed as it is up to the next '<' */
+} mode;
+
+/* A construct in text content whose bytes are not all seen yet. */
+typedef enum pending {
+    PEND_NONE,
+    PEND_REF,      /* '&' and what followed */
+    PEND_UTF8,     /* the first bytes of a multi-byte character */
+    PEND_BRACKETS, /* "]" or "]]" */
+} pending;
+
+struct text_skip {
+    uint64_t cap;
+    mode mode;
+
+    uint8_t head[HEAD_BYTES];
+    size_t head_len;
+    char decl[DECL_MAX];
+    size_t decl_len;
+
+    const char *opener;
+    size_t matched;
+    unsigned run;
+    uint8_t quote, last;
+    char name[TAG_NAME_MAX];
+    size_t name_len;
+
+    /* The text element being read. */
+    uint64_t count; /* decoded bytes passed, at least */
+    bool dropping;
+    bool after_cr;  /* the last byte was a CR: keep it apart from a later LF */
+    bool after_ref; /* the last byte ended a reference */
+    /* While dropping, an LF that ends a chunk waits for the next byte, in
+     * case it ends the document (see text_skip_finish). */
+    bool lf_held, lf_after_ref;
+    /* A ';' was dropped and one passed in its place (see semicolon). */
+    bool semicolon_kept;
+    pending pend;
+    uint8_t pend_buf[REF_MAX]; /* held back while dropping, else already passed */
+    size_t pend_len, pend_need;
+};
+
+text_skip *text_skip_init(uint64_t value_cap, sp_error *err) {
+    text_skip *t = calloc(1, sizeof *t);
+    if (!t) {
+        sp_errorf(err, "text filter: out of memory");
+        return NULL;
+    }
+    t->cap = value_cap;
+    t->mode = M_HEAD;
+    return t;
+}
+
+void text_skip_destroy(text_skip *t) {
+    free(t);
+}
+
+static bool is_space(uint8_t c) {
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+/* ------------------------------------------------------------ text content */
+
+/* Whether a byte of text content needs no attention: printable ASCII other
+ * than '<', '&', ']' and ';'. Most of the text is such bytes. */
+static bool plain(uint8_t c) {
+    return c >= 0x20 && c < 0x80 && c != '<' && c != '&' && c != ']' && c != ';';
+}
+
+/* Bit k set: p[k] is not plain. Sixteen bytes at a time where the CPU
+ * allows. */
+static unsigned special_mask(const uint8_t *p) {
+#ifdef __SSE2__
+    __m128i v = _mm_loadu_si128((const __m128i *)p);
+    /* Signed, bytes >= 0x80 are negative: one compare finds them and the
+     * control characters. */
+    __m128i hit = _mm_cmplt_epi8(v, _mm_set1_epi8(0x20));
+    hit = _mm_or_si128(hit, _mm_cmpeq_epi8(v, _mm_set1_epi8('<')));
+    hit = _mm_or_si128(hit, _mm_cmpeq_epi8(v, _mm_set1_epi8('&')));
+    hit = _mm_or_si128(hit, _mm_cmpeq_epi8(v, _mm_set1_epi8(']')));
+    hit = _mm_or_si128(hit, _mm_cmpeq_epi8(v, _mm_set1_epi8(';')));
+    return (unsigned)_mm_movemask_epi8(hit);
+#else
+    unsigned mask = 0;
+    for (unsigned k = 0; k < 16; k++)
+        mask |= (unsigned)!plain(p[k]) << k;
+    return mask;
+#endif
+}
+
+/* Length of the run of plain bytes at p. */
+static size_t plain_run(const uint8_t *p, size_t n) {
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        unsigned mask = special_mask(p + i);
+        if (mask)
+            return i + (size_t)__builtin_ctz(mask);
+    }
+    while (i < n && plain(p[i]))
+        i++;
+    return i;
+}
+
+static bool xml_char(uint64_t v) {
+    return v == 0x9 || v == 0xA || v == 0xD || (v >= 0x20 && v <= 0xD7FF) ||
+           (v >= 0xE000 && v <= 0xFFFD) || (v >= 0x10000 && v <= 0x10FFFF);
+}
+
+static bool ref_byte(uint8_t c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '#';
+}
+
+static int digit(uint8_t c, unsigned base) {
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (base == 16 && c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (base == 16 && c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+/* Whether "&s;" is a reference the parser accepts: with DOCTYPEs refused,
+ * the five predefined entities and references to XML characters. */
+static bool ref_ok(const uint8_t *s, size_t len) {
+    if (len && s[0] == '#') {
+        unsigned base = len > 1 && s[1] == 'x' ? 16 : 10;
+        size_t k = base == 16 ? 2 : 1;
+        if (k == len)
+            return false;
+        /* At most REF_MAX - 2 digits: no overflow. */
+        uint64_t v = 0;
+        for (; k < len; k++) {
+            int d = digit(s[k], base);
+            if (d < 0)
+                return false;
+            v = v * base + (unsigned)d;
+        }
+        return xml_char(v);
+    }
+    switch (len) {
+    case 2:
+        return (s[0] == 'l' || s[0] == 'g') && s[1] == 't';
+    case 3:
+        return !memcmp(s, "amp", 3);
+    case 4:
+        return !memcmp(s, "quot", 4) || !memcmp(s, "apos", 4);
+    default:
+        return false;
+    }
+}
+
+/* Length of the reference at s ('&', name, ';') when the parser accepts it,
+ * else 0. Reads at most REF_MAX + 1 bytes. */
+static size_t ref_len(const uint8_t *s) {
+    size_t k = 1;
+    while (k < REF_MAX && ref_byte(s[k]))
+        k++;
+    return s[k] == ';' && ref_ok(s + 1, k - 1) ? k + 1 : 0;
+}
+
+/* Length of the UTF-8 sequence a lead byte starts; 0 for no lead byte. */
+static size_t utf8_len(uint8_t c) {
+    return c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
+}
+
+/* U+FFFE and U+FFFF: valid UTF-8, yet no XML characters. */
+static bool noncharacter(const uint8_t *s) {
+    return s[0] == 0xEF && s[1] == 0xBF && s[2] >= 0xBE;
+}
+
+/* Whether s[0..n) is whole, valid UTF-8 holding no U+FFFE or U+FFFF. */
+static bool xml_utf8(const uint8_t *s, size_t n) {
+    if (!sp_utf8_valid(s, n, NULL))
+        return false;
+    for (const uint8_t *p = s; (p = memchr(p, 0xEF, (size_t)(s + n - p))); p++)
+        if (noncharacter(p))
+            return false;
+    return true;
+}
+
+/* Non-line-break bytes of text content went by: passed (counted as
+ * `counts` decoded bytes) or dropped. A dropped run right after a CR leaves
+ * a space, so the CR never meets a later LF as one CR LF. */
+static void went_by(text_skip *t, const uint8_t *p, size_t n, uint64_t counts, uint8_t **op) {
+    if (t->dropping) {
+        if (t->after_cr)
+            *(*op)++ = ' ';
+    } else {
+        memcpy(*op, p, n);
+        *op += n;
+        t->count += counts;
+    }
+    t->after_cr = false;
+    t->after_ref = false;
+}
+
+/*
+ * A ';' goes by. The first one dropped in an element is passed all the
+ * same: libxml2 parses a '&' only once it holds a ';' somewhere after it,
+ * so a broken reference before this text must not lose its ';' here, or
+ * its error would wait for the end of the input (and be reported as the
+ * input ending early).
+ */
+static void semicolon(text_skip *t, uint64_t counts, uint8_t **op) {
+    static const uint8_t c = ';';
+    if (t->dropping && !t->semicolon_kept) {
+        t->semicolon_kept = true;
+        t->dropping = false;
+        went_by(t, &c, 1, 0, op);
+        t->dropping = true;
+        return;
+    }
+    went_by(t, &c, 1, counts, op);
+}
+
+/* The rest of this element goes to the parser as it is, from in[i]. */
+static size_t give_up(text_skip *t, size_t i, uint8_t **op) {
+    if (t->dropping) {
+        memcpy(*op, t->pend_buf, t->pend_len);
+        *op += t->pend_len;
+    }
+    t->pend = PEND_NONE;
+    t->pend_len = 0;
+    t->mode = M_TEXT_RAW;
+    return i;
+}
+
+static void pend_start(text_skip *t, pending kind, const uint8_t *p, size_t n) {
+    t->pend = kind;
+    memcpy(t->pend_buf, p, n);
+    t->pend_len = n;
+}
+
+/*
+ * The non-ASCII bytes from in[i]: whole valid characters go by, a character
+ * cut by the end of the chunk is pending, anything else is given up on.
+ * Returns where it stopped.
+ */
+static size_t utf8_run(text_skip *t, const uint8_t *in, size_t i, size_t n, uint8_t **op) {
+    size_t end = i;
+    while (end < n && in[end] >= 0x80)
+        end++;
+    size_t good = end - i, bad;
+    bool stop = false, tail = false;
+    if (!sp_utf8_valid(in + i, end - i, &bad)) {
+        good = bad;
+        size_t len = utf8_len(in[i + bad]), have = n - (i + bad);
+        tail = end == n && len > have;
+        for (size_t k = 1; tail && k < have; k++)
+            tail = (in[i + bad + k] & 0xC0) == 0x80;
+        stop = !tail;
+    }
+    for (const uint8_t *p = in + i; (p = memchr(p, 0xEF, (size_t)(in + i + good - p))); p++)
+        if (noncharacter(p)) {
+            good = (size_t)(p - (in + i));
+            stop = true;
+            tail = false;
+            break;
+        }
+    if (!t->dropping) {
+        /* Pass only up to the first character boundary at the cap. */
+        uint64_t room = t->count < t->cap ? t->cap - t->count : 0;
+        if (good > room) {
+            size_t m = (size_t)room;
+            while (m < good && (in[i + m] & 0xC0) == 0x80)
+                m++;
+            if (m < good) {
+                good = m;
+                stop = tail = false;
+            }
+        }
+    }
+    if (good)
+        went_by(t, in + i, good, good, op);
+    i += good;
+    if (stop)
+        return give_up(t, i, op);
+    if (tail) {
+        went_by(t, in + i, n - i, n - i, op);
+        pend_start(t, PEND_UTF8, in + i, n - i);
+        t->pend_need = utf8_len(in[i]);
+        return n;
+    }
+    return i;
+}
+
+/* The next byte of a pending construct; returns where it stopped. */
+static size_t pending_byte(text_skip *t, const uint8_t *in, size_t i, uint8_t **op) {
+    uint8_t c = in[i];
+    switch (t->pend) {
+    case PEND_REF:
+        if (c == ';') {
+            if (!ref_ok(t->pend_buf + 1, t->pend_len - 1))
+                return give_up(t, i, op);
+            t->pend = PEND_NONE;
+            t->pend_len = 0;
+            semicolon(t, 0, op);
+            t->after_ref = true;
+            return i + 1;
+        }
+        if (t->pend_len == REF_MAX || !ref_byte(c))
+            return give_up(t, i, op);
+        t->pend_buf[t->pend_len++] = c;
+        went_by(t, &c, 1, 0, op);
+        return i + 1;
+    case PEND_UTF8:
+        if ((c & 0xC0) != 0x80)
+            return give_up(t, i, op);
+        t->pend_buf[t->pend_len++] = c;
+        went_by(t, &c, 1, 1, op);
+        if (t->pend_len == t->pend_need) {
+            if (!sp_utf8_valid(t->pend_buf, t->pend_len, NULL) ||
+                (t->pend_len == 3 && noncharacter(t->pend_buf)))
+                return give_up(t, i + 1, op);
+            t->pend = PEND_NONE;
+            t->pend_len = 0;
+        }
+        return i + 1;
+    case PEND_BRACKETS:
+        if (c == ']') {
+            /* Only the last two matter: "]]]>" is as bad as "]]>". */
+            t->pend_buf[1] = ']';
+            t->pend_len = 2;
+            went_by(t, &c, 1, 1, op);
+            return i + 1;
+        }
+        if (c == '>' && t->pend_len == 2)
+            return give_up(t, i, op);
+        /* No "]]>": the held brackets are simply dropped. */
+        t->pend = PEND_NONE;
+        t->pend_len = 0;
+        return i;
+    case PEND_NONE:
+        break;
+    }
+    return i;
+}
+
+/* A byte of text content that plain_run stopped at; returns where it stopped. */
+static size_t special_byte(text_skip *t, const uint8_t *in, size_t i, size_t n, uint8_t **op) {
+    uint8_t c = in[i];
+    switch (c) {
+    case '<':
+        *(*op)++ = c;
+        t->mode = M_LT;
+        return i + 1;
+    case '\n':
+    case '\r':
+        if (t->dropping && c == '\n' && i + 1 == n) {
+            t->lf_held = true;
+            t->lf_after_ref = t->after_ref;
+        } else {
+            *(*op)++ = c;
+        }
+        t->count += !t->dropping && c == '\n';
+        t->after_cr = c == '\r';
+        t->after_ref = false;
+        return i + 1;
+    case ';':
+        semicolon(t, 1, op);
+        return i + 1;
+    case '&':
+    case ']':
+        went_by(t, &c, 1, 1, op);
+        pend_start(t, c == '&' ? PEND_REF : PEND_BRACKETS, &c, 1);
+        return i + 1;
+    default:
+        break;
+    }
+    if (c >= 0x80)
+        return utf8_run(t, in, i, n, op);
+    if (c < 0x20 && c != '\t')
+        return give_up(t, i, op);
+    went_by(t, &c, 1, 1, op);
+    return i + 1;
+}
+
+/*
+ * Bit k set: p[k] needs a look while dropping: a control character (line
+ * breaks among them), non-ASCII, '<', '&', the start of "]]>", and ';' when
+ * `semicolons`. Reads p[0..18).
+ */
+static unsigned drop_mask(const uint8_t *p, bool semicolons) {
+#ifdef __SSE2__
+    __m128i v = _mm_loadu_si128((const __m128i *)p);
+    __m128i hit = _mm_cmplt_epi8(v, _mm_set1_epi8(0x20));
+    hit = _mm_or_si128(hit, _mm_cmpeq_epi8(v, _mm_set1_epi8('<')));
+    hit = _mm_or_si128(hit, _mm_cmpeq_epi8(v, _mm_set1_epi8('&')));
+    if (semicolons)
+        hit = _mm_or_si128(hit, _mm_cmpeq_epi8(v, _mm_set1_epi8(';')));
+    __m128i end = _mm_cmpeq_epi8(v, _mm_set1_epi8(']'));
+    end = _mm_and_si128(
+        end, _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(p + 1)), _mm_set1_epi8(']')));
+    end = _mm_and_si128(
+        end, _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(p + 2)), _mm_set1_epi8('>')));
+    return (unsigned)_mm_movemask_epi8(_mm_or_si128(hit, end));
+#else
+    unsigned mask = 0;
+    for (unsigned k = 0; k < 16; k++) {
+        uint8_t c = p[k];
+        bool look = c < 0x20 || c >= 0x80 || c == '<' || c == '&' || (semicolons && c == ';') ||
+                    (c == ']' && p[k + 1] == ']' && p[k + 2] == '>');
+        mask |= (unsigned)look << k;
+    }
+    return mask;
+#endif
+}
+
+/*
+ * Dropping, the common case fast: from in[i], while 32 bytes of the chunk
+ * remain, the bytes that need a look are found sixteen at a time and
+ * checked in place, with the bytes after them at hand; the rest (brackets
+ * short of "]]>", ';' once one is kept, plain text) just go. Returns where
+ * it stopped: near the end of the chunk, or at a byte for special_byte to
+ * judge ('<', CR, "]]>", anything doubtful).
+ */
+static size_t drop_fast(text_skip *t, const uint8_t *in, size_t i, size_t n, uint8_t **op) {
+    uint8_t *o = *op;
+    size_t ref_end = 0; /* just past the last reference */
+    size_t p = i, stop = SIZE_MAX;
+    while (p + 32 <= n && stop == SIZE_MAX) {
+        size_t next = p + 16;
+        unsigned mask = drop_mask(in + p, !t->semicolon_kept);
+        while (mask) {
+            size_t q = p + (size_t)__builtin_ctz(mask), end = q + 1; /* checked up to end */
+            switch (in[q]) {
+            case '\n':
+                *o++ = '\n';
+                break;
+            case '\t':
+                break;
+            case ';':
+            case '&':
+                if (in[q] == '&' && !(end = ref_len(in + q))) {
+                    stop = q;
+                    break;
+                }
+                if (in[q] == '&')
+                    ref_end = end += q;
+                if (!t->semicolon_kept) {
+                    *o++ = ';';
+                    t->semicolon_kept = true;
+                }
+                break;
+            default:
+                if (in[q] >= 0x80) {
+                    while (end < n && in[end] >= 0x80)
+                        end++;
+                    if (end < n && xml_utf8(in + q, end - q))
+                        break;
+                }
+                stop = q;
+                break;
+            }
+            if (stop != SIZE_MAX)
+                break;
+            mask = end - p >= 16 ? 0 : mask & ~0u << (end - p);
+            if (end > next)
+                next = end;
+        }
+        p = next;
+    }
+    if (stop == SIZE_MAX)
+        stop = p;
+    if (stop > i)
+        t->after_ref = stop == ref_end;
+    *op = o;
+    return stop;
+}
+
+/* Text content from in[i] until it ends or the chunk does. */
+static size_t text_content(text_skip *t, const uint8_t *in, size_t i, size_t n, uint8_t **op) {
+    while (i < n && t->mode == M_TEXT) {
+        if (t->pend != PEND_NONE) {
+            i = pending_byte(t, in, i, op);
+            continue;
+        }
+        if (!t->dropping && t->count >= t->cap)
+            t->dropping = true;
+        if (t->dropping && !t->after_cr && i + 32 <= n) {
+            size_t stop = drop_fast(t, in, i, n, op);
+            if (stop > i) {
+                i = stop;
+                continue;
+            }
+        }
+        size_t k = plain_run(in + i, n - i);
+        if (k) {
+            if (!t->dropping && k > t->cap - t->count)
+                k = (size_t)(t->cap - t->count);
+            went_by(t, in + i, k, k, op);
+            i += k;
+            continue;
+        }
+        i = special_byte(t, in, i, n, op);
+    }
+    return i;
+}
+
+/* ------------------------------------------------------------ markup */
+
+static void enter_text(text_skip *t) {
+    t->mode = M_TEXT;
+    t->count = 0;
+    t->dropping = false;
+    t->after_cr = false;
+    t->after_ref = false;
+    t->semicolon_kept = false;
+    t->pend = PEND_NONE;
+    t->pend_len = 0;
+}
+
+/* Local name "text", with or without a prefix. */
+static bool name_is_text(const text_skip *t) {
+    if (t->name_len > TAG_NAME_MAX)
+        return false;
+    const char *colon = memchr(t->name, ':', t->name_len);
+    const char *local = colon ? colon + 1 : t->name;
+    return t->name_len - (size_t)(local - t->name) == 4 && !memcmp(local, "text", 4);
+}
+
+/* The end of a start tag: content follows unless it was "<.../>". */
+static void start_tag_end(text_skip *t, bool empty) {
+    if (!empty && name_is_text(t))
+        enter_text(t);
+    else
+        t->mode = M_OUT;
+}
+
+static bool name_end(uint8_t c) {
+    return c == '>' || c == '/' || c == '<' || is_space(c);
+}
+
+static void name_add(text_skip *t, const uint8_t *p, size_t n) {
+    if (t->name_len + n > TAG_NAME_MAX) {
+        t->name_len = TAG_NAME_MAX + 1; /* too long to be "text" */
+        return;
+    }
+    memcpy(t->name + t->name_len, p, n);
+    t->name_len += n;
+}
+
+static void name_byte(text_skip *t, uint8_t c) {
+    if (c == '>') {
+        start_tag_end(t, false);
+    } else if (c == '/' || is_space(c)) {
+        t->mode = M_ATTRS;
+        t->last = c;
+    } else if (c == '<') {
+        t->mode = M_LT;
+    } else {
+        name_add(t, &c, 1);
+    }
+}
+
+static bool equals_nocase(const char *s, size_t len, const char *want) {
+    return len == strlen(want) && !strncasecmp(s, want, len);
+}
+
+/* The XML declaration is complete: UTF-8 (or no encoding named) or not. */
+static void decl_end(text_skip *t) {
+    const char *d = t->decl, *end = t->decl + t->decl_len;
+    const char *p = memmem(d, t->decl_len, "encoding", 8);
+    t->mode = M_OUT;
+    if (!p)
+        return;
+    for (p += 8; p < end && is_space((uint8_t)*p); p++)
+        ;
+    if (p < end && *p == '=')
+        for (p++; p < end && is_space((uint8_t)*p); p++)
+            ;
+    const char *close =
+        p < end && (*p == '"' || *p == '\'') ? memchr(p + 1, *p, (size_t)(end - p - 1)) : NULL;
+    if (!close || !(equals_nocase(p + 1, (size_t)(close - p - 1), "UTF-8") ||
+                    equals_nocase(p + 1, (size_t)(close - p - 1), "UTF8")))
+        t->mode = M_OFF;
+}
+
+/* One byte of markup, already copied to the output. */
+static void markup_byte(text_skip *t, uint8_t c) {
+    switch (t->mode) {
+    case M_DECL:
+        if (t->decl_len == DECL_MAX) {
+            t->mode = M_OFF;
+            break;
+        }
+        t->decl[t->decl_len++] = (char)c;
+        if (c == '>' && t->decl[t->decl_len - 2] == '?')
+            decl_end(t);
+        break;
+    case M_LT:
+        if (c == '!') {
+            t->mode = M_BANG;
+        } else if (c == '?') {
+            t->mode = M_PI;
+            t->run = 0;
+        } else if (c == '/') {
+            t->mode = M_END_TAG;
+        } else {
+            t->mode = M_NAME;
+            t->name_len = 0;
+            name_byte(t, c);
+        }
+        break;
+    case M_BANG:
+        /* A DOCTYPE (refused by the parser) or worse: stop following. */
+        t->opener = c == '-' ? "<!--" : c == '[' ? "<![CDATA[" : NULL;
+        t->matched = 3;
+        t->mode = t->opener ? M_OPENER : M_OFF;
+        break;
+    case M_OPENER:
+        if (c != (uint8_t)t->opener[t->matched]) {
+            t->mode = M_OFF;
+        } else if (!t->opener[++t->matched]) {
+            t->mode = t->opener[2] == '-' ? M_COMMENT : M_CDATA;
+            t->run = 0;
+        }
+        break;
+    case M_COMMENT:
+    case M_CDATA: {
+        uint8_t closer = t->mode == M_COMMENT ? '-' : ']';
+        if (c == '>' && t->run == 2)
+            t->mode = M_OUT;
+        else
+            t->run = c != closer ? 0 : t->run < 2 ? t->run + 1 : 2;
+        break;
+    }
+    case M_PI:
+        if (c == '>' && t->run)
+            t->mode = M_OUT;
+        else
+            t->run = c == '?';
+        break;
+    case M_NAME:
+        name_byte(t, c);
+        break;
+    case M_ATTRS:
+        if (c == '"' || c == '\'') {
+            t->quote = c;
+            t->mode = M_QUOTE;
+        } else if (c == '>') {
+            start_tag_end(t, t->last == '/');
+        } else if (c == '<') {
+            t->mode = M_LT;
+        }
+        t->last = c;
+        break;
+    default:
+        break;
+    }
+}
+
+/* ------------------------------------------------------------ the document */
+
+static uint8_t *filter(text_skip *t, const uint8_t *in, size_t n, uint8_t *o);
+
+/* Decides from the document's first bytes whether it is UTF-8. */
+static uint8_t *head_end(text_skip *t, uint8_t *o) {
+    const uint8_t *h = t->head;
+    size_t p = h[0] == 0xEF && h[1] == 0xBB && h[2] == 0xBF ? 3 : 0;
+    bool decl = !memcmp(h + p, "<?xml", 5);
+    if (h[p] == '<' && h[p + 1] && !decl) {
+        t->mode = M_OUT;
+        return filter(t, h, HEAD_BYTES, o);
+    }
+    /* UTF-16 or UTF-32 ('<' then NUL, a byte order mark), EBCDIC, or "<?xml"
+     * not followed by the rest of a declaration: pass it all. */
+    t->mode = M_OFF;
+    if (decl && is_space(h[p + 5])) {
+        t->mode = M_DECL;
+        t->decl_len = HEAD_BYTES - p;
+        memcpy(t->decl, h + p, t->decl_len);
+    }
+    memcpy(o, h, HEAD_BYTES);
+    return o + HEAD_BYTES;
+}
+
+/* Copies in[0..n) up to and including the first `stop`; returns the bytes
+ * copied, and whether `stop` was among them. */
+static size_t copy_through(const uint8_t *in, size_t n, uint8_t stop, bool *found, uint8_t **op) {
+    const uint8_t *at = memchr(in, stop, n);
+    size_t k = at ? (size_t)(at - in) + 1 : n;
+    memcpy(*op, in, k);
+    *op += k;
+    *found = at != NULL;
+    return k;
+}
+
+static uint8_t *filter(text_skip *t, const uint8_t *in, size_t n, uint8_t *o) {
+    size_t i = 0;
+    if (t->lf_held && n) {
+        *o++ = '\n';
+        t->lf_held = false;
+    }
+    while (i < n) {
+        bool found;
+        switch (t->mode) {
+        case M_HEAD: {
+            size_t k = HEAD_BYTES - t->head_len < n - i ? HEAD_BYTES - t->head_len : n - i;
+            memcpy(t->head + t->head_len, in + i, k);
+            t->head_len += k;
+            i += k;
+            if (t->head_len == HEAD_BYTES)
+                o = head_end(t, o);
+            break;
+        }
+        case M_OFF:
+            memcpy(o, in + i, n - i);
+            o += n - i;
+            i = n;
+            break;
+        case M_OUT:
+        case M_TEXT_RAW:
+            i += copy_through(in + i, n - i, '<', &found, &o);
+            if (found)
+                t->mode = M_LT;
+            break;
+        case M_END_TAG:
+            i += copy_through(in + i, n - i, '>', &found, &o);
+            if (found)
+                t->mode = M_OUT;
+            break;
+        case M_QUOTE:
+            i += copy_through(in + i, n - i, t->quote, &found, &o);
+            if (found) {
+                t->mode = M_ATTRS;
+                t->last = t->quote;
+            }
+            break;
+        case M_TEXT:
+            i = text_content(t, in, i, n, &o);
+            break;
+        case M_NAME:
+        case M_ATTRS: {
+            /* The run up to the next byte that matters in a start tag. */
+            size_t k = i;
+            if (t->mode == M_NAME) {
+                while (k < n && !name_end(in[k]))
+                    k++;
+                name_add(t, in + i, k - i);
+            } else {
+                while (k < n && in[k] != '"' && in[k] != '\'' && in[k] != '>' && in[k] != '<')
+                    k++;
+                if (k > i)
+                    t->last = in[k - 1];
+            }
+            memcpy(o, in + i, k - i);
+            o += k - i;
+            i = k;
+            if (i < n) {
+                *o++ = in[i];
+                markup_byte(t, in[i]);
+                i++;
+            }
+            break;
+        }
+        default:
+            *o++ = in[i];
+            markup_byte(t, in[i]);
+            i++;
+            break;
+        }
+    }
+    return o;
+}
+
+size_t text_skip_run(text_skip *t, const void *in, size_t n, uint8_t *out) {
+    return (size_t)(filter(t, in, n, out) - out);
+}
+
+size_t text_skip_finish(text_skip *t, uint8_t *out) {
+    size_t n = 0;
+    if (t->mode == M_HEAD) {
+        /* A document shorter than its head: nothing to drop in it. */
+        n = t->head_len;
+        memcpy(out, t->head, n);
+    } else if (t->mode == M_TEXT && t->dropping) {
+        /* The document ends in dropped text (it is cut short: the parser
+         * will say so at its last line). libxml2 leaves a last byte of
+         * character data unread when a reference ends just before it: so
+         * the LF ending "&amp;\n" is not counted, and a lone LF at the end
+         * of the filtered text would not be. Keep the count the same. */
+        if (t->lf_held && !t->lf_after_ref)
+            out[n++] = '\n';
+        memcpy(out + n, t->pend_buf, t->pend_len);
+        n += t->pend_len;
+        if (t->pend == PEND_NONE)
+            out[n++] = ' ';
+    }
+    t->mode = M_OFF;
+    return n;
+}
