@@ -26,8 +26,9 @@ const key_info config_keys[CONFIG_KEY_COUNT] = {
     [CONFIG_INPUT_PATH] = {"input", "path", KT_STRING, 0, 0, 0, "",
                            "the dump to build: a file, or a glob whose newest match is used"},
     [CONFIG_INPUT_DECOMPRESSOR] = {"input", "decompressor", KT_STRING, 0, 0, 0, "",
-                                   "external decompressor command, e.g. \"lbzip2 -dc -n "
-                                   "{threads}\"; not used yet: the built-in decoders run"},
+                                   "external decompressor command run by /bin/sh with the dump "
+                                   "as stdin, e.g. lbzip2 -dc -n {threads} ({threads}: "
+                                   "[sort] threads); empty: the built-in decoders"},
     [CONFIG_EXTRACT_NAMESPACES] = {"extract", "namespaces", KT_NAMESPACES, 0, 0, 0, "all",
                                    "namespace numbers to keep, comma separated, or all"},
     [CONFIG_EXTRACT_REDIRECTS] = {"extract", "redirects", KT_REDIRECTS, 0, 0, 0, "keep",
@@ -45,8 +46,8 @@ const key_info config_keys[CONFIG_KEY_COUNT] = {
                              "directory for sort spill files; empty: $TMPDIR or /tmp "
                              "(nightly: its staging directory)"},
     [CONFIG_SORT_THREADS] = {"sort", "threads", KT_COUNT, 0, 1024, 0, NULL,
-                             "sort threads, 0 = number of cores; not used yet: the sort "
-                             "runs on one thread"},
+                             "threads a build decompresses with (bz2 decoding threads, "
+                             "{threads} of the decompressor), 0 = number of cores"},
     [CONFIG_SORT_FAN_IN] = {"sort", "fan_in", KT_FAN_IN, 2, 1u << 20, 0, NULL,
                             "sorted runs merged at once, 0 = chosen from the memory budget"},
     [CONFIG_SST_BLOCK_SIZE] = {"sst", "block_size", KT_POW2, SST_MIN_BLOCK_SIZE, SST_MAX_BLOCK_SIZE,

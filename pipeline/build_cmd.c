@@ -21,7 +21,8 @@ static const char usage[] =
     "last revision's text. Same bytes as extract | truncate | sort | write.\n"
     "\n"
     "  -o, --output FILE       the SSTable to write (replaced atomically)\n"
-    "  -c, --config FILE       INI file: [extract], [truncate], [sort] and [sst] apply\n"
+    "  -c, --config FILE       INI file: [input] decompressor, [extract], [truncate],\n"
+    "                          [sort] (threads: decompression threads) and [sst] apply\n"
     "      --set S.K=V         set one key (repeatable), e.g. --set sst.block_size=16K\n"
     "      --max-bytes N       value bound in bytes, cut on a UTF-8 boundary (1024)\n"
     "      --memory SIZE       sort memory budget (256M)\n"
@@ -31,6 +32,8 @@ static const char usage[] =
     "      --cluster-size SIZE region alignment, power of two 512..1G (4K)\n"
     "      --namespaces LIST   keep only pages in these namespaces (e.g. 0,14)\n"
     "      --skip-redirects    drop redirect pages\n"
+    "      --decompressor CMD  decompress with CMD (run by /bin/sh, INPUT as its stdin;\n"
+    "                          {threads} is replaced), e.g. 'lbzip2 -dc -n {threads}'\n"
     "  -v, --verbose           print one statistics line per stage on stderr\n"
     "  -h, --help              this help\n"
     "\n"
@@ -44,7 +47,8 @@ enum {
     OPT_BLOCK,
     OPT_CLUSTER,
     OPT_NAMESPACES,
-    OPT_SKIP_REDIRECTS
+    OPT_SKIP_REDIRECTS,
+    OPT_DECOMPRESSOR
 };
 
 /* The key each value flag sets, and the flag's name for errors and origins. */
@@ -62,6 +66,7 @@ static const flag_key flag_keys[] = {
     {OPT_BLOCK, CONFIG_SST_BLOCK_SIZE, "--block-size"},
     {OPT_CLUSTER, CONFIG_SST_CLUSTER_SIZE, "--cluster-size"},
     {OPT_NAMESPACES, CONFIG_EXTRACT_NAMESPACES, "--namespaces"},
+    {OPT_DECOMPRESSOR, CONFIG_INPUT_DECOMPRESSOR, "--decompressor"},
 };
 
 static const flag_key *find_flag(int opt) {
@@ -83,6 +88,7 @@ static int build_args(sp_config *cfg, int argc, char **argv) {
         {"cluster-size", required_argument, NULL, OPT_CLUSTER},
         {"namespaces", required_argument, NULL, OPT_NAMESPACES},
         {"skip-redirects", no_argument, NULL, OPT_SKIP_REDIRECTS},
+        {"decompressor", required_argument, NULL, OPT_DECOMPRESSOR},
         {"verbose", no_argument, NULL, 'v'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},

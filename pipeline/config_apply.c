@@ -6,6 +6,8 @@ void config_apply_build(const sp_config *cfg, build_options *opts) {
     opts->extract.namespace_count = cfg->extract.namespace_count;
     opts->extract.skip_redirects = cfg->extract.skip_redirects;
     opts->extract.tmp_dir = *cfg->sort.tmp_dir ? cfg->sort.tmp_dir : NULL;
+    opts->extract.threads = (unsigned)cfg->sort.threads;
+    opts->extract.decompressor = *cfg->input.decompressor ? cfg->input.decompressor : NULL;
     opts->max_bytes = cfg->truncate.max_bytes;
     opts->sort.memory = cfg->sort.memory;
     opts->sort.tmp_dir = *cfg->sort.tmp_dir ? cfg->sort.tmp_dir : NULL;

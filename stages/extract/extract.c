@@ -6,6 +6,7 @@
 
 #include "stages/extract/source.h"
 #include "stages/extract/text_buffer.h"
+#include "stages/extract/text_skip.h"
 #include "stages/extract/wikixml.h"
 
 #include <stdlib.h>
@@ -72,28 +73,47 @@ static void blame_damage(source *src, uint8_t *buf, sp_error *err) {
 static int pump(source *src, wiki_parser *wp, const extract_options *opts, extract_stats *stats,
                 sp_error *err) {
     uint8_t *buf = malloc(EXTRACT_CHUNK);
-    if (!buf)
-        return sp_errorf(err, "%s: out of memory", source_name(src));
+    /* With a cap, text past it is dropped before the parser has to read it
+     * (text_skip.h); xml_bytes still counts every byte decompressed. */
+    text_skip *skip = NULL;
+    uint8_t *kept = NULL;
+    if (opts->value_cap && buf) {
+        skip = text_skip_init(opts->value_cap, err);
+        kept = malloc(EXTRACT_CHUNK + TEXT_SKIP_SLACK);
+    }
     int rc = 0;
+    if (!buf || (opts->value_cap && (!skip || !kept))) {
+        rc = sp_errorf(err, "%s: out of memory", source_name(src));
+        goto out;
+    }
     for (;;) {
         ssize_t n = source_read(src, buf, EXTRACT_CHUNK, err);
         if (n < 0) {
             rc = -1;
             break;
         }
-        if (n == 0)
-            break;
+        const uint8_t *feed = buf;
+        size_t len = (size_t)n;
+        if (skip) {
+            len = n ? text_skip_run(skip, buf, len, kept) : text_skip_finish(skip, kept);
+            feed = kept;
+        }
         stats->xml_bytes += (uint64_t)n;
-        if (wiki_parser_feed(wp, buf, (size_t)n, err)) {
+        if (len && wiki_parser_feed(wp, feed, len, err)) {
             blame_damage(src, buf, err);
             rc = -1;
             break;
         }
+        if (n == 0)
+            break;
         if (opts->progress) {
             stats->input_bytes = source_offset(src);
             opts->progress(opts->progress_ctx, stats);
         }
     }
+out:
+    text_skip_destroy(skip);
+    free(kept);
     free(buf);
     return rc;
 }
@@ -104,7 +124,11 @@ int extract_file(const char *path, const extract_options *opts, const sp_sink *s
     text_buffer *text = NULL;
     wiki_parser *wp = NULL;
     int rc = -1;
-    source *src = source_open(path, err);
+    source *src = source_open_with(path,
+                                   &(source_options){.threads = opts->threads,
+                                                     .decompressor = opts->decompressor,
+                                                     .tmp_dir = opts->tmp_dir},
+                                   err);
     if (!src)
         goto out;
     /* With a cap the whole kept text stays in memory (the caller chose the

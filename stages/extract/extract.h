@@ -32,6 +32,12 @@ typedef struct extract_options {
     int namespace_count;
     /* Drop pages that carry <redirect/>. */
     bool skip_redirects;
+    /* Threads decompressing (bz2 decoding threads, the {threads} of the
+     * decompressor command); 0: one per online core. */
+    unsigned threads;
+    /* External decompressor command (see source.h); NULL or "": the
+     * built-in decoders. */
+    const char *decompressor;
     /* Called after each chunk of input is parsed (about every MiB of XML)
      * with the counts so far; NULL for none. */
     void (*progress)(void *ctx, const extract_stats *so_far);

@@ -1,8 +1,10 @@
 /*
  * extract_cmd.c: `sstpipe extract`, the front end of the extract stage:
  * flags, then extract_file into a record stream on stdout or -o FILE.
- * Namespaces, redirects ([extract]) and the scratch directory ([sort]
- * tmp_dir) come from the config (-c FILE, --set), which the flags override.
+ * Namespaces, redirects ([extract]), the scratch directory ([sort] tmp_dir),
+ * the decompression threads ([sort] threads) and an external decompressor
+ * ([input] decompressor) come from the config (-c FILE, --set), which the
+ * flags override.
  */
 #include "stages/extract/extract.h"
 
@@ -19,7 +21,8 @@
 
 static const char usage_text[] =
     "usage: sstpipe extract [INPUT] [-c FILE] [--set section.key=value]... [-o FILE]\n"
-    "                       [--tmp DIR] [--namespaces N,N,...] [--skip-redirects] [-v]\n"
+    "                       [--tmp DIR] [--namespaces N,N,...] [--skip-redirects]\n"
+    "                       [--decompressor CMD] [-v]\n"
     "\n"
     "Decompresses and parses a MediaWiki XML dump (bz2 single- or multistream, gz,\n"
     "xz, zst or plain XML, recognised by content) and writes a record stream: one\n"
@@ -28,11 +31,16 @@ static const char usage_text[] =
     "\n"
     "  -o, --output FILE     write to FILE (atomically) instead of stdout\n"
     "  -c, --config FILE     INI file; this command reads [extract] namespaces and\n"
-    "                        redirects, and [sort] tmp_dir (as --tmp)\n"
+    "                        redirects, [sort] tmp_dir (as --tmp) and threads (the\n"
+    "                        decompression threads, 0: one per core), and [input]\n"
+    "                        decompressor\n"
     "      --set S.K=V       set one key (repeatable), e.g. --set extract.redirects=skip\n"
     "      --tmp DIR         scratch directory for very large pages ($TMPDIR or /tmp)\n"
     "      --namespaces LIST keep only pages in these namespaces (e.g. 0,14)\n"
     "      --skip-redirects  drop redirect pages\n"
+    "      --decompressor CMD\n"
+    "                        decompress with CMD (run by /bin/sh, the input as its\n"
+    "                        stdin; {threads} is replaced), e.g. 'lbzip2 -dc -n {threads}'\n"
     "  -v, --verbose         print a stats line on stderr\n"
     "  -h, --help            show this help\n"
     "\n"
@@ -66,12 +74,13 @@ static int run(const char *input, const char *output, const extract_options *opt
 }
 
 int extract_cmd(int argc, char **argv) {
-    enum { OPT_TMP = 256, OPT_NAMESPACES, OPT_SKIP_REDIRECTS };
+    enum { OPT_TMP = 256, OPT_NAMESPACES, OPT_SKIP_REDIRECTS, OPT_DECOMPRESSOR };
     static const struct option longopts[] = {
         {"output", required_argument, NULL, 'o'},
         {"tmp", required_argument, NULL, OPT_TMP},
         {"namespaces", required_argument, NULL, OPT_NAMESPACES},
         {"skip-redirects", no_argument, NULL, OPT_SKIP_REDIRECTS},
+        {"decompressor", required_argument, NULL, OPT_DECOMPRESSOR},
         {"verbose", no_argument, NULL, 'v'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -105,6 +114,10 @@ int extract_cmd(int argc, char **argv) {
             if (config_set_flag(&cfg, CONFIG_EXTRACT_REDIRECTS, "--skip-redirects", "skip", &err))
                 goto bad_value;
             break;
+        case OPT_DECOMPRESSOR:
+            if (config_set_flag(&cfg, CONFIG_INPUT_DECOMPRESSOR, "--decompressor", optarg, &err))
+                goto bad_value;
+            break;
         case 'v':
             verbose = true;
             break;
@@ -127,6 +140,8 @@ int extract_cmd(int argc, char **argv) {
     opts.namespaces = cfg.extract.namespace_count ? cfg.extract.namespaces : NULL;
     opts.namespace_count = cfg.extract.namespace_count;
     opts.skip_redirects = cfg.extract.skip_redirects;
+    opts.threads = (unsigned)cfg.sort.threads;
+    opts.decompressor = *cfg.input.decompressor ? cfg.input.decompressor : NULL;
     rc = run(optind < argc ? argv[optind] : "-", output, &opts, verbose);
     goto out;
 bad_value:

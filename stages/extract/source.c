@@ -9,6 +9,10 @@
  * All input goes through our own reads so that we know exactly how many
  * compressed bytes were consumed (for error offsets and stats) and can tell
  * a failing read(2) apart from damaged data.
+ * gzip, libarchive and an external command's pipe are read and decoded on
+ * the source_queue thread; once it runs, their state belongs to it. A read
+ * that could block (a pipe, a terminal) first polls an eventfd as well, so
+ * that source_close can stop that thread at any point.
  */
 #include "stages/extract/source.h"
 
@@ -16,15 +20,20 @@
 #include <archive_entry.h>
 #include <errno.h>
 #include <limits.h>
+#include <poll.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
 #include "stages/common/cli.h"
 #include "stages/extract/bz2_reader.h"
+#include "stages/extract/source_command.h"
+#include "stages/extract/source_queue.h"
 
 /* Large enough that the decoders' per-call overhead vanishes, small enough
  * that "near compressed byte N" stays near. */
@@ -32,11 +41,13 @@
 /* Enough leading bytes to recognise every format below. */
 #define SOURCE_SNIFF 6
 
-typedef enum source_kind { SOURCE_ARCHIVE, SOURCE_GZIP, SOURCE_BZ2 } source_kind;
+typedef enum source_kind { SOURCE_ARCHIVE, SOURCE_GZIP, SOURCE_BZ2, SOURCE_COMMAND } source_kind;
 
 struct source {
     source_kind kind;
-    int fd;
+    int fd;      /* the input file */
+    int in_fd;   /* what read_block reads: fd, or the command's stdout */
+    int wake_fd; /* eventfd that ends a blocked read_block; -1 when none can block */
     char *name;
     uint8_t *block;
     size_t head_len; /* bytes source_open read into block, not yet decoded */
@@ -54,6 +65,12 @@ struct source {
     bool gz_done;
 
     bz2_reader *bz; /* SOURCE_BZ2 */
+
+    source_command *cmd; /* SOURCE_COMMAND */
+    bool in_seekable;    /* the command's stdin shares fd's file offset */
+    bool cmd_done;
+
+    source_queue *q; /* every kind but SOURCE_BZ2, once source_open started it */
 
     /* The first decoded byte, read by source_open to tell empty input. */
     bool have_peek;
@@ -84,10 +101,28 @@ static void sniff_format(source *s, const uint8_t *p, size_t n) {
             snprintf(s->format, sizeof s->format, "%s", magics[i].name);
 }
 
-/* read(2) into block: the count, 0 at the end, -1 with read_errno set. */
-static ssize_t read_block(source *s, size_t at) {
+/* Waits until in_fd is readable: 0, or -1 with read_errno set when
+ * source_close wakes the thread or poll fails. */
+static int wait_readable(source *s) {
+    struct pollfd p[2] = {{.fd = s->in_fd, .events = POLLIN}, {.fd = s->wake_fd, .events = POLLIN}};
     for (;;) {
-        ssize_t r = read(s->fd, s->block + at, SOURCE_BLOCK - at);
+        int r = poll(p, 2, -1);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0 || p[1].revents) {
+            s->read_errno = r < 0 ? errno : ECANCELED;
+            return -1;
+        }
+        return 0;
+    }
+}
+
+/* read(2) from in_fd: the count, 0 at the end, -1 with read_errno set. */
+static ssize_t read_into(source *s, uint8_t *buf, size_t n) {
+    for (;;) {
+        if (s->wake_fd >= 0 && wait_readable(s))
+            return -1;
+        ssize_t r = read(s->in_fd, buf, n);
         if (r >= 0) {
             s->offset += (uint64_t)r;
             return r;
@@ -97,6 +132,11 @@ static ssize_t read_block(source *s, size_t at) {
             return -1;
         }
     }
+}
+
+/* read(2) into block at byte at. */
+static ssize_t read_block(source *s, size_t at) {
+    return read_into(s, s->block + at, SOURCE_BLOCK - at);
 }
 
 static int read_failed(source *s, sp_error *err) {
@@ -232,17 +272,114 @@ static ssize_t gz_read(source *s, uint8_t *buf, size_t n, sp_error *err) {
     return (ssize_t)got;
 }
 
+/* ------------------------------------------------------------ command */
+
+static int command_read_failed(source *s, sp_error *err) {
+    errno = s->read_errno;
+    return sp_errorf_errno(err,
+                           "%s: reading the output of the decompressor failed (compressed "
+                           "offset unknown: external decompressor)",
+                           s->name);
+}
+
+/* The command's output as it comes, straight into the queue's buffer; at
+ * its end, its exit status decides whether that was the whole data. */
+static ssize_t command_read(source *s, uint8_t *buf, size_t n, sp_error *err) {
+    if (s->cmd_done)
+        return 0;
+    ssize_t r = read_into(s, buf, n);
+    if (r < 0)
+        return command_read_failed(s, err);
+    if (r == 0) {
+        if (source_command_finish(s->cmd, err))
+            return -1;
+        s->cmd_done = true;
+    }
+    return r;
+}
+
 /* ------------------------------------------------------------ source */
 
-/* Reads for the decoders of our own (gzip, bz2), after the peeked byte. */
+/* The producer side of the queue: one decoder's output and offset. */
+static ssize_t queue_fill(void *ctx, uint8_t *buf, size_t n, uint64_t *offset, sp_error *err) {
+    source *s = ctx;
+    ssize_t r;
+    switch (s->kind) {
+    case SOURCE_GZIP:
+        r = gz_read(s, buf, n, err);
+        break;
+    case SOURCE_COMMAND:
+        r = command_read(s, buf, n, err);
+        break;
+    default:
+        r = archive_read(s, buf, n, err);
+        break;
+    }
+    off_t pos;
+    if (s->kind != SOURCE_COMMAND)
+        *offset = s->offset;
+    else if (s->in_seekable && (pos = lseek(s->fd, 0, SEEK_CUR)) >= 0)
+        *offset = (uint64_t)pos;
+    return r;
+}
+
 static ssize_t own_read(source *s, uint8_t *buf, size_t n, sp_error *err) {
     if (s->kind == SOURCE_BZ2)
         return bz2_reader_read(s->bz, buf, n, err);
-    return gz_read(s, buf, n, err);
+    return source_queue_read(s->q, buf, n, err);
 }
 
 source *source_open(const char *path, sp_error *err) {
     return source_open_with(path, NULL, err);
+}
+
+/* Picks the built-in decoder from the first bytes and starts it. */
+static int start_builtin(source *s, const source_options *opts, sp_error *err) {
+    /* A pipe may deliver the first bytes in pieces. */
+    for (ssize_t r = 1; r > 0 && s->head_len < SOURCE_SNIFF; s->head_len += (size_t)r)
+        if ((r = read_block(s, s->head_len)) < 0)
+            return read_failed(s, err);
+    sniff_format(s, s->block, s->head_len);
+    if (s->head_len >= 4 && !memcmp(s->block, "BZh", 3) && s->block[3] >= '1' &&
+        s->block[3] <= '9') {
+        s->kind = SOURCE_BZ2;
+        s->bz = bz2_reader_open(s->fd, s->name, s->block, s->head_len, opts->threads, err);
+        return s->bz ? 0 : -1;
+    }
+    if (!strcmp(s->format, "gzip")) {
+        s->kind = SOURCE_GZIP;
+        return gz_start(s, err);
+    }
+    s->kind = SOURCE_ARCHIVE;
+    return archive_start(s, err);
+}
+
+static int start_command(source *s, const source_options *opts, sp_error *err) {
+    unsigned threads = opts->threads;
+    if (threads == 0) {
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        threads = cores > 0 ? (unsigned)cores : 1;
+    }
+    struct stat st;
+    s->kind = SOURCE_COMMAND;
+    s->in_seekable = fstat(s->fd, &st) == 0 && S_ISREG(st.st_mode);
+    snprintf(s->format, sizeof s->format, "external");
+    s->cmd = source_command_start(opts->decompressor, threads, s->fd, s->name, opts->tmp_dir, err);
+    if (!s->cmd)
+        return -1;
+    s->in_fd = source_command_fd(s->cmd);
+    return 0;
+}
+
+/* The eventfd for reads that can block: not needed for regular files. */
+static int make_wakeable(source *s, sp_error *err) {
+    struct stat st;
+    if (fstat(s->in_fd, &st) == 0 && S_ISREG(st.st_mode))
+        return 0;
+    s->wake_fd = eventfd(0, EFD_CLOEXEC);
+    if (s->wake_fd < 0)
+        return sp_errorf_errno(err, "%s: cannot create an eventfd", s->name);
+    return 0;
 }
 
 source *source_open_with(const char *path, const source_options *opts, sp_error *err) {
@@ -255,7 +392,7 @@ source *source_open_with(const char *path, const source_options *opts, sp_error 
         sp_errorf(err, "%s: out of memory", path);
         return NULL;
     }
-    s->fd = -1;
+    s->fd = s->in_fd = s->wake_fd = -1;
     s->name = strdup(strcmp(path, "-") ? path : "stdin");
     s->block = malloc(SOURCE_BLOCK);
     if (!s->name || !s->block) {
@@ -265,29 +402,14 @@ source *source_open_with(const char *path, const source_options *opts, sp_error 
     }
     if (sp_open_input(path, &s->fd, err))
         goto fail;
-    /* A pipe may deliver the first bytes in pieces. */
-    for (ssize_t r = 1; r > 0 && s->head_len < SOURCE_SNIFF; s->head_len += (size_t)r)
-        if ((r = read_block(s, s->head_len)) < 0) {
-            read_failed(s, err);
-            goto fail;
-        }
-    sniff_format(s, s->block, s->head_len);
-    if (s->head_len >= 4 && !memcmp(s->block, "BZh", 3) && s->block[3] >= '1' &&
-        s->block[3] <= '9') {
-        s->kind = SOURCE_BZ2;
-        s->bz = bz2_reader_open(s->fd, s->name, s->block, s->head_len, opts->threads, err);
-        if (!s->bz)
-            goto fail;
-    } else if (!strcmp(s->format, "gzip")) {
-        s->kind = SOURCE_GZIP;
-        if (gz_start(s, err))
-            goto fail;
-    } else {
-        s->kind = SOURCE_ARCHIVE;
-        if (archive_start(s, err))
-            goto fail;
-        return s;
-    }
+    s->in_fd = s->fd;
+    bool command = opts->decompressor && *opts->decompressor;
+    if (command ? start_command(s, opts, err) : start_builtin(s, opts, err))
+        goto fail;
+    if (s->kind != SOURCE_BZ2 &&
+        (make_wakeable(s, err) || !(s->q = source_queue_start(queue_fill, s, s->name, err))))
+        goto fail;
+    /* One byte decides "empty input" here rather than in the parser. */
     ssize_t r = own_read(s, &s->peek, 1, err);
     if (r < 0)
         goto fail;
@@ -304,8 +426,6 @@ fail:
 }
 
 ssize_t source_read(source *s, void *buf, size_t n, sp_error *err) {
-    if (s->kind == SOURCE_ARCHIVE)
-        return archive_read(s, buf, n, err);
     uint8_t *p = buf;
     size_t got = 0;
     if (s->have_peek && n) {
@@ -317,7 +437,9 @@ ssize_t source_read(source *s, void *buf, size_t n, sp_error *err) {
 }
 
 uint64_t source_offset(const source *s) {
-    return s->kind == SOURCE_BZ2 && s->bz ? bz2_reader_offset(s->bz) : s->offset;
+    if (s->bz)
+        return bz2_reader_offset(s->bz);
+    return s->q ? source_queue_offset(s->q) : s->offset;
 }
 
 const char *source_format(const source *s) {
@@ -332,7 +454,15 @@ void source_close(source *s) {
     if (!s)
         return;
     /* The decoding threads read the file: stop them before closing it. */
+    if (s->wake_fd >= 0)
+        eventfd_write(s->wake_fd, 1);
+    source_queue_stop(s->q);
     bz2_reader_close(s->bz);
+    /* Kills a command still running, after the thread reading its output
+     * is gone, so that only one thread ever waits for it. */
+    source_command_close(s->cmd);
+    if (s->wake_fd >= 0)
+        close(s->wake_fd);
     if (s->a)
         archive_read_free(s->a);
     if (s->z_live)

@@ -6,9 +6,13 @@
  * bz2 (single- and multistream) by a parallel libbz2 decoder
  * (bz2_reader.h), gzip by zlib (which, unlike libarchive, checks each
  * member's CRC and length), and xz, zst or plain data by libarchive; the
- * compression is recognised by content.
+ * compression is recognised by content. Or, when one is configured, an
+ * external decompressor command (source_command.h) whatever the content.
+ * Decoding runs on threads of its own (bz2_reader's workers, or one
+ * source_queue.h thread), so it overlaps with the caller's parsing.
  * Errors name the file and the compressed byte offset reached, since that
- * is the only position a user can relate to the damaged file.
+ * is the only position a user can relate to the damaged file; with an
+ * external decompressor that offset is unknown, and errors say so.
  */
 #ifndef SSTPIPE_EXTRACT_SOURCE_H
 #define SSTPIPE_EXTRACT_SOURCE_H
@@ -22,8 +26,16 @@
 typedef struct source source;
 
 typedef struct source_options {
-    /* Threads decoding bz2 in parallel; 0 (the default): one per online core. */
+    /* Threads decompressing: bz2 decoding threads, or the {threads} of the
+     * decompressor command; 0 (the default): one per online core. The
+     * other built-in decoders use one thread. */
     unsigned threads;
+    /* External decompressor, run by /bin/sh -c with the input as its stdin
+     * and "{threads}" replaced; NULL or "" (the default): built-in decoders. */
+    const char *decompressor;
+    /* Directory for the decompressor's stderr scratch file (NULL: $TMPDIR
+     * or /tmp). */
+    const char *tmp_dir;
 } source_options;
 
 void source_options_init(source_options *opts);
@@ -42,10 +54,13 @@ source *source_open_with(const char *path, const source_options *opts, sp_error 
  */
 ssize_t source_read(source *s, void *buf, size_t n, sp_error *err);
 
-/* Compressed bytes read from the file so far. */
+/* Compressed bytes read from the file so far. With a decompressor command:
+ * the bytes it has read from the input (0 when the input is not a regular
+ * file), a progress figure, not the position of the data handed out. */
 uint64_t source_offset(const source *s);
 
-/* The compression recognised: "bzip2", "gzip", "xz", "zstd", "none", ... */
+/* The compression recognised: "bzip2", "gzip", "xz", "zstd", "none", ...;
+ * "external" with a decompressor command. */
 const char *source_format(const source *s);
 
 /* The file's name as errors print it ("stdin" for "-"). */
