@@ -147,9 +147,13 @@ int profile_run(const char *path, const profile_options *opts, profile_result *r
     }
     if (open_for_lookups(path, opts->cold, &fd, err))
         goto out;
+    bool mapped = !opts->cold && opts->queue_depth == 1;
+    if (mapped && sst_reader_map(r, SST_READER_DIR_BUDGET, err))
+        goto out;
     for (unsigned t = 0; t < threads; t++)
         jobs[t] = (lookup_job){.r = r,
                                .fd = fd,
+                               .mapped = mapped,
                                .keys = &keys,
                                .first = n * t / threads,
                                .count = n * (t + 1) / threads - n * t / threads,

@@ -3,10 +3,11 @@
  *
  * profile_run draws N keys (a given share of them guaranteed absent) with a
  * seeded generator, then looks each up on its own and times it: find the
- * block in the in-memory index, read that one block (pread through the page
- * cache, or O_DIRECT after dropping the file from the cache in cold mode;
- * io_uring with several reads in flight when queue_depth > 1), check its
- * checksum and search it. The result holds every figure and the sorted
+ * block in the in-memory index, read that one block (warm: through a
+ * read-only mapping of the data region, each block fully checked on its
+ * first lookup; cold: one O_DIRECT pread after dropping the file from the
+ * cache; io_uring with several reads in flight when queue_depth > 1), and
+ * search it. The result holds every figure and the sorted
  * latencies, so callers (the command, `sstpipe nightly`, `sstpipe tune`)
  * can print, write JSON or draw the distribution.
  */

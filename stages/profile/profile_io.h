@@ -10,12 +10,14 @@
 #include "stages/profile/profile_keys.h"
 #include "stages/sst/table_reader.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 
 typedef struct lookup_job {
     /* in */
-    const sst_reader *r; /* for the in-memory index only */
+    const sst_reader *r; /* the in-memory index, and the mapping when mapped */
     int fd;              /* where blocks are read (O_DIRECT in cold mode) */
+    bool mapped;         /* read blocks through r's mapping instead of fd */
     const profile_keys *keys;
     uint64_t first, count; /* this job's keys */
     unsigned queue_depth;

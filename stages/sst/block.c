@@ -8,6 +8,7 @@
  */
 #include "stages/sst/block.h"
 
+#include "stages/sst/block_entry.h"
 #include "stages/sst/coding.h"
 #include "stages/sst/format.h"
 
@@ -123,13 +124,10 @@ void block_builder_destroy(block_builder *b) {
 
 /* ---------------------------------------------------------------- reader */
 
-int block_open(block_view *v, const uint8_t *data, uint32_t block_size, const char *what,
-               sp_error *err) {
-    uint64_t stored = sst_get_u64(data + block_size - 8);
-    uint64_t computed = XXH3_64bits(data, block_size - 8);
-    if (stored != computed)
-        return sp_errorf(err, "%s: block checksum mismatch (stored %016llx, computed %016llx)",
-                         what, (unsigned long long)stored, (unsigned long long)computed);
+/* The trailer's counts against the block's size; fills v without the
+ * restart array's order. */
+static int open_trailer(block_view *v, const uint8_t *data, uint32_t block_size, const char *what,
+                        sp_error *err) {
     const uint8_t *t = data + block_size - SST_BLOCK_TRAILER_FIXED;
     uint32_t entries_len = sst_get_u32(t), n_records = sst_get_u32(t + 4);
     uint32_t n_restarts = sst_get_u32(t + 8);
@@ -138,45 +136,40 @@ int block_open(block_view *v, const uint8_t *data, uint32_t block_size, const ch
         entries_len > block_size - SST_BLOCK_TRAILER_FIXED - 4 * n_restarts)
         return sp_errorf(err, "%s: corrupt block trailer (entries_len %u, records %u, restarts %u)",
                          what, entries_len, n_records, n_restarts);
-    const uint8_t *restarts = data + block_size - SST_BLOCK_TRAILER_FIXED - 4 * n_restarts;
-    for (uint32_t i = 0; i < n_restarts; i++) {
-        uint32_t r = sst_get_u32(restarts + 4 * i);
-        if ((i == 0 && r != 0) || r >= entries_len ||
-            (i > 0 && r <= sst_get_u32(restarts + 4 * (i - 1))))
-            return sp_errorf(err, "%s: corrupt restart point %u (entry offset %u)", what, i, r);
-    }
     *v = (block_view){.data = data,
                       .block_size = block_size,
                       .entries_len = entries_len,
                       .n_records = n_records,
                       .n_restarts = n_restarts,
-                      .restarts = restarts};
+                      .restarts = data + block_size - SST_BLOCK_TRAILER_FIXED - 4 * n_restarts};
     return 0;
+}
+
+int block_open(block_view *v, const uint8_t *data, uint32_t block_size, const char *what,
+               sp_error *err) {
+    uint64_t stored = sst_get_u64(data + block_size - 8);
+    uint64_t computed = XXH3_64bits(data, block_size - 8);
+    if (stored != computed)
+        return sp_errorf(err, "%s: block checksum mismatch (stored %016llx, computed %016llx)",
+                         what, (unsigned long long)stored, (unsigned long long)computed);
+    if (open_trailer(v, data, block_size, what, err))
+        return -1;
+    for (uint32_t i = 0; i < v->n_restarts; i++) {
+        uint32_t r = sst_get_u32(v->restarts + 4 * i);
+        if ((i == 0 && r != 0) || r >= v->entries_len ||
+            (i > 0 && r <= sst_get_u32(v->restarts + 4 * (i - 1))))
+            return sp_errorf(err, "%s: corrupt restart point %u (entry offset %u)", what, i, r);
+    }
+    return 0;
+}
+
+int block_reopen(block_view *v, const uint8_t *data, uint32_t block_size, const char *what,
+                 sp_error *err) {
+    return open_trailer(v, data, block_size, what, err);
 }
 
 static uint32_t restart_at(const block_view *v, uint32_t i) {
     return sst_get_u32(v->restarts + 4 * i);
-}
-
-typedef struct entry {
-    uint32_t shared, unshared, value_len;
-    const uint8_t *suffix; /* unshared key bytes; the value follows them */
-    uint32_t next;         /* offset of the following entry */
-} entry;
-
-/* Decodes the entry at pos, after a key of prev_len bytes. */
-static int decode_entry(const block_view *v, uint32_t pos, uint32_t prev_len, entry *e,
-                        const char *what, sp_error *err) {
-    const uint8_t *p = v->data + pos, *end = v->data + v->entries_len;
-    if (pos >= v->entries_len || !(p = sst_get_varint32(p, end, &e->shared)) ||
-        !(p = sst_get_varint32(p, end, &e->unshared)) ||
-        !(p = sst_get_varint32(p, end, &e->value_len)) || e->shared > prev_len ||
-        e->unshared == 0 || e->unshared > SP_MAX_KEY_BYTES - e->shared ||
-        (uint64_t)e->unshared + e->value_len > (uint64_t)(end - p))
-        return sp_errorf(err, "%s: corrupt entry at byte %u of the block", what, pos);
-    e->suffix = p;
-    e->next = (uint32_t)(p + e->unshared + e->value_len - v->data);
-    return 0;
 }
 
 void block_iter_init(block_iter *it, const block_view *v) {

@@ -57,6 +57,16 @@ typedef struct block_view {
 int block_open(block_view *v, const uint8_t *data, uint32_t block_size, const char *what,
                sp_error *err);
 
+/* Reopens a block that passed block_open before, for a reader that reads
+ * it in place from a mapped file (where only an outside write to the file
+ * could have changed it since): the trailer's counts are checked against
+ * the block's bounds again, the checksum and the restart array's order are
+ * not. Every read of the block stays inside it (block_find and
+ * block_iter_next check each offset and length they decode), so changed
+ * bytes can give wrong data or an error, never a read outside the block. */
+int block_reopen(block_view *v, const uint8_t *data, uint32_t block_size, const char *what,
+                 sp_error *err);
+
 /* Sequential walk over a block's records. */
 typedef struct block_iter {
     const block_view *v;

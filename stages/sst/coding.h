@@ -7,6 +7,7 @@
 #ifndef SSTPIPE_SST_CODING_H
 #define SSTPIPE_SST_CODING_H
 
+#include <endian.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -82,6 +83,21 @@ static inline const uint8_t *sst_get_varint32(const uint8_t *p, const uint8_t *e
         return NULL;
     *v = (uint32_t)r;
     return p;
+}
+
+/*
+ * The first 8 bytes of a key as a big-endian integer, zero-padded, so that
+ * comparing two of them agrees with the key order wherever they differ.
+ * Zero padding keeps the order: a key that ends inside the 8 bytes is a
+ * proper prefix of any key that differs from it there, so it sorts first;
+ * equal prefixes are decided by the whole keys.
+ */
+static inline uint64_t sst_key_prefix8(const uint8_t *key, size_t len) {
+    uint8_t b[8] = {0};
+    memcpy(b, key, len < 8 ? len : 8);
+    uint64_t p;
+    memcpy(&p, b, 8);
+    return be64toh(p);
 }
 
 /* Bytewise key order (memcmp, a proper prefix first): <0, 0, >0. */

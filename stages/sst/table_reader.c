@@ -12,18 +12,35 @@
 
 #include "stages/common/fileio.h"
 #include "stages/common/size.h"
+#include "stages/sst/block_dir.h"
 #include "stages/sst/coding.h"
 
-#include <endian.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <xxhash.h>
 
 #define CHUNK_BYTES (1u << 20) /* reads of padding while checksumming */
+
+/* The data region mapped for lookups, and what each block's first lookup
+ * in this process left: NULL before it; after the block passed the full
+ * check, its record directory, or &no_dir once the directories' budget is
+ * spent (the block is then searched from its restart points, as a copied
+ * block is). */
+typedef struct mapping {
+    const uint8_t *data;
+    size_t len;
+    size_t dir_budget;
+    _Atomic size_t dir_bytes;
+    _Atomic(block_dir *) dirs[];
+} mapping;
+
+static block_dir *const no_dir = (block_dir *)&no_dir;
 
 struct sst_reader {
     char *path;
@@ -37,6 +54,7 @@ struct sst_reader {
     uint64_t *first_prefix;
     uint8_t *block; /* block_size bytes, aligned for direct I/O */
     block_view view;
+    mapping *map; /* sst_reader_map */
 };
 
 void sst_reader_close(sst_reader *r) {
@@ -44,23 +62,21 @@ void sst_reader_close(sst_reader *r) {
         return;
     if (r->fd >= 0)
         close(r->fd);
+    if (r->map) {
+        munmap((void *)r->map->data, r->map->len);
+        for (uint64_t i = 0; i < r->footer.data_blocks; i++) {
+            block_dir *d = atomic_load_explicit(&r->map->dirs[i], memory_order_relaxed);
+            if (d != no_dir)
+                block_dir_destroy(d);
+        }
+        free(r->map);
+    }
     free(r->path);
     free(r->index);
     free(r->entry_pos);
     free(r->first_prefix);
     free(r->block);
     free(r);
-}
-
-/* Zero padding keeps the order: a key that ends inside the 8 bytes is a
- * proper prefix of any key that differs from it there, so it sorts first;
- * equal prefixes are decided by the whole keys. */
-static inline uint64_t key_prefix8(const uint8_t *key, size_t len) {
-    uint8_t b[8] = {0};
-    memcpy(b, key, len < 8 ? len : 8);
-    uint64_t p;
-    memcpy(&p, b, 8);
-    return be64toh(p);
 }
 
 static bool pow2_in(uint64_t n, uint64_t lo, uint64_t hi) {
@@ -196,7 +212,7 @@ static int load_index(sst_reader *r, sp_error *err) {
         if (prev && sst_key_cmp(prev, prev_len, q, klen) >= 0)
             return sp_errorf(err, "%s: index entry %llu at byte %llu: first keys out of order",
                              r->path, (unsigned long long)i, (unsigned long long)at);
-        r->first_prefix[i] = key_prefix8(q, klen);
+        r->first_prefix[i] = sst_key_prefix8(q, klen);
         prev = q;
         prev_len = klen;
     }
@@ -309,14 +325,14 @@ const uint8_t *sst_reader_block_first_key(const sst_reader *r, uint64_t i, uint3
 int64_t sst_reader_find_block(const sst_reader *r, const uint8_t *key, size_t klen) {
     /* The last block whose first key is <= key. */
     uint64_t lo = 0, hi = r->footer.data_blocks;
-    uint64_t want = key_prefix8(key, klen);
+    uint64_t want = sst_key_prefix8(key, klen);
     while (lo < hi) {
         uint64_t mid = lo + (hi - lo) / 2;
         bool first_le_key;
         if (r->first_prefix[mid] != want) {
             first_le_key = r->first_prefix[mid] < want;
         } else {
-            uint32_t flen;
+            uint32_t flen = 0; /* set by sst_reader_block_first_key; gcc -O3 cannot see it */
             const uint8_t *first = sst_reader_block_first_key(r, mid, &flen);
             first_le_key = sst_key_cmp(first, flen, key, klen) <= 0;
         }
@@ -328,29 +344,131 @@ int64_t sst_reader_find_block(const sst_reader *r, const uint8_t *key, size_t kl
     return (int64_t)lo - 1;
 }
 
+/* Block functions are given an empty "what" and their message is prefixed
+ * with the block's name here, on the error path only: formatting the name
+ * for every lookup cost more than the search in the block. */
+static int block_error(const sst_reader *r, uint64_t i, const sp_error *block_err, sp_error *err) {
+    return sp_errorf(err, "%s: block %llu at byte %llu%s", r->path, (unsigned long long)i,
+                     (unsigned long long)(i * r->footer.block_size), block_err->msg);
+}
+
+/* The whole check of block i held at data: checksum, trailer and restart
+ * points (block_open), and its first key against the index, which must name
+ * it or lookups would look in the wrong block. */
+static int check_block(const sst_reader *r, uint64_t i, const uint8_t *data, block_view *v,
+                       sp_error *err) {
+    sp_error e = {0};
+    if (block_open(v, data, r->footer.block_size, "", &e))
+        return block_error(r, i, &e, err);
+    block_iter it;
+    block_iter_init(&it, v);
+    if (block_iter_next(&it, "", &e) < 0)
+        return block_error(r, i, &e, err);
+    uint32_t flen = 0; /* set by sst_reader_block_first_key; gcc -O3 cannot see it */
+    const uint8_t *first = sst_reader_block_first_key(r, i, &flen);
+    if (sst_key_cmp(first, flen, it.key, it.key_len) != 0)
+        return sp_errorf(err, "%s: block %llu at byte %llu: first key differs from the index",
+                         r->path, (unsigned long long)i,
+                         (unsigned long long)(i * r->footer.block_size));
+    return 0;
+}
+
+static int find_in_view(const sst_reader *r, uint64_t i, const block_view *v, const uint8_t *key,
+                        size_t klen, const uint8_t **value, uint32_t *vlen, sp_error *err) {
+    sp_error e = {0};
+    int rc = block_find(v, key, klen, value, vlen, "", &e);
+    return rc < 0 ? block_error(r, i, &e, err) : rc;
+}
+
 int sst_reader_read_block(sst_reader *r, uint64_t i, uint8_t *buf, block_view *v, sp_error *err) {
     const sst_footer *f = &r->footer;
     if (i >= f->data_blocks)
         return sp_errorf(err, "%s: block %llu does not exist (%llu blocks)", r->path,
                          (unsigned long long)i, (unsigned long long)f->data_blocks);
-    uint64_t off = i * f->block_size;
-    char what[1024];
-    snprintf(what, sizeof what, "%s: block %llu at byte %llu", r->path, (unsigned long long)i,
-             (unsigned long long)off);
-    if (sp_pread_exact(r->fd, buf, f->block_size, off, r->path, err) ||
-        block_open(v, buf, f->block_size, what, err))
+    if (sp_pread_exact(r->fd, buf, f->block_size, i * f->block_size, r->path, err))
         return -1;
-    /* The index must name the block's first key, or lookups would look in
-     * the wrong block. */
-    block_iter it;
-    block_iter_init(&it, v);
-    if (block_iter_next(&it, what, err) < 0)
+    return check_block(r, i, buf, v, err);
+}
+
+int sst_reader_search_block(const sst_reader *r, uint64_t i, const uint8_t *buf, const uint8_t *key,
+                            size_t klen, const uint8_t **value, uint32_t *vlen, sp_error *err) {
+    block_view v;
+    if (check_block(r, i, buf, &v, err))
         return -1;
-    uint32_t flen;
-    const uint8_t *first = sst_reader_block_first_key(r, i, &flen);
-    if (sst_key_cmp(first, flen, it.key, it.key_len) != 0)
-        return sp_errorf(err, "%s: first key differs from the index", what);
+    return find_in_view(r, i, &v, key, klen, value, vlen, err);
+}
+
+int sst_reader_map(sst_reader *r, size_t dir_budget, sp_error *err) {
+    const sst_footer *f = &r->footer;
+    if (r->map || f->data_blocks == 0)
+        return 0;
+    size_t len = (size_t)(f->data_blocks * f->block_size);
+    mapping *m = calloc(1, sizeof *m + (size_t)f->data_blocks * sizeof m->dirs[0]);
+    if (!m)
+        return sp_errorf(err, "%s: out of memory for the state of %llu mapped blocks", r->path,
+                         (unsigned long long)f->data_blocks);
+    void *data = mmap(NULL, len, PROT_READ, MAP_SHARED, r->fd, 0);
+    if (data == MAP_FAILED) {
+        free(m);
+        return sp_errorf_errno(err, "%s: cannot map the data region (%zu bytes)", r->path, len);
+    }
+    /* Lookups touch one block each: reading ahead around it would only
+     * evict pages that other lookups need. */
+    madvise(data, len, MADV_RANDOM);
+    m->data = data;
+    m->len = len;
+    m->dir_budget = dir_budget;
+    r->map = m;
     return 0;
+}
+
+/* A mapped block's first lookup: the full check, then its directory (the
+ * walk that builds it checks every record too). Two threads may both get
+ * here for one block; the first to publish its directory wins. */
+static block_dir *check_mapped_block(const sst_reader *r, uint64_t i, const uint8_t *data,
+                                     sp_error *err) {
+    mapping *m = r->map;
+    block_view v;
+    if (check_block(r, i, data, &v, err))
+        return NULL;
+    block_dir *d = no_dir;
+    if (atomic_load_explicit(&m->dir_bytes, memory_order_relaxed) < m->dir_budget) {
+        sp_error e = {0};
+        if (!(d = block_dir_build(&v, "", &e))) {
+            block_error(r, i, &e, err);
+            return NULL;
+        }
+        atomic_fetch_add_explicit(&m->dir_bytes, block_dir_bytes(d), memory_order_relaxed);
+    }
+    block_dir *expected = NULL;
+    if (!atomic_compare_exchange_strong_explicit(&m->dirs[i], &expected, d, memory_order_release,
+                                                 memory_order_acquire)) {
+        if (d != no_dir) {
+            atomic_fetch_sub_explicit(&m->dir_bytes, block_dir_bytes(d), memory_order_relaxed);
+            block_dir_destroy(d);
+        }
+        d = expected;
+    }
+    return d;
+}
+
+int sst_reader_get_in_block(const sst_reader *r, uint64_t i, const uint8_t *key, size_t klen,
+                            const uint8_t **value, uint32_t *vlen, sp_error *err) {
+    uint32_t bs = r->footer.block_size;
+    const uint8_t *data = r->map->data + i * bs;
+    block_dir *d = atomic_load_explicit(&r->map->dirs[i], memory_order_acquire);
+    if (!d && !(d = check_mapped_block(r, i, data, err)))
+        return -1;
+    sp_error e = {0};
+    int rc;
+    if (d != no_dir) {
+        rc = block_dir_find(d, data, key, klen, value, vlen, "", &e);
+    } else {
+        block_view v;
+        rc = block_reopen(&v, data, bs, "", &e) ? -1
+                                                : block_find(&v, key, klen, value, vlen, "", &e);
+    }
+    return rc < 0 ? block_error(r, i, &e, err) : rc;
 }
 
 int sst_reader_get(sst_reader *r, const uint8_t *key, size_t klen, const uint8_t **value,
@@ -360,10 +478,9 @@ int sst_reader_get(sst_reader *r, const uint8_t *key, size_t klen, const uint8_t
     int64_t i = sst_reader_find_block(r, key, klen);
     if (i < 0)
         return 0;
+    if (r->map)
+        return sst_reader_get_in_block(r, (uint64_t)i, key, klen, value, vlen, err);
     if (sst_reader_read_block(r, (uint64_t)i, r->block, &r->view, err))
         return -1;
-    char what[1024];
-    snprintf(what, sizeof what, "%s: block %lld at byte %llu", r->path, (long long)i,
-             (unsigned long long)((uint64_t)i * r->footer.block_size));
-    return block_find(&r->view, key, klen, value, vlen, what, err);
+    return find_in_view(r, (uint64_t)i, &r->view, key, klen, value, vlen, err);
 }

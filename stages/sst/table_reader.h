@@ -4,6 +4,19 @@
  * Opening reads and checks the footer and the index (the index stays in
  * memory); a lookup is then one aligned pread of one block, whose checksum is
  * checked before any of it is used. A corrupt block is an error, never data.
+ *
+ * A reader that serves many lookups can map the data region instead
+ * (sst_reader_map): a lookup then reads its block in place, with no system
+ * call and no copy, and each block is checked in full (checksum, trailer,
+ * restart points, first key against the index) on its first lookup in the
+ * process rather than on every one. This relies on what sstpipe guarantees
+ * of a published table: it is never written again, only replaced by rename,
+ * which leaves the mapping on the old, unchanged file. A file changed in
+ * place behind the mapping is outside that promise: a block checked before
+ * the change can then return changed bytes (every offset and length is
+ * still checked against the block's bounds, so never bytes from outside
+ * it), and a file truncated in place makes the process fault (SIGBUS) on
+ * the lost pages, as with any mapped reader.
  */
 #ifndef SSTPIPE_SST_TABLE_READER_H
 #define SSTPIPE_SST_TABLE_READER_H
@@ -29,11 +42,36 @@ int64_t sst_reader_find_block(const sst_reader *r, const uint8_t *key, size_t kl
 /* First key of block i (from the in-memory index). */
 const uint8_t *sst_reader_block_first_key(const sst_reader *r, uint64_t i, uint32_t *klen);
 
-/* Point lookup: 1 found (*value valid until the next call on r), 0 not found, -1 error. */
+/* Point lookup: 1 found, 0 not found, -1 error. *value is valid until the
+ * next call on r, or, on a mapped reader, until r is closed; a mapped
+ * reader's lookups may run in several threads at once. */
 int sst_reader_get(sst_reader *r, const uint8_t *key, size_t klen, const uint8_t **value,
                    uint32_t *vlen, sp_error *err);
 
-/* Reads block i into buf (block_size bytes) and opens it (checksum checked). */
+/* Reads block i into buf (block_size bytes) and opens it: checksum, trailer,
+ * restart points, and its first key against the index. */
 int sst_reader_read_block(sst_reader *r, uint64_t i, uint8_t *buf, block_view *v, sp_error *err);
+
+/* Checks block i that the caller read into buf (e.g. with O_DIRECT) as
+ * sst_reader_read_block does, then looks key up in it: 1 found (*value
+ * points into buf), 0 not, -1 error. */
+int sst_reader_search_block(const sst_reader *r, uint64_t i, const uint8_t *buf, const uint8_t *key,
+                            size_t klen, const uint8_t **value, uint32_t *vlen, sp_error *err);
+
+/* The default budget of sst_reader_map's record directories: at 12 bytes
+ * a record, about 11 million records. */
+#define SST_READER_DIR_BUDGET ((size_t)128 << 20)
+
+/* Maps the data region read-only for lookups (see the top of this file);
+ * sst_reader_get then reads through the mapping. Each block checked keeps a
+ * record directory (block_dir.h: a lookup then decodes one entry rather
+ * than up to 16) while they take less than dir_budget bytes in all; blocks
+ * checked later are searched from their restart points. */
+int sst_reader_map(sst_reader *r, size_t dir_budget, sp_error *err);
+
+/* On a mapped reader: looks key up in block i, sst_reader_find_block's
+ * answer for it (1 found, 0 not, -1 error). Thread-safe. */
+int sst_reader_get_in_block(const sst_reader *r, uint64_t i, const uint8_t *key, size_t klen,
+                            const uint8_t **value, uint32_t *vlen, sp_error *err);
 
 #endif

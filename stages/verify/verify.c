@@ -9,7 +9,8 @@
  * a buggy writer produced with matching checksums.
  *
  * Each region is read once, in large sequential reads: the index first (it
- * is small and the blocks are compared against it), then the data region,
+ * is small and the blocks are compared against it), then the data region
+ * (verify_blocks.c: read ahead of the check and checked on two threads),
  * then the footer region. The only per-byte work is the block hash, the
  * UTF-8 check of keys and values, and the zero check of padding.
  *
@@ -21,9 +22,10 @@
  */
 #include "stages/verify/verify.h"
 
+#include "stages/verify/verify_check.h"
+
 #include "stages/common/fileio.h"
 #include "stages/common/record.h"
-#include "stages/common/utf8.h"
 #include "stages/sst/block.h"
 #include "stages/sst/coding.h"
 #include "stages/sst/format.h"
@@ -38,39 +40,7 @@
 #include <unistd.h>
 #include <xxhash.h>
 
-typedef struct index_entry {
-    const uint8_t *key;
-    uint32_t klen;
-    uint64_t offset;
-} index_entry;
-
-typedef struct checker {
-    verify_report *rep;
-    size_t problems_cap;
-    int fd;
-    uint64_t size; /* of the file */
-    uint64_t end;  /* where the SSTable ends: size, less any bytes appended */
-    sst_footer f;
-    uint32_t bs;
-    uint64_t max_value; /* UINT64_MAX when the footer is unknown */
-    uint8_t *buf;
-    size_t buf_cap;
-    /* the index, as read */
-    uint8_t *index;
-    index_entry *entries;
-    uint64_t n_entries;
-    /* walking the data blocks */
-    uint8_t last_key[SP_MAX_KEY_BYTES];
-    uint32_t last_len;
-    bool have_last;
-    uint64_t records, key_bytes, value_bytes;
-    uint64_t unreadable_blocks; /* blocks whose records could not all be walked */
-} checker;
-
-static void problem(checker *c, int64_t block, uint64_t offset, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static void problem(checker *c, int64_t block, uint64_t offset, const char *fmt, ...) {
+void checker_problem(checker *c, int64_t block, uint64_t offset, const char *fmt, ...) {
     verify_report *rep = c->rep;
     rep->problem_count++;
     if (rep->n_problems >= rep->opts.max_problems)
@@ -92,38 +62,11 @@ static void problem(checker *c, int64_t block, uint64_t offset, const char *fmt,
     va_end(ap);
 }
 
-/* Block functions prefix their messages with the "what" they are given; we
- * give "" and drop the ": " so the problem line names the block once. */
-static const char *block_msg(const sp_error *e) {
-    return strncmp(e->msg, ": ", 2) == 0 ? e->msg + 2 : e->msg;
-}
-
-/* Offset of the first non-zero byte of p[0..n), or n. */
-static size_t first_nonzero(const uint8_t *p, size_t n) {
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        uint64_t w;
-        memcpy(&w, p + i, 8);
-        if (w)
-            break;
-    }
-    while (i < n && !p[i])
-        i++;
-    return i;
-}
-
 static int read_at(checker *c, uint8_t *buf, size_t n, uint64_t off, sp_error *err) {
     if (sp_pread_exact(c->fd, buf, n, off, c->rep->path, err))
         return -1;
     c->rep->bytes += n;
     return 0;
-}
-
-static int key_cmp(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen) {
-    int r = memcmp(a, b, alen < blen ? alen : blen);
-    if (r)
-        return r;
-    return alen < blen ? -1 : alen > blen;
 }
 
 static bool pow2_in(uint64_t n, uint64_t lo, uint64_t hi) {
@@ -159,7 +102,7 @@ static int footer_region_hash(checker *c, uint64_t end, uint32_t cs, bool count,
             size_t m = (size_t)(zero_end - off < n ? zero_end - off : n);
             size_t nz = first_nonzero(c->buf, m);
             if (nz < m) {
-                problem(c, -1, off + nz, "non-zero byte in the footer region's padding");
+                checker_problem(c, -1, off + nz, "non-zero byte in the footer region's padding");
                 zeros_ok = false;
             }
         }
@@ -216,13 +159,13 @@ static int footer_at(checker *c, uint64_t end, bool trust_position, sp_error *er
         return 0;
 faults:
     if (!magic_ok)
-        problem(c, -1, foff + SST_FOOTER_MAGIC, "footer magic is not \"%s\"", SST_MAGIC);
+        checker_problem(c, -1, foff + SST_FOOTER_MAGIC, "footer magic is not \"%s\"", SST_MAGIC);
     uint32_t version = sst_get_u32(raw + SST_FOOTER_BLOCK_SIZE + 16);
     if (version != SST_FORMAT_VERSION)
-        problem(c, -1, foff + SST_FOOTER_BLOCK_SIZE + 16, "footer format version %u (expected %u)",
-                version, SST_FORMAT_VERSION);
+        checker_problem(c, -1, foff + SST_FOOTER_BLOCK_SIZE + 16,
+                        "footer format version %u (expected %u)", version, SST_FORMAT_VERSION);
     if (sst_get_u64(raw + SST_FOOTER_RESERVED) != 0)
-        problem(c, -1, foff + SST_FOOTER_RESERVED, "footer reserved bytes are not zero");
+        checker_problem(c, -1, foff + SST_FOOTER_RESERVED, "footer reserved bytes are not zero");
     return 1;
 }
 
@@ -284,8 +227,8 @@ static void parse_index(checker *c, uint64_t ioff) {
     uint64_t cap = f->data_blocks < (f->index_length / 2) ? f->data_blocks : f->index_length / 2;
     c->entries = calloc(cap ? cap : 1, sizeof *c->entries);
     if (!c->entries) {
-        problem(c, -1, ioff, "index too large to hold in memory (%llu entries)",
-                (unsigned long long)f->data_blocks);
+        checker_problem(c, -1, ioff, "index too large to hold in memory (%llu entries)",
+                        (unsigned long long)f->data_blocks);
         return;
     }
     while (p < end) {
@@ -296,26 +239,27 @@ static void parse_index(checker *c, uint64_t ioff) {
         if (k && klen > 0 && klen <= SP_MAX_KEY_BYTES && (uint64_t)(end - k) >= klen)
             q = sst_get_varint(k + klen, end, SST_VARINT64_MAX, &off);
         if (!q) {
-            problem(c, -1, at, "corrupt index entry %llu", (unsigned long long)c->n_entries);
+            checker_problem(c, -1, at, "corrupt index entry %llu",
+                            (unsigned long long)c->n_entries);
             return;
         }
         if (c->n_entries == cap) {
-            problem(c, -1, at, "index has more entries than the footer's %llu data blocks",
-                    (unsigned long long)f->data_blocks);
+            checker_problem(c, -1, at, "index has more entries than the footer's %llu data blocks",
+                            (unsigned long long)f->data_blocks);
             return;
         }
         uint64_t i = c->n_entries++;
         if (off != i * c->bs)
-            problem(c, (int64_t)i, at, "index entry %llu points at byte %llu, not %llu",
-                    (unsigned long long)i, (unsigned long long)off,
-                    (unsigned long long)(i * c->bs));
+            checker_problem(c, (int64_t)i, at, "index entry %llu points at byte %llu, not %llu",
+                            (unsigned long long)i, (unsigned long long)off,
+                            (unsigned long long)(i * c->bs));
         c->entries[i] = (index_entry){.key = k, .klen = klen, .offset = off};
         p = q;
     }
     if (c->n_entries != f->data_blocks)
-        problem(c, -1, ioff + f->index_length,
-                "index has %llu entries, the footer says %llu data blocks",
-                (unsigned long long)c->n_entries, (unsigned long long)f->data_blocks);
+        checker_problem(c, -1, ioff + f->index_length,
+                        "index has %llu entries, the footer says %llu data blocks",
+                        (unsigned long long)c->n_entries, (unsigned long long)f->data_blocks);
 }
 
 /* Reads the index region: its checksum, its zero padding, its entries. */
@@ -344,8 +288,8 @@ static int check_index(checker *c, sp_error *err) {
         memcpy(c->index + done, c->buf, in_index);
         size_t nz = first_nonzero(c->buf + in_index, n - in_index);
         if (zeros_ok && nz < n - in_index) {
-            problem(c, -1, f->index_offset + done + in_index + nz,
-                    "non-zero byte in the index region's padding");
+            checker_problem(c, -1, f->index_offset + done + in_index + nz,
+                            "non-zero byte in the index region's padding");
             zeros_ok = false;
         }
         done += n;
@@ -353,92 +297,14 @@ static int check_index(checker *c, sp_error *err) {
     uint64_t hash = XXH3_64bits_digest(st);
     XXH3_freeState(st);
     if (hash != f->index_checksum)
-        problem(c, -1, f->index_offset,
-                "index checksum mismatch (stored %016llx, computed %016llx)",
-                (unsigned long long)f->index_checksum, (unsigned long long)hash);
+        checker_problem(c, -1, f->index_offset,
+                        "index checksum mismatch (stored %016llx, computed %016llx)",
+                        (unsigned long long)f->index_checksum, (unsigned long long)hash);
     parse_index(c, f->index_offset);
     return 0;
 }
 
 /* ---------------------------------------------------------------- blocks */
-
-/* Checks one data block; returns false when it does not even open. */
-static bool check_block(checker *c, uint64_t i, const uint8_t *data, bool report_open) {
-    uint64_t off = i * c->bs;
-    block_view v;
-    sp_error e = {0};
-    if (block_open(&v, data, c->bs, "", &e)) {
-        if (report_open)
-            problem(c, (int64_t)i, off, "%s", block_msg(&e));
-        c->unreadable_blocks++;
-        return false;
-    }
-    c->rep->blocks++;
-    uint32_t pad_end = c->bs - SST_BLOCK_TRAILER_FIXED - 4 * v.n_restarts;
-    size_t nz = first_nonzero(data + v.entries_len, pad_end - v.entries_len);
-    if (nz < pad_end - v.entries_len)
-        problem(c, (int64_t)i, off + v.entries_len + nz,
-                "non-zero byte between the entries and the trailer");
-    const index_entry *ie = i < c->n_entries ? &c->entries[i] : NULL;
-    block_iter it;
-    block_iter_init(&it, &v);
-    for (;;) {
-        uint32_t pos = it.pos;
-        int r = block_iter_next(&it, "", &e);
-        if (r < 0) {
-            problem(c, (int64_t)i, off + pos, "%s", block_msg(&e));
-            c->unreadable_blocks++;
-            break;
-        }
-        if (r == 0)
-            break;
-        uint64_t at = off + pos;
-        if (it.index == 1) {
-            if (c->have_last && key_cmp(c->last_key, c->last_len, it.key, it.key_len) >= 0)
-                problem(c, (int64_t)i, at,
-                        "first key does not sort after the previous block's "
-                        "last key");
-            if (ie && (ie->klen != it.key_len || memcmp(ie->key, it.key, it.key_len) != 0))
-                problem(c, (int64_t)i, at,
-                        "index entry %llu's key differs from the block's "
-                        "first key",
-                        (unsigned long long)i);
-        }
-        if (!sp_utf8_valid(it.key, it.key_len, NULL))
-            problem(c, (int64_t)i, at, "key of record %u is not valid UTF-8", it.index - 1);
-        if (it.value_len > c->max_value)
-            problem(c, (int64_t)i, at, "value of record %u has %u bytes, over the bound of %llu",
-                    it.index - 1, it.value_len, (unsigned long long)c->max_value);
-        size_t bad;
-        if (!sp_utf8_valid(it.value, it.value_len, &bad))
-            problem(c, (int64_t)i, (uint64_t)(it.value - data) + off + bad,
-                    "value of record %u is not valid UTF-8", it.index - 1);
-        c->records++;
-        c->key_bytes += it.key_len;
-        c->value_bytes += it.value_len;
-    }
-    if (it.key_len) {
-        memcpy(c->last_key, it.key, it.key_len);
-        c->last_len = it.key_len;
-        c->have_last = true;
-    }
-    return true;
-}
-
-/* Walks blocks [0, n) in large reads. With stop_at_bad (no footer to say
- * where the data ends) the walk ends at the first block that does not open. */
-static int check_blocks(checker *c, uint64_t n, bool stop_at_bad, sp_error *err) {
-    size_t per_read = c->buf_cap / c->bs;
-    for (uint64_t i = 0; i < n;) {
-        size_t k = (size_t)(n - i < per_read ? n - i : per_read);
-        if (read_at(c, c->buf, k * c->bs, i * c->bs, err))
-            return -1;
-        for (size_t j = 0; j < k; j++, i++)
-            if (!check_block(c, i, c->buf + j * c->bs, !stop_at_bad) && stop_at_bad)
-                return 0;
-    }
-    return 0;
-}
 
 /* The zero bytes between the last block and the index region. */
 static int check_data_tail(checker *c, uint64_t from, uint64_t to, sp_error *err) {
@@ -448,7 +314,8 @@ static int check_data_tail(checker *c, uint64_t from, uint64_t to, sp_error *err
             return -1;
         size_t nz = first_nonzero(c->buf, n);
         if (nz < n) {
-            problem(c, -1, off + nz, "non-zero byte in the padding after the last data block");
+            checker_problem(c, -1, off + nz,
+                            "non-zero byte in the padding after the last data block");
             return 0;
         }
         off += n;
@@ -464,66 +331,70 @@ static bool check_footer_fields(checker *c) {
     const sst_footer *f = &c->f;
     uint64_t foff = c->end - SST_FOOTER_BYTES;
     if (!pow2_in(f->block_size, SST_MIN_BLOCK_SIZE, SST_MAX_BLOCK_SIZE)) {
-        problem(c, -1, foff + SST_FOOTER_BLOCK_SIZE,
-                "footer block size %u is not a power of two "
-                "from 512 to 1M",
-                f->block_size);
+        checker_problem(c, -1, foff + SST_FOOTER_BLOCK_SIZE,
+                        "footer block size %u is not a power of two "
+                        "from 512 to 1M",
+                        f->block_size);
         return false;
     }
     if (!pow2_in(f->cluster_size, SST_MIN_CLUSTER_SIZE, SST_MAX_CLUSTER_SIZE) ||
         f->cluster_size > c->end) {
-        problem(c, -1, foff + SST_FOOTER_BLOCK_SIZE + 4,
-                "footer cluster size %u is not a power of two from 512 to 1G within the file",
-                f->cluster_size);
+        checker_problem(
+            c, -1, foff + SST_FOOTER_BLOCK_SIZE + 4,
+            "footer cluster size %u is not a power of two from 512 to 1G within the file",
+            f->cluster_size);
         return false;
     }
     c->bs = f->block_size;
     c->max_value = f->max_value_bytes;
     sp_error e = {0};
     if (sst_check_fit(f->block_size, f->max_value_bytes, &e))
-        problem(c, -1, foff + SST_FOOTER_BLOCK_SIZE + 8, "footer value bound: %s", e.msg);
+        checker_problem(c, -1, foff + SST_FOOTER_BLOCK_SIZE + 8, "footer value bound: %s", e.msg);
     if (f->restart_interval != SST_RESTART_INTERVAL)
-        problem(c, -1, foff + SST_FOOTER_BLOCK_SIZE + 12,
-                "footer restart interval %u (expected %u)", f->restart_interval,
-                SST_RESTART_INTERVAL);
+        checker_problem(c, -1, foff + SST_FOOTER_BLOCK_SIZE + 12,
+                        "footer restart interval %u (expected %u)", f->restart_interval,
+                        SST_RESTART_INTERVAL);
     if (f->checksum_type != SST_CHECKSUM_XXH3_64)
-        problem(c, -1, foff + SST_FOOTER_BLOCK_SIZE + 20, "footer checksum type %u (expected %u)",
-                f->checksum_type, SST_CHECKSUM_XXH3_64);
+        checker_problem(c, -1, foff + SST_FOOTER_BLOCK_SIZE + 20,
+                        "footer checksum type %u (expected %u)", f->checksum_type,
+                        SST_CHECKSUM_XXH3_64);
     uint64_t cs = f->cluster_size;
     bool ok = true;
     if (f->data_blocks > c->end / c->bs ||
         f->data_region_length != sst_align_up(f->data_blocks * c->bs, cs)) {
-        problem(c, -1, foff + SST_FOOTER_DATA_REGION_LENGTH,
-                "footer data region of %llu bytes does not hold %llu blocks of %u bytes "
-                "padded to the cluster size",
-                (unsigned long long)f->data_region_length, (unsigned long long)f->data_blocks,
-                c->bs);
+        checker_problem(c, -1, foff + SST_FOOTER_DATA_REGION_LENGTH,
+                        "footer data region of %llu bytes does not hold %llu blocks of %u bytes "
+                        "padded to the cluster size",
+                        (unsigned long long)f->data_region_length,
+                        (unsigned long long)f->data_blocks, c->bs);
         ok = false;
     }
     if (f->index_offset != f->data_region_length || f->index_offset % cs) {
-        problem(c, -1, foff, "footer index offset %llu is not the end of the data region (%llu)",
-                (unsigned long long)f->index_offset, (unsigned long long)f->data_region_length);
+        checker_problem(
+            c, -1, foff, "footer index offset %llu is not the end of the data region (%llu)",
+            (unsigned long long)f->index_offset, (unsigned long long)f->data_region_length);
         ok = false;
     }
     if (f->index_length > f->index_region_length ||
         f->index_region_length != sst_align_up(f->index_length, cs)) {
-        problem(c, -1, foff + 16,
-                "footer index region of %llu bytes does not hold %llu bytes "
-                "padded to the cluster size",
-                (unsigned long long)f->index_region_length, (unsigned long long)f->index_length);
+        checker_problem(c, -1, foff + 16,
+                        "footer index region of %llu bytes does not hold %llu bytes "
+                        "padded to the cluster size",
+                        (unsigned long long)f->index_region_length,
+                        (unsigned long long)f->index_length);
         ok = false;
     }
     if (f->file_size != c->end) {
-        problem(c, -1, foff + 56, "footer says the file has %llu bytes; it has %llu",
-                (unsigned long long)f->file_size, (unsigned long long)c->end);
+        checker_problem(c, -1, foff + 56, "footer says the file has %llu bytes; it has %llu",
+                        (unsigned long long)f->file_size, (unsigned long long)c->end);
     }
     if (ok && f->index_offset + f->index_region_length + cs != c->end) {
-        problem(c, -1, foff,
-                "regions (data %llu, index %llu, footer %llu bytes) do not add up "
-                "to the file's %llu bytes",
-                (unsigned long long)f->data_region_length,
-                (unsigned long long)f->index_region_length, (unsigned long long)cs,
-                (unsigned long long)c->end);
+        checker_problem(c, -1, foff,
+                        "regions (data %llu, index %llu, footer %llu bytes) do not add up "
+                        "to the file's %llu bytes",
+                        (unsigned long long)f->data_region_length,
+                        (unsigned long long)f->index_region_length, (unsigned long long)cs,
+                        (unsigned long long)c->end);
         ok = false;
     }
     return ok;
@@ -535,14 +406,14 @@ static void check_counts(checker *c) {
     if (c->unreadable_blocks)
         return; /* the sums are short by the unreadable blocks, already reported */
     if (c->records != f->records)
-        problem(c, -1, foff + 32, "footer says %llu records; the blocks hold %llu",
-                (unsigned long long)f->records, (unsigned long long)c->records);
+        checker_problem(c, -1, foff + 32, "footer says %llu records; the blocks hold %llu",
+                        (unsigned long long)f->records, (unsigned long long)c->records);
     if (c->key_bytes != f->key_bytes)
-        problem(c, -1, foff + 40, "footer says %llu key bytes; the blocks hold %llu",
-                (unsigned long long)f->key_bytes, (unsigned long long)c->key_bytes);
+        checker_problem(c, -1, foff + 40, "footer says %llu key bytes; the blocks hold %llu",
+                        (unsigned long long)f->key_bytes, (unsigned long long)c->key_bytes);
     if (c->value_bytes != f->value_bytes)
-        problem(c, -1, foff + 48, "footer says %llu value bytes; the blocks hold %llu",
-                (unsigned long long)f->value_bytes, (unsigned long long)c->value_bytes);
+        checker_problem(c, -1, foff + 48, "footer says %llu value bytes; the blocks hold %llu",
+                        (unsigned long long)f->value_bytes, (unsigned long long)c->value_bytes);
 }
 
 /* A file whose footer is usable: every region, in file order after the index. */
@@ -557,8 +428,8 @@ static int check_with_footer(checker *c, sp_error *err) {
         if (footer_region_hash(c, c->end, f->cluster_size, true, &hash, err))
             return -1;
         if (hash != f->footer_checksum)
-            problem(c, -1, c->end - SST_FOOTER_BYTES + SST_FOOTER_CHECKSUM,
-                    "footer checksum mismatch");
+            checker_problem(c, -1, c->end - SST_FOOTER_BYTES + SST_FOOTER_CHECKSUM,
+                            "footer checksum mismatch");
         return 0;
     }
     /* The buffer holds at least one largest block; reads of data are whole blocks. */
@@ -570,9 +441,9 @@ static int check_with_footer(checker *c, sp_error *err) {
     if (footer_region_hash(c, c->end, f->cluster_size, true, &hash, err))
         return -1;
     if (hash != f->footer_checksum)
-        problem(c, -1, c->end - SST_FOOTER_BYTES + SST_FOOTER_CHECKSUM,
-                "footer checksum mismatch (stored %016llx, computed %016llx)",
-                (unsigned long long)f->footer_checksum, (unsigned long long)hash);
+        checker_problem(c, -1, c->end - SST_FOOTER_BYTES + SST_FOOTER_CHECKSUM,
+                        "footer checksum mismatch (stored %016llx, computed %016llx)",
+                        (unsigned long long)f->footer_checksum, (unsigned long long)hash);
     check_counts(c);
     return 0;
 }
@@ -589,8 +460,8 @@ static int check_file(checker *c, sp_error *err) {
         return -1;
     if (r == 1) {
         c->end = c->f.file_size;
-        problem(c, -1, c->end, "%llu bytes follow the footer that ends at byte %llu",
-                (unsigned long long)(c->size - c->end), (unsigned long long)c->end);
+        checker_problem(c, -1, c->end, "%llu bytes follow the footer that ends at byte %llu",
+                        (unsigned long long)(c->size - c->end), (unsigned long long)c->end);
         return check_with_footer(c, err);
     }
     uint32_t bs = guess_block_size(c, err, &r);
@@ -599,10 +470,11 @@ static int check_file(checker *c, sp_error *err) {
     if (!bs)
         return sp_errorf(err, "%s: not an sstpipe SSTable (no footer, and no valid first block)",
                          c->rep->path);
-    problem(c, -1, c->size,
-            "no footer at the end of the file (%llu bytes): the file is truncated or its end "
-            "is damaged",
-            (unsigned long long)c->size);
+    checker_problem(
+        c, -1, c->size,
+        "no footer at the end of the file (%llu bytes): the file is truncated or its end "
+        "is damaged",
+        (unsigned long long)c->size);
     c->bs = bs;
     c->max_value = UINT64_MAX;
     c->rep->bytes = 0;

@@ -1,7 +1,8 @@
 /*
  * test_sst_corrupt.c: damaged tables are refused, never misread. A flipped
  * byte in a data block makes lookups in that block fail with an error that
- * names the file, block and offset (other blocks still answer); a flipped
+ * names the file, block and offset (other blocks still answer), whether the
+ * block is read with pread or through the mapping; a flipped
  * byte anywhere else, a truncated file and one with bytes appended fail to
  * open.
  */
@@ -77,42 +78,62 @@ static void expect_open_fails(fixture *f, const char *needle) {
         fail_msg("'%s' lacks '%s'", err.msg, needle);
 }
 
-static void test_flipped_data_byte_fails_get(void **state) {
-    fixture *f = *state;
+/* How a reader reads its blocks: pread, or mapped with and without record
+ * directories (each block then checked on its first lookup only). */
+enum read_mode { READ_PREAD, READ_MAPPED, READ_MAPPED_NO_DIRS };
+
+static void flipped_data_byte_fails_get(fixture *f, enum read_mode mode) {
     const uint64_t block = 2, in_block[] = {0, 7, 300, BS - 30, BS - 21, BS - 9, BS - 1};
     for (size_t p = 0; p < sizeof in_block / sizeof in_block[0]; p++) {
         write_flipped(f, block * BS + in_block[p]);
         sp_error err = {0};
         sst_reader *r = sst_reader_open(f->bad, &err);
         assert_non_null(r); /* blocks are checked when read, not at open */
-        size_t in = 0, out = 0;
-        for (size_t i = 0; i < f->s.n; i++) {
-            const trec *t = &f->s.r[i];
-            const uint8_t *v;
-            uint32_t vlen;
-            sp_error_clear(&err);
-            int rc = sst_reader_get(r, t->key, t->klen, &v, &vlen, &err);
-            if (sst_reader_find_block(r, t->key, t->klen) == (int64_t)block) {
-                assert_int_equal(rc, -1);
-                char want[200];
-                snprintf(want, sizeof want,
-                         "bad.sst: block 2 at byte %llu: ", (unsigned long long)(block * BS));
-                assert_non_null(strstr(err.msg, want));
-                assert_non_null(strstr(err.msg, "checksum mismatch"));
-                in++;
-            } else {
-                assert_int_equal(rc, 1);
-                assert_int_equal(vlen, t->vlen);
-                out++;
+        if (mode != READ_PREAD)
+            assert_int_equal(
+                sst_reader_map(r, mode == READ_MAPPED ? SST_READER_DIR_BUDGET : 0, &err), 0);
+        /* Twice: a block that failed its check fails again, and the others,
+         * checked once, still answer. */
+        for (int pass = 0; pass < 2; pass++) {
+            size_t in = 0, out = 0;
+            for (size_t i = 0; i < f->s.n; i++) {
+                const trec *t = &f->s.r[i];
+                const uint8_t *v;
+                uint32_t vlen;
+                sp_error_clear(&err);
+                int rc = sst_reader_get(r, t->key, t->klen, &v, &vlen, &err);
+                if (sst_reader_find_block(r, t->key, t->klen) == (int64_t)block) {
+                    assert_int_equal(rc, -1);
+                    char want[200];
+                    snprintf(want, sizeof want,
+                             "bad.sst: block 2 at byte %llu: ", (unsigned long long)(block * BS));
+                    assert_non_null(strstr(err.msg, want));
+                    assert_non_null(strstr(err.msg, "checksum mismatch"));
+                    in++;
+                } else {
+                    assert_int_equal(rc, 1);
+                    assert_int_equal(vlen, t->vlen);
+                    assert_memory_equal(v, t->val, vlen);
+                    out++;
+                }
             }
+            assert_true(in > 0 && out > 0);
         }
-        assert_true(in > 0 && out > 0);
         uint8_t *buf = malloc(BS);
         block_view bv;
         assert_int_equal(sst_reader_read_block(r, block, buf, &bv, &err), -1);
         free(buf);
         sst_reader_close(r);
     }
+}
+
+static void test_flipped_data_byte_fails_get(void **state) {
+    flipped_data_byte_fails_get(*state, READ_PREAD);
+}
+
+static void test_flipped_data_byte_fails_mapped_get(void **state) {
+    flipped_data_byte_fails_get(*state, READ_MAPPED);
+    flipped_data_byte_fails_get(*state, READ_MAPPED_NO_DIRS);
 }
 
 static void test_flipped_padding_or_index_byte_fails_open(void **state) {
@@ -177,6 +198,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         T(test_good_file_opens),
         T(test_flipped_data_byte_fails_get),
+        T(test_flipped_data_byte_fails_mapped_get),
         T(test_flipped_padding_or_index_byte_fails_open),
         T(test_flipped_footer_byte_fails_open),
         T(test_truncated_or_appended_fails_open),

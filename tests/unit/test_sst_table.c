@@ -1,7 +1,8 @@
 /*
  * test_sst_table.c: table_writer and table_reader agree. Random record sets
  * across block and cluster sizes (every key found with its value, absent
- * keys not found), the block boundary cases at table level, empty and
+ * keys not found, read with pread and through the mapping, with and without
+ * record directories), the block boundary cases at table level, empty and
  * one-record tables, refused options and records, atomic output, and
  * byte-for-byte determinism.
  */
@@ -9,6 +10,7 @@
 #include "stages/sst/table_writer.h"
 #include "test_sst_util.h"
 
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -139,6 +141,17 @@ static void test_random_sets_agree(void **state) {
         check_lookups(r, &s);
         check_scan(r, &s);
         sst_reader_close(r);
+        /* Mapped: each block checked on its first lookup (the first pass),
+         * then searched through its record directory (the second) or, with
+         * no budget for directories, from its restart points. */
+        for (int budget = 0; budget < 2; budget++) {
+            r = sst_reader_open(f->path, &err);
+            assert_non_null(r);
+            assert_int_equal(sst_reader_map(r, budget ? SST_READER_DIR_BUDGET : 0, &err), 0);
+            check_lookups(r, &s);
+            check_lookups(r, &s);
+            sst_reader_close(r);
+        }
         t_free(&s);
     }
 }
@@ -160,7 +173,62 @@ static void test_empty_table(void **state) {
     uint32_t vlen;
     assert_int_equal(sst_reader_get(r, (const uint8_t *)"a", 1, &v, &vlen, &err), 0);
     check_scan(r, &s);
+    /* Nothing to map; lookups still answer. */
+    assert_int_equal(sst_reader_map(r, SST_READER_DIR_BUDGET, &err), 0);
+    assert_int_equal(sst_reader_get(r, (const uint8_t *)"a", 1, &v, &vlen, &err), 0);
     sst_reader_close(r);
+}
+
+typedef struct lookup_thread {
+    sst_reader *r;
+    const trecs *s;
+    size_t start;
+    size_t ok;
+} lookup_thread;
+
+static void *lookup_all(void *arg) {
+    lookup_thread *t = arg;
+    for (size_t k = 0; k < t->s->n; k++) {
+        const trec *rec = &t->s->r[(t->start + k) % t->s->n];
+        const uint8_t *v;
+        uint32_t vlen;
+        sp_error err = {0};
+        if (sst_reader_get(t->r, rec->key, rec->klen, &v, &vlen, &err) == 1 && vlen == rec->vlen &&
+            (vlen == 0 || memcmp(v, rec->val, vlen) == 0))
+            t->ok++;
+    }
+    return NULL;
+}
+
+/* A mapped reader's lookups run in several threads at once, each block's
+ * first check and directory raced for by all of them. */
+static void test_mapped_lookups_from_threads(void **state) {
+    fixture *f = *state;
+    trecs s = t_random(77, 4000, 200);
+    table_stats st;
+    sp_error err = {0};
+    assert_int_equal(t_write(f->path, 1024, 512, 200, &s, &st, &err), 0);
+    assert_true(st.data_blocks > 100);
+    for (int budget = 0; budget < 2; budget++) {
+        sst_reader *r = sst_reader_open(f->path, &err);
+        assert_non_null(r);
+        /* A budget that runs out part of the way: some blocks get a
+         * directory, the others do not. */
+        assert_int_equal(sst_reader_map(r, budget ? SST_READER_DIR_BUDGET : 20000, &err), 0);
+        lookup_thread t[4];
+        pthread_t tid[4];
+        for (int k = 0; k < 4; k++) {
+            t[k] = (lookup_thread){.r = r, .s = &s, .start = k * s.n / 4};
+            assert_int_equal(pthread_create(&tid[k], NULL, lookup_all, &t[k]), 0);
+        }
+        for (int k = 0; k < 4; k++) {
+            pthread_join(tid[k], NULL);
+            assert_int_equal(t[k].ok, s.n);
+        }
+        check_lookups(r, &s);
+        sst_reader_close(r);
+    }
+    t_free(&s);
 }
 
 static void test_one_record(void **state) {
@@ -440,6 +508,7 @@ int main(void) {
         T(test_random_sets_agree),
         T(test_empty_table),
         T(test_one_record),
+        T(test_mapped_lookups_from_threads),
         T(test_record_exactly_filling_a_block),
         T(test_one_byte_too_many_goes_to_next_block),
         T(test_max_key_and_value_at_smallest_block),

@@ -6,10 +6,13 @@
  * format's rules (blocks swapped, a value over the bound, invalid UTF-8).
  */
 #include "stages/common/error.h"
+#include "stages/common/utf8.h"
 #include "stages/sst/coding.h"
 #include "stages/sst/format.h"
+#include "stages/sst/table_reader.h"
 #include "stages/sst/table_writer.h"
 #include "stages/verify/verify.h"
+#include "stages/verify/verify_utf8.h"
 
 #include <fcntl.h>
 #include <stdarg.h>
@@ -462,6 +465,255 @@ static void test_many_problems_each_located(void **state) {
     free(b);
 }
 
+/* ---------------------------------------------------------------- in parallel */
+
+/* Runs verify_file with a given read size and problem limit. */
+static int run_verify_with(const char *path, size_t read_size, size_t max_problems,
+                           verify_report *rep) {
+    verify_options o;
+    verify_options_init(&o);
+    if (read_size)
+        o.read_size = read_size;
+    if (max_problems)
+        o.max_problems = max_problems;
+    verify_report_init(rep, &o);
+    sp_error err = {0};
+    return verify_file(path, rep, &err);
+}
+
+/* A table of 4 KiB blocks over several 1 MiB chunks (256 blocks each, as
+ * verify reads with a read size under 1 MiB), checked in halves of 128. */
+static table_stats write_chunked_table(const char *path) {
+    shape s = {4096, 4096, 1024, 5000, 21};
+    table_stats st = write_table(path, &s);
+    assert_true(st.data_blocks > 520);
+    return st;
+}
+
+/* Swapping two neighbouring blocks keeps every checksum and breaks exactly
+ * three rules, wherever the pair falls: across the two halves of a chunk,
+ * across two chunks, or inside a half. The report must be the same as one
+ * front-to-back walk gives, problems in the same order. */
+static void test_report_independent_of_how_blocks_are_split(void **state) {
+    (void)state;
+    const char *path = tmp_path("chunked.sst");
+    table_stats st = write_chunked_table(path);
+    size_t len;
+    uint8_t *orig = slurp(path, &len);
+    uint8_t *b = malloc(len);
+    const uint64_t at[] = {
+        0, 60, 126, 127, 128, 254, 255, 256, 383, 384, 511, 512, st.data_blocks - 2};
+    const size_t read_sizes[] = {4096, 0};
+    for (size_t k = 0; k < sizeof at / sizeof at[0]; k++) {
+        uint64_t p = at[k];
+        memcpy(b, orig, len);
+        memcpy(b + p * 4096, orig + (p + 1) * 4096, 4096);
+        memcpy(b + (p + 1) * 4096, orig + p * 4096, 4096);
+        spill(tmp_path("swapped.sst"), b, len);
+        for (size_t r = 0; r < 2; r++) {
+            verify_report rep;
+            assert_int_equal(run_verify_with(tmp_path("swapped.sst"), read_sizes[r], 0, &rep), 0);
+            char want[3][128];
+            snprintf(want[0], sizeof want[0], "index entry %llu's key differs",
+                     (unsigned long long)p);
+            snprintf(want[1], sizeof want[1], "first key does not sort after the previous block");
+            snprintf(want[2], sizeof want[2], "index entry %llu's key differs",
+                     (unsigned long long)(p + 1));
+            const int64_t blocks[3] = {(int64_t)p, (int64_t)p + 1, (int64_t)p + 1};
+            if (rep.problem_count != 3)
+                fail_msg("swap at %llu, read size %zu: %llu problems", (unsigned long long)p,
+                         read_sizes[r], (unsigned long long)rep.problem_count);
+            /* In file order; the last two share an offset, so either order. */
+            for (int i = 0; i < 3; i++) {
+                int j = i == 0 || strstr(rep.problems[i].what, want[i]) ? i : 3 - i;
+                assert_non_null(strstr(rep.problems[i].what, want[j]));
+                assert_int_equal(rep.problems[i].block, blocks[j]);
+                assert_int_equal(rep.problems[i].offset, (uint64_t)blocks[j] * 4096);
+            }
+            assert_int_equal(rep.blocks, st.data_blocks);
+            assert_int_equal(rep.records, st.records);
+            assert_int_equal(rep.bytes, st.file_size);
+            verify_report_destroy(&rep);
+        }
+    }
+    free(b);
+    free(orig);
+}
+
+/* More problems than the report keeps, spread over every half and chunk:
+ * all are counted, and the ones kept are the first in file order. */
+static void test_problem_limit_across_halves(void **state) {
+    (void)state;
+    const char *path = tmp_path("chunked.sst");
+    table_stats st = write_chunked_table(path);
+    size_t len;
+    uint8_t *b = slurp(path, &len);
+    uint64_t flipped = 0;
+    for (uint64_t i = 3; i < st.data_blocks; i += 7, flipped++)
+        b[i * 4096 + 100] ^= 0x04;
+    spill(tmp_path("flipped.sst"), b, len);
+    const size_t limits[] = {5, 100, 1000};
+    for (size_t l = 0; l < 3; l++) {
+        for (size_t r = 0; r < 2; r++) {
+            verify_report rep;
+            assert_int_equal(
+                run_verify_with(tmp_path("flipped.sst"), r ? 0 : 4096, limits[l], &rep), 0);
+            assert_int_equal(rep.problem_count, flipped);
+            size_t kept = flipped < limits[l] ? flipped : limits[l];
+            assert_int_equal(rep.n_problems, kept);
+            for (size_t i = 0; i < kept; i++) {
+                assert_int_equal(rep.problems[i].block, (int64_t)(3 + 7 * i));
+                assert_non_null(strstr(rep.problems[i].what, "block checksum mismatch"));
+            }
+            assert_int_equal(rep.blocks, st.data_blocks - flipped);
+            verify_report_destroy(&rep);
+        }
+    }
+    free(b);
+}
+
+/* Records in blocks [0, n) of a clean table. */
+static uint64_t records_before(const char *path, uint64_t n) {
+    sp_error err = {0};
+    sst_reader *r = sst_reader_open(path, &err);
+    assert_non_null(r);
+    uint8_t *buf = malloc(sst_reader_footer(r)->block_size);
+    uint64_t records = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        block_view v;
+        assert_int_equal(sst_reader_read_block(r, i, buf, &v, &err), 0);
+        records += v.n_records;
+    }
+    free(buf);
+    sst_reader_close(r);
+    return records;
+}
+
+/* With no footer the walk ends at the first block that does not open,
+ * whichever half it is in; nothing after it counts. */
+static void test_footerless_walk_stops_in_either_half(void **state) {
+    (void)state;
+    char path[256]; /* tmp_path's buffers are reused */
+    snprintf(path, sizeof path, "%s", tmp_path("chunked.sst"));
+    table_stats st = write_chunked_table(path);
+    size_t len;
+    uint8_t *orig = slurp(path, &len);
+    uint8_t *b = malloc(len);
+    const uint64_t stops[] = {1, 100, 127, 128, 200, 256, 300};
+    size_t cut = (size_t)(st.data_blocks * 4096 + 1000); /* inside the padding or index */
+    for (size_t k = 0; k < sizeof stops / sizeof stops[0]; k++) {
+        memcpy(b, orig, len);
+        b[stops[k] * 4096 + 10] ^= 0x01;
+        spill(tmp_path("cut.sst"), b, cut);
+        for (size_t read_size = 4096;; read_size = 0) {
+            verify_report rep;
+            assert_int_equal(run_verify_with(tmp_path("cut.sst"), read_size, 0, &rep), 0);
+            assert_int_equal(rep.problem_count, 1);
+            assert_true(has_problem(&rep, "no footer"));
+            assert_int_equal(rep.blocks, stops[k]);
+            assert_int_equal(rep.records, records_before(path, stops[k]));
+            /* Bytes of the reads made: whole chunks, up to the one that stopped. */
+            uint64_t per = read_size ? 256 : cut / 4096, upto = (stops[k] / per + 1) * per;
+            uint64_t whole = cut / 4096;
+            assert_int_equal(rep.bytes, (upto < whole ? upto : whole) * 4096);
+            verify_report_destroy(&rep);
+            if (!read_size)
+                break;
+        }
+    }
+    free(b);
+    free(orig);
+}
+
+/* ---------------------------------------------------------------- UTF-8 */
+
+/* verify_utf8_valid against sp_utf8_valid, answer and offset. */
+static void utf8_agree(const uint8_t *s, size_t len) {
+    size_t bad1 = 12345, bad2 = 12345;
+    bool ok1 = sp_utf8_valid(s, len, &bad1);
+    bool ok2 = verify_utf8_valid(s, len, &bad2);
+    if (ok1 != ok2 || (!ok1 && bad1 != bad2))
+        fail_msg("%zu bytes: sp_utf8_valid %d (bad %zu), verify_utf8_valid %d (bad %zu)", len, ok1,
+                 bad1, ok2, bad2);
+}
+
+/* Every sequence of three bytes drawn from all non-ASCII bytes and a few
+ * ASCII ones, and four-byte sequences of every lead from F0 with bytes from
+ * each range table 3-7 tells apart, at places around a 32-byte block
+ * boundary, after ASCII and after two-byte characters; then long random
+ * mixes. */
+static void test_fast_utf8_agrees_with_the_reference(void **state) {
+    (void)state;
+    uint8_t bytes[131];
+    size_t nb = 0;
+    bytes[nb++] = 0x00;
+    bytes[nb++] = 'A';
+    bytes[nb++] = 0x7F;
+    for (unsigned b = 0x80; b <= 0xFF; b++)
+        bytes[nb++] = (uint8_t)b;
+    static const uint8_t cont[] = {'A',  0x7F, 0x80, 0x8F, 0x90, 0x9F,
+                                   0xA0, 0xBF, 0xC0, 0xC2, 0xE0, 0xF0};
+    const size_t n_cont = sizeof cont;
+    uint8_t buf[96];
+    const size_t places[] = {0, 29, 30, 31, 32};
+    for (size_t pl = 0; pl < sizeof places / sizeof places[0]; pl++) {
+        for (int fill = 0; fill < 2; fill++) {
+            for (size_t i = 0; i < sizeof buf; i++)
+                buf[i] = fill ? (i % 2 ? 0xA9 : 0xC3) : 'a'; /* "éé..." or "aa..." */
+            /* After the é's, the test bytes start where a character would. */
+            size_t at = fill ? places[pl] - places[pl] % 2 : places[pl];
+            uint8_t saved[4];
+            memcpy(saved, buf + at, 4);
+            for (size_t i = 0; i < nb; i++)
+                for (size_t j = 0; j < nb; j++)
+                    for (size_t k = 0; k < nb; k++) {
+                        buf[at] = bytes[i];
+                        buf[at + 1] = bytes[j];
+                        buf[at + 2] = bytes[k];
+                        for (size_t n = at + 1; n <= at + 3; n++)
+                            utf8_agree(buf, n);
+                        utf8_agree(buf, at + 3 + (k & 7));
+                    }
+            for (unsigned lead = 0xF0; lead <= 0xFF; lead++)
+                for (size_t i = 0; i < n_cont; i++)
+                    for (size_t j = 0; j < n_cont; j++)
+                        for (size_t k = 0; k < n_cont; k++) {
+                            buf[at] = (uint8_t)lead;
+                            buf[at + 1] = cont[i];
+                            buf[at + 2] = cont[j];
+                            buf[at + 3] = cont[k];
+                            utf8_agree(buf, at + 4);
+                            utf8_agree(buf, at + 4 + (k & 7));
+                        }
+            memcpy(buf + at, saved, 4);
+        }
+    }
+    /* Random text: ASCII with characters of every length, some cut or
+     * corrupted, lengths across many blocks. */
+    static const char *const chars[] = {"a",
+                                        "\xc3\xa9",
+                                        "\xe2\x82\xac",
+                                        "\xf0\x9f\x98\x80",
+                                        "\xed\x9f\xbf",
+                                        "\xef\xbf\xbd",
+                                        "\xf4\x8f\xbf\xbf"};
+    uint8_t text[600];
+    rng_state = 7;
+    for (int round = 0; round < 300000; round++) {
+        size_t n = 0, want = rnd() % sizeof text;
+        while (n + 4 <= want) {
+            const char *ch = chars[rnd() % 7];
+            memcpy(text + n, ch, strlen(ch));
+            n += strlen(ch);
+        }
+        if (n && rnd() % 2)
+            text[rnd() % n] = (uint8_t)rnd();
+        utf8_agree(text, n);
+        if (n)
+            utf8_agree(text, n - 1 - rnd() % (n < 3 ? n : 3));
+    }
+}
+
 /* ---------------------------------------------------------------- could not run */
 
 static void test_not_an_sstable(void **state) {
@@ -548,6 +800,10 @@ int main(void) {
         cmocka_unit_test(test_value_over_the_bound),
         cmocka_unit_test(test_invalid_utf8_and_counts),
         cmocka_unit_test(test_many_problems_each_located),
+        cmocka_unit_test(test_report_independent_of_how_blocks_are_split),
+        cmocka_unit_test(test_problem_limit_across_halves),
+        cmocka_unit_test(test_footerless_walk_stops_in_either_half),
+        cmocka_unit_test(test_fast_utf8_agrees_with_the_reference),
         cmocka_unit_test(test_not_an_sstable),
         cmocka_unit_test(test_json_report),
     };

@@ -1,0 +1,396 @@
+/*
+ * verify_blocks.c: checking the data blocks for verify.c, with the reading
+ * overlapped with the checking and the checking spread over two threads.
+ *
+ * Reading. A reader thread maps the data region one chunk at a time (the
+ * buf_cap-sized chunks verify reads) and faults each chunk in with
+ * MADV_POPULATE_READ, one chunk ahead of the checking: on a cold file the
+ * next chunk is read from the disk while this one is checked, and a warm
+ * file is checked where it lies in the page cache, without the copy a read
+ * makes. A chunk that cannot be mapped or populated (the populate reports a
+ * failed read as an error where touching the page would raise SIGBUS) is
+ * read with pread into a buffer instead, which gives its bytes or the read
+ * error that verify reports. A chunk is unmapped once checked, so page
+ * tables stay small however large the file.
+ *
+ * Checking. Each chunk's blocks are split in two halves, checked at the
+ * same time by the calling thread and a helper. Each half keeps what it
+ * finds in a run of its own, and the runs are merged in file order, so the
+ * report is the one a single front-to-back walk gives: the same problems in
+ * the same order, the same counts. The one check that reaches across the
+ * start of a run, its first block's first key against the previous block's
+ * last key, is recorded in the run and made at the merge.
+ *
+ * What a mapping does not cover: a file truncated in place (sstpipe only
+ * ever replaces a table by rename, which leaves the checked file whole)
+ * while a populated chunk of it is being checked makes the touch of a lost
+ * page fault with SIGBUS, where a read would have come back short.
+ */
+#include "stages/verify/verify_check.h"
+
+#include "stages/common/fileio.h"
+#include "stages/sst/block.h"
+#include "stages/sst/coding.h"
+#include "stages/verify/verify_utf8.h"
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+/* ---------------------------------------------------------------- runs */
+
+/* What checking blocks [first, end) found, to be merged in order. */
+typedef struct run {
+    const checker *c;
+    uint64_t first, end;
+    const uint8_t *data; /* block first's bytes */
+    bool stop_at_bad;
+    /* problems, in the order found: up to max_problems kept, all counted */
+    verify_problem *problems;
+    size_t n, cap;
+    uint64_t count;
+    uint64_t records, key_bytes, value_bytes, blocks, unreadable;
+    bool stopped; /* stop_at_bad: a block did not open */
+    /* The first comparison with the previous block's last key, which lies
+     * before the run: made at the merge, after count_before problems. */
+    bool deferred;
+    uint64_t count_before;
+    int64_t deferred_block;
+    uint64_t deferred_at;
+    uint32_t first_len;
+    uint8_t first_key[SP_MAX_KEY_BYTES];
+    /* the last key walked, for the next block */
+    bool have_last;
+    uint32_t last_len;
+    uint8_t last_key[SP_MAX_KEY_BYTES];
+} run;
+
+static void run_problem(run *r, int64_t block, uint64_t offset, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static void run_problem(run *r, int64_t block, uint64_t offset, const char *fmt, ...) {
+    r->count++;
+    if (r->n >= r->c->rep->opts.max_problems)
+        return; /* the report keeps no more than that, however the runs merge */
+    if (r->n == r->cap) {
+        size_t cap = r->cap ? 2 * r->cap : 16;
+        verify_problem *p = realloc(r->problems, cap * sizeof *p);
+        if (!p)
+            return; /* still counted; the list is only shorter */
+        r->problems = p;
+        r->cap = cap;
+    }
+    verify_problem *p = &r->problems[r->n++];
+    p->block = block;
+    p->offset = offset;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(p->what, sizeof p->what, fmt, ap);
+    va_end(ap);
+}
+
+/* Checks one data block; returns false when it does not even open. */
+static bool check_block(run *r, uint64_t i, const uint8_t *data, bool report_open) {
+    const checker *c = r->c;
+    uint64_t off = i * c->bs;
+    block_view v;
+    sp_error e = {0};
+    if (block_open(&v, data, c->bs, "", &e)) {
+        if (report_open)
+            run_problem(r, (int64_t)i, off, "%s", block_msg(&e));
+        r->unreadable++;
+        return false;
+    }
+    r->blocks++;
+    uint32_t pad_end = c->bs - SST_BLOCK_TRAILER_FIXED - 4 * v.n_restarts;
+    size_t nz = first_nonzero(data + v.entries_len, pad_end - v.entries_len);
+    if (nz < pad_end - v.entries_len)
+        run_problem(r, (int64_t)i, off + v.entries_len + nz,
+                    "non-zero byte between the entries and the trailer");
+    const index_entry *ie = i < c->n_entries ? &c->entries[i] : NULL;
+    block_iter it;
+    block_iter_init(&it, &v);
+    for (;;) {
+        uint32_t pos = it.pos;
+        int rc = block_iter_next(&it, "", &e);
+        if (rc < 0) {
+            run_problem(r, (int64_t)i, off + pos, "%s", block_msg(&e));
+            r->unreadable++;
+            break;
+        }
+        if (rc == 0)
+            break;
+        uint64_t at = off + pos;
+        if (it.index == 1) {
+            if (r->have_last) {
+                if (key_cmp(r->last_key, r->last_len, it.key, it.key_len) >= 0)
+                    run_problem(r, (int64_t)i, at,
+                                "first key does not sort after the previous block's last key");
+            } else {
+                r->deferred = true;
+                r->count_before = r->count;
+                r->deferred_block = (int64_t)i;
+                r->deferred_at = at;
+                memcpy(r->first_key, it.key, it.key_len);
+                r->first_len = it.key_len;
+            }
+            if (ie && (ie->klen != it.key_len || memcmp(ie->key, it.key, it.key_len) != 0))
+                run_problem(r, (int64_t)i, at,
+                            "index entry %llu's key differs from the block's "
+                            "first key",
+                            (unsigned long long)i);
+        }
+        if (!verify_utf8_valid(it.key, it.key_len, NULL))
+            run_problem(r, (int64_t)i, at, "key of record %u is not valid UTF-8", it.index - 1);
+        if (it.value_len > c->max_value)
+            run_problem(r, (int64_t)i, at,
+                        "value of record %u has %u bytes, over the bound of %llu", it.index - 1,
+                        it.value_len, (unsigned long long)c->max_value);
+        size_t bad;
+        if (!verify_utf8_valid(it.value, it.value_len, &bad))
+            run_problem(r, (int64_t)i, (uint64_t)(it.value - data) + off + bad,
+                        "value of record %u is not valid UTF-8", it.index - 1);
+        r->records++;
+        r->key_bytes += it.key_len;
+        r->value_bytes += it.value_len;
+    }
+    /* A block that yields a record always yields its first one, so a run
+     * defers at most one comparison: the next block compares with this. */
+    if (it.key_len) {
+        memcpy(r->last_key, it.key, it.key_len);
+        r->last_len = it.key_len;
+        r->have_last = true;
+    }
+    return true;
+}
+
+static void check_run(run *r) {
+    r->n = 0;
+    r->count = r->records = r->key_bytes = r->value_bytes = r->blocks = r->unreadable = 0;
+    r->stopped = r->deferred = r->have_last = false;
+    uint32_t bs = r->c->bs;
+    for (uint64_t i = r->first; i < r->end; i++)
+        if (!check_block(r, i, r->data + (i - r->first) * bs, !r->stop_at_bad) && r->stop_at_bad) {
+            r->stopped = true;
+            return;
+        }
+}
+
+static void deferred_check(checker *c, const run *r) {
+    if (c->have_last && key_cmp(c->last_key, c->last_len, r->first_key, r->first_len) >= 0)
+        checker_problem(c, r->deferred_block, r->deferred_at,
+                        "first key does not sort after the previous block's last key");
+}
+
+/* Adds a run's findings to the report, as if its blocks had been checked
+ * right after the ones merged before. */
+static void merge(checker *c, const run *r) {
+    for (size_t k = 0; k < r->n; k++) {
+        if (r->deferred && r->count_before == k)
+            deferred_check(c, r);
+        const verify_problem *p = &r->problems[k];
+        checker_problem(c, p->block, p->offset, "%s", p->what);
+    }
+    /* Past the kept problems it can only be counted, as they filled the list. */
+    if (r->deferred && r->count_before >= r->n)
+        deferred_check(c, r);
+    c->rep->problem_count += r->count - r->n;
+    c->records += r->records;
+    c->key_bytes += r->key_bytes;
+    c->value_bytes += r->value_bytes;
+    c->rep->blocks += r->blocks;
+    c->unreadable_blocks += r->unreadable;
+    if (r->have_last) {
+        memcpy(c->last_key, r->last_key, r->last_len);
+        c->last_len = r->last_len;
+        c->have_last = true;
+    }
+}
+
+/* ---------------------------------------------------------------- threads */
+
+/* Chunks in flight: the one being checked and the one being read. */
+#define SLOTS 2
+
+typedef struct chunk {
+    uint64_t first, n; /* blocks */
+    const uint8_t *data;
+    void *map;
+    size_t map_len;
+    uint8_t *buf; /* for pread, allocated on first need */
+    int rc;
+    sp_error err;
+} chunk;
+
+typedef struct pipeline {
+    const checker *c;
+    uint64_t n_blocks, per_chunk, n_chunks;
+    chunk slots[SLOTS];
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    uint64_t ready;    /* chunks filled by the reader */
+    uint64_t released; /* chunks checked, their slots free again */
+    run *job;          /* the helper's run, while it has one */
+    bool job_done, quit;
+    pthread_t reader, helper;
+} pipeline;
+
+/* Maps and populates chunk q, or reads it. */
+static void fill(pipeline *pl, chunk *s, uint64_t q) {
+    const checker *c = pl->c;
+    s->first = q * pl->per_chunk;
+    s->n = pl->n_blocks - s->first < pl->per_chunk ? pl->n_blocks - s->first : pl->per_chunk;
+    sp_error_clear(&s->err);
+    uint64_t off = s->first * c->bs;
+    size_t len = (size_t)s->n * c->bs;
+    uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+    size_t lead = (size_t)(off % page);
+    void *m = mmap(NULL, lead + len, PROT_READ, MAP_SHARED, c->fd, (off_t)(off - lead));
+    if (m != MAP_FAILED) {
+        if (madvise(m, lead + len, MADV_POPULATE_READ) == 0) {
+            s->map = m;
+            s->map_len = lead + len;
+            s->data = (const uint8_t *)m + lead;
+            s->rc = 0;
+            return;
+        }
+        munmap(m, lead + len);
+    }
+    if (!s->buf && !(s->buf = malloc(c->buf_cap))) {
+        s->rc = sp_errorf(&s->err, "%s: out of memory for a %zu-byte read buffer", c->rep->path,
+                          c->buf_cap);
+        return;
+    }
+    s->rc = sp_pread_exact(c->fd, s->buf, len, off, c->rep->path, &s->err);
+    s->data = s->buf;
+}
+
+static void *reader_main(void *arg) {
+    pipeline *pl = arg;
+    for (uint64_t q = 0; q < pl->n_chunks; q++) {
+        pthread_mutex_lock(&pl->mu);
+        while (!pl->quit && q >= pl->released + SLOTS)
+            pthread_cond_wait(&pl->cv, &pl->mu);
+        bool quit = pl->quit;
+        pthread_mutex_unlock(&pl->mu);
+        if (quit)
+            break;
+        fill(pl, &pl->slots[q % SLOTS], q);
+        pthread_mutex_lock(&pl->mu);
+        pl->ready = q + 1;
+        pthread_cond_broadcast(&pl->cv);
+        pthread_mutex_unlock(&pl->mu);
+    }
+    return NULL;
+}
+
+static void *helper_main(void *arg) {
+    pipeline *pl = arg;
+    pthread_mutex_lock(&pl->mu);
+    for (;;) {
+        while (!pl->quit && !pl->job)
+            pthread_cond_wait(&pl->cv, &pl->mu);
+        if (pl->quit)
+            break;
+        run *r = pl->job;
+        pthread_mutex_unlock(&pl->mu);
+        check_run(r);
+        pthread_mutex_lock(&pl->mu);
+        pl->job = NULL;
+        pl->job_done = true;
+        pthread_cond_broadcast(&pl->cv);
+    }
+    pthread_mutex_unlock(&pl->mu);
+    return NULL;
+}
+
+/* Checks chunk s: its second half in the helper, its first here. */
+static void check_chunk(pipeline *pl, const chunk *s, run runs[2]) {
+    uint64_t half = s->n / 2;
+    runs[0].first = s->first;
+    runs[0].end = runs[1].first = s->first + half;
+    runs[1].end = s->first + s->n;
+    runs[0].data = s->data;
+    runs[1].data = s->data + half * pl->c->bs;
+    pthread_mutex_lock(&pl->mu);
+    pl->job = &runs[1];
+    pl->job_done = false;
+    pthread_cond_broadcast(&pl->cv);
+    pthread_mutex_unlock(&pl->mu);
+    check_run(&runs[0]);
+    pthread_mutex_lock(&pl->mu);
+    while (!pl->job_done)
+        pthread_cond_wait(&pl->cv, &pl->mu);
+    pthread_mutex_unlock(&pl->mu);
+}
+
+int check_blocks(checker *c, uint64_t n, bool stop_at_bad, sp_error *err) {
+    if (n == 0)
+        return 0;
+    pipeline pl = {.c = c, .n_blocks = n, .per_chunk = c->buf_cap / c->bs};
+    pl.n_chunks = (n + pl.per_chunk - 1) / pl.per_chunk;
+    run *runs = calloc(2, sizeof *runs);
+    if (!runs)
+        return sp_errorf(err, "%s: out of memory", c->rep->path);
+    for (int k = 0; k < 2; k++)
+        runs[k] = (run){.c = c, .stop_at_bad = stop_at_bad};
+    pthread_mutex_init(&pl.mu, NULL);
+    pthread_cond_init(&pl.cv, NULL);
+    int rc = 0;
+    bool reader = pthread_create(&pl.reader, NULL, reader_main, &pl) == 0;
+    bool helper = reader && pthread_create(&pl.helper, NULL, helper_main, &pl) == 0;
+    if (!helper)
+        rc = sp_errorf(err, "%s: cannot start the threads that read and check the blocks",
+                       c->rep->path);
+    for (uint64_t q = 0; rc == 0 && q < pl.n_chunks; q++) {
+        chunk *s = &pl.slots[q % SLOTS];
+        pthread_mutex_lock(&pl.mu);
+        while (pl.ready <= q)
+            pthread_cond_wait(&pl.cv, &pl.mu);
+        pthread_mutex_unlock(&pl.mu);
+        if (s->rc) {
+            rc = sp_errorf(err, "%s", s->err.msg);
+            break;
+        }
+        c->rep->bytes += s->n * c->bs;
+        check_chunk(&pl, s, runs);
+        merge(c, &runs[0]);
+        bool stopped = runs[0].stopped;
+        if (!stopped) {
+            merge(c, &runs[1]);
+            stopped = runs[1].stopped;
+        }
+        if (s->map) {
+            munmap(s->map, s->map_len);
+            s->map = NULL;
+        }
+        pthread_mutex_lock(&pl.mu);
+        pl.released = q + 1;
+        pthread_cond_broadcast(&pl.cv);
+        pthread_mutex_unlock(&pl.mu);
+        if (stopped)
+            break;
+    }
+    pthread_mutex_lock(&pl.mu);
+    pl.quit = true;
+    pthread_cond_broadcast(&pl.cv);
+    pthread_mutex_unlock(&pl.mu);
+    if (reader)
+        pthread_join(pl.reader, NULL);
+    if (helper)
+        pthread_join(pl.helper, NULL);
+    for (int k = 0; k < SLOTS; k++) {
+        if (pl.slots[k].map)
+            munmap(pl.slots[k].map, pl.slots[k].map_len);
+        free(pl.slots[k].buf);
+    }
+    pthread_cond_destroy(&pl.cv);
+    pthread_mutex_destroy(&pl.mu);
+    free(runs[0].problems);
+    free(runs[1].problems);
+    free(runs);
+    return rc;
+}

@@ -1,0 +1,84 @@
+/*
+ * verify_check.h: the state of one file's check, shared by verify.c (the
+ * footer, the index, the padding, the order of the work) and
+ * verify_blocks.c (the data blocks); private to stages/verify.
+ */
+#ifndef SSTPIPE_VERIFY_VERIFY_CHECK_H
+#define SSTPIPE_VERIFY_VERIFY_CHECK_H
+
+#include "stages/common/error.h"
+#include "stages/common/record.h"
+#include "stages/sst/format.h"
+#include "stages/verify/verify.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+typedef struct index_entry {
+    const uint8_t *key;
+    uint32_t klen;
+    uint64_t offset;
+} index_entry;
+
+typedef struct checker {
+    verify_report *rep;
+    size_t problems_cap;
+    int fd;
+    uint64_t size; /* of the file */
+    uint64_t end;  /* where the SSTable ends: size, less any bytes appended */
+    sst_footer f;
+    uint32_t bs;
+    uint64_t max_value; /* UINT64_MAX when the footer is unknown */
+    uint8_t *buf;
+    size_t buf_cap;
+    /* the index, as read */
+    uint8_t *index;
+    index_entry *entries;
+    uint64_t n_entries;
+    /* walking the data blocks */
+    uint8_t last_key[SP_MAX_KEY_BYTES];
+    uint32_t last_len;
+    bool have_last;
+    uint64_t records, key_bytes, value_bytes;
+    uint64_t unreadable_blocks; /* blocks whose records could not all be walked */
+} checker;
+
+/* Adds a problem to the report (counted always, kept while there is room). */
+void checker_problem(checker *c, int64_t block, uint64_t offset, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* Checks data blocks [0, n), read in chunks of c->buf_cap bytes. With
+ * stop_at_bad (no footer to say where the data ends) the walk ends at the
+ * first block that does not open. -1 with err when a read fails. */
+int check_blocks(checker *c, uint64_t n, bool stop_at_bad, sp_error *err);
+
+/* Offset of the first non-zero byte of p[0..n), or n. */
+static inline size_t first_nonzero(const uint8_t *p, size_t n) {
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, p + i, 8);
+        if (w)
+            break;
+    }
+    while (i < n && !p[i])
+        i++;
+    return i;
+}
+
+/* Block functions prefix their messages with the "what" they are given; we
+ * give "" and drop the ": " so the problem line names the block once. */
+static inline const char *block_msg(const sp_error *e) {
+    return strncmp(e->msg, ": ", 2) == 0 ? e->msg + 2 : e->msg;
+}
+
+static inline int key_cmp(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen) {
+    int r = memcmp(a, b, alen < blen ? alen : blen);
+    if (r)
+        return r;
+    return alen < blen ? -1 : alen > blen;
+}
+
+#endif
