@@ -9,6 +9,7 @@
 
 #include "stages/common/cli.h"
 #include "stages/common/fileio.h"
+#include "stages/common/xml_escape.h"
 #include "stages/profile/profile_fmt.h"
 
 #include <math.h>
@@ -41,28 +42,6 @@ static const char *decade_label(int d, char *buf, size_t cap) {
     return buf;
 }
 
-static void put_escaped(FILE *o, const char *s) {
-    for (; *s; s++) {
-        switch (*s) {
-        case '<':
-            fputs("&lt;", o);
-            break;
-        case '>':
-            fputs("&gt;", o);
-            break;
-        case '&':
-            fputs("&amp;", o);
-            break;
-        case '"':
-            fputs("&quot;", o);
-            break;
-        default:
-            /* Control characters are not allowed in XML 1.0. */
-            fputc((unsigned char)*s < 0x20 ? '?' : *s, o);
-        }
-    }
-}
-
 static void draw(const profile_result *r, FILE *o) {
     const uint64_t *lat = r->latencies_ns;
     uint64_t n = r->lookups;
@@ -89,7 +68,7 @@ static void draw(const profile_result *r, FILE *o) {
             "<text x=\"%d\" y=\"28\" text-anchor=\"middle\" font-size=\"15\">"
             "sstpipe profile: ",
             W / 2);
-    put_escaped(o, r->path);
+    sp_xml_escape(o, r->path);
     fprintf(o,
             "</text>\n<text x=\"%d\" y=\"48\" text-anchor=\"middle\">%llu lookups, %s, "
             "threads %u, queue depth %u, avg %s</text>\n",

@@ -7,6 +7,7 @@
 #include "stages/tune/tune_report.h"
 
 #include "stages/common/size.h"
+#include "stages/common/xml_escape.h"
 #include "stages/tune/write_text.h"
 
 #include <math.h>
@@ -35,28 +36,6 @@ static double x_of(const frame *f, uint32_t block) {
 
 static double y_of(const frame *f, double ns) {
     return Y1 - (log10(ns < 1 ? 1 : ns) - f->ylo) / (f->yhi - f->ylo) * (Y1 - Y0);
-}
-
-static void put_escaped(FILE *o, const char *s) {
-    for (; *s; s++) {
-        switch (*s) {
-        case '<':
-            fputs("&lt;", o);
-            break;
-        case '>':
-            fputs("&gt;", o);
-            break;
-        case '&':
-            fputs("&amp;", o);
-            break;
-        case '"':
-            fputs("&quot;", o);
-            break;
-        default:
-            /* Control characters are not allowed in XML 1.0. */
-            fputc((unsigned char)*s < 0x20 ? ' ' : *s, o);
-        }
-    }
 }
 
 /* Distinct values of the trials' block or cluster sizes, ascending. */
@@ -176,7 +155,7 @@ static int draw(const tune_report *r, FILE *o) {
             "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n"
             "<text x=\"%.1f\" y=\"30\" font-size=\"16\">sstpipe tune: ",
             W, H, W, H, X0);
-    put_escaped(o, r->input ? r->input : "");
+    sp_xml_escape(o, r->input ? r->input : "");
     fprintf(o,
             "</text>\n<text x=\"%.1f\" y=\"50\" fill=\"#555\">p50 lookup latency per block "
             "size, %llu lookups per profile; %s</text>\n",
