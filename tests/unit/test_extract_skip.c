@@ -47,6 +47,8 @@ typedef struct bytes {
 } bytes;
 
 static void put(bytes *b, const void *p, size_t n) {
+    if (n == 0)
+        return;
     if (b->len + n > b->alloc) {
         b->alloc = (b->len + n) * 2 + 64;
         b->p = realloc(b->p, b->alloc);
