@@ -8,6 +8,7 @@
  */
 #include "stages/tune/iotest.h"
 
+#include "config/config.h"
 #include "stages/common/cli.h"
 #include "stages/common/size.h"
 
@@ -32,6 +33,8 @@ static void usage(FILE *out) {
             "  --pattern KIND:SIZE run this pattern instead of the six (repeatable); KIND is\n"
             "                      rr, rw, sr or sw (random/sequential read/write), e.g. rr:4K\n"
             "  --json PATH         write every figure as JSON (fields in stages/tune/README.md)\n"
+            "  -c, --config FILE   accepted as by every command; no key applies to iotest\n"
+            "      --set S.K=V     likewise (a bad file or key is still an error)\n"
             "  -h, --help          this help\n");
 }
 
@@ -59,6 +62,9 @@ int iotest_cmd(int argc, char **argv) {
     const char *json_path = NULL;
     sp_error err = {0};
     uint64_t v;
+    /* -c/--set are accepted as by every command; no key applies to iotest. */
+    if (config_check_args(&argc, argv, &err))
+        return sp_cli_report(&err, SP_EXIT_USAGE);
     optind = 0;
     opterr = 0;
     int ch;
