@@ -16,8 +16,8 @@
 #include "stages/sst/coding.h"
 #include "stages/sst/format.h"
 
-#include <stdbool.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
