@@ -191,7 +191,7 @@ static void same_outcome(const char *what, const outcome *want, const outcome *g
         fail_msg("%s: unfiltered gave rc %d '%s', filtered rc %d '%s'", what, want->rc, want->err,
                  got->rc, got->err);
     if (want->n != got->n || want->recs.len != got->recs.len ||
-        memcmp(want->recs.p, got->recs.p, want->recs.len))
+        (want->recs.len && memcmp(want->recs.p, got->recs.p, want->recs.len)))
         fail_msg("%s: records differ (%zu records, %zu bytes unfiltered; %zu, %zu filtered)", what,
                  want->n, want->recs.len, got->n, got->recs.len);
 }
@@ -724,7 +724,8 @@ static void test_other_encodings_pass_untouched(void **state) {
     for (size_t i = 0; i < sizeof docs / sizeof *docs; i++) {
         text_skip *ts = text_skip_init(1, NULL);
         assert_non_null(ts);
-        uint8_t out[256];
+        uint8_t out[1024];
+        assert_true(docs[i].len + TEXT_SKIP_SLACK <= sizeof out);
         size_t n = text_skip_run(ts, docs[i].doc, docs[i].len, out);
         n += text_skip_finish(ts, out + n);
         text_skip_destroy(ts);
