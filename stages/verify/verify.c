@@ -40,25 +40,31 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+void problem_list_add(verify_problem **list, size_t *n, size_t *cap, size_t limit, int64_t block,
+                      uint64_t offset, const char *fmt, va_list ap) {
+    if (*n >= limit)
+        return;
+    if (*n == *cap) {
+        size_t grown = *cap ? 2 * *cap : 16;
+        verify_problem *p = realloc(*list, grown * sizeof *p);
+        if (!p)
+            return; /* still counted; the list is only shorter */
+        *list = p;
+        *cap = grown;
+    }
+    verify_problem *p = &(*list)[(*n)++];
+    p->block = block;
+    p->offset = offset;
+    vsnprintf(p->what, sizeof p->what, fmt, ap);
+}
+
 void checker_problem(checker *c, int64_t block, uint64_t offset, const char *fmt, ...) {
     verify_report *rep = c->rep;
     rep->problem_count++;
-    if (rep->n_problems >= rep->opts.max_problems)
-        return;
-    if (rep->n_problems == c->problems_cap) {
-        size_t cap = c->problems_cap ? 2 * c->problems_cap : 16;
-        verify_problem *p = realloc(rep->problems, cap * sizeof *p);
-        if (!p)
-            return; /* still counted; the list is only shorter */
-        rep->problems = p;
-        c->problems_cap = cap;
-    }
-    verify_problem *p = &rep->problems[rep->n_problems++];
-    p->block = block;
-    p->offset = offset;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(p->what, sizeof p->what, fmt, ap);
+    problem_list_add(&rep->problems, &rep->n_problems, &c->problems_cap, rep->opts.max_problems,
+                     block, offset, fmt, ap);
     va_end(ap);
 }
 

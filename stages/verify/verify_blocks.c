@@ -73,22 +73,11 @@ static void run_problem(run *r, int64_t block, uint64_t offset, const char *fmt,
 
 static void run_problem(run *r, int64_t block, uint64_t offset, const char *fmt, ...) {
     r->count++;
-    if (r->n >= r->c->rep->opts.max_problems)
-        return; /* the report keeps no more than that, however the runs merge */
-    if (r->n == r->cap) {
-        size_t cap = r->cap ? 2 * r->cap : 16;
-        verify_problem *p = realloc(r->problems, cap * sizeof *p);
-        if (!p)
-            return; /* still counted; the list is only shorter */
-        r->problems = p;
-        r->cap = cap;
-    }
-    verify_problem *p = &r->problems[r->n++];
-    p->block = block;
-    p->offset = offset;
+    /* The report keeps no more than max_problems, however the runs merge. */
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(p->what, sizeof p->what, fmt, ap);
+    problem_list_add(&r->problems, &r->n, &r->cap, r->c->rep->opts.max_problems, block, offset, fmt,
+                     ap);
     va_end(ap);
 }
 

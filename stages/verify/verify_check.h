@@ -11,6 +11,7 @@
 #include "stages/sst/format.h"
 #include "stages/verify/verify.h"
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -44,6 +45,11 @@ typedef struct checker {
     uint64_t records, key_bytes, value_bytes;
     uint64_t unreadable_blocks; /* blocks whose records could not all be walked */
 } checker;
+
+/* Appends a problem to a list of *n (capacity *cap) unless it already holds
+ * limit; the caller counts every problem, kept or not. */
+void problem_list_add(verify_problem **list, size_t *n, size_t *cap, size_t limit, int64_t block,
+                      uint64_t offset, const char *fmt, va_list ap);
 
 /* Adds a problem to the report (counted always, kept while there is room). */
 void checker_problem(checker *c, int64_t block, uint64_t offset, const char *fmt, ...)
