@@ -14,12 +14,14 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/pidfd.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -29,6 +31,10 @@ extern char **environ;
 /* A decompressor's output pipe this large lets it run a whole buffer
  * ahead of our reads; the kernel's default maximum for unprivileged users. */
 #define PIPE_BYTES (1 << 20)
+/* A command that has closed its stdout has nothing more to give us; one
+ * that has not exited this long after is hung (or left a child holding on)
+ * and is killed rather than waited for forever. */
+#define EXIT_GRACE_MS 10000
 /* Enough of its stderr to quote one line. */
 #define STDERR_QUOTE 400
 
@@ -150,7 +156,30 @@ static void first_stderr_line(const source_command *c, char *buf, size_t size) {
         snprintf(buf, size, "(nothing on its stderr)");
 }
 
+/* Whether the command's leader exits within ms (true when that cannot be
+ * told, to fall back on waiting). */
+static bool exits_within(const source_command *c, int ms) {
+    int fd = pidfd_open(c->pid, 0);
+    if (fd < 0)
+        return true;
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    int n;
+    while ((n = poll(&p, 1, ms)) < 0 && errno == EINTR)
+        ;
+    close(fd);
+    return n != 0;
+}
+
 int source_command_finish(source_command *c, sp_error *err) {
+    if (!exits_within(c, EXIT_GRACE_MS)) {
+        kill(-c->pid, SIGKILL);
+        while (waitpid(c->pid, NULL, 0) < 0 && errno == EINTR)
+            ;
+        c->reaped = true;
+        return sp_errorf(
+            err, "%s: decompressor '%s' closed its output but had not exited %d s later; killed it",
+            c->name, c->cmd, EXIT_GRACE_MS / 1000);
+    }
     int status;
     pid_t r;
     while ((r = waitpid(c->pid, &status, 0)) < 0 && errno == EINTR)

@@ -32,7 +32,8 @@ int source_command_fd(const source_command *c);
 
 /*
  * Call once its stdout reached the end: waits for the command and fails
- * unless it exited 0, quoting the first line of its stderr.
+ * unless it exited 0, quoting the first line of its stderr. A command still
+ * running 10 s after closing its stdout is killed, and that is an error.
  */
 int source_command_finish(source_command *c, sp_error *err);
 

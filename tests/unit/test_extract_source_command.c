@@ -197,6 +197,20 @@ static void test_not_installed(void **state) {
     assert_int_equal(got, 0);
 }
 
+/* A command that closes its output but stays alive is killed after the
+ * grace period, and that is an error, not a hang or a success. */
+static void test_closes_output_but_lingers(void **state) {
+    (void)state;
+    char cmd[PATH_MAX + 64];
+    snprintf(cmd, sizeof cmd, "zstd -dc; exec >&-; echo $$ > '%s'; exec sleep 600", pid_path);
+    source_options o = command(cmd, 1);
+    size_t got;
+    sp_error err = read_all_fails(zst_path, &o, &got);
+    assert_contains(err.msg, "closed its output but had not exited 10 s later; killed it");
+    assert_true(got > 0);
+    assert_pid_gone();
+}
+
 /* Killed after part of its output: the data is incomplete, which only its
  * exit status tells. */
 static void test_killed_midway(void **state) {
@@ -315,6 +329,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_exit_3_with_message, test_setup, test_teardown),
         cmocka_unit_test_setup_teardown(test_not_installed, test_setup, test_teardown),
         cmocka_unit_test_setup_teardown(test_killed_midway, test_setup, test_teardown),
+        cmocka_unit_test_setup_teardown(test_closes_output_but_lingers, test_setup, test_teardown),
         cmocka_unit_test_setup_teardown(test_parse_error_while_writing, test_setup, test_teardown),
         cmocka_unit_test_setup_teardown(test_close_after_one_read, test_setup, test_teardown),
         cmocka_unit_test_setup_teardown(test_close_while_pipe_blocks, test_setup, test_teardown),
