@@ -217,7 +217,12 @@ int sp_outfile_commit(sp_outfile *f, sp_error *err) {
     f->cleanup_slot = -1;
     free(f->tmp_path);
     f->tmp_path = NULL;
-    int rc = fsync_dir_of(f->path, err);
+    /* Too late to undo: the old file is gone. Say exactly what is known. */
+    sp_error dir_err;
+    int rc = fsync_dir_of(f->path, &dir_err);
+    if (rc)
+        sp_errorf(err, "%s: complete and in place, but its name may not survive a crash (%s)",
+                  f->path, dir_err.msg);
     sp_outfile_abort(f);
     return rc;
 }

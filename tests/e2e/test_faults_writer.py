@@ -9,9 +9,9 @@ byte-identical and no *.tmp.* may be left beside it.
 
 One case cannot be undone: the directory fsync after the rename. The new
 file is then in place (complete: it was fsynced before the rename), and
-the command still fails because the rename may not survive a power cut;
-the test accepts the new file there, and only there, when it is byte-
-identical to the reference.
+the command still fails because the rename may not survive a power cut,
+and its error says the new file is in place; the test accepts the new file
+there, and only there, when it is byte-identical to the reference.
 """
 
 import sys
@@ -73,6 +73,7 @@ class WriterFaults(E2ETest):
                     allowed = {prev}
                     if op == "fsync" and fired_path == out_dir:
                         allowed.add(sha(ref))
+                        self.assertIn("complete and in place", r.sstpipe_lines()[0], what)
                     self.assertIn(sha(out), allowed, what + ": output changed" + r.describe())
                     tally.failed_cleanly += 1
         print(tally.report())
