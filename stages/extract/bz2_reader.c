@@ -24,12 +24,14 @@
 
 #include <bzlib.h>
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 
 /* The longest a compressed block can be: 900000 symbols of at most 20
@@ -78,6 +80,7 @@ typedef struct segment {
 
 struct bz2_reader {
     int fd;
+    int wake_fd; /* readable once closing: the scanner may wait on a pipe */
     char *name;
     pthread_mutex_t mu;
     pthread_cond_t work_cv;  /* a block segment was queued */
@@ -327,6 +330,17 @@ static bool scan_fill(bz2_reader *r, uint64_t keep) {
         r->win_off += drop;
         r->win_len -= drop;
     }
+    /* An idle pipe would hold read() forever; close must not wait for it. */
+    struct pollfd p[2] = {{.fd = r->fd, .events = POLLIN}, {.fd = r->wake_fd, .events = POLLIN}};
+    while (poll(p, 2, -1) < 0) {
+        if (errno != EINTR) {
+            scan_fail(r, errno, "%s: poll failed near byte %llu", r->name,
+                      (unsigned long long)(r->win_off + r->win_len));
+            return false;
+        }
+    }
+    if (p[1].revents)
+        return false;
     ssize_t n;
     while ((n = read(r->fd, r->win + r->win_len, READ_CHUNK)) < 0) {
         if (errno != EINTR) {
@@ -582,6 +596,8 @@ void bz2_reader_close(bz2_reader *r) {
     pthread_cond_broadcast(&r->work_cv);
     pthread_cond_broadcast(&r->space_cv);
     pthread_mutex_unlock(&r->mu);
+    if (r->wake_fd >= 0)
+        eventfd_write(r->wake_fd, 1);
     if (r->scanner_started)
         pthread_join(r->scanner, NULL);
     for (unsigned i = 0; i < r->nworkers; i++)
@@ -597,6 +613,8 @@ void bz2_reader_close(bz2_reader *r) {
     free(r->ring);
     free(r->win);
     free(r->name);
+    if (r->wake_fd >= 0)
+        close(r->wake_fd);
     free(r);
 }
 
@@ -616,12 +634,13 @@ bz2_reader *bz2_reader_open(int fd, const char *name, const uint8_t *head, size_
     pthread_cond_init(&r->done_cv, NULL);
     pthread_cond_init(&r->space_cv, NULL);
     r->fd = fd;
+    r->wake_fd = eventfd(0, EFD_CLOEXEC);
     r->nslots = (uint64_t)SLOTS_PER_THREAD * threads + 2;
     r->name = strdup(name);
     r->ring = calloc(r->nslots, sizeof *r->ring);
     r->win = calloc(1, WINDOW_CAP + BZ2_SLACK);
     r->workers = calloc(threads, sizeof *r->workers);
-    if (!r->name || !r->ring || !r->win || !r->workers || head_len > WINDOW_CAP) {
+    if (r->wake_fd < 0 || !r->name || !r->ring || !r->win || !r->workers || head_len > WINDOW_CAP) {
         sp_errorf(err, "%s: out of memory", name);
         bz2_reader_close(r);
         return NULL;
