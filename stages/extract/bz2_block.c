@@ -1,0 +1,497 @@
+/*
+ * bz2_block.c: table-driven decoding of one bzip2 block; see bz2_block.h.
+ *
+ * The work splits into three passes over at most 900000 symbols:
+ * - Huffman + MTF: codes are read from a 64-bit big-endian bit buffer
+ *   through a per-group table on the next FAST_BITS bits (rarer, longer
+ *   codes through canonical limits), runs are written with memset, into
+ *   the caller's pre buffer (it then serves as the BWT's last column);
+ * - inverse BWT: one sequential pass builds both the forward (tt) and
+ *   backward (lf) successor arrays, then two independent chains walk from
+ *   origPtr towards the middle, so two cache misses overlap;
+ * - run-length decoding with a slice-by-8 CRC over the written output.
+ *
+ * Malformed input must never read outside buf + BZ2_SLACK: the refill
+ * clamps its load address, so bits past the end are garbage but readable,
+ * and every loop that consumes bits checks the position against end_bit
+ * often enough (once per 50-symbol group, where at most 1000 bits go).
+ * libbz2 1.0.8 is the reference for what is accepted.
+ */
+#include "stages/extract/bz2_block.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#define FAST_BITS 10
+#define MAX_CODE_LEN 20
+#define MAX_GROUPS 6
+#define MAX_ALPHA 258
+#define MAX_SELECTORS 18002 /* libbz2 1.0.8 ignores selectors past these */
+#define GROUP_SYMBOLS 50
+#define MAX_RUN_BIT (1u << 21) /* as libbz2: longer runs exceed any block */
+
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the MTF rotation assumes little-endian");
+
+/* One coding table. fast[] entries hold (symbol << 5) | length for codes of
+ * at most FAST_BITS bits, 0 where the next FAST_BITS bits start a longer
+ * code (or none). */
+typedef struct huff {
+    uint16_t fast[1 << FAST_BITS];
+    uint32_t first[MAX_CODE_LEN + 1]; /* first code of a length */
+    uint32_t past[MAX_CODE_LEN + 1];  /* past its last code */
+    uint16_t index[MAX_CODE_LEN + 1]; /* where that length's symbols start in perm */
+    uint16_t perm[MAX_ALPHA];         /* symbols by (length, symbol) */
+    unsigned max_len;
+} huff;
+
+/* tt and lf share one allocation in 2 MB pages where the kernel gives them:
+ * the inverse BWT's random walk over 7.2 MB otherwise misses the TLB at
+ * almost every step (measured: ~10% of the decoding time). */
+#define HUGE_PAGE (2u << 20)
+#define TT_BYTES ((2 * BZ2_BLOCK_MAX(9) * sizeof(uint32_t) + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE)
+
+struct bz2_block {
+    uint32_t *tt; /* by sorted position: (row's successor << 8) | its first byte */
+    uint32_t *lf; /* by row: (row's predecessor << 8) | its last byte */
+    uint8_t selectors[MAX_SELECTORS];
+    huff huff[MAX_GROUPS];
+};
+
+bz2_block *bz2_block_new(void) {
+    bz2_block *b = malloc(sizeof *b);
+    if (!b)
+        return NULL;
+    b->tt = aligned_alloc(HUGE_PAGE, TT_BYTES);
+    if (!b->tt) {
+        free(b);
+        return NULL;
+    }
+    madvise(b->tt, TT_BYTES, MADV_HUGEPAGE); /* only a hint: fine if refused */
+    b->lf = b->tt + BZ2_BLOCK_MAX(9);
+    return b;
+}
+
+void bz2_block_free(bz2_block *b) {
+    if (!b)
+        return;
+    free(b->tt);
+    free(b);
+}
+
+/* ------------------------------------------------------------ bit reader */
+
+static inline uint64_t load_be64(const uint8_t *p) {
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return __builtin_bswap64(v);
+}
+
+/* The next bits sit MSB-first in bb, bc of them valid (more after a refill:
+ * the refill also ORs in a few bits past bc, the same ones again later).
+ * off is the byte whose bits come next; loads start no later than lim, the
+ * last byte from which 8 bytes are readable. */
+typedef struct bitreader {
+    const uint8_t *buf;
+    uint64_t bb;
+    unsigned bc;
+    size_t off, lim;
+} bitreader;
+
+static inline void br_refill(bitreader *r) {
+    size_t at = r->off < r->lim ? r->off : r->lim;
+    r->bb |= load_be64(r->buf + at) >> r->bc;
+    r->off += (63 - r->bc) >> 3;
+    r->bc |= 56;
+}
+
+/* Bits consumed since bit 0 of buf. */
+static inline uint64_t br_pos(const bitreader *r) {
+    return (uint64_t)r->off * 8 - r->bc;
+}
+
+/* The next n (1..32) bits. */
+static inline uint32_t br_get(bitreader *r, unsigned n) {
+    br_refill(r);
+    uint32_t v = (uint32_t)(r->bb >> (64 - n));
+    r->bb <<= n;
+    r->bc -= n;
+    return v;
+}
+
+/* ------------------------------------------------------------ header */
+
+/* Builds h from the code lengths of n symbols. Codes are canonical. Like
+ * libbz2, a code is read by trying each length in turn, shortest first,
+ * against the range of codes of that length: for lengths that make a
+ * prefix code that is exactly canonical decoding (codes missing from an
+ * incomplete set are errors), and for lengths with more codes than fit
+ * (which no encoder writes) it decodes what libbz2 decodes. */
+static void huff_build(huff *h, const uint8_t *lens, unsigned n) {
+    unsigned count[MAX_CODE_LEN + 1] = {0};
+    for (unsigned s = 0; s < n; s++)
+        count[lens[s]]++;
+    uint32_t code = 0;
+    unsigned at = 0, next[MAX_CODE_LEN + 1];
+    h->max_len = 0;
+    for (unsigned len = 1; len <= MAX_CODE_LEN; len++) {
+        h->first[len] = code;
+        h->past[len] = code + count[len];
+        code = h->past[len] << 1;
+        h->index[len] = (uint16_t)at;
+        next[len] = at;
+        at += count[len];
+        if (count[len])
+            h->max_len = len;
+    }
+    for (unsigned s = 0; s < n; s++)
+        h->perm[next[lens[s]]++] = (uint16_t)s;
+
+    unsigned fast_max = h->max_len < FAST_BITS ? h->max_len : FAST_BITS;
+    for (uint32_t p = 0; p < 1u << FAST_BITS; p++) {
+        h->fast[p] = 0;
+        for (unsigned len = 1; len <= fast_max; len++) {
+            uint32_t v = p >> (FAST_BITS - len);
+            if (v < h->past[len]) {
+                unsigned sym = h->perm[h->index[len] + v - h->first[len]];
+                h->fast[p] = (uint16_t)(sym << 5 | len);
+                break;
+            }
+        }
+    }
+}
+
+/* The symbol of a code longer than FAST_BITS at the top of bb, and its
+ * length in *len; -1 for a code the table does not have. */
+static int huff_slow(const huff *h, uint64_t bb, unsigned *len) {
+    for (unsigned l = FAST_BITS + 1; l <= h->max_len; l++) {
+        uint32_t v = (uint32_t)(bb >> (64 - l));
+        if (v < h->past[l]) {
+            *len = l;
+            return h->perm[h->index[l] + v - h->first[l]];
+        }
+    }
+    return -1;
+}
+
+typedef struct header {
+    uint32_t crc;
+    uint32_t orig_ptr;
+    unsigned n_in_use;
+    uint8_t seq_to_byte[256];
+    unsigned n_selectors;
+} header;
+
+/* Reads everything before the symbols into hd and b's tables. */
+static bz2_block_status read_header(bz2_block *b, bitreader *r, uint64_t end_bit, header *hd) {
+    uint64_t magic = (uint64_t)br_get(r, 24) << 24;
+    magic |= br_get(r, 24);
+    if (magic != BZ2_BLOCK_MAGIC)
+        return BZ2_BLOCK_BAD;
+    hd->crc = br_get(r, 32);
+    bool randomised = br_get(r, 1);
+    if (br_pos(r) > end_bit)
+        return BZ2_BLOCK_BAD;
+    if (randomised)
+        return BZ2_BLOCK_RANDOMISED;
+    hd->orig_ptr = br_get(r, 24);
+
+    unsigned used = br_get(r, 16);
+    hd->n_in_use = 0;
+    for (unsigned i = 0; i < 16; i++) {
+        if (!(used & (0x8000u >> i)))
+            continue;
+        unsigned bits = br_get(r, 16);
+        for (unsigned j = 0; j < 16; j++)
+            if (bits & (0x8000u >> j))
+                hd->seq_to_byte[hd->n_in_use++] = (uint8_t)(i * 16 + j);
+    }
+    if (hd->n_in_use == 0)
+        return BZ2_BLOCK_BAD;
+    unsigned alpha = hd->n_in_use + 2;
+
+    unsigned n_groups = br_get(r, 3);
+    if (n_groups < 2 || n_groups > MAX_GROUPS)
+        return BZ2_BLOCK_BAD;
+    unsigned n_selectors = br_get(r, 15);
+    if (n_selectors == 0 || br_pos(r) > end_bit)
+        return BZ2_BLOCK_BAD;
+    uint8_t mtf[MAX_GROUPS] = {0, 1, 2, 3, 4, 5};
+    for (unsigned i = 0; i < n_selectors; i++) {
+        /* A selector is at most 6 bits: one refill covers it. */
+        br_refill(r);
+        unsigned j = 0;
+        while (r->bb & (0x8000000000000000ull >> j))
+            if (++j >= n_groups)
+                return BZ2_BLOCK_BAD;
+        r->bb <<= j + 1;
+        r->bc -= j + 1;
+        if (i < MAX_SELECTORS) {
+            uint8_t g = mtf[j];
+            for (; j > 0; j--)
+                mtf[j] = mtf[j - 1];
+            mtf[0] = g;
+            b->selectors[i] = g;
+        }
+        if ((i & 1023) == 0 && br_pos(r) > end_bit)
+            return BZ2_BLOCK_BAD;
+    }
+    hd->n_selectors = n_selectors < MAX_SELECTORS ? n_selectors : MAX_SELECTORS;
+
+    for (unsigned t = 0; t < n_groups; t++) {
+        uint8_t lens[MAX_ALPHA];
+        unsigned len = br_get(r, 5);
+        for (unsigned s = 0; s < alpha; s++) {
+            for (;;) {
+                if (len < 1 || len > MAX_CODE_LEN || br_pos(r) > end_bit)
+                    return BZ2_BLOCK_BAD;
+                if (!br_get(r, 1))
+                    break;
+                len = br_get(r, 1) ? len - 1 : len + 1;
+            }
+            lens[s] = (uint8_t)len;
+        }
+        huff_build(&b->huff[t], lens, alpha);
+    }
+    return BZ2_BLOCK_OK;
+}
+
+/* ------------------------------------------------------------ symbols */
+
+/* Huffman and MTF decoding of the symbols into L (the BWT's last column),
+ * counting each byte; *n_out is the number of bytes. */
+static bz2_block_status read_symbols(const bz2_block *b, bitreader *rd, uint64_t end_bit,
+                                     const header *hd, size_t max, uint8_t *L, uint32_t *counts,
+                                     size_t *n_out) {
+    uint8_t mtf[256] = {0};
+    memcpy(mtf, hd->seq_to_byte, hd->n_in_use);
+    const unsigned eob = hd->n_in_use + 1;
+    bitreader r = *rd;
+    size_t n = 0;
+    uint32_t run = 0, run_bit = 1;
+    for (unsigned g = 0;; g++) {
+        if (g >= hd->n_selectors || br_pos(&r) > end_bit)
+            return BZ2_BLOCK_BAD;
+        const huff *h = &b->huff[b->selectors[g]];
+        for (unsigned k = 0; k < GROUP_SYMBOLS; k++) {
+            br_refill(&r);
+            unsigned e = h->fast[r.bb >> (64 - FAST_BITS)];
+            unsigned sym, len = e & 31;
+            if (__builtin_expect(len != 0, 1)) {
+                sym = e >> 5;
+            } else {
+                int s = huff_slow(h, r.bb, &len);
+                if (s < 0)
+                    return BZ2_BLOCK_BAD;
+                sym = (unsigned)s;
+            }
+            r.bb <<= len;
+            r.bc -= len;
+
+            if (sym < 2) {
+                if (run_bit >= MAX_RUN_BIT)
+                    return BZ2_BLOCK_BAD;
+                run += run_bit << sym;
+                run_bit <<= 1;
+                continue;
+            }
+            if (run) {
+                if (run > max - n)
+                    return BZ2_BLOCK_BAD;
+                memset(L + n, mtf[0], run);
+                counts[mtf[0]] += run;
+                n += run;
+                run = 0;
+                run_bit = 1;
+            }
+            if (sym == eob) {
+                *rd = r;
+                *n_out = n;
+                return BZ2_BLOCK_OK;
+            }
+            if (n >= max)
+                return BZ2_BLOCK_BAD;
+            unsigned idx = sym - 1;
+            uint8_t c;
+            if (idx < 8) {
+                /* Most indexes are small: rotate the front 8 bytes in a
+                 * register instead of calling memmove. */
+                uint64_t w, keep = ~((2ull << (8 * idx + 7)) - 1);
+                memcpy(&w, mtf, 8);
+                c = (uint8_t)(w >> (8 * idx));
+                w = (w & keep) | ((w << 8) & ~keep) | c;
+                memcpy(mtf, &w, 8);
+            } else {
+                c = mtf[idx];
+                memmove(mtf + 1, mtf, idx);
+                mtf[0] = c;
+            }
+            L[n++] = c;
+            counts[c]++;
+        }
+    }
+}
+
+/* ------------------------------------------------------------ inverse BWT */
+
+/* Writes the n bytes of the block before BWT from its last column L
+ * (overwriting it) and the byte counts. False when the rows do not form one
+ * cycle through orig_ptr whose length divides n (so libbz2 would output
+ * bytes that are not the cycle read once). */
+static bool unbwt(bz2_block *b, uint8_t *L, size_t n, const uint32_t *counts, uint32_t orig_ptr) {
+    uint32_t cf[256];
+    uint32_t sum = 0;
+    for (unsigned c = 0; c < 256; c++) {
+        cf[c] = sum;
+        sum += counts[c];
+    }
+    uint32_t *tt = b->tt, *lf = b->lf;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t c = L[i];
+        uint32_t j = cf[c]++;
+        tt[j] = i << 8 | c;
+        lf[i] = j << 8 | c;
+    }
+    /* Forward from orig_ptr (the original first byte) for ceil(n/2) bytes,
+     * backward from the last byte for floor(n/2); they meet in the middle. */
+    size_t half = n / 2;
+    uint32_t f = orig_ptr, bk = orig_ptr;
+    uint8_t *lo = L, *hi = L + n - 1;
+    for (size_t k = 0; k < half; k++) {
+        uint32_t e = tt[f], g = lf[bk];
+        lo[k] = (uint8_t)e;
+        hi[-(ptrdiff_t)k] = (uint8_t)g;
+        f = e >> 8;
+        bk = g >> 8;
+    }
+    if (n & 1) {
+        uint32_t e = tt[f];
+        L[half] = (uint8_t)e;
+        f = e >> 8;
+    }
+    return f == bk;
+}
+
+bz2_block_status bz2_block_decode(bz2_block *b, const uint8_t *buf, uint64_t bit, uint64_t end_bit,
+                                  int level, uint8_t *pre, size_t *pre_len, uint32_t *crc) {
+    if (level < 1 || level > 9 || end_bit < bit)
+        return BZ2_BLOCK_BAD;
+    bitreader r = {.buf = buf, .off = bit / 8, .lim = end_bit / 8 + BZ2_SLACK - 8};
+    br_refill(&r);
+    r.bb <<= bit & 7;
+    r.bc -= bit & 7;
+
+    header hd;
+    bz2_block_status st = read_header(b, &r, end_bit, &hd);
+    if (st == BZ2_BLOCK_RANDOMISED)
+        *crc = hd.crc;
+    if (st != BZ2_BLOCK_OK)
+        return st;
+
+    uint32_t counts[256] = {0};
+    size_t n;
+    st = read_symbols(b, &r, end_bit, &hd, BZ2_BLOCK_MAX(level), pre, counts, &n);
+    if (st != BZ2_BLOCK_OK)
+        return st;
+    if (br_pos(&r) != end_bit || hd.orig_ptr >= n)
+        return BZ2_BLOCK_BAD;
+    if (!unbwt(b, pre, n, counts, hd.orig_ptr))
+        return BZ2_BLOCK_BAD;
+    *pre_len = n;
+    *crc = hd.crc;
+    return BZ2_BLOCK_OK;
+}
+
+/* ------------------------------------------------------------ CRC */
+
+/* bzip2's CRC-32 (MSB-first, polynomial 0x04C11DB7), slice-by-8: crc_tab[k]
+ * advances the register over a byte followed by k zero bytes. */
+static uint32_t crc_tab[8][256];
+static pthread_once_t crc_once = PTHREAD_ONCE_INIT;
+
+static void crc_fill(void) {
+    for (uint32_t i = 0; i < 256; i++) {
+        uint32_t c = i << 24;
+        for (int k = 0; k < 8; k++)
+            c = (c & 0x80000000u) ? (c << 1) ^ 0x04C11DB7u : c << 1;
+        crc_tab[0][i] = c;
+    }
+    for (int k = 1; k < 8; k++)
+        for (uint32_t i = 0; i < 256; i++)
+            crc_tab[k][i] = crc_tab[k - 1][i] << 8 ^ crc_tab[0][crc_tab[k - 1][i] >> 24];
+}
+
+static uint32_t crc_update(uint32_t crc, const uint8_t *p, size_t n) {
+    for (; n >= 8; p += 8, n -= 8) {
+        uint32_t hi =
+            crc ^ ((uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]);
+        crc = crc_tab[7][hi >> 24] ^ crc_tab[6][(hi >> 16) & 0xff] ^ crc_tab[5][(hi >> 8) & 0xff] ^
+              crc_tab[4][hi & 0xff] ^ crc_tab[3][p[4]] ^ crc_tab[2][p[5]] ^ crc_tab[1][p[6]] ^
+              crc_tab[0][p[7]];
+    }
+    for (; n; p++, n--)
+        crc = crc << 8 ^ crc_tab[0][(crc >> 24) ^ *p];
+    return crc;
+}
+
+/* ------------------------------------------------------------ run-length */
+
+void bz2_unrle_init(bz2_unrle *u, const uint8_t *pre, size_t len) {
+    pthread_once(&crc_once, crc_fill);
+    *u = (bz2_unrle){.in = pre, .len = len, .last = -1, .crc = 0xffffffffu};
+}
+
+size_t bz2_unrle_run(bz2_unrle *u, uint8_t *out, size_t cap) {
+    const uint8_t *in = u->in;
+    size_t pos = u->pos, len = u->len, o = 0;
+    unsigned run = u->run;
+    int last = u->last;
+    size_t repeat = u->repeat;
+    for (;;) {
+        if (repeat) {
+            size_t k = repeat < cap - o ? repeat : cap - o;
+            memset(out + o, last, k);
+            o += k;
+            repeat -= k;
+            if (repeat)
+                break;
+        }
+        if (run == 4 && pos < len) {
+            repeat = in[pos++];
+            run = 0;
+            continue;
+        }
+        /* Plain bytes until a fourth equal one, the input or the room ends. */
+        while (pos < len && o < cap) {
+            int c = in[pos++];
+            out[o++] = (uint8_t)c;
+            if (c != last) {
+                last = c;
+                run = 1;
+            } else if (++run == 4) {
+                break;
+            }
+        }
+        if (run != 4 || pos == len || o == cap)
+            break;
+    }
+    u->pos = pos;
+    u->run = run;
+    u->last = last;
+    u->repeat = repeat;
+    u->crc = crc_update(u->crc, out, o);
+    return o;
+}
+
+bool bz2_unrle_done(const bz2_unrle *u) {
+    return u->pos == u->len && u->repeat == 0;
+}
+
+bool bz2_unrle_complete(const bz2_unrle *u) {
+    return u->run != 4;
+}
+
+uint32_t bz2_unrle_crc(const bz2_unrle *u) {
+    return ~u->crc;
+}
