@@ -7,8 +7,9 @@
  *   and frames each as a standalone stream: "BZh" + level, the segment's
  *   bits, the end-of-stream magic and, as the stream CRC, the block's own
  *   CRC (a one-block stream's CRC is its block's);
- * - worker threads decode the block segments with libbz2, which checks the
- *   block CRC;
+ * - worker threads decode the block segments with bz2_block.h's decoder
+ *   (libbz2 only for the obsolete randomised blocks) and check the block
+ *   CRC;
  * - the caller of bz2_reader_read takes the segments in file order, hands
  *   out their output, folds the block CRCs into the stream CRC and checks
  *   it at each stream end, and checks what follows a stream end.
@@ -20,6 +21,7 @@
  */
 #include "stages/extract/bz2_reader.h"
 
+#include "stages/extract/bz2_block.h"
 #include "stages/extract/bz2_scan.h"
 
 #include <bzlib.h>
@@ -73,9 +75,13 @@ typedef struct segment {
     uint8_t *out;
     size_t out_len, out_cap;
     decode_result result;
-    bz_stream bz;
-    bool bz_live;  /* only between DECODE_MORE steps */
-    sp_error fail; /* SEG_FAIL: the scanner's error */
+    uint8_t *pre; /* the block before its run-length stage */
+    size_t pre_len, pre_cap;
+    bz2_unrle unrle;
+    bool unrle_live; /* only between DECODE_MORE steps */
+    bz_stream bz;    /* randomised blocks only */
+    bool bz_live;    /* only between DECODE_MORE steps */
+    sp_error fail;   /* SEG_FAIL: the scanner's error */
 } segment;
 
 struct bz2_reader {
@@ -107,6 +113,7 @@ struct bz2_reader {
     uint64_t next_seq;
     segment merged; /* a failed segment joined with its successors */
     segment *cur;   /* whose output is being handed out */
+    bz2_block *merge_block;
     size_t pos;
     uint32_t stream_crc;
     bool in_stream;
@@ -148,12 +155,45 @@ static void frame_end(segment *g, uint64_t bit) {
     g->in_len = (bit + FRAME_TAIL_BITS + 7) / 8;
 }
 
+/* Room in g->out for more output: false when it is at OUT_MAX (or out of
+ * memory, with *res set). */
+static bool out_room(segment *g, decode_result *res) {
+    if (g->out_len < g->out_cap)
+        return true;
+    if (g->out_cap >= OUT_MAX) {
+        *res = DECODE_MORE;
+        return false;
+    }
+    size_t cap = g->out_cap ? 2 * g->out_cap : OUT_FIRST;
+    if (!grow(&g->out, &g->out_cap, cap < OUT_MAX ? cap : OUT_MAX)) {
+        *res = DECODE_NOMEM;
+        return false;
+    }
+    return true;
+}
+
+/* Runs the run-length stage into g->out until the block or the room ends. */
+static decode_result unrle_step(segment *g) {
+    decode_result res = DECODED;
+    g->out_len = 0;
+    while (!bz2_unrle_done(&g->unrle)) {
+        if (!out_room(g, &res))
+            return res;
+        g->out_len += bz2_unrle_run(&g->unrle, g->out + g->out_len, g->out_cap - g->out_len);
+    }
+    g->unrle_live = false;
+    /* g->crc holds the same bits bz2_block_decode read as the stored CRC. */
+    return bz2_unrle_complete(&g->unrle) && bz2_unrle_crc(&g->unrle) == g->crc ? DECODED
+                                                                               : DECODE_BAD;
+}
+
 /*
- * Decodes g->in into g->out, or continues a DECODE_MORE. libbz2 produces a
- * block's output only after reading all of its bits, and checks the CRC
- * after the last byte; a cut in the wrong place fails either way.
+ * The libbz2 path, for randomised blocks: decodes the framed g->in into
+ * g->out, or continues a DECODE_MORE. libbz2 produces a block's output only
+ * after reading all of its bits, and checks the CRC after the last byte; a
+ * cut in the wrong place fails either way.
  */
-static decode_result decode(segment *g) {
+static decode_result decode_libbz2(segment *g) {
     if (!g->bz_live) {
         memset(&g->bz, 0, sizeof g->bz);
         if (BZ2_bzDecompressInit(&g->bz, 0, 0) != BZ_OK)
@@ -165,14 +205,10 @@ static decode_result decode(segment *g) {
     g->out_len = 0;
     decode_result res;
     for (;;) {
-        if (g->out_len == g->out_cap) {
-            if (g->out_cap >= OUT_MAX)
-                return DECODE_MORE;
-            size_t cap = g->out_cap ? 2 * g->out_cap : OUT_FIRST;
-            if (!grow(&g->out, &g->out_cap, cap < OUT_MAX ? cap : OUT_MAX)) {
-                res = DECODE_NOMEM;
-                break;
-            }
+        if (!out_room(g, &res)) {
+            if (res == DECODE_MORE)
+                return res;
+            break;
         }
         g->bz.next_out = (char *)g->out + g->out_len;
         g->bz.avail_out = (unsigned)(g->out_cap - g->out_len);
@@ -198,6 +234,35 @@ static decode_result decode(segment *g) {
 }
 
 /*
+ * Decodes block segment g into g->out, or continues a DECODE_MORE. b is the
+ * calling thread's scratch (NULL when it could not be allocated); only a
+ * first step needs it.
+ */
+static decode_result decode(segment *g, bz2_block *b) {
+    if (g->unrle_live)
+        return unrle_step(g);
+    if (g->bz_live)
+        return decode_libbz2(g);
+    if (!b || !grow(&g->pre, &g->pre_cap, BZ2_BLOCK_MAX(g->level)))
+        return DECODE_NOMEM;
+    uint32_t stored;
+    switch (bz2_block_decode(b, g->in, FRAME_HEAD_BITS, FRAME_HEAD_BITS + g->nbits, g->level,
+                             g->pre, &g->pre_len, &stored)) {
+    case BZ2_BLOCK_OK:
+        break;
+    case BZ2_BLOCK_RANDOMISED:
+        return decode_libbz2(g);
+    case BZ2_BLOCK_NOMEM:
+        return DECODE_NOMEM;
+    case BZ2_BLOCK_BAD:
+        return DECODE_BAD;
+    }
+    bz2_unrle_init(&g->unrle, g->pre, g->pre_len);
+    g->unrle_live = true;
+    return unrle_step(g);
+}
+
+/*
  * What follows the end-of-stream magic, CRC and padding of EOS segment g:
  * 0 for nothing, the level of the next stream when exactly its header
  * follows, -1 for anything else.
@@ -220,6 +285,7 @@ static int eos_next_level(const segment *g) {
 
 static void *worker_main(void *arg) {
     bz2_reader *r = arg;
+    bz2_block *b = bz2_block_new();
     pthread_mutex_lock(&r->mu);
     for (;;) {
         segment *g = NULL;
@@ -235,12 +301,13 @@ static void *worker_main(void *arg) {
             break;
         g->state = SLOT_DECODING;
         pthread_mutex_unlock(&r->mu);
-        g->result = decode(g);
+        g->result = decode(g, b);
         pthread_mutex_lock(&r->mu);
         g->state = SLOT_DONE;
         pthread_cond_broadcast(&r->done_cv);
     }
     pthread_mutex_unlock(&r->mu);
+    bz2_block_free(b);
     return NULL;
 }
 
@@ -428,6 +495,7 @@ static void release(bz2_reader *r, segment *g) {
         BZ2_bzDecompressEnd(&g->bz);
         g->bz_live = false;
     }
+    g->unrle_live = false;
     pthread_mutex_lock(&r->mu);
     g->state = SLOT_FREE;
     r->released++;
@@ -483,7 +551,10 @@ static segment *merge(bz2_reader *r, segment *g) {
         /* g alone may have been too short to hold the CRC. */
         m->crc = (uint32_t)bz2_bits_get(m->in, FRAME_HEAD_BITS + BZ2_MAGIC_BITS, 32);
         frame_end(m, at);
-        res = m->result = decode(m);
+        if (!r->merge_block)
+            r->merge_block = bz2_block_new();
+        m->unrle_live = false;
+        res = m->result = decode(m, r->merge_block);
         if (res == DECODED || res == DECODE_MORE) {
             for (uint64_t s = g->seq; s <= seq; s++)
                 release(r, slot(r, s));
@@ -558,7 +629,7 @@ ssize_t bz2_reader_read(bz2_reader *r, void *buf, size_t n, sp_error *err) {
             r->pos += k;
             got += k;
         } else if (g && g->result == DECODE_MORE) {
-            g->result = decode(g);
+            g->result = decode(g, NULL);
             r->pos = 0;
             if (g->result != DECODED && g->result != DECODE_MORE)
                 decode_failed(r, g, g->result);
@@ -585,6 +656,7 @@ static void segment_free(segment *g) {
     if (g->bz_live)
         BZ2_bzDecompressEnd(&g->bz);
     free(g->in);
+    free(g->pre);
     free(g->out);
 }
 
@@ -605,6 +677,7 @@ void bz2_reader_close(bz2_reader *r) {
     for (uint64_t i = 0; r->ring && i < r->nslots; i++)
         segment_free(&r->ring[i]);
     segment_free(&r->merged);
+    bz2_block_free(r->merge_block);
     pthread_cond_destroy(&r->space_cv);
     pthread_cond_destroy(&r->done_cv);
     pthread_cond_destroy(&r->work_cv);

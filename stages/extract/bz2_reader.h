@@ -1,14 +1,14 @@
 /*
- * bz2_reader.h: a parallel bzip2 decoder built on libbz2, behind source.h.
+ * bz2_reader.h: a parallel bzip2 decoder, behind source.h.
  *
- * libbz2 alone decodes one block after another on one core, which makes
- * bz2 dumps the slowest part of a build. Blocks are independent, though:
- * a scanner thread cuts the compressed bits at the block magics (found at
- * any bit offset, across stream boundaries), re-frames each block as a
- * one-block stream, and worker threads decode them with libbz2 while the
- * reader hands the output out strictly in order. Every block CRC and every
- * stream CRC is checked. A fixed number of blocks is in flight, so memory
- * does not grow with the input.
+ * One thread decodes one block after another, which makes bz2 dumps the
+ * slowest part of a build. Blocks are independent, though: a scanner thread
+ * cuts the compressed bits at the block magics (found at any bit offset,
+ * across stream boundaries) and worker threads decode them with
+ * bz2_block.h's decoder (libbz2 for the obsolete randomised blocks), while
+ * the reader hands the output out strictly in order. Every block CRC and
+ * every stream CRC is checked. A fixed number of blocks is in flight, so
+ * memory does not grow with the input.
  */
 #ifndef SSTPIPE_EXTRACT_BZ2_READER_H
 #define SSTPIPE_EXTRACT_BZ2_READER_H
