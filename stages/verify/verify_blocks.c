@@ -4,9 +4,8 @@
  *
  * Reading. A reader thread maps the data region one chunk at a time (the
  * buf_cap-sized chunks verify reads) and faults each chunk in with
- * MADV_POPULATE_READ, one chunk ahead of the checking, with the reads of
- * the chunk after it already started (POSIX_FADV_WILLNEED): on a cold file
- * the next chunks are read from the disk while this one is checked, and a warm
+ * MADV_POPULATE_READ, one chunk ahead of the checking: on a cold file the
+ * next chunk is read from the disk while this one is checked, and a warm
  * file is checked where it lies in the page cache, without the copy a read
  * makes. A chunk that cannot be mapped or populated (the populate reports a
  * failed read as an error where touching the page would raise SIGBUS) is
@@ -34,7 +33,6 @@
 #include "stages/sst/coding.h"
 #include "stages/verify/verify_utf8.h"
 
-#include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -237,11 +235,6 @@ static void fill(pipeline *pl, chunk *s, uint64_t q) {
     sp_error_clear(&s->err);
     uint64_t off = s->first * c->bs;
     size_t len = (size_t)s->n * c->bs;
-    /* The populate below waits for this chunk; the next one's reads start
-     * now, so the disk always has a chunk's worth queued (a populate alone
-     * keeps few reads in flight: ~0.8x cat's throughput on a cold file). */
-    if (q + 1 < pl->n_chunks)
-        posix_fadvise(c->fd, (off_t)(off + len), (off_t)len, POSIX_FADV_WILLNEED);
     uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
     size_t lead = (size_t)(off % page);
     void *m = mmap(NULL, lead + len, PROT_READ, MAP_SHARED, c->fd, (off_t)(off - lead));
