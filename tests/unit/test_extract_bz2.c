@@ -14,6 +14,7 @@
 #include <dirent.h>
 #include <limits.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -21,36 +22,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include <cmocka.h>
 
-#include <signal.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
-#include <unistd.h>
+#include "test_bytes.h"
 
 static char tmpdir[PATH_MAX];
 static const unsigned thread_counts[] = {1, 2, 4};
 
 /* ------------------------------------------------------------ helpers */
-
-typedef struct bytes {
-    uint8_t *p;
-    size_t len, cap;
-} bytes;
-
-static void bytes_add(bytes *b, const void *p, size_t n) {
-    if (!n)
-        return;
-    if (b->len + n > b->cap) {
-        b->cap = (b->len + n) * 2;
-        b->p = realloc(b->p, b->cap);
-        assert_non_null(b->p);
-    }
-    memcpy(b->p + b->len, p, n);
-    b->len += n;
-}
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
 static uint64_t rng(void) {

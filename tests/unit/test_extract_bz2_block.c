@@ -23,24 +23,9 @@
 
 #include <cmocka.h>
 
+#include "test_bytes.h"
+
 /* ------------------------------------------------------------ helpers */
-
-typedef struct bytes {
-    uint8_t *p;
-    size_t len, cap;
-} bytes;
-
-static void bytes_add(bytes *b, const void *p, size_t n) {
-    if (!n)
-        return;
-    if (b->len + n > b->cap) {
-        b->cap = (b->len + n) * 2;
-        b->p = realloc(b->p, b->cap);
-        assert_non_null(b->p);
-    }
-    memcpy(b->p + b->len, p, n);
-    b->len += n;
-}
 
 static void bytes_fill(bytes *b, uint8_t c, size_t n) {
     for (size_t i = 0; i < n; i++)
