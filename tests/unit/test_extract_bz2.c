@@ -14,7 +14,6 @@
 #include <dirent.h>
 #include <limits.h>
 #include <setjmp.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -22,9 +21,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
-#include <unistd.h>
 #include <zlib.h>
 
 #include <cmocka.h>
@@ -589,53 +585,6 @@ static void test_gzip(void **state) {
     free(data.p);
 }
 
-/* Closing a source whose writer is alive but silent returns at once: the
- * scanner thread must not sit in read() on the idle pipe. */
-static void test_close_on_idle_pipe(void **state) {
-    (void)state;
-    alarm(60); /* a hang kills the test instead of stalling the suite */
-    bytes data = {0};
-    varied_data(&data, 4u << 20);
-    bytes z = {0};
-    /* Level 9: half the stream is two blocks, fewer than the reader's
-     * slots, so its scanner ends up waiting in read(), not for a slot. */
-    compress_stream(&z, data.p, data.len, 9);
-    int p[2];
-    assert_int_equal(pipe(p), 0);
-    pid_t writer = fork();
-    assert_true(writer >= 0);
-    if (writer == 0) {
-        /* Half the stream, then silence with the pipe held open; gone with
-         * the test, even when the alarm ends it. */
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        close(p[0]);
-        if (write(p[1], z.p, z.len / 2) != (ssize_t)(z.len / 2))
-            _exit(1);
-        pause();
-        _exit(0);
-    }
-    close(p[1]);
-    int saved = dup(STDIN_FILENO);
-    assert_int_equal(dup2(p[0], STDIN_FILENO), STDIN_FILENO);
-    close(p[0]);
-    sp_error err;
-    source *s = source_open("-", &err);
-    if (!s)
-        fail_msg("%s", err.msg);
-    assert_string_equal(source_format(s), "bzip2");
-    uint8_t buf[4096];
-    assert_int_equal(source_read(s, buf, sizeof buf, &err), (ssize_t)sizeof buf);
-    assert_memory_equal(buf, data.p, sizeof buf);
-    source_close(s);
-    alarm(0);
-    assert_int_equal(dup2(saved, STDIN_FILENO), STDIN_FILENO);
-    close(saved);
-    kill(writer, SIGKILL);
-    assert_int_equal(waitpid(writer, NULL, 0), writer);
-    free(z.p);
-    free(data.p);
-}
-
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_find_mark_every_offset),
@@ -647,7 +596,6 @@ int main(void) {
         cmocka_unit_test(test_false_magic_in_block),
         cmocka_unit_test(test_damage),
         cmocka_unit_test(test_gzip),
-        cmocka_unit_test(test_close_on_idle_pipe),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -2,15 +2,17 @@
  * test_extract_source_command.c: the failures of an external decompressor
  * ([input] decompressor) and every early stop, which must end without a
  * hang, a zombie or a leaked fd: a command that fails with and without a
- * message on its stderr, one that is not installed, one killed midway, a
- * parse error while the command keeps writing, a consumer that stops after
- * one read, and (built-in decoder) a stop while the decoding thread waits
- * on a pipe that never ends. A command killed midway hands out all of its
- * output before the error. Each test runs under alarm(), so a hang fails.
+ * message on its stderr, one that is not installed, one killed midway, one
+ * that closes its output but lingers, a parse error while the command keeps
+ * writing, a consumer that stops after one read, and (built-in decoders,
+ * plain and bz2) a stop while the decoding thread waits on a pipe that
+ * never ends. A command killed midway hands out all of its output before
+ * the error. Each test runs under alarm(), so a hang fails.
  */
 #include "stages/extract/extract.h"
 #include "stages/extract/source.h"
 
+#include <bzlib.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -273,43 +275,90 @@ static void test_close_after_one_read(void **state) {
     assert_pid_gone();
 }
 
-/* Built-in decoder on stdin: the decoding thread waits in a read that no
- * data will end (the writer holds the pipe open); close must still return. */
-static void test_close_while_pipe_blocks(void **state) {
-    (void)state;
-    int p[2];
-    assert_int_equal(pipe(p), 0);
+/* A silent writer on stdin: a child writes n bytes of p into a pipe that
+ * becomes our stdin, then holds it open without writing more. Returns the
+ * child; *saved is the old stdin, for silent_writer_end. */
+static pid_t silent_writer_start(const void *p, size_t n, int *saved) {
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
     pid_t writer = fork();
     assert_true(writer >= 0);
     if (writer == 0) {
         /* Gone with the test, even when the alarm ends it. */
         prctl(PR_SET_PDEATHSIG, SIGKILL);
-        close(p[0]);
-        /* 2 MB: more than libarchive looks at before it starts (it waits
-         * for that much), less than the queue holds. */
-        static const char page[] = "<page><title>T</title><text>some text</text></page>\n";
-        for (int i = 0; i < 40000; i++)
-            if (write(p[1], page, sizeof page - 1) < 0)
-                _exit(1);
+        close(fds[0]);
+        if (write(fds[1], p, n) != (ssize_t)n)
+            _exit(1);
         pause();
         _exit(0);
     }
-    close(p[1]);
-    int saved = dup(STDIN_FILENO);
-    assert_int_equal(dup2(p[0], STDIN_FILENO), STDIN_FILENO);
-    close(p[0]);
-    sp_error err = {0};
-    source *s = source_open_with("-", NULL, &err);
-    assert_non_null(s);
-    assert_string_equal(source_format(s), "none");
-    uint8_t buf[100];
-    assert_int_equal(source_read(s, buf, sizeof buf, &err), (ssize_t)sizeof buf);
-    assert_memory_equal(buf, "<page><title>T</title>", 22);
-    source_close(s);
+    close(fds[1]);
+    *saved = dup(STDIN_FILENO);
+    assert_int_equal(dup2(fds[0], STDIN_FILENO), STDIN_FILENO);
+    close(fds[0]);
+    return writer;
+}
+
+static void silent_writer_end(pid_t writer, int saved) {
     assert_int_equal(dup2(saved, STDIN_FILENO), STDIN_FILENO);
     close(saved);
     kill(writer, SIGKILL);
     assert_int_equal(waitpid(writer, NULL, 0), writer);
+}
+
+/* Opens stdin, which starts with want, reads a little and closes. */
+static void read_some_and_close(const char *format, const void *want, size_t want_len) {
+    sp_error err = {0};
+    source *s = source_open_with("-", NULL, &err);
+    if (!s)
+        fail_msg("%s", err.msg);
+    assert_string_equal(source_format(s), format);
+    uint8_t buf[100];
+    assert_int_equal(source_read(s, buf, sizeof buf, &err), (ssize_t)sizeof buf);
+    assert_memory_equal(buf, want, want_len < sizeof buf ? want_len : sizeof buf);
+    source_close(s);
+}
+
+/* Built-in decoders on stdin: the decoding thread waits in a read that no
+ * data will end (the writer holds the pipe open); close must still return.
+ * Plain XML: 2 MB, more than libarchive looks at before it starts (it
+ * waits for that much), less than the queue holds. */
+static void test_close_while_pipe_blocks(void **state) {
+    (void)state;
+    static const char page[] = "<page><title>T</title><text>some text</text></page>\n";
+    size_t n = 40000 * (sizeof page - 1);
+    char *xml = malloc(n);
+    assert_non_null(xml);
+    for (size_t at = 0; at < n; at += sizeof page - 1)
+        memcpy(xml + at, page, sizeof page - 1);
+    int saved;
+    pid_t writer = silent_writer_start(xml, n, &saved);
+    read_some_and_close("none", page, sizeof page - 1);
+    silent_writer_end(writer, saved);
+    free(xml);
+}
+
+/* The same for the parallel bz2 decoder, whose scanner thread reads ahead:
+ * half of a level-9 stream is two blocks, fewer than its slots, so the
+ * scanner ends up waiting in read(), not for a free slot. */
+static void test_close_while_bz2_pipe_blocks(void **state) {
+    (void)state;
+    size_t n = 4u << 20, zcap = n + n / 50 + 1000;
+    char *data = malloc(n), *z = malloc(zcap);
+    assert_true(data && z);
+    uint64_t x = 1;
+    for (size_t i = 0; i < n; i++) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        data[i] = (char)('a' + (x >> 60));
+    }
+    unsigned zlen = (unsigned)zcap;
+    assert_int_equal(BZ2_bzBuffToBuffCompress(z, &zlen, data, (unsigned)n, 9, 0, 0), BZ_OK);
+    int saved;
+    pid_t writer = silent_writer_start(z, zlen / 2, &saved);
+    read_some_and_close("bzip2", data, n);
+    silent_writer_end(writer, saved);
+    free(z);
+    free(data);
 }
 
 /* The decompressor's stdout is a pipe, but a failure to start is ours. */
@@ -333,6 +382,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_parse_error_while_writing, test_setup, test_teardown),
         cmocka_unit_test_setup_teardown(test_close_after_one_read, test_setup, test_teardown),
         cmocka_unit_test_setup_teardown(test_close_while_pipe_blocks, test_setup, test_teardown),
+        cmocka_unit_test_setup_teardown(test_close_while_bz2_pipe_blocks, test_setup,
+                                        test_teardown),
         cmocka_unit_test_setup_teardown(test_missing_input, test_setup, test_teardown),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
