@@ -218,7 +218,7 @@ int sp_outfile_commit(sp_outfile *f, sp_error *err) {
     free(f->tmp_path);
     f->tmp_path = NULL;
     /* Too late to undo: the old file is gone. Say exactly what is known. */
-    sp_error dir_err;
+    sp_error dir_err = {0};
     int rc = fsync_dir_of(f->path, &dir_err);
     if (rc)
         sp_errorf(err, "%s: complete and in place, but its name may not survive a crash (%s)",
