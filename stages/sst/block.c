@@ -233,25 +233,7 @@ int block_find(const block_view *v, const uint8_t *key, size_t klen, const uint8
     }
     if (lo == 0)
         return 0;
-    uint32_t pos = restart_at(v, lo - 1);
     uint32_t end = lo < v->n_restarts ? restart_at(v, lo) : v->entries_len;
     uint8_t cur[SP_MAX_KEY_BYTES];
-    uint32_t cur_len = 0;
-    while (pos < end) {
-        entry e;
-        if (decode_entry(v, pos, cur_len, &e, what, err))
-            return -1;
-        memcpy(cur + e.shared, e.suffix, e.unshared);
-        cur_len = e.shared + e.unshared;
-        int c = sst_key_cmp(cur, cur_len, key, klen);
-        if (c == 0) {
-            *value = e.suffix + e.unshared;
-            *vlen = e.value_len;
-            return 1;
-        }
-        if (c > 0)
-            return 0;
-        pos = e.next;
-    }
-    return 0;
+    return scan_entries(v, restart_at(v, lo - 1), end, cur, 0, key, klen, value, vlen, what, err);
 }

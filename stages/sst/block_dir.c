@@ -104,22 +104,8 @@ int block_dir_find(const block_dir *d, const uint8_t *data, const uint8_t *key, 
     uint64_t be = htobe64(want);
     memcpy(cur, d->common, common);
     memcpy(cur + common, &be, 8);
-    uint32_t cur_len = common + 8, pos = d->offset[j];
-    for (; j < d->n_records && d->prefix[j] == want; j++) {
-        entry e;
-        if (decode_entry(&v, pos, cur_len, &e, what, err))
-            return -1;
-        memcpy(cur + e.shared, e.suffix, e.unshared);
-        cur_len = e.shared + e.unshared;
-        int c = sst_key_cmp(cur, cur_len, key, klen);
-        if (c == 0) {
-            *value = e.suffix + e.unshared;
-            *vlen = e.value_len;
-            return 1;
-        }
-        if (c > 0)
-            return 0;
-        pos = e.next;
-    }
-    return 0;
+    /* From record j on, the walk stops at the first key past the wanted
+     * one, which is at the latest the first with a greater prefix. */
+    return scan_entries(&v, d->offset[j], d->entries_len, cur, common + 8, key, klen, value, vlen,
+                        what, err);
 }

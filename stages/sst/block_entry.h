@@ -2,7 +2,8 @@
  * block_entry.h: decoding one entry of a data block (FORMAT.md, "Data
  * blocks"), private to stages/sst. Shared by the block walk and search
  * (block.c) and the record directory (block_dir.c), so that both check
- * every decoded length against the block in the same way.
+ * every decoded length against the block in the same way, and both look a
+ * key up with the same walk.
  */
 #ifndef SSTPIPE_SST_BLOCK_ENTRY_H
 #define SSTPIPE_SST_BLOCK_ENTRY_H
@@ -13,6 +14,7 @@
 #include "stages/sst/coding.h"
 
 #include <stdint.h>
+#include <string.h>
 
 typedef struct entry {
     uint32_t shared, unshared, value_len;
@@ -36,6 +38,35 @@ static inline int decode_entry(const block_view *v, uint32_t pos, uint32_t prev_
     }
     e->suffix = p;
     e->next = (uint32_t)(p + e->unshared + e->value_len - v->data);
+    return 0;
+}
+
+/*
+ * Looks for key in the entries from pos up to end. cur holds the key before
+ * pos (cur_len bytes; room for SP_MAX_KEY_BYTES) and follows the walk. 1
+ * with the value when found; 0 at the first greater key or at end; -1 for a
+ * malformed entry.
+ */
+static inline int scan_entries(const block_view *v, uint32_t pos, uint32_t end, uint8_t *cur,
+                               uint32_t cur_len, const uint8_t *key, size_t klen,
+                               const uint8_t **value, uint32_t *vlen, const char *what,
+                               sp_error *err) {
+    while (pos < end) {
+        entry e;
+        if (decode_entry(v, pos, cur_len, &e, what, err))
+            return -1;
+        memcpy(cur + e.shared, e.suffix, e.unshared);
+        cur_len = e.shared + e.unshared;
+        int c = sst_key_cmp(cur, cur_len, key, klen);
+        if (c == 0) {
+            *value = e.suffix + e.unshared;
+            *vlen = e.value_len;
+            return 1;
+        }
+        if (c > 0)
+            return 0;
+        pos = e.next;
+    }
     return 0;
 }
 
