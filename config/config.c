@@ -129,6 +129,13 @@ int config_set_flag(sp_config *cfg, config_key key, const char *flag, const char
     return config_record(cfg, key, CONFIG_FROM_FLAG, flag, err);
 }
 
+const config_flag *config_flag_find(const config_flag *flags, size_t n, int opt) {
+    for (size_t i = 0; i < n; i++)
+        if (flags[i].opt == opt)
+            return &flags[i];
+    return NULL;
+}
+
 const char *config_origin_text(const sp_config *cfg, config_key key) {
     return cfg->where[key] ? cfg->where[key] : "default";
 }

@@ -125,6 +125,17 @@ int config_set_arg(sp_config *cfg, const char *assignment, sp_error *err);
 int config_set_flag(sp_config *cfg, config_key key, const char *flag, const char *value,
                     sp_error *err);
 
+/* A command's value flag that sets a key: its getopt value, the key, and
+ * its name (for errors and as the value's origin). */
+typedef struct config_flag {
+    int opt;
+    config_key key;
+    const char *name;
+} config_flag;
+
+/* The entry of flags[0..n) for getopt value opt; NULL when there is none. */
+const config_flag *config_flag_find(const config_flag *flags, size_t n, int opt);
+
 /*
  * Removes "-c FILE" (also -cFILE, --config FILE, --config=FILE) and every
  * "--set A" (also --set=A) from argv, shifting the rest down and updating

@@ -51,14 +51,8 @@ enum {
     OPT_DECOMPRESSOR
 };
 
-/* The key each value flag sets, and the flag's name for errors and origins. */
-typedef struct flag_key {
-    int opt;
-    config_key key;
-    const char *flag;
-} flag_key;
-
-static const flag_key flag_keys[] = {
+/* The key each value flag sets. */
+static const config_flag flag_keys[] = {
     {OPT_MAX_BYTES, CONFIG_TRUNCATE_MAX_BYTES, "--max-bytes"},
     {OPT_MEMORY, CONFIG_SORT_MEMORY, "--memory"},
     {OPT_TMP, CONFIG_SORT_TMP_DIR, "--tmp"},
@@ -68,13 +62,6 @@ static const flag_key flag_keys[] = {
     {OPT_NAMESPACES, CONFIG_EXTRACT_NAMESPACES, "--namespaces"},
     {OPT_DECOMPRESSOR, CONFIG_INPUT_DECOMPRESSOR, "--decompressor"},
 };
-
-static const flag_key *find_flag(int opt) {
-    for (size_t i = 0; i < sizeof flag_keys / sizeof flag_keys[0]; i++)
-        if (flag_keys[i].opt == opt)
-            return &flag_keys[i];
-    return NULL;
-}
 
 /* The command line once -c/--set are applied; returns the exit code. */
 static int build_args(sp_config *cfg, int argc, char **argv) {
@@ -115,10 +102,11 @@ static int build_args(sp_config *cfg, int argc, char **argv) {
                 return sp_cli_report(&err, SP_EXIT_USAGE);
             break;
         default: {
-            const flag_key *f = find_flag(c);
+            const config_flag *f =
+                config_flag_find(flag_keys, sizeof flag_keys / sizeof flag_keys[0], c);
             if (!f)
                 return sp_cli_bad_option("build", argv);
-            if (config_set_flag(cfg, f->key, f->flag, optarg, &err))
+            if (config_set_flag(cfg, f->key, f->name, optarg, &err))
                 return sp_cli_report(&err, SP_EXIT_USAGE);
         }
         }

@@ -52,26 +52,13 @@ static uint64_t random_seed(void) {
     return (uint64_t)time(NULL) % 1000000000u;
 }
 
-/* The key each value flag sets, and the flag's name for errors and origins. */
-typedef struct flag_key {
-    int opt;
-    config_key key;
-    const char *flag;
-} flag_key;
-
-static const flag_key flag_keys[] = {
+/* The key each value flag sets. */
+static const config_flag flag_keys[] = {
     {'t', CONFIG_PROFILE_THREADS, "--threads"},
     {'q', CONFIG_PROFILE_QUEUE_DEPTH, "--queue-depth"},
     {'m', CONFIG_PROFILE_MISSES, "--misses"},
     {'s', CONFIG_PROFILE_SEED, "--seed"},
 };
-
-static const flag_key *find_flag(int opt) {
-    for (size_t i = 0; i < sizeof flag_keys / sizeof flag_keys[0]; i++)
-        if (flag_keys[i].opt == opt)
-            return &flag_keys[i];
-    return NULL;
-}
 
 /* The command line once -c/--set are applied; returns the exit code. */
 static int profile_args(sp_config *cfg, int argc, char **argv) {
@@ -105,10 +92,11 @@ static int profile_args(sp_config *cfg, int argc, char **argv) {
             usage(stdout);
             return SP_EXIT_OK;
         default: {
-            const flag_key *f = find_flag(ch);
+            const config_flag *f =
+                config_flag_find(flag_keys, sizeof flag_keys / sizeof flag_keys[0], ch);
             if (!f)
                 return sp_cli_bad_option("profile", argv);
-            if (config_set_flag(cfg, f->key, f->flag, optarg, &err))
+            if (config_set_flag(cfg, f->key, f->name, optarg, &err))
                 return sp_cli_report(&err, SP_EXIT_USAGE);
         }
         }
