@@ -25,11 +25,13 @@
 
 #include <cmocka.h>
 
+#include "test_dir.h"
+
 #define HDR                                                                                        \
     "<mediawiki xmlns=\"http://www.mediawiki.org/xml/export-0.11/\" version=\"0.11\" "             \
     "xml:lang=\"en\">\n"
 
-static char tmpdir[PATH_MAX];
+static char *tmpdir;
 
 /* ------------------------------------------------------------ helpers */
 
@@ -184,16 +186,13 @@ static unsigned long long error_offset(const result *res) {
 
 static int setup(void **state) {
     (void)state;
-    const char *base = getenv("TMPDIR");
-    snprintf(tmpdir, sizeof tmpdir, "%s/test_extract.XXXXXX", base && *base ? base : "/tmp");
-    return mkdtemp(tmpdir) ? 0 : -1;
+    tmpdir = test_dir_make("test_extract");
+    return tmpdir ? 0 : -1;
 }
 
 static int teardown(void **state) {
     (void)state;
-    char cmd[PATH_MAX + 16];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
+    return test_dir_remove(tmpdir);
 }
 
 /* ------------------------------------------------------------ corpora */

@@ -26,8 +26,9 @@
 #include <cmocka.h>
 
 #include "test_bytes.h"
+#include "test_dir.h"
 
-static char tmpdir[PATH_MAX];
+static char *tmpdir;
 static const unsigned thread_counts[] = {1, 2, 4};
 
 /* ------------------------------------------------------------ helpers */
@@ -213,16 +214,13 @@ static size_t eos_marks(const bytes *b, uint64_t *at, size_t max) {
 
 static int setup(void **state) {
     (void)state;
-    const char *base = getenv("TMPDIR");
-    snprintf(tmpdir, sizeof tmpdir, "%s/test_extract_bz2.XXXXXX", base && *base ? base : "/tmp");
-    return mkdtemp(tmpdir) ? 0 : -1;
+    tmpdir = test_dir_make("test_extract_bz2");
+    return tmpdir ? 0 : -1;
 }
 
 static int teardown(void **state) {
     (void)state;
-    char cmd[PATH_MAX + 16];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
+    return test_dir_remove(tmpdir);
 }
 
 /* ------------------------------------------------------------ scanning */

@@ -27,6 +27,8 @@
 
 #include <cmocka.h>
 
+#include "test_dir.h"
+
 #define ROOT                                                                                       \
     "<mediawiki xmlns=\"http://www.mediawiki.org/xml/export-0.11/\" "                              \
     "xmlns:mw=\"http://www.mediawiki.org/xml/export-0.11/\" version=\"0.11\">\n"
@@ -37,7 +39,7 @@
 /* The value cap of `sstpipe build` at its default --max-bytes. */
 #define BUILD_CAP 1025
 
-static char tmpdir[PATH_MAX];
+static char *tmpdir;
 
 /* ------------------------------------------------------------ growing bytes */
 
@@ -779,16 +781,13 @@ static void test_huge_text(void **state) {
 
 static int setup(void **state) {
     (void)state;
-    const char *base = getenv("TMPDIR");
-    snprintf(tmpdir, sizeof tmpdir, "%s/test_extract_skip.XXXXXX", base && *base ? base : "/tmp");
-    return mkdtemp(tmpdir) ? 0 : -1;
+    tmpdir = test_dir_make("test_extract_skip");
+    return tmpdir ? 0 : -1;
 }
 
 static int teardown(void **state) {
     (void)state;
-    char cmd[PATH_MAX + 16];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
+    return test_dir_remove(tmpdir);
 }
 
 int main(void) {

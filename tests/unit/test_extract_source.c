@@ -28,8 +28,9 @@
 
 #include <cmocka.h>
 
-/* Short enough that every path built from it fits PATH_MAX. */
-static char tmpdir[512];
+#include "test_dir.h"
+
+static char *tmpdir;
 static char xml_path[PATH_MAX];
 static const unsigned thread_counts[] = {1, 2, 4};
 
@@ -77,9 +78,7 @@ static uint8_t *slurp(const char *path, size_t *len) {
 
 static int setup(void **state) {
     (void)state;
-    const char *base = getenv("TMPDIR");
-    snprintf(tmpdir, sizeof tmpdir, "%s/test_extract_source.XXXXXX", base && *base ? base : "/tmp");
-    if (!mkdtemp(tmpdir))
+    if (!(tmpdir = test_dir_make("test_extract_source")))
         return -1;
     const char *corpora = getenv("SSTPIPE_CORPORA");
     if (!corpora || !*corpora)
@@ -99,9 +98,7 @@ static int setup(void **state) {
 
 static int teardown(void **state) {
     (void)state;
-    char cmd[PATH_MAX + 16];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
+    return test_dir_remove(tmpdir);
 }
 
 static source *open_case(const path_case *c, const char *path, unsigned threads) {

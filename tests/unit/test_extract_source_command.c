@@ -32,11 +32,12 @@
 
 #include <cmocka.h>
 
+#include "test_dir.h"
+
 /* Seconds any one test may take before it counts as hung. */
 #define HANG_SECONDS 60
 
-/* Short enough that every path built from it fits PATH_MAX. */
-static char tmpdir[512];
+static char *tmpdir;
 static char xml_path[PATH_MAX]; /* the corpus as plain XML */
 static char zst_path[PATH_MAX];
 static char pid_path[PATH_MAX]; /* where commands write their pid */
@@ -47,11 +48,8 @@ static void tmp_path(char *out, const char *name) {
 
 static int setup(void **state) {
     (void)state;
-    const char *base = getenv("TMPDIR");
-    snprintf(tmpdir, sizeof tmpdir, "%s/test_extract_source_command.XXXXXX",
-             base && *base ? base : "/tmp");
     const char *corpora = getenv("SSTPIPE_CORPORA");
-    if (!mkdtemp(tmpdir) || !corpora || !*corpora)
+    if (!(tmpdir = test_dir_make("test_extract_source_command")) || !corpora || !*corpora)
         return -1;
     tmp_path(xml_path, "d.xml");
     tmp_path(zst_path, "d.xml.zst");
@@ -65,9 +63,7 @@ static int setup(void **state) {
 
 static int teardown(void **state) {
     (void)state;
-    char cmd[PATH_MAX + 16];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
+    return test_dir_remove(tmpdir);
 }
 
 static void on_alarm(int sig) {

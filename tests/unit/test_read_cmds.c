@@ -34,7 +34,7 @@ static const char *const values[] = {"mathematician\nand more",
 
 static int setup(void **state) {
     fixture *f = calloc(1, sizeof *f);
-    f->dir = t_mkdtemp();
+    f->dir = test_dir_make("sst-test");
     f->path = t_path(f->dir, "t.sst");
     for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
         t_add(&f->s, (const uint8_t *)words[i], (uint32_t)strlen(words[i]),
@@ -48,7 +48,7 @@ static int setup(void **state) {
 static int teardown(void **state) {
     fixture *f = *state;
     t_free(&f->s);
-    t_rmdir(f->dir);
+    test_dir_remove(f->dir);
     free(f->path);
     free(f);
     return 0;

@@ -8,7 +8,6 @@
  */
 #include "stages/sort/sorter.h"
 
-#include <dirent.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -18,6 +17,8 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+
+#include "test_dir.h"
 
 static uint64_t rng_state;
 
@@ -78,18 +79,6 @@ static int check_put(void *ctx, const sp_record *rec, sp_error *err) {
     if (want->value_len)
         assert_memory_equal(rec->value, want->value, want->value_len);
     return 0;
-}
-
-static int dir_entries(const char *path) {
-    DIR *d = opendir(path);
-    assert_non_null(d);
-    int n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)))
-        if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
-            n++;
-    closedir(d);
-    return n;
 }
 
 static uint8_t *random_bytes(size_t n) {
@@ -158,7 +147,7 @@ static sort_stats run_case(const sort_options *opts, size_t n, size_t pool_n, si
     assert_int_equal(sorter_finish(s, &out, &err), 0);
     assert_int_equal(c.at, unique);
     /* Scratch files have no names: nothing appears in tmp even before destroy. */
-    assert_int_equal(dir_entries(tmp), 0);
+    assert_int_equal(test_dir_entries(tmp), 0);
     for (size_t i = 0; i < unique; i++)
         if (recs[i].key_len == 3 && !memcmp(recs[i].key, "dup", 3)) {
             assert_int_equal(recs[i].value_len, last_dup_len);
@@ -170,7 +159,7 @@ static sort_stats run_case(const sort_options *opts, size_t n, size_t pool_n, si
     assert_int_equal(st.records_out, unique);
     assert_int_equal(st.duplicates_replaced, n - unique);
     sorter_destroy(s);
-    assert_int_equal(dir_entries(tmp), 0);
+    assert_int_equal(test_dir_entries(tmp), 0);
 
     for (size_t i = 0; i < n; i++)
         free(values[i]);

@@ -29,7 +29,7 @@ typedef struct fixture {
 
 static int setup(void **state) {
     fixture *f = calloc(1, sizeof *f);
-    f->dir = t_mkdtemp();
+    f->dir = test_dir_make("sst-test");
     f->path = t_path(f->dir, "good.sst");
     f->bad = t_path(f->dir, "bad.sst");
     f->s = t_random(5, 300, MVB);
@@ -50,7 +50,7 @@ static int teardown(void **state) {
     fixture *f = *state;
     t_free(&f->s);
     free(f->good);
-    t_rmdir(f->dir);
+    test_dir_remove(f->dir);
     free(f->path);
     free(f->bad);
     free(f);

@@ -128,7 +128,7 @@ static void spec_read(const uint8_t *f, uint64_t n, const trecs *s, uint32_t bs,
 
 static void test_files_follow_the_spec(void **state) {
     (void)state;
-    char *dir = t_mkdtemp(), *path = t_path(dir, "t.sst");
+    char *dir = test_dir_make("sst-test"), *path = t_path(dir, "t.sst");
     const uint32_t sizes[][2] = {{1024, 512},  {2048, 4096},  {4096, 512},
                                  {8192, 4096}, {8192, 65536}, {65536, 4096}};
     const size_t counts[] = {0, 1, 17, 2500};
@@ -147,13 +147,13 @@ static void test_files_follow_the_spec(void **state) {
         }
     }
     free(path);
-    t_rmdir(dir);
+    test_dir_remove(dir);
 }
 
 /* The worked example of FORMAT.md: three records, block 1024, cluster 512. */
 static void test_worked_example(void **state) {
     (void)state;
-    char *dir = t_mkdtemp(), *path = t_path(dir, "example.sst");
+    char *dir = test_dir_make("sst-test"), *path = t_path(dir, "example.sst");
     trecs s = {0};
     t_add(&s, (const uint8_t *)"Apple", 5, (const uint8_t *)"red", 3);
     t_add(&s, (const uint8_t *)"Apricot", 7, (const uint8_t *)"orange", 6);
@@ -191,7 +191,7 @@ static void test_worked_example(void **state) {
     free(f);
     t_free(&s);
     free(path);
-    t_rmdir(dir);
+    test_dir_remove(dir);
 }
 
 int main(void) {

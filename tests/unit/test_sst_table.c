@@ -24,7 +24,7 @@ typedef struct fixture {
 
 static int setup(void **state) {
     fixture *f = calloc(1, sizeof *f);
-    f->dir = t_mkdtemp();
+    f->dir = test_dir_make("sst-test");
     if (!f->dir)
         return -1;
     f->path = t_path(f->dir, "t.sst");
@@ -34,7 +34,7 @@ static int setup(void **state) {
 
 static int teardown(void **state) {
     fixture *f = *state;
-    t_rmdir(f->dir);
+    test_dir_remove(f->dir);
     free(f->path);
     free(f);
     return 0;
@@ -378,7 +378,7 @@ static void test_key_order_violation(void **state) {
     assert_non_null(strstr(err.msg, "\"aardvark\""));
     assert_non_null(strstr(err.msg, "\"banana\""));
     table_writer_destroy(w);
-    assert_int_equal(t_dir_entries(f->dir), 0);
+    assert_int_equal(test_dir_entries(f->dir), 0);
 
     w = writer_for(f->path, 8192, 4096, 1024);
     sp_error_clear(&err);
@@ -386,7 +386,7 @@ static void test_key_order_violation(void **state) {
     assert_int_equal(add(w, "same", "2", &err), -1);
     assert_non_null(strstr(err.msg, "record 2"));
     table_writer_destroy(w);
-    assert_int_equal(t_dir_entries(f->dir), 0);
+    assert_int_equal(test_dir_entries(f->dir), 0);
 }
 
 static void test_bad_records_refused(void **state) {
@@ -405,7 +405,7 @@ static void test_bad_records_refused(void **state) {
     assert_int_equal(add(w, "k", "eleven char", &err), -1);
     assert_non_null(strstr(err.msg, "value of 11 bytes exceeds the bound of 10"));
     table_writer_destroy(w);
-    assert_int_equal(t_dir_entries(f->dir), 0);
+    assert_int_equal(test_dir_entries(f->dir), 0);
 }
 
 static void test_bad_options_refused_before_creating(void **state) {
@@ -431,7 +431,7 @@ static void test_bad_options_refused_before_creating(void **state) {
         assert_null(table_writer_init(f->path, &o, &err));
         if (!strstr(err.msg, cases[i].msg))
             fail_msg("case %zu: '%s' lacks '%s'", i, err.msg, cases[i].msg);
-        assert_int_equal(t_dir_entries(f->dir), 0);
+        assert_int_equal(test_dir_entries(f->dir), 0);
     }
     table_options d;
     table_options_init(&d);
@@ -452,9 +452,9 @@ static void test_unfinished_writer_leaves_old_file(void **state) {
         assert_int_equal(add(w, key, val, &err), 0);
     }
     /* The new table has no name until it is committed (O_TMPFILE). */
-    assert_int_equal(t_dir_entries(f->dir), 1);
+    assert_int_equal(test_dir_entries(f->dir), 1);
     table_writer_destroy(w);
-    assert_int_equal(t_dir_entries(f->dir), 1);
+    assert_int_equal(test_dir_entries(f->dir), 1);
     size_t n;
     uint8_t *b = t_read_file(f->path, &n);
     assert_int_equal(n, 3);

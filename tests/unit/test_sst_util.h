@@ -1,6 +1,6 @@
 /*
- * test_sst_util.h: what the SSTable unit tests share: a scratch directory,
- * reproducible random record sets, writing a table from one, and raw file
+ * test_sst_util.h: what the SSTable unit tests share: a scratch directory
+ * (test_dir.h), reproducible random record sets, writing a table from one, and raw file
  * access for the tests that inspect or damage the bytes. Header-only so
  * each test_sst*.c stays one self-contained executable.
  */
@@ -8,8 +8,8 @@
 #define SSTPIPE_TEST_SST_UTIL_H
 
 #include "stages/sst/table_writer.h"
+#include "test_dir.h"
 
-#include <ftw.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -142,45 +142,6 @@ static inline int t_write(const char *path, uint32_t bs, uint32_t cs, uint32_t m
         *stats = *table_writer_stats(w);
     table_writer_destroy(w);
     return rc;
-}
-
-static inline int t_rm(const char *p, const struct stat *st, int flag, struct FTW *ftw) {
-    (void)st;
-    (void)flag;
-    (void)ftw;
-    return remove(p);
-}
-
-/* A fresh scratch directory, and its removal. */
-static inline char *t_mkdtemp(void) {
-    const char *base = getenv("TMPDIR");
-    char *d = malloc(4096);
-    snprintf(d, 4096, "%s/sst-test-XXXXXX", base && *base ? base : "/tmp");
-    if (!mkdtemp(d)) {
-        free(d);
-        return NULL;
-    }
-    return d;
-}
-
-static inline void t_rmdir(char *d) {
-    if (d)
-        nftw(d, t_rm, 16, FTW_DEPTH | FTW_PHYS);
-    free(d);
-}
-
-/* Number of entries in a directory (to show nothing was left behind). */
-static inline int t_dir_entries(const char *d) {
-    char cmd[4200];
-    snprintf(cmd, sizeof cmd, "ls -A '%s' | wc -l", d);
-    FILE *p = popen(cmd, "r");
-    int n = -1;
-    if (p) {
-        if (fscanf(p, "%d", &n) != 1)
-            n = -1;
-        pclose(p);
-    }
-    return n;
 }
 
 static inline uint8_t *t_read_file(const char *path, size_t *len) {

@@ -6,7 +6,6 @@
 #include "stages/tune/iotest.h"
 #include "stages/tune/latency_hist.h"
 
-#include <dirent.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,6 +15,8 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+
+#include "test_dir.h"
 
 static void test_patterns(void **state) {
     (void)state;
@@ -85,18 +86,6 @@ static void test_histogram_percentiles(void **state) {
     free(v);
 }
 
-static size_t entries(const char *dir) {
-    DIR *d = opendir(dir);
-    assert_non_null(d);
-    size_t n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)))
-        if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
-            n++;
-    closedir(d);
-    return n;
-}
-
 static void assert_sane(const iotest_pattern_result *p) {
     assert_true(p->ios > 0);
     assert_int_equal(p->bytes, p->ios * p->pattern.io_size);
@@ -134,7 +123,7 @@ static void test_short_run(void **state) {
         assert_memory_equal(&r.results[i].pattern, &pats[i], sizeof pats[i]);
         assert_sane(&r.results[i]);
     }
-    assert_int_equal(entries(dir), 0); /* the test file is gone */
+    assert_int_equal(test_dir_entries(dir), 0); /* the test file is gone */
     json_t *j = iotest_result_to_json(&r);
     assert_int_equal(json_array_size(json_object_get(j, "patterns")), 2);
     json_decref(j);
@@ -147,7 +136,7 @@ static void test_short_run(void **state) {
     sp_error err2 = {0};
     assert_int_equal(iotest_run(dir, &o, &r, &err2), -1);
     assert_non_null(strstr(err2.msg, "too small"));
-    assert_int_equal(entries(dir), 0);
+    assert_int_equal(test_dir_entries(dir), 0);
     iotest_result_destroy(&r);
     rmdir(dir);
 }

@@ -23,7 +23,7 @@ typedef struct fixture {
 
 static int setup(void **state) {
     fixture *f = calloc(1, sizeof *f);
-    f->dir = t_mkdtemp();
+    f->dir = test_dir_make("sst-test");
     f->in = t_path(f->dir, "in.rs");
     f->out = t_path(f->dir, "out.sst");
     *state = f;
@@ -32,7 +32,7 @@ static int setup(void **state) {
 
 static int teardown(void **state) {
     fixture *f = *state;
-    t_rmdir(f->dir);
+    test_dir_remove(f->dir);
     free(f->in);
     free(f->out);
     free(f);
@@ -156,7 +156,7 @@ static void test_refuses_untruncated_and_unsorted_streams(void **state) {
            "in.rs: not truncated: pipe it through sstpipe truncate");
     make_stream(f->in, 0, 100, &s, true);
     expect(run(4, f->in, "-o", f->out), 1, "in.rs: not sorted: pipe it through sstpipe sort");
-    assert_int_equal(t_dir_entries(f->dir), 1); /* the input only */
+    assert_int_equal(test_dir_entries(f->dir), 1); /* the input only */
     t_free(&s);
 }
 
@@ -166,7 +166,7 @@ static void test_refuses_block_size_too_small_for_bound(void **state) {
     make_stream(f->in, RS_SORTED, 1024, &s, true);
     expect(run(6, f->in, "-o", f->out, "--block-size", "1K"), 2,
            "the smallest block size that fits it is 2K");
-    assert_int_equal(t_dir_entries(f->dir), 1);
+    assert_int_equal(test_dir_entries(f->dir), 1);
     t_free(&s);
 }
 
@@ -179,19 +179,19 @@ static void test_bad_input_leaves_no_output(void **state) {
     s.r[150] = tmp;
     make_stream(f->in, RS_SORTED, 100, &s, true);
     expect(run(4, f->in, "-o", f->out), 1, "out.sst: record 2: key");
-    assert_int_equal(t_dir_entries(f->dir), 1);
+    assert_int_equal(test_dir_entries(f->dir), 1);
     t_free(&s);
     /* A stream cut short (a stage died mid-pipe). */
     s = t_random(8, 200, 100);
     make_stream(f->in, RS_SORTED, 100, &s, false);
     expect(run(4, f->in, "-o", f->out), 1, "in.rs: record stream truncated at byte");
-    assert_int_equal(t_dir_entries(f->dir), 1);
+    assert_int_equal(test_dir_entries(f->dir), 1);
     t_free(&s);
     /* Not a stream at all; a missing file. */
     assert_int_equal(t_write_file(f->in, (const uint8_t *)"<mediawiki>", 11), 0);
     expect(run(4, f->in, "-o", f->out), 1, "not a record stream");
     expect(run(4, "/nonexistent/x.rs", "-o", f->out), 1, "/nonexistent/x.rs: cannot open");
-    assert_int_equal(t_dir_entries(f->dir), 1);
+    assert_int_equal(test_dir_entries(f->dir), 1);
 }
 
 static void test_flags(void **state) {
@@ -206,7 +206,7 @@ static void test_flags(void **state) {
            "--cluster-size: '256' must be a power of two from 512 to 1G");
     expect(run(5, f->in, "-o", f->out, "--bogus"), 2, "--bogus");
     expect(run(5, f->in, "other", "-o", f->out), 2, "at most one INPUT");
-    assert_int_equal(t_dir_entries(f->dir), 0);
+    assert_int_equal(test_dir_entries(f->dir), 0);
 }
 
 int main(void) {
