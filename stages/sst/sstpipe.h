@@ -1,0 +1,118 @@
+/*
+ * sstpipe.h: libsstpipe, the public C API for reading sstpipe SSTables.
+ * Installed as <sstpipe/sstpipe.h>; link with `pkg-config --libs sstpipe`.
+ *
+ * This is the one way tables are read: the sstpipe commands (get, dump, the
+ * server) use it too. A table is opened once and then serves point lookups
+ * and ordered scans; it is never written through this API.
+ *
+ * Errors. Every call that can fail returns a failure value (NULL or -1) and,
+ * when errmsg is not NULL, sets *errmsg to a malloc'd one-line message
+ * (free it with sstpipe_free) that names the file and, where it applies,
+ * the block and byte offset. On success *errmsg is left untouched. The
+ * library prints nothing, installs no signal handlers and never exits.
+ *
+ * Integrity. Every block is checked (checksum, trailer, restart points,
+ * first key against the index) before any byte of it is returned; a
+ * corrupt block is an error (-1), never data.
+ *
+ * Threads. One sstpipe_table may be used from any number of threads at once
+ * for sstpipe_get, sstpipe_iter_new and the accessors. An sstpipe_iter
+ * belongs to one thread at a time. sstpipe_close must not race any other
+ * call on the same table, and every iterator of a table must be freed
+ * before the table is closed.
+ *
+ * Lifetimes. A table is mapped by default: a value returned by sstpipe_get
+ * points into the mapping and stays valid until sstpipe_close. With direct
+ * I/O (sstpipe_options_set_direct_io) each lookup reads its block into a
+ * buffer of the calling thread: the value stays valid until that thread's
+ * next sstpipe_get on any direct-I/O table, or until sstpipe_close. Keys and
+ * values from sstpipe_iter_next stay valid until the next call on that
+ * iterator or its sstpipe_iter_free. Copy what must live longer.
+ *
+ * Published tables are never written in place, only replaced by rename, so
+ * an open table keeps reading the file it opened.
+ */
+#ifndef SSTPIPE_SSTPIPE_H
+#define SSTPIPE_SSTPIPE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The library's version, as "MAJOR.MINOR.PATCH". Thread-safe; static string. */
+const char *sstpipe_version(void);
+
+/* Frees a message set through an errmsg argument (NULL is ignored). */
+void sstpipe_free(void *p);
+
+/* Options for sstpipe_open_with. Not thread-safe; may be destroyed right
+ * after the open that used them. */
+typedef struct sstpipe_options sstpipe_options;
+
+/* NULL only when out of memory. */
+sstpipe_options *sstpipe_options_init(void);
+void sstpipe_options_destroy(sstpipe_options *opt);
+/* Direct I/O (O_DIRECT): every lookup is exactly one aligned read of one
+ * block, bypassing the page cache ("cold" reads). Default false: the data
+ * region is mapped and lookups read it in place. */
+void sstpipe_options_set_direct_io(sstpipe_options *opt, bool direct_io);
+
+typedef struct sstpipe_table sstpipe_table;
+
+/* Opens path, reading and checking its footer and index. NULL on failure,
+ * with *errmsg set. Thread-safe. */
+sstpipe_table *sstpipe_open(const char *path, char **errmsg);
+sstpipe_table *sstpipe_open_with(const char *path, const sstpipe_options *opt, char **errmsg);
+
+/* Closes t and frees everything of it; NULL is ignored. */
+void sstpipe_close(sstpipe_table *t);
+
+/* What the table's footer says. Filled by sstpipe_info; plain data. */
+typedef struct sstpipe_info {
+    uint64_t records;
+    uint64_t data_blocks;
+    uint64_t key_bytes;   /* sum of key lengths */
+    uint64_t value_bytes; /* sum of value lengths */
+    uint64_t file_size;
+    uint32_t block_size;
+    uint32_t cluster_size;
+    uint32_t max_value_bytes; /* every value is at most this long */
+    uint32_t format_version;
+} sstpipe_info;
+
+/* Thread-safe; never fails on an open table. */
+void sstpipe_info_get(const sstpipe_table *t, sstpipe_info *info);
+/* The path t was opened with; valid until sstpipe_close. */
+const char *sstpipe_path(const sstpipe_table *t);
+
+/* Point lookup. 1 found (*value, *vlen set; see Lifetimes), 0 absent,
+ * -1 error (corrupt block, I/O) with *errmsg set. Thread-safe. */
+int sstpipe_get(sstpipe_table *t, const void *key, size_t klen, const void **value, size_t *vlen,
+                char **errmsg);
+
+typedef struct sstpipe_iter sstpipe_iter;
+
+/* An iterator in key order over the keys >= from (NULL: from the first
+ * key) that start with prefix (NULL or plen 0: every key). NULL only when
+ * out of memory. Thread-safe on t; the iterator itself is not. */
+sstpipe_iter *sstpipe_iter_new(sstpipe_table *t, const void *from, size_t flen, const void *prefix,
+                               size_t plen);
+
+/* 1 a record (*key, *value set; see Lifetimes), 0 the end, -1 error with
+ * *errmsg set (the iterator then stays at the error). */
+int sstpipe_iter_next(sstpipe_iter *it, const void **key, size_t *klen, const void **value,
+                      size_t *vlen, char **errmsg);
+
+/* NULL is ignored. */
+void sstpipe_iter_free(sstpipe_iter *it);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
