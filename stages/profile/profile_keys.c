@@ -10,6 +10,7 @@
  */
 #include "stages/profile/profile_keys.h"
 
+#include "stages/common/key.h"
 #include "stages/common/record.h"
 #include "stages/sst/coding.h"
 
@@ -91,7 +92,7 @@ static int draw_one(sst_reader *r, uint8_t *buf, uint64_t *rng, bool want_absent
     } else if (b + 1 < f->data_blocks) {
         next = sst_reader_block_first_key(r, b + 1, &nlen);
     }
-    return next && sst_key_cmp(next, nlen, key, *klen) == 0 ? 0 : 1;
+    return next && sp_key_cmp(next, nlen, key, *klen) == 0 ? 0 : 1;
 }
 
 int profile_keys_draw(sst_reader *r, uint64_t n, double misses_pct, uint64_t seed,

@@ -12,6 +12,7 @@
 
 #include "config/config.h"
 #include "stages/common/cli.h"
+#include "stages/common/key.h"
 #include "stages/common/utf8.h"
 #include "stages/sst/coding.h"
 #include "stages/sst/table_reader.h"
@@ -94,7 +95,7 @@ static int dump_table(sst_reader *r, dumper *d, uint8_t *block, sp_error *err) {
         block_iter_init(&it, &v);
         int rc;
         while ((rc = block_iter_next(&it, what, err)) == 1) {
-            if (it.index == 1 && i > 0 && sst_key_cmp(prev, prev_len, it.key, it.key_len) >= 0)
+            if (it.index == 1 && i > 0 && sp_key_cmp(prev, prev_len, it.key, it.key_len) >= 0)
                 return sp_errorf(err, "%s: first key does not sort after the previous block's last",
                                  what);
             if (append(d, "{\"key\": ", 8, err) ||

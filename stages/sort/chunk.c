@@ -41,7 +41,7 @@ uint8_t *chunk_append(chunk *c, const uint8_t *key, uint32_t key_len, uint64_t v
     memcpy(p + 8, key, key_len);
     c->n++;
     chunk_entry *e = entries(c);
-    e->prefix = key_prefix(key, key_len);
+    e->prefix = sp_key_prefix(key, key_len);
     e->ref = (uint64_t)c->used << 16 | key_len;
     c->used += 8 + key_len + value_len;
     return p + 8 + key_len;
@@ -56,7 +56,7 @@ static inline int entry_cmp(const chunk *c, const chunk_entry *a, const chunk_en
     if (a->prefix != b->prefix)
         return a->prefix < b->prefix ? -1 : 1;
     int k =
-        key_cmp_tail(entry_key(c, a), REF_KEY_LEN(a->ref), entry_key(c, b), REF_KEY_LEN(b->ref));
+        sp_key_cmp_tail(entry_key(c, a), REF_KEY_LEN(a->ref), entry_key(c, b), REF_KEY_LEN(b->ref));
     if (k)
         return k;
     return (a->ref > b->ref) - (a->ref < b->ref);
@@ -154,8 +154,8 @@ void chunk_sort(chunk *c) {
 
 static int same_key(const chunk *c, const chunk_entry *a, const chunk_entry *b) {
     return a->prefix == b->prefix && REF_KEY_LEN(a->ref) == REF_KEY_LEN(b->ref) &&
-           key_cmp_tail(entry_key(c, a), REF_KEY_LEN(a->ref), entry_key(c, b),
-                        REF_KEY_LEN(b->ref)) == 0;
+           sp_key_cmp_tail(entry_key(c, a), REF_KEY_LEN(a->ref), entry_key(c, b),
+                           REF_KEY_LEN(b->ref)) == 0;
 }
 
 int chunk_emit(const chunk *c, const sp_sink *out, uint64_t *dups, uint64_t *emitted,

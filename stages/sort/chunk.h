@@ -11,9 +11,9 @@
 #ifndef SSTPIPE_SORT_CHUNK_H
 #define SSTPIPE_SORT_CHUNK_H
 
+#include "stages/common/key.h"
 #include "stages/common/record.h"
 
-#include <endian.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -48,25 +48,5 @@ void chunk_sort(chunk *c);
  */
 int chunk_emit(const chunk *c, const sp_sink *out, uint64_t *dups, uint64_t *emitted,
                sp_error *err);
-
-/* The cached prefix of a key (shared with the merge). */
-static inline uint64_t key_prefix(const uint8_t *key, uint32_t len) {
-    uint8_t b[8] = {0};
-    memcpy(b, key, len < 8 ? len : 8);
-    uint64_t p;
-    memcpy(&p, b, 8);
-    return be64toh(p);
-}
-
-/* memcmp order of two keys whose prefixes are equal. */
-static inline int key_cmp_tail(const uint8_t *a, uint32_t alen, const uint8_t *b, uint32_t blen) {
-    uint32_t m = alen < blen ? alen : blen;
-    if (m > 8) {
-        int c = memcmp(a + 8, b + 8, m - 8);
-        if (c)
-            return c;
-    }
-    return (alen > blen) - (alen < blen);
-}
 
 #endif

@@ -2,6 +2,7 @@
 #include "stages/sort/run_file.h"
 
 #include "stages/common/fileio.h"
+#include "stages/common/key.h"
 #include "stages/sort/chunk.h"
 
 #include <stdbool.h>
@@ -58,9 +59,22 @@ uint64_t run_writer_end(const run_writer *w) {
     return w->off + w->used;
 }
 
+static int source_next(merge_source *s, sp_error *err) {
+    return run_reader_next((run_reader *)s, err);
+}
+
+static int source_value(merge_source *s, const uint8_t **value, sp_error *err) {
+    return run_reader_value((run_reader *)s, value, err);
+}
+
+static const merge_source_ops run_source_ops = {.next = source_next, .value = source_value};
+
 void run_reader_init(run_reader *r, int fd, const char *name, run_region reg, uint8_t *buf,
-                     size_t cap) {
+                     size_t cap, uint8_t *big, size_t big_cap) {
     memset(r, 0, sizeof *r);
+    r->src.ops = &run_source_ops;
+    r->big = big;
+    r->big_cap = big_cap;
     r->fd = fd;
     r->name = name;
     r->buf = buf;
@@ -92,12 +106,12 @@ static int fill(run_reader *r, size_t n, sp_error *err) {
 /* Drops the current record: from buf, and for a value left in the file, from the file. */
 static void consume(run_reader *r) {
     r->pos += r->skip;
-    if (!r->value && r->value_len) {
+    if (!r->value && r->src.value_len) {
         uint64_t in_buf = r->len - r->pos;
-        if (in_buf >= r->value_len) {
-            r->pos += (size_t)r->value_len;
+        if (in_buf >= r->src.value_len) {
+            r->pos += (size_t)r->src.value_len;
         } else {
-            r->next_off += r->value_len - in_buf;
+            r->next_off += r->src.value_len - in_buf;
             r->pos = r->len;
         }
     }
@@ -120,34 +134,33 @@ int run_reader_next(run_reader *r, sp_error *err) {
     bool whole = head + hdr[1] <= r->cap;
     if (fill(r, whole ? head + hdr[1] : head, err))
         return -1;
-    r->key = r->buf + r->pos + RUN_RECORD_HEADER;
-    r->key_len = hdr[0];
-    r->prefix = key_prefix(r->key, r->key_len);
-    r->value_len = hdr[1];
-    r->value = whole ? r->key + r->key_len : NULL;
+    r->src.key = r->buf + r->pos + RUN_RECORD_HEADER;
+    r->src.key_len = hdr[0];
+    r->src.prefix = sp_key_prefix(r->src.key, r->src.key_len);
+    r->src.value_len = hdr[1];
+    r->value = whole ? r->src.key + r->src.key_len : NULL;
     r->value_off = at + head;
     r->skip = whole ? head + hdr[1] : head;
     return 1;
 }
 
-int run_reader_value(run_reader *r, uint8_t *big, size_t big_cap, const uint8_t **value,
-                     sp_error *err) {
-    if (r->value || !r->value_len) {
-        *value = r->value ? r->value : r->key + r->key_len;
+int run_reader_value(run_reader *r, const uint8_t **value, sp_error *err) {
+    uint64_t vlen = r->src.value_len;
+    if (r->value || !vlen) {
+        *value = r->value ? r->value : r->src.key + r->src.key_len;
         return 0;
     }
-    if (r->value_len > big_cap)
+    if (vlen > r->big_cap)
         return sp_errorf(err, "%s: value of %llu bytes at byte %llu exceeds the merge buffer",
-                         r->name, (unsigned long long)r->value_len,
-                         (unsigned long long)r->value_off);
+                         r->name, (unsigned long long)vlen, (unsigned long long)r->value_off);
     /* Part of the value may already be buffered; the rest comes from the file. */
     size_t in_buf = r->len - r->pos - r->skip;
-    if (in_buf > r->value_len)
-        in_buf = (size_t)r->value_len;
-    memcpy(big, r->buf + r->pos + r->skip, in_buf);
-    if (sp_pread_exact(r->fd, big + in_buf, (size_t)(r->value_len - in_buf), r->value_off + in_buf,
+    if (in_buf > vlen)
+        in_buf = (size_t)vlen;
+    memcpy(r->big, r->buf + r->pos + r->skip, in_buf);
+    if (sp_pread_exact(r->fd, r->big + in_buf, (size_t)(vlen - in_buf), r->value_off + in_buf,
                        r->name, err))
         return -1;
-    *value = big;
+    *value = r->big;
     return 0;
 }

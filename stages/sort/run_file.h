@@ -15,6 +15,7 @@
 
 #include "stages/common/error.h"
 #include "stages/common/record.h"
+#include "stages/sort/merge.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -42,31 +43,31 @@ int run_writer_flush(run_writer *w, sp_error *err);
 /* File offset just past the last record put (after a flush: the run's end). */
 uint64_t run_writer_end(const run_writer *w);
 
-/* Reads one run's records in order. */
+/* Reads one run's records in order: a merge source (merge.h). */
 typedef struct run_reader {
+    merge_source src; /* the current record's key, prefix and value length */
     int fd;
     const char *name;
     uint8_t *buf;
     size_t cap, pos, len;
     uint64_t next_off, end; /* next file byte to read into buf; end of the region */
-    /* The current record. Its value is in buf, or, when too large for buf,
-     * still in the file at value_off (see run_reader_value). */
-    const uint8_t *key;
-    uint32_t key_len;
-    uint64_t prefix;
-    uint64_t value_len;
+    /* The current record's value is in buf, or, when too large for buf,
+     * still in the file at value_off (read into big on request). */
     const uint8_t *value;
     uint64_t value_off;
     size_t skip; /* bytes of buf the current record occupies */
+    uint8_t *big;
+    size_t big_cap;
 } run_reader;
 
-/* buf must hold at least a record header and the longest key. */
+/* buf must hold at least a record header and the longest key. big
+ * (big_cap bytes, may be shared by the readers of one merge) holds a value
+ * too large for buf while the merge passes it on. */
 void run_reader_init(run_reader *r, int fd, const char *name, run_region reg, uint8_t *buf,
-                     size_t cap);
+                     size_t cap, uint8_t *big, size_t big_cap);
 /* Moves to the next record: 1, or 0 past the last, -1 on error. */
 int run_reader_next(run_reader *r, sp_error *err);
-/* The current record's value, reading it into big (big_cap bytes) when it did not fit buf. */
-int run_reader_value(run_reader *r, uint8_t *big, size_t big_cap, const uint8_t **value,
-                     sp_error *err);
+/* The current record's value. */
+int run_reader_value(run_reader *r, const uint8_t **value, sp_error *err);
 
 #endif

@@ -3,7 +3,8 @@
  *
  * Memory: one allocation of exactly the budget, split into a write buffer
  * and an arena. While records arrive the arena holds a chunk (chunk.h);
- * during the merge the same bytes become the run readers, their buffers and
+ * during the merge the same bytes become the run readers (merge sources,
+ * merge.h), their buffers and
  * a buffer for the largest record, so the budget holds in both phases.
  *
  * Disk: the runs of one pass are regions of one anonymous scratch file; a
@@ -202,7 +203,8 @@ static merge_layout plan_merge(const sorter *s) {
     merge_layout m;
     m.big_cap = round_up((size_t)s->max_record);
     m.read_space = s->arena_cap - m.big_cap;
-    size_t per_run = MIN_RUN_BUFFER + sizeof(run_reader) + sizeof(unsigned) + ALIGN;
+    size_t per_run =
+        MIN_RUN_BUFFER + sizeof(run_reader) + sizeof(merge_source *) + sizeof(unsigned) + ALIGN;
     size_t most = m.read_space / per_run;
     if (most < 2) /* cannot happen above SORT_MIN_MEMORY; buffers just get smaller */
         most = 2;
@@ -213,15 +215,17 @@ static merge_layout plan_merge(const sorter *s) {
 static int merge_group(sorter *s, const merge_layout *m, const run_region *regs, unsigned k, int fd,
                        const sp_sink *out, uint64_t *emitted, sp_error *err) {
     run_reader *readers = (run_reader *)s->arena;
-    unsigned *heap = (unsigned *)(readers + k);
-    size_t head = round_up(k * sizeof *readers + k * sizeof *heap);
+    merge_source **src = (merge_source **)(readers + k);
+    unsigned *heap = (unsigned *)(src + k);
+    size_t head = round_up(k * (sizeof *readers + sizeof *src + sizeof *heap));
     size_t buf_cap = (m->read_space - head) / k / ALIGN * ALIGN;
-    for (unsigned i = 0; i < k; i++)
-        run_reader_init(&readers[i], fd, s->scratch_name, regs[i], s->arena + head + i * buf_cap,
-                        buf_cap);
     uint8_t *big = s->arena + s->arena_cap - m->big_cap;
-    return merge_runs(readers, k, heap, big, m->big_cap, out, &s->stats.duplicates_replaced,
-                      emitted, err);
+    for (unsigned i = 0; i < k; i++) {
+        run_reader_init(&readers[i], fd, s->scratch_name, regs[i], s->arena + head + i * buf_cap,
+                        buf_cap, big, m->big_cap);
+        src[i] = &readers[i].src;
+    }
+    return merge_runs(src, k, heap, out, &s->stats.duplicates_replaced, emitted, err);
 }
 
 /* Returns the disk space of a merged group's runs early; where the file

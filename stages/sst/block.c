@@ -8,6 +8,7 @@
  */
 #include "stages/sst/block.h"
 
+#include "stages/common/key.h"
 #include "stages/sst/block_entry.h"
 #include "stages/sst/coding.h"
 #include "stages/sst/format.h"
@@ -200,7 +201,7 @@ int block_iter_next(block_iter *it, const char *what, sp_error *err) {
         return sp_errorf(err, "%s: restart points disagree with the entries at byte %u", what,
                          it->pos);
     if (it->index > 0 &&
-        sst_key_cmp(e.suffix, e.unshared, it->key + e.shared, it->key_len - e.shared) <= 0)
+        sp_key_cmp(e.suffix, e.unshared, it->key + e.shared, it->key_len - e.shared) <= 0)
         return sp_errorf(err, "%s: keys out of order at record %u (byte %u of the block)", what,
                          it->index, it->pos);
     memcpy(it->key + e.shared, e.suffix, e.unshared);
@@ -226,7 +227,7 @@ int block_find(const block_view *v, const uint8_t *key, size_t klen, const uint8
         entry e;
         if (decode_entry(v, restart_at(v, mid), 0, &e, what, err))
             return -1;
-        if (sst_key_cmp(e.suffix, e.unshared, key, klen) <= 0)
+        if (sp_key_cmp(e.suffix, e.unshared, key, klen) <= 0)
             lo = mid + 1;
         else
             hi = mid;

@@ -15,6 +15,7 @@
  */
 #include "stages/sst/block_dir.h"
 
+#include "stages/common/key.h"
 #include "stages/sst/block_entry.h"
 #include "stages/sst/coding.h"
 
@@ -27,7 +28,7 @@ struct block_dir {
     uint32_t common_len; /* bytes every key of the block starts with */
     uint32_t *offset;    /* n_records entry offsets, after the prefixes */
     uint8_t *common;     /* those bytes, after the offsets */
-    uint64_t prefix[];   /* n_records: sst_key_prefix8 of each key after them */
+    uint64_t prefix[];   /* n_records: sp_key_prefix of each key after them */
 };
 
 block_dir *block_dir_build(const block_view *v, const char *what, sp_error *err) {
@@ -65,7 +66,7 @@ block_dir *block_dir_build(const block_view *v, const char *what, sp_error *err)
     for (uint32_t j = 0; j < n; j++) {
         d->offset[j] = it.pos;
         block_iter_next(&it, what, err); /* walked above without error */
-        d->prefix[j] = sst_key_prefix8(it.key + common, it.key_len - common);
+        d->prefix[j] = sp_key_prefix(it.key + common, it.key_len - common);
     }
     return d;
 }
@@ -85,7 +86,7 @@ int block_dir_find(const block_dir *d, const uint8_t *data, const uint8_t *key, 
     uint32_t common = d->common_len;
     if (klen < common || memcmp(key, d->common, common) != 0)
         return 0;
-    uint64_t want = sst_key_prefix8(key + common, klen - common);
+    uint64_t want = sp_key_prefix(key + common, klen - common);
     /* The first record whose prefix is >= the key's. */
     uint32_t j = 0, len = d->n_records;
     while (len > 0) {

@@ -1,6 +1,6 @@
 /*
  * block_dir.h: the record directory of a data block: each record's entry
- * offset and the first 8 bytes of its key (sst_key_prefix8), built once by
+ * offset and the first 8 bytes of its key (sp_key_prefix), built once by
  * walking a block that passed block_open.
  *
  * A block search walks forward from a restart point, up to 16 entries, and

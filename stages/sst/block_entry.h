@@ -9,6 +9,7 @@
 #define SSTPIPE_SST_BLOCK_ENTRY_H
 
 #include "stages/common/error.h"
+#include "stages/common/key.h"
 #include "stages/common/record.h"
 #include "stages/sst/block.h"
 #include "stages/sst/coding.h"
@@ -57,7 +58,7 @@ static inline int scan_entries(const block_view *v, uint32_t pos, uint32_t end, 
             return -1;
         memcpy(cur + e.shared, e.suffix, e.unshared);
         cur_len = e.shared + e.unshared;
-        int c = sst_key_cmp(cur, cur_len, key, klen);
+        int c = sp_key_cmp(cur, cur_len, key, klen);
         if (c == 0) {
             *value = e.suffix + e.unshared;
             *vlen = e.value_len;

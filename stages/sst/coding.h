@@ -1,13 +1,12 @@
 /*
  * coding.h: the byte encodings of the SSTable format (FORMAT.md): fixed-width
  * little-endian integers and LEB128 varints, shared by the block, index and
- * footer code, and the key order. Decoders take an end pointer and fail rather than read past
- * it, because they run on file contents.
+ * footer code (the key order is stages/common/key.h). Decoders take an end pointer and fail rather
+ * than read past it, because they run on file contents.
  */
 #ifndef SSTPIPE_SST_CODING_H
 #define SSTPIPE_SST_CODING_H
 
-#include <endian.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -83,29 +82,6 @@ static inline const uint8_t *sst_get_varint32(const uint8_t *p, const uint8_t *e
         return NULL;
     *v = (uint32_t)r;
     return p;
-}
-
-/*
- * The first 8 bytes of a key as a big-endian integer, zero-padded, so that
- * comparing two of them agrees with the key order wherever they differ.
- * Zero padding keeps the order: a key that ends inside the 8 bytes is a
- * proper prefix of any key that differs from it there, so it sorts first;
- * equal prefixes are decided by the whole keys.
- */
-static inline uint64_t sst_key_prefix8(const uint8_t *key, size_t len) {
-    uint8_t b[8] = {0};
-    memcpy(b, key, len < 8 ? len : 8);
-    uint64_t p;
-    memcpy(&p, b, 8);
-    return be64toh(p);
-}
-
-/* Bytewise key order (memcmp, a proper prefix first): <0, 0, >0. */
-static inline int sst_key_cmp(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen) {
-    int c = memcmp(a, b, alen < blen ? alen : blen);
-    if (c)
-        return c;
-    return alen < blen ? -1 : alen > blen;
 }
 
 #endif

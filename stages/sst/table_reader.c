@@ -11,6 +11,7 @@
 #include "stages/sst/table_reader.h"
 
 #include "stages/common/fileio.h"
+#include "stages/common/key.h"
 #include "stages/common/size.h"
 #include "stages/sst/block_dir.h"
 #include "stages/sst/coding.h"
@@ -209,10 +210,10 @@ static int load_index(sst_reader *r, sp_error *err) {
                              "expected %llu",
                              r->path, (unsigned long long)i, (unsigned long long)at,
                              (unsigned long long)off, (unsigned long long)(i * f->block_size));
-        if (prev && sst_key_cmp(prev, prev_len, q, klen) >= 0)
+        if (prev && sp_key_cmp(prev, prev_len, q, klen) >= 0)
             return sp_errorf(err, "%s: index entry %llu at byte %llu: first keys out of order",
                              r->path, (unsigned long long)i, (unsigned long long)at);
-        r->first_prefix[i] = sst_key_prefix8(q, klen);
+        r->first_prefix[i] = sp_key_prefix(q, klen);
         prev = q;
         prev_len = klen;
     }
@@ -325,7 +326,7 @@ const uint8_t *sst_reader_block_first_key(const sst_reader *r, uint64_t i, uint3
 int64_t sst_reader_find_block(const sst_reader *r, const uint8_t *key, size_t klen) {
     /* The last block whose first key is <= key. */
     uint64_t lo = 0, hi = r->footer.data_blocks;
-    uint64_t want = sst_key_prefix8(key, klen);
+    uint64_t want = sp_key_prefix(key, klen);
     while (lo < hi) {
         uint64_t mid = lo + (hi - lo) / 2;
         bool first_le_key;
@@ -334,7 +335,7 @@ int64_t sst_reader_find_block(const sst_reader *r, const uint8_t *key, size_t kl
         } else {
             uint32_t flen = 0; /* set by sst_reader_block_first_key; gcc -O3 cannot see it */
             const uint8_t *first = sst_reader_block_first_key(r, mid, &flen);
-            first_le_key = sst_key_cmp(first, flen, key, klen) <= 0;
+            first_le_key = sp_key_cmp(first, flen, key, klen) <= 0;
         }
         if (first_le_key)
             lo = mid + 1;
@@ -366,7 +367,7 @@ static int check_block(const sst_reader *r, uint64_t i, const uint8_t *data, blo
         return block_error(r, i, &e, err);
     uint32_t flen = 0; /* set by sst_reader_block_first_key; gcc -O3 cannot see it */
     const uint8_t *first = sst_reader_block_first_key(r, i, &flen);
-    if (sst_key_cmp(first, flen, it.key, it.key_len) != 0)
+    if (sp_key_cmp(first, flen, it.key, it.key_len) != 0)
         return sp_errorf(err, "%s: block %llu at byte %llu: first key differs from the index",
                          r->path, (unsigned long long)i,
                          (unsigned long long)(i * r->footer.block_size));

@@ -11,6 +11,7 @@
 #include "stages/sst/table_writer.h"
 
 #include "stages/common/fileio.h"
+#include "stages/common/key.h"
 #include "stages/common/size.h"
 #include "stages/sst/block.h"
 #include "stages/sst/coding.h"
@@ -195,7 +196,7 @@ int table_writer_add(table_writer *w, const sp_record *rec, sp_error *err) {
             (unsigned long long)n, show_key(rec->key, rec->key_len, a, sizeof a),
             (unsigned long long)rec->value_len, w->opts.max_value_bytes);
     if (w->stats.records > 0) {
-        if (sst_key_cmp(rec->key, rec->key_len, w->last_key, w->last_len) <= 0)
+        if (sp_key_cmp(rec->key, rec->key_len, w->last_key, w->last_len) <= 0)
             return sp_errorf(err,
                              "%s: record %llu: key %s does not sort after the previous key %s "
                              "(keys must be strictly increasing)",
