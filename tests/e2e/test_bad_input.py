@@ -108,7 +108,7 @@ class BadInput(E2ETest):
         return outdir, tmpdir
 
     def expect_failure(self, cmd, args, input_path, code=1, names=None, location=True,
-                       what="", good=None, out_name="out.sst", max_seconds=60):
+                       what="", good=None, out_name="out.sst"):
         """Runs `sstpipe cmd args... -o OUT [--tmp DIR]` twice: with no file at
         OUT, and with a good file there; both must fail cleanly (with exit
         code `code`, or any non-zero one when code is None)."""
@@ -123,7 +123,7 @@ class BadInput(E2ETest):
             if preexisting:
                 shutil.copyfile(good, out)
             tmp_flag = ["--tmp", tmpdir] if cmd in ("build", "extract", "sort") else []
-            r = sstpipe(cmd, *args, "-o", out, *tmp_flag, timeout=max(max_seconds, 60))
+            r = sstpipe(cmd, *args, "-o", out, *tmp_flag)
             w = f"{what} [{cmd}, {'good file at -o' if preexisting else 'no file at -o'}]"
             self.assertNotEqual(r.code, 0, f"{w}: must fail" + r.describe())
             if code is not None:
@@ -138,7 +138,6 @@ class BadInput(E2ETest):
             left = [p for p in leftover_temps(outdir) if p != out]
             self.assertEqual(left, [], f"{w}: files left beside the output")
             self.assertEqual(leftover_temps(tmpdir), [], f"{w}: files left in --tmp")
-            self.assertLess(r.seconds, max_seconds, f"{w}: took {r.seconds:.1f}s")
         return r
 
     def bad_data(self, name, data, location=True, code=1):
@@ -221,13 +220,14 @@ class BadInput(E2ETest):
 
     # ---- safe parsing
 
-    def _dump_if_built(self, data, name, max_seconds=10):
-        """Builds data; returns None if it failed (cleanly), else the records."""
+    def _dump_if_built(self, data, name):
+        """Builds data; returns None if it failed (cleanly), else the records.
+        An expansion would show in the peak RSS and the records, not in a
+        clock; a hang ends at sstpipe()'s timeout as a failure."""
         src = self.write_file(name, data)
         outdir, tmpdir = self.fresh_dirs(name)
         out = os.path.join(outdir, "out.sst")
-        r = sstpipe("build", src, "-o", out, "--tmp", tmpdir, timeout=60, measure_rss=True)
-        self.assertLess(r.seconds, max_seconds, f"{name}: build took {r.seconds:.1f}s")
+        r = sstpipe("build", src, "-o", out, "--tmp", tmpdir, measure_rss=True)
         self.assertLess(r.maxrss_kib, 256 * 1024,
                         f"{name}: build peaked at {r.maxrss_kib // 1024} MiB RSS")
         self.assertEqual(leftover_temps(tmpdir), [], f"{name}: files left in --tmp")
@@ -330,11 +330,19 @@ class BadInput(E2ETest):
         before the input is even read (so a bad input still gives exit 2)."""
         bad = self.write_file("bad.xml.bz2", b"BZh9 definitely not bz2 data")
         ok = self.write_file("ok.xml", SMALL_GOOD)
-        for src in (ok, bad):
-            r = self.expect_failure("build", [src, "--block-size", "512"], src, 2,
+        # A FIFO that this test holds open and never writes: reading it would
+        # block until sstpipe()'s timeout, so only a refusal before the input
+        # is read passes (and at once, however loaded the machine).
+        fifo = self.path("never-written.xml")
+        os.mkfifo(fifo)
+        hold = os.open(fifo, os.O_RDWR)
+        try:
+            for src in (ok, bad, fifo):
+                self.expect_failure("build", [src, "--block-size", "512"], src, 2,
                                     names=["512", "block"], location=False,
                                     what=f"build --block-size 512 on {os.path.basename(src)}")
-        self.assertLess(r.seconds, 5)
+        finally:
+            os.close(hold)
 
     def test_stage_options_out_of_range(self):
         cases = [("truncate", ["--max-bytes", "0"], "max"),

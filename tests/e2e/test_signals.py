@@ -12,6 +12,12 @@
   rename). A nightly keeps its lock only while it lives, and the
   staging directory of an interrupted run is removed by the next run,
   which must succeed.
+
+A signal's moment is drawn over the CPU time a whole run uses, and sent once
+the process has used that much (read from /proc): a point of the work done,
+which a loaded machine stretches in wall time but does not move. Every wait
+is for an event (a handler installed, CPU used, the exit), bounded only
+against a hang.
 """
 
 import sys
@@ -20,6 +26,7 @@ sys.dont_write_bytecode = True  # keep the source tree clean under ctest
 
 import os
 import random
+import resource
 import shutil
 import signal
 import subprocess
@@ -35,44 +42,78 @@ from sstpipe_e2e import E2ETest, sstpipe, sstpipe_bin, wikigen  # noqa: E402
 
 KILL_ITERATIONS = 60 if faultlib.LONG else 15
 SIGNAL_TRIES = 8 if faultlib.LONG else 2
+# Bounds of the waits below, in wall seconds: only a hung process reaches
+# them, however loaded the machine (2 cores shared, under ASan).
+PATIENCE = 600
 
 
-def timed(argv):
-    """Runs argv to completion; returns its wall time (it must succeed)."""
-    t = time.monotonic()
+def cpu_run(argv):
+    """Runs argv to completion (it must succeed); returns the CPU seconds
+    (user + system, every thread) it used."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     p = subprocess.run(argv, capture_output=True)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if p.returncode != 0:
         raise AssertionError(f"{argv} failed: {p.stderr.decode(errors='replace')}")
-    return time.monotonic() - t
+    return (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
 
 
-def wait_until_caught(pid, sig, limit=10.0):
-    """Waits until process pid has a handler for sig (SigCgt in its status)."""
-    end = time.monotonic() + limit
-    while time.monotonic() < end:
+def cpu_seconds(pid):
+    """CPU seconds process pid has used so far (every thread); None once it
+    is gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def wait_until_caught(p, sig):
+    """Waits until process p has a handler for sig (SigCgt in its status),
+    or has ended; a process that does neither within PATIENCE fails."""
+    end = time.monotonic() + PATIENCE
+    while p.poll() is None:
         try:
-            with open(f"/proc/{pid}/status") as f:
+            with open(f"/proc/{p.pid}/status") as f:
                 caught = next(int(l.split()[1], 16) for l in f if l.startswith("SigCgt:"))
         except (OSError, StopIteration):
             return
         if caught & (1 << (sig - 1)):
             return
+        if time.monotonic() > end:
+            raise AssertionError(f"pid {p.pid} installed no {sig.name} handler in {PATIENCE} s")
         time.sleep(0.001)
 
 
-def interrupt(argv, sig, delay):
-    """Starts argv, sends sig after delay seconds; returns (exit code or None
-    when it finished first, stderr)."""
+def wait_for_cpu(p, cpu):
+    """Waits until process p has used cpu CPU-seconds, or has ended. A point
+    of the run chosen by the work done, not by wall time, lands at the same
+    place of the run however loaded the machine is."""
+    end = time.monotonic() + PATIENCE
+    while p.poll() is None:
+        used = cpu_seconds(p.pid)
+        if used is None or used >= cpu:
+            return
+        if time.monotonic() > end:
+            raise AssertionError(f"pid {p.pid} used {used:.2f} of {cpu:.2f} CPU-s "
+                                 f"in {PATIENCE} s")
+        time.sleep(0.002)
+
+
+def interrupt(argv, sig, cpu):
+    """Starts argv and sends sig once it has used cpu CPU-seconds; returns
+    (exit code or None when it finished first, stderr)."""
     p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     if sig != signal.SIGKILL:
-        # The delay counts from when sstpipe handles the signal: before
-        # that, process start-up (slow under sanitizers) is what is timed.
-        wait_until_caught(p.pid, sig)
-    time.sleep(delay)
+        # sstpipe must handle the signal by then; before that, the default
+        # action would end it without its cleanup.
+        wait_until_caught(p, sig)
+    wait_for_cpu(p, cpu)
     finished = p.poll() is not None
     if not finished:
         p.send_signal(sig)
-    _, err = p.communicate(timeout=120)
+    _, err = p.communicate(timeout=PATIENCE)
     # A run that ended on its own between poll() and the signal is finished
     # too: the signal reached a process that had already exited.
     finished = finished or p.returncode == 0
@@ -116,9 +157,9 @@ class Signals(E2ETest):
 
     def test_sigkill_random_points_of_nightly(self):
         self.nightly_setup()
-        # The faster of two runs: the first also warms the page cache, and
-        # kills are drawn over the time a warm run takes.
-        full = min(timed(self.nightly_argv(self.big)), timed(self.nightly_argv(self.big)))
+        # Kills are drawn over the CPU time of a whole run (the less of two:
+        # the first also warms the page cache).
+        full = min(cpu_run(self.nightly_argv(self.big)), cpu_run(self.nightly_argv(self.big)))
         ref = os.path.join(self.out, "current", "table.sst")
         ref_sha = sha(ref)
         killed = completed = 0
@@ -126,7 +167,7 @@ class Signals(E2ETest):
             before = self.current()
             sums = {b: sha(os.path.join(self.out, "builds", b, "table.sst")) for b in self.builds()}
             delay = self.rng.uniform(0.02, full * 1.05)
-            what = f"iteration {i}: SIGKILL after {delay:.2f}s of {full:.2f}s"
+            what = f"iteration {i}: SIGKILL after {delay:.2f} of {full:.2f} CPU-s"
             code, err = interrupt(self.nightly_argv(self.big), signal.SIGKILL, delay)
             if code is None:
                 completed += 1
@@ -148,13 +189,13 @@ class Signals(E2ETest):
 
     def test_sigint_sigterm_nightly(self):
         self.nightly_setup()
-        full = timed(self.nightly_argv(self.big))
+        full = cpu_run(self.nightly_argv(self.big))
         interrupted = 0
         for sig in (signal.SIGINT, signal.SIGTERM):
             for i in range(SIGNAL_TRIES * 2):
                 before = self.current()
                 delay = self.rng.uniform(0.05, full * 0.9)
-                what = f"nightly {sig.name} after {delay:.2f}s of {full:.2f}s"
+                what = f"nightly {sig.name} after {delay:.2f} of {full:.2f} CPU-s"
                 code, err = interrupt(self.nightly_argv(self.big), sig, delay)
                 if code is None:
                     continue
@@ -178,7 +219,7 @@ class Signals(E2ETest):
         """Sends SIGINT then SIGTERM at random points of argv, which writes
         out (a previous version of which exists) with spill files in tmp."""
         prev = sha(out)
-        full = timed(argv)
+        full = cpu_run(argv)
         done = sha(out)
         self.assertNotEqual(done, prev, "the fault-free run did not replace the output")
         shutil.copy(self.prev_copy, out)
@@ -186,7 +227,7 @@ class Signals(E2ETest):
         for sig in (signal.SIGINT, signal.SIGTERM):
             for i in range(SIGNAL_TRIES * 3):
                 delay = self.rng.uniform(0.02, full * 0.9)
-                w = f"{what} {sig.name} after {delay:.2f}s of {full:.2f}s"
+                w = f"{what} {sig.name} after {delay:.2f} of {full:.2f} CPU-s"
                 code, err = interrupt(argv, sig, delay)
                 if code is None:
                     shutil.copy(self.prev_copy, out)

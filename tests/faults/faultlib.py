@@ -74,6 +74,22 @@ class Run:
                 f"\n  fired: {self.fired}\n  stderr: {self.stderr[-2000:]!r}")
 
 
+def shim_env(base, fault=None, fault_dir=None, log=None):
+    """base (an environment) with the shim preloaded; faultshim.c describes
+    each variable."""
+    e = dict(base)
+    e["LD_PRELOAD"] = shim_path()
+    # A sanitizer build wants its runtime first; the shim is not instrumented.
+    e["ASAN_OPTIONS"] = (e.get("ASAN_OPTIONS", "") + ":verify_asan_link_order=0").lstrip(":")
+    if log:
+        e["SSTPIPE_FAULT_LOG"] = log
+    if fault_dir:
+        e["SSTPIPE_FAULT_DIR"] = str(fault_dir)
+    if fault:
+        e["SSTPIPE_FAULT"] = fault
+    return e
+
+
 def run(argv, fault=None, fault_dir=None, env=None, timeout=300, preload=True):
     """Runs argv with the shim preloaded (counting calls under fault_dir and,
     with fault = "op:n:ACTION[:sticky]", failing one)."""
@@ -83,14 +99,7 @@ def run(argv, fault=None, fault_dir=None, env=None, timeout=300, preload=True):
     e = dict(os.environ)
     e.update(env or {})
     if preload:
-        e["LD_PRELOAD"] = shim_path()
-        e["SSTPIPE_FAULT_LOG"] = log
-        # A sanitizer build wants its runtime first; the shim is not instrumented.
-        e["ASAN_OPTIONS"] = (e.get("ASAN_OPTIONS", "") + ":verify_asan_link_order=0").lstrip(":")
-        if fault_dir:
-            e["SSTPIPE_FAULT_DIR"] = str(fault_dir)
-        if fault:
-            e["SSTPIPE_FAULT"] = fault
+        e = shim_env(e, fault, fault_dir, log)
     try:
         p = subprocess.run(argv, capture_output=True, env=e, timeout=timeout)
         fired, counts = [], {}

@@ -9,7 +9,9 @@
  *   SSTPIPE_FAULT=OP:N:ACTION[:sticky]
  *       the Nth call (from 1) of OP that matches SSTPIPE_FAULT_DIR fails
  *       with errno ACTION (ENOSPC, EIO, EDQUOT, EROFS, EFBIG), or, when
- *       ACTION is SIGKILL, the process kills itself just before that call.
+ *       ACTION is SIGKILL, the process kills itself just before that call;
+ *       with SIGSTOP it stops itself there (a test then finds it stopped at
+ *       a known point) and, if continued, makes the call as usual.
  *       With "sticky", every matching call from the Nth on fails too (a
  *       disk that stays full). Without SSTPIPE_FAULT nothing fails.
  *   SSTPIPE_FAULT_DIR=DIR
@@ -58,8 +60,8 @@ static const char *const op_names[OP_COUNT] = {"write",  "pwrite",   "fsync",   
 static const struct {
     const char *name;
     int value;
-} actions[] = {{"ENOSPC", ENOSPC}, {"EIO", EIO},     {"EDQUOT", EDQUOT},
-               {"EROFS", EROFS},   {"EFBIG", EFBIG}, {"SIGKILL", -SIGKILL}};
+} actions[] = {{"ENOSPC", ENOSPC}, {"EIO", EIO},          {"EDQUOT", EDQUOT},   {"EROFS", EROFS},
+               {"EFBIG", EFBIG},   {"SIGKILL", -SIGKILL}, {"SIGSTOP", -SIGSTOP}};
 
 static ssize_t (*real_write)(int, const void *, size_t);
 static ssize_t (*real_pwrite)(int, const void *, size_t, off_t);
@@ -205,6 +207,10 @@ static bool hit(enum op op, const char *path) {
     if ((int)op != fault_op || (fault_sticky ? n < fault_n : n != fault_n))
         return false;
     log_line("fired %s %ld %s\n", op_names[op], n, path);
+    if (fault_action == -SIGSTOP) {
+        kill(getpid(), SIGSTOP);
+        return false;
+    }
     if (fault_action < 0)
         kill(getpid(), -fault_action);
     errno = fault_action;

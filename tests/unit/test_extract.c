@@ -582,14 +582,12 @@ static void test_billion_laughs(void **state) {
               " <!ENTITY lol9 \"&lol8;&lol8;&lol8;&lol8;&lol8;&lol8;&lol8;&lol8;&lol8;&lol8;\">\n"
               "]>\n" HDR "<page><title>&lol9;</title><revision><text>&lol9;</text></revision>"
               "</page></mediawiki>\n");
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    /* Refused at the DOCTYPE (line 2), before the first entity is declared,
+     * let alone expanded, and with no record: what a clock would only hint
+     * at (a run under ASan on a loaded machine is slow either way). */
     result res;
     run_fails(path, NULL, &res, "lol.xml: XML error at line 2: DOCTYPE refused", NULL);
-    clock_gettime(CLOCK_MONOTONIC, &t1);
     assert_int_equal(res.n, 0);
-    double secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
-    assert_true(secs < 1.0);
     result_free(&res);
 }
 
