@@ -84,6 +84,7 @@ static void reduce(profile_result *res, const uint32_t *reads, double seconds) {
     res->seconds = seconds;
     res->lookups_per_sec = seconds > 0 ? (double)n / seconds : 0;
     res->reads_per_lookup = (double)res->reads / (double)n;
+    res->blocks_per_lookup = (double)res->blocks_searched / (double)n;
     res->bytes_per_lookup = (double)res->bytes_read / (double)n;
 }
 
@@ -148,6 +149,7 @@ int profile_run(const char *path, const profile_options *opts, profile_result *r
     if (open_for_lookups(path, opts->cold, &fd, err))
         goto out;
     bool mapped = !opts->cold && opts->queue_depth == 1;
+    res->io = mapped ? "mapped" : opts->queue_depth > 1 ? "io_uring" : "pread";
     if (mapped && sst_reader_map(r, SST_READER_DIR_BUDGET, err))
         goto out;
     for (unsigned t = 0; t < threads; t++)
@@ -181,6 +183,7 @@ int profile_run(const char *path, const profile_options *opts, profile_result *r
         res->hits += jobs[t].hits;
         res->misses += jobs[t].misses;
         res->bytes_read += jobs[t].bytes;
+        res->blocks_searched += jobs[t].blocks;
     }
     res->lookups = n;
     reduce(res, reads, elapsed(&t0, &t1));

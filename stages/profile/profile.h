@@ -38,8 +38,11 @@ typedef struct profile_result {
     uint32_t block_size, cluster_size;
     /* what was done */
     uint64_t lookups, hits, misses;
-    uint64_t misses_requested;  /* absent keys drawn; each must come back a miss */
-    uint64_t reads, bytes_read; /* read calls (pread or io_uring) and bytes */
+    uint64_t misses_requested; /* absent keys drawn; each must come back a miss */
+    const char *io;            /* how blocks were read: "mapped", "pread" or "io_uring" */
+    uint64_t blocks_searched;  /* blocks whose search answered a lookup */
+    double blocks_per_lookup;
+    uint64_t reads, bytes_read; /* read calls made and the bytes they returned (none mapped) */
     uint64_t min_reads_per_lookup, max_reads_per_lookup;
     double reads_per_lookup, bytes_per_lookup;
     double seconds; /* wall time of the lookup phase */

@@ -8,8 +8,14 @@
  * is checked in full on its first lookup only; the others pread or io_uring
  * it into a buffer and check it every time. With io_uring, a lookup's time also
  * includes the time its read waited behind the others in flight, as
- * diskspd counts latency under outstanding IOs. Every read call is counted,
- * so a short read shows up as a second read of that lookup.
+ * diskspd counts latency under outstanding IOs.
+ *
+ * What is counted is what happened, where it happened: a block searched
+ * when its search has answered; a read when a pread returned or an io_uring
+ * read completed, with the bytes it returned (a short pread shows up as a
+ * second read of that lookup). A mapped lookup makes no read call, so it
+ * counts none: its block is read in place, by page faults the process does
+ * not see (stages/profile/README.md).
  */
 #include "stages/profile/profile_io.h"
 
@@ -33,12 +39,16 @@ static const uint8_t *key_of(const profile_keys *k, uint64_t i, size_t *klen) {
 }
 
 /* Records lookup i, timed from t0: found is the search's answer (-1: an
- * error, already in j->err). */
-static int finish_lookup(lookup_job *j, uint64_t i, int found, uint64_t t0, uint32_t reads) {
+ * error, already in j->err) in block b (-1: no block may hold the key, none
+ * was searched), after reads read calls. */
+static int finish_lookup(lookup_job *j, uint64_t i, int found, int64_t b, uint64_t t0,
+                         uint32_t reads) {
     if (found < 0)
         return -1;
     j->lat_ns[i] = now_ns() - t0;
     j->reads[i] = reads;
+    if (b >= 0)
+        j->blocks++;
     if (found != !j->keys->absent[i])
         return sp_errorf(&j->err, "%s: lookup %llu: a key %s the file was %s",
                          sst_reader_path(j->r), (unsigned long long)i,
@@ -64,10 +74,8 @@ static int search(lookup_job *j, uint64_t i, int64_t b, const uint8_t *buf) {
 }
 
 /* Warm lookups through the mapped data region: the block is read in place,
- * one read of block_size bytes that no system call or copy stands in front
- * of. */
+ * with no system call or copy in front of it. */
 static int run_mapped(lookup_job *j) {
-    uint32_t bs = sst_reader_footer(j->r)->block_size;
     int rc = 0;
     for (uint64_t i = j->first; i < j->first + j->count && rc == 0; i++) {
         size_t klen;
@@ -78,9 +86,7 @@ static int run_mapped(lookup_job *j) {
         int64_t b = sst_reader_find_block(j->r, key, klen);
         int found =
             b < 0 ? 0 : sst_reader_get_in_block(j->r, (uint64_t)b, key, klen, &val, &vlen, &j->err);
-        if (b >= 0)
-            j->bytes += bs;
-        rc = finish_lookup(j, i, found, t0, b >= 0);
+        rc = finish_lookup(j, i, found, b, t0, 0);
     }
     return rc;
 }
@@ -114,11 +120,11 @@ static int run_sync(lookup_job *j) {
                     break;
                 }
                 got += (size_t)k;
+                j->bytes += (uint64_t)k;
             }
-            j->bytes += bs;
         }
         if (rc == 0)
-            rc = finish_lookup(j, i, search(j, i, b, buf), t0, reads);
+            rc = finish_lookup(j, i, search(j, i, b, buf), b, t0, reads);
     }
     free(buf);
     return rc;
@@ -128,6 +134,7 @@ typedef struct slot {
     uint64_t i;
     int64_t block;
     uint64_t t0;
+    uint32_t reads; /* completed */
     uint8_t *buf;
 } slot;
 
@@ -164,7 +171,7 @@ static int run_uring(lookup_job *j) {
             uint64_t t0 = now_ns();
             int64_t b = sst_reader_find_block(j->r, key, klen);
             if (b < 0) {
-                rc = finish_lookup(j, i, 0, t0, 0);
+                rc = finish_lookup(j, i, 0, b, t0, 0);
                 continue;
             }
             slot *s = free_slots[--n_free];
@@ -187,7 +194,9 @@ static int run_uring(lookup_job *j) {
             slot *s = io_uring_cqe_get_data(cqe);
             seen++;
             inflight--;
-            j->bytes += bs;
+            s->reads++;
+            if (cqe->res > 0)
+                j->bytes += (uint64_t)cqe->res;
             if (rc == 0 && cqe->res != (int)bs)
                 rc = cqe->res < 0
                          ? sp_errorf(&j->err, "%s: read of block %lld: %s", sst_reader_path(j->r),
@@ -195,7 +204,8 @@ static int run_uring(lookup_job *j) {
                          : sp_errorf(&j->err, "%s: short read of block %lld (%d of %u bytes)",
                                      sst_reader_path(j->r), (long long)s->block, cqe->res, bs);
             if (rc == 0)
-                rc = finish_lookup(j, s->i, search(j, s->i, s->block, s->buf), s->t0, 1);
+                rc = finish_lookup(j, s->i, search(j, s->i, s->block, s->buf), s->block, s->t0,
+                                   s->reads);
             free_slots[n_free++] = s;
         }
         io_uring_cq_advance(&ring, seen);

@@ -23,8 +23,9 @@ typedef struct lookup_job {
     unsigned queue_depth;
     /* out, indexed by key number (shared arrays, disjoint ranges) */
     uint64_t *lat_ns;
-    uint32_t *reads;
-    uint64_t bytes; /* read by this job */
+    uint32_t *reads; /* read calls made */
+    uint64_t bytes;  /* the bytes they returned */
+    uint64_t blocks; /* blocks searched */
     uint64_t hits, misses;
     int rc;
     sp_error err;

@@ -101,7 +101,8 @@ class Load(E2ETest):
                 seed += 1
                 self.assertEqual(code, 0, err)
                 self.assertEqual(res["hits"], LOOKUPS, res)
-                self.assertEqual(res["max_reads_per_lookup"], 1, "one lookup = one read")
+                self.assertEqual(res["blocks_searched"], LOOKUPS, "one lookup = one block")
+                self.assertEqual((res["io"], res["reads"]), ("mapped", 0), "read in place")
                 runs.append(rss)
         finally:
             stop.set()
