@@ -8,6 +8,7 @@
 #include "pipeline/tune.h"
 #include "stages/common/cleanup.h"
 #include "stages/extract/extract.h"
+#include "stages/merge/merge.h"
 #include "stages/profile/profile.h"
 #include "stages/read/read.h"
 #include "stages/sort/sorter.h"
@@ -31,6 +32,7 @@ static const command commands[] = {
     {"truncate", truncate_cmd, "cut each value to N bytes on a UTF-8 boundary"},
     {"sort", sort_cmd, "external merge sort of a record stream by key"},
     {"write", write_cmd, "write a sorted record stream as an SSTable"},
+    {"merge", merge_cmd, "merge SSTables into one, the last input winning a shared key"},
     {"get", get_cmd, "print the value of one key"},
     {"dump", dump_cmd, "print every record in key order"},
     {"info", info_cmd, "print what an SSTable's footer says"},

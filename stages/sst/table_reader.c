@@ -250,9 +250,15 @@ sst_reader *sst_reader_open(const char *path, sp_error *err) {
     uint64_t at = size - SST_FOOTER_BYTES;
     uint8_t raw[SST_FOOTER_BYTES];
     sst_footer *f = &r->footer;
-    if (sp_pread_exact(r->fd, raw, sizeof raw, at, path, err) ||
-        sst_footer_decode(raw, f, path, err))
+    if (sp_pread_exact(r->fd, raw, sizeof raw, at, path, err))
         goto fail;
+    sp_error e = {0};
+    char where[300];
+    snprintf(where, sizeof where, "%s: footer at byte %llu", path, (unsigned long long)at);
+    if (sst_footer_decode(raw, f, where, &e)) {
+        sp_errorf(err, "%s", e.msg);
+        goto fail;
+    }
     char lo[32], hi[32];
     if (!pow2_in(f->cluster_size, SST_MIN_CLUSTER_SIZE, SST_MAX_CLUSTER_SIZE)) {
         sp_errorf(err,
@@ -372,6 +378,11 @@ static int check_block(const sst_reader *r, uint64_t i, const uint8_t *data, blo
                          r->path, (unsigned long long)i,
                          (unsigned long long)(i * r->footer.block_size));
     return 0;
+}
+
+int sst_reader_check_block(const sst_reader *r, uint64_t i, const uint8_t *data, block_view *v,
+                           sp_error *err) {
+    return check_block(r, i, data, v, err);
 }
 
 static int find_in_view(const sst_reader *r, uint64_t i, const block_view *v, const uint8_t *key,

@@ -52,6 +52,11 @@ int sst_reader_get(sst_reader *r, const uint8_t *key, size_t klen, const uint8_t
  * restart points, and its first key against the index. */
 int sst_reader_read_block(sst_reader *r, uint64_t i, uint8_t *buf, block_view *v, sp_error *err);
 
+/* Checks block i that the caller read into data (block_size bytes) as
+ * sst_reader_read_block does, and opens it into v. */
+int sst_reader_check_block(const sst_reader *r, uint64_t i, const uint8_t *data, block_view *v,
+                           sp_error *err);
+
 /* Checks block i that the caller read into buf (e.g. with O_DIRECT) as
  * sst_reader_read_block does, then looks key up in it: 1 found (*value
  * points into buf), 0 not, -1 error. */

@@ -7,6 +7,11 @@
  * each block stays at a block_size-aligned file offset. The index grows in
  * memory in its on-disk encoding (a few bytes per block), and nothing is
  * allocated per record.
+ *
+ * Blocks copied from another table (table_writer_copy_block, for merge)
+ * are not read here: consecutive ones are collected into one pending range
+ * of the source file, which the kernel copies (copy_file_range) before
+ * anything else is written, so a long run of unchanged blocks is one call.
  */
 #include "stages/sst/table_writer.h"
 
@@ -17,11 +22,13 @@
 #include "stages/sst/coding.h"
 #include "stages/sst/format.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <xxhash.h>
 
 #define BATCH_BYTES (1u << 20) /* a multiple of every block size */
@@ -46,6 +53,8 @@ struct table_writer {
     uint32_t last_len;
     uint8_t last_key[SP_MAX_KEY_BYTES];
     table_stats stats;
+    int copy_fd; /* the pending copy: copy_len bytes of copy_fd at copy_off */
+    uint64_t copy_off, copy_len;
 };
 
 void table_options_init(table_options *opts) {
@@ -81,6 +90,7 @@ table_writer *table_writer_init(const char *path, const table_options *opts, sp_
     }
     w->opts = *opts;
     w->out.fd = -1;
+    w->copy_fd = -1;
     w->path = strdup(path);
     w->block = block_builder_init(opts->block_size);
     w->hash = XXH3_createState();
@@ -100,22 +110,73 @@ table_writer *table_writer_init(const char *path, const table_options *opts, sp_
     return w;
 }
 
-static int flush(table_writer *w, sp_error *err) {
-    if (w->batch_used && sp_write_all(w->out.fd, w->batch, w->batch_used, w->path, err))
-        return -1;
-    w->written += w->batch_used;
-    w->batch_used = 0;
+/* Starts writeback of what was written since the last start. */
+static void written(table_writer *w, uint64_t n) {
+    w->written += n;
     if (w->written - w->synced_to >= WRITEBACK_BYTES) {
         /* Only a hint: where the file system cannot, fsync does it all. */
         sync_file_range(w->out.fd, (off64_t)w->synced_to, (off64_t)(w->written - w->synced_to),
                         SYNC_FILE_RANGE_WRITE);
         w->synced_to = w->written;
     }
+}
+
+static int flush(table_writer *w, sp_error *err) {
+    if (w->batch_used && sp_write_all(w->out.fd, w->batch, w->batch_used, w->path, err))
+        return -1;
+    written(w, w->batch_used);
+    w->batch_used = 0;
+    return 0;
+}
+
+/* The pending copy, through the (empty) batch buffer where the kernel
+ * cannot copy between these files. */
+static int copy_through_batch(table_writer *w, sp_error *err) {
+    while (w->copy_len) {
+        size_t k = w->copy_len < BATCH_BYTES ? (size_t)w->copy_len : BATCH_BYTES;
+        if (sp_pread_exact(w->copy_fd, w->batch, k, w->copy_off, w->path, err) ||
+            sp_write_all(w->out.fd, w->batch, k, w->path, err))
+            return -1;
+        written(w, k);
+        w->copy_off += k;
+        w->copy_len -= k;
+    }
+    return 0;
+}
+
+/* Runs the pending copy; the batch is empty (flushed) when one is pending. */
+static int run_copy(table_writer *w, sp_error *err) {
+    while (w->copy_len) {
+        loff_t in = (loff_t)w->copy_off;
+        size_t k = w->copy_len < (1u << 30) ? (size_t)w->copy_len : (1u << 30);
+        ssize_t n = copy_file_range(w->copy_fd, &in, w->out.fd, NULL, k, 0);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EXDEV || errno == EINVAL || errno == ENOSYS || errno == EOPNOTSUPP ||
+                      errno == EBADF)) {
+            if (copy_through_batch(w, err))
+                return -1;
+            break;
+        }
+        if (n < 0)
+            return sp_errorf(err, "%s: copying %llu bytes of blocks at byte %llu: %s", w->path,
+                             (unsigned long long)w->copy_len, (unsigned long long)w->written,
+                             strerror(errno));
+        if (n == 0)
+            return sp_errorf(err, "%s: the table copied from ended at byte %llu", w->path,
+                             (unsigned long long)w->copy_off);
+        written(w, (uint64_t)n);
+        w->copy_off += (uint64_t)n;
+        w->copy_len -= (uint64_t)n;
+    }
+    w->copy_fd = -1;
     return 0;
 }
 
 /* Appends n bytes of src (or zeros when src is NULL) to the file. */
 static int emit(table_writer *w, const uint8_t *src, uint64_t n, sp_error *err) {
+    if (w->copy_len && run_copy(w, err))
+        return -1;
     while (n) {
         if (w->batch_used == BATCH_BYTES && flush(w, err))
             return -1;
@@ -218,6 +279,37 @@ int table_writer_add(table_writer *w, const sp_record *rec, sp_error *err) {
     w->stats.records++;
     w->stats.key_bytes += rec->key_len;
     w->stats.value_bytes += vlen;
+    return 0;
+}
+
+int table_writer_copy_block(table_writer *w, const table_block_copy *c, sp_error *err) {
+    char a[320], b[320];
+    if (w->stats.records > 0 && sp_key_cmp(c->first, c->first_len, w->last_key, w->last_len) <= 0)
+        return sp_errorf(err,
+                         "%s: copied block: first key %s does not sort after the previous key %s",
+                         w->path, show_key(c->first, c->first_len, a, sizeof a),
+                         show_key(w->last_key, w->last_len, b, sizeof b));
+    if (!block_builder_empty(w->block) && end_block(w, err))
+        return -1;
+    if (flush(w, err))
+        return -1;
+    const uint64_t bs = w->opts.block_size;
+    if (w->copy_len && !(w->copy_fd == c->fd && w->copy_off + w->copy_len == c->offset) &&
+        run_copy(w, err))
+        return -1;
+    if (!w->copy_len) {
+        w->copy_fd = c->fd;
+        w->copy_off = c->offset;
+    }
+    w->copy_len += bs;
+    if (index_add(w, c->first, c->first_len, err))
+        return -1;
+    w->stats.data_blocks++;
+    w->stats.records += c->records;
+    w->stats.key_bytes += c->key_bytes;
+    w->stats.value_bytes += c->value_bytes;
+    memcpy(w->last_key, c->last, c->last_len);
+    w->last_len = c->last_len;
     return 0;
 }
 

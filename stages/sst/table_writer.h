@@ -38,6 +38,26 @@ table_writer *table_writer_init(const char *path, const table_options *opts, sp_
 /* Appends a record (value in memory). Keys must strictly increase. */
 int table_writer_add(table_writer *w, const sp_record *rec, sp_error *err);
 sp_sink table_writer_sink(table_writer *w);
+
+/* A finished data block of another table, appended as it is. */
+typedef struct table_block_copy {
+    int fd;               /* the table it comes from */
+    uint64_t offset;      /* its offset there, a multiple of block_size */
+    const uint8_t *first; /* its first and last key */
+    uint32_t first_len;
+    const uint8_t *last;
+    uint32_t last_len;
+    uint64_t records, key_bytes, value_bytes;
+} table_block_copy;
+
+/*
+ * Appends a block (the same block size, values within this table's bound:
+ * the caller checked it) after the block being filled, which is finished
+ * first. The bytes are copied by the kernel (copy_file_range; with
+ * reflinks the extents are shared), blocks consecutive in the source in
+ * one call. Its first key must sort after the last key added.
+ */
+int table_writer_copy_block(table_writer *w, const table_block_copy *c, sp_error *err);
 /* Writes index and footer, fsyncs and renames into place. */
 int table_writer_finish(table_writer *w, sp_error *err);
 const table_stats *table_writer_stats(const table_writer *w);

@@ -26,7 +26,8 @@ from sstpipe_e2e import sstpipe_bin  # noqa: E402
 # iterations and longer load. ctest runs the brief version.
 LONG = os.environ.get("SSTPIPE_FAULTS_LONG") == "1"
 
-OPS = ("write", "pwrite", "fsync", "fdatasync", "rename", "renameat", "ftruncate", "close")
+OPS = ("write", "pwrite", "fsync", "fdatasync", "rename", "renameat", "ftruncate", "close",
+       "copy_file_range")
 ERRNOS = ("ENOSPC", "EIO")
 
 _built_shim = None

@@ -3,8 +3,8 @@
  * process fail, so tests can watch sstpipe meet a full or failing disk at
  * every write, fsync and rename it makes.
  *
- * It wraps write, pwrite, fsync, fdatasync, rename, renameat(2), ftruncate
- * and close. Environment:
+ * It wraps write, pwrite, copy_file_range (merge's block copies), fsync,
+ * fdatasync, rename, renameat(2), ftruncate and close. Environment:
  *
  *   SSTPIPE_FAULT=OP:N:ACTION[:sticky]
  *       the Nth call (from 1) of OP that matches SSTPIPE_FAULT_DIR fails
@@ -51,11 +51,13 @@ enum op {
     OP_RENAMEAT,
     OP_FTRUNCATE,
     OP_CLOSE,
+    OP_COPY_FILE_RANGE,
     OP_COUNT
 };
 
-static const char *const op_names[OP_COUNT] = {"write",  "pwrite",   "fsync",     "fdatasync",
-                                               "rename", "renameat", "ftruncate", "close"};
+static const char *const op_names[OP_COUNT] = {"write",     "pwrite", "fsync",
+                                               "fdatasync", "rename", "renameat",
+                                               "ftruncate", "close",  "copy_file_range"};
 
 static const struct {
     const char *name;
@@ -72,6 +74,7 @@ static int (*real_renameat)(int, const char *, int, const char *);
 static int (*real_renameat2)(int, const char *, int, const char *, unsigned);
 static int (*real_ftruncate)(int, off_t);
 static int (*real_close)(int);
+static ssize_t (*real_copy_file_range)(int, off_t *, int, off_t *, size_t, unsigned);
 
 static char dir[PATH_MAX]; /* canonical SSTPIPE_FAULT_DIR, "" for every file */
 static size_t dir_len;
@@ -142,6 +145,7 @@ static void shim_setup(void) {
     real_renameat2 = next_symbol("renameat2");
     real_ftruncate = next_symbol("ftruncate");
     real_close = next_symbol("close");
+    real_copy_file_range = next_symbol("copy_file_range");
     const char *d = getenv("SSTPIPE_FAULT_DIR");
     if (d && *d) {
         if (!realpath(d, dir)) {
@@ -247,6 +251,14 @@ ssize_t pwrite(int fd, const void *buf, size_t n, off_t off) {
 
 ssize_t pwrite64(int fd, const void *buf, size_t n, off_t off) {
     return pwrite(fd, buf, n, off);
+}
+
+/* Counted on the file written to. */
+ssize_t copy_file_range(int fd_in, off_t *off_in, int fd_out, off_t *off_out, size_t n,
+                        unsigned flags) {
+    return hit_fd(OP_COPY_FILE_RANGE, fd_out)
+               ? -1
+               : real_copy_file_range(fd_in, off_in, fd_out, off_out, n, flags);
 }
 
 int fsync(int fd) {

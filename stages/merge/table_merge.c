@@ -1,0 +1,215 @@
+/*
+ * table_merge.c: the table merge; see table_merge.h.
+ *
+ * The inputs other than the base go through the merger (stages/sort/
+ * merge.h), which already keeps the latest input's record of a key. The
+ * base is walked beside it block by block: at the start of a base block,
+ * if the merger's next key sorts after the block's last key, nothing of
+ * the other inputs falls into the block and it is copied whole; otherwise
+ * its records are merged one by one with the merger's (on a shared key the
+ * one from the later input wins) and re-encoded. A rebuilt run ends where
+ * the next base block can be copied again; the block being filled then is
+ * finished early, so blocks next to a change may be less full than build
+ * would make them, which the format allows.
+ */
+#include "stages/merge/table_merge.h"
+
+#include "stages/common/key.h"
+#include "stages/merge/table_source.h"
+#include "stages/sort/merge.h"
+#include "stages/sst/table_writer.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define DEFAULT_READ_BYTES (256u << 10)
+
+void table_merge_options_init(table_merge_options *o) {
+    *o = (table_merge_options){.read_bytes = DEFAULT_READ_BYTES};
+}
+
+typedef struct merge_run {
+    table_source **tables; /* the inputs, in order */
+    unsigned n;
+    merge_source **others; /* the merger's sources: the inputs but the base */
+    unsigned *other_index; /* input number of each */
+    unsigned *heap;
+    table_writer *w;
+    table_merge_stats *st;
+} merge_run;
+
+static int put(merge_run *r, const sp_record *rec, sp_error *err) {
+    if (table_writer_add(r->w, rec, err))
+        return -1;
+    r->st->records++;
+    return 0;
+}
+
+static int put_source(merge_run *r, merge_source *s, sp_error *err) {
+    sp_record rec = {
+        .key = s->key, .key_len = s->key_len, .value_len = s->value_len, .value_fd = -1};
+    if (s->ops->value(s, &rec.value, err))
+        return -1;
+    return put(r, &rec, err);
+}
+
+/* Takes the merger's next record into the output (or drops it, when the
+ * base's record of the same key wins). */
+static int take_other(merge_run *r, merger *m, bool keep, sp_error *err) {
+    sp_record rec;
+    unsigned from;
+    if (merger_next(m, &rec, &from, err) < 0)
+        return -1;
+    return keep ? put(r, &rec, err) : 0;
+}
+
+static int copy_block(merge_run *r, const table_source_block *b, sp_error *err) {
+    table_block_copy c = {.fd = b->fd,
+                          .offset = b->offset,
+                          .first = b->first,
+                          .first_len = b->first_len,
+                          .last = b->last,
+                          .last_len = b->last_len,
+                          .records = b->records,
+                          .key_bytes = b->key_bytes,
+                          .value_bytes = b->value_bytes};
+    if (table_writer_copy_block(r->w, &c, err))
+        return -1;
+    r->st->records += b->records;
+    r->st->blocks_copied++;
+    return 0;
+}
+
+/* The merge proper, base (input base_i) walked beside the merger. */
+static int run_merge(merge_run *r, table_source *base, unsigned base_i, sp_error *err) {
+    merger m;
+    if (merger_init(&m, r->others, r->n - (base ? 1 : 0), r->heap, err))
+        return -1;
+    merge_source *bs = base ? table_source_merge_source(base) : NULL;
+    int bgot = bs ? bs->ops->next(bs, err) : 0;
+    if (bgot < 0)
+        return -1;
+    uint64_t replaced = 0;
+    for (;;) {
+        const uint8_t *ok;
+        uint32_t okl;
+        unsigned of;
+        int ogot = merger_peek(&m, &ok, &okl, &of, err);
+        if (ogot < 0)
+            return -1;
+        if (!bgot) {
+            if (!ogot)
+                break;
+            if (take_other(r, &m, true, err))
+                return -1;
+            continue;
+        }
+        table_source_block b;
+        if (table_source_at_block_start(base, &b)) {
+            if (!ogot || sp_key_cmp(ok, okl, b.last, b.last_len) > 0) {
+                if (copy_block(r, &b, err) || (bgot = table_source_skip_block(base, err)) < 0)
+                    return -1;
+                continue;
+            }
+            r->st->blocks_rebuilt++;
+        }
+        int c = ogot ? sp_key_cmp(bs->key, bs->key_len, ok, okl) : -1;
+        if (c > 0) {
+            if (take_other(r, &m, true, err))
+                return -1;
+            continue;
+        }
+        bool other_wins = c == 0 && r->other_index[of] > base_i;
+        if (c == 0)
+            replaced++;
+        if (other_wins) {
+            if (take_other(r, &m, true, err))
+                return -1;
+        } else {
+            if (put_source(r, bs, err) || (c == 0 && take_other(r, &m, false, err)))
+                return -1;
+        }
+        if ((bgot = bs->ops->next(bs, err)) < 0)
+            return -1;
+    }
+    r->st->replaced = m.dups + replaced;
+    return 0;
+}
+
+/* The base: the input with the most blocks among those of the output's block size. */
+static int pick_base(table_source **t, unsigned n, uint32_t block_size) {
+    int best = -1;
+    for (unsigned i = 0; i < n; i++) {
+        const sst_footer *f = table_source_footer(t[i]);
+        if (f->block_size == block_size && f->data_blocks > 0 &&
+            (best < 0 || f->data_blocks > table_source_footer(t[best])->data_blocks))
+            best = (int)i;
+    }
+    return best;
+}
+
+int table_merge(const char *out, const char *const *inputs, unsigned n,
+                const table_merge_options *o, table_merge_stats *st, sp_error *err) {
+    memset(st, 0, sizeof *st);
+    st->inputs = n;
+    if (n == 0)
+        return sp_errorf(err, "merge: no input tables");
+    merge_run r = {.n = n, .st = st};
+    r.tables = calloc(n, sizeof *r.tables);
+    r.others = calloc(n, sizeof *r.others);
+    r.other_index = calloc(n, sizeof *r.other_index);
+    r.heap = calloc(n, sizeof *r.heap);
+    int rc = -1;
+    if (!r.tables || !r.others || !r.other_index || !r.heap) {
+        sp_errorf(err, "merge: out of memory");
+        goto done;
+    }
+    table_options opts;
+    table_options_init(&opts);
+    opts.max_value_bytes = 0;
+    for (unsigned i = 0; i < n; i++) {
+        if (!(r.tables[i] = table_source_open(inputs[i], o->read_bytes, err)))
+            goto done;
+        const sst_footer *f = table_source_footer(r.tables[i]);
+        if (f->max_value_bytes > opts.max_value_bytes)
+            opts.max_value_bytes = f->max_value_bytes;
+    }
+    const sst_footer *first = table_source_footer(r.tables[0]);
+    opts.block_size = o->block_size ? o->block_size : first->block_size;
+    opts.cluster_size = o->cluster_size ? o->cluster_size : first->cluster_size;
+    int base_i = o->canonical ? -1 : pick_base(r.tables, n, opts.block_size);
+    unsigned k = 0;
+    for (unsigned i = 0; i < n; i++)
+        if ((int)i != base_i) {
+            r.others[k] = table_source_merge_source(r.tables[i]);
+            r.other_index[k++] = i;
+        }
+    if (!(r.w = table_writer_init(out, &opts, err)))
+        goto done;
+    if (run_merge(&r, base_i >= 0 ? r.tables[base_i] : NULL, (unsigned)(base_i >= 0 ? base_i : 0),
+                  err) ||
+        table_writer_finish(r.w, err))
+        goto done;
+    const table_stats *ts = table_writer_stats(r.w);
+    st->data_blocks = ts->data_blocks;
+    st->file_size = ts->file_size;
+    rc = 0;
+done:
+    table_writer_destroy(r.w);
+    for (unsigned i = 0; r.tables && i < n; i++)
+        table_source_destroy(r.tables[i]);
+    free(r.tables);
+    free(r.others);
+    free(r.other_index);
+    free(r.heap);
+    return rc;
+}
+
+void table_merge_stats_print(FILE *out, const table_merge_stats *s) {
+    fprintf(out,
+            "merge: inputs=%u records=%llu replaced=%llu blocks_copied=%llu blocks_rebuilt=%llu "
+            "data_blocks=%llu file_size=%llu\n",
+            s->inputs, (unsigned long long)s->records, (unsigned long long)s->replaced,
+            (unsigned long long)s->blocks_copied, (unsigned long long)s->blocks_rebuilt,
+            (unsigned long long)s->data_blocks, (unsigned long long)s->file_size);
+}

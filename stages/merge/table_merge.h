@@ -1,0 +1,54 @@
+/*
+ * table_merge.h: `sstpipe merge`'s engine, the streaming k-way merge of
+ * SSTables into one.
+ *
+ * Every key of the inputs is in the output once; where several inputs hold
+ * a key, the value of the last of them wins, the rule a later page already
+ * follows within a dump. So merging the tables built from dumps D1 ... Dn
+ * holds the records of one build of D1 ... Dn concatenated.
+ *
+ * The largest input whose block size is the output's is the base: a block
+ * of it into which no key of another input falls is copied as it is (the
+ * kernel copies it; see table_writer_copy_block), only blocks around
+ * changed keys are decoded and rebuilt, and the index is written anew.
+ * With canonical set there is no base: every record is re-encoded, filling
+ * blocks greedily as build does, which gives build's bytes exactly.
+ *
+ * Memory: one read buffer per input (read_bytes), the inputs' indexes and
+ * the output's (a few bytes per block), whatever the table sizes.
+ */
+#ifndef SSTPIPE_MERGE_TABLE_MERGE_H
+#define SSTPIPE_MERGE_TABLE_MERGE_H
+
+#include "stages/common/error.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+typedef struct table_merge_options {
+    uint32_t block_size;   /* 0: the first input's */
+    uint32_t cluster_size; /* 0: the first input's */
+    bool canonical;        /* re-encode everything: build's bytes */
+    size_t read_bytes;     /* read buffer per input */
+} table_merge_options;
+
+typedef struct table_merge_stats {
+    unsigned inputs;
+    uint64_t records;        /* in the output */
+    uint64_t replaced;       /* records of an earlier input replaced by a later one's */
+    uint64_t blocks_copied;  /* base blocks copied as they are */
+    uint64_t blocks_rebuilt; /* base blocks decoded and re-encoded */
+    uint64_t data_blocks;    /* in the output */
+    uint64_t file_size;
+} table_merge_stats;
+
+void table_merge_options_init(table_merge_options *o);
+/* Merges inputs[0..n) (n >= 1; the last wins) into a table at out, written
+ * atomically: out is the new table or, on any error, as it was. */
+int table_merge(const char *out, const char *const *inputs, unsigned n,
+                const table_merge_options *o, table_merge_stats *st, sp_error *err);
+/* The `-v` line: "merge: inputs=N records=N replaced=N blocks_copied=N ...". */
+void table_merge_stats_print(FILE *out, const table_merge_stats *s);
+
+#endif

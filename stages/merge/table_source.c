@@ -1,0 +1,181 @@
+/*
+ * table_source.c: an SSTable as a merge source; see table_source.h.
+ *
+ * This reads blocks with the internal reader (table_reader.h) rather than
+ * the public library (sstpipe.h): the merge needs block numbers, offsets
+ * and whole-block checks to copy blocks as they are, which the public API,
+ * made for lookups and record scans, does not and should not expose.
+ */
+#include "stages/merge/table_source.h"
+
+#include "stages/common/fileio.h"
+#include "stages/common/key.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct table_source {
+    merge_source src;
+    sst_reader *r;
+    const sst_footer *f;
+    uint8_t *buf;
+    uint64_t buf_blocks; /* capacity in blocks */
+    uint64_t buf_first;  /* block number of buf[0] */
+    uint64_t buf_n;      /* blocks in buf */
+    uint64_t block;      /* the current block */
+    bool loaded;         /* block is open in v/it */
+    bool walked;         /* some block was walked: last holds its last key */
+    block_view v;
+    block_iter it;
+    table_source_block info; /* of the current block */
+    uint8_t last[SP_MAX_KEY_BYTES];
+    char what[1100];
+};
+
+static int source_next(merge_source *s, sp_error *err);
+
+static int source_value(merge_source *s, const uint8_t **value, sp_error *err) {
+    (void)err;
+    *value = ((table_source *)s)->it.value;
+    return 0;
+}
+
+static const merge_source_ops table_source_ops = {.next = source_next, .value = source_value};
+
+table_source *table_source_open(const char *path, size_t read_bytes, sp_error *err) {
+    table_source *t = calloc(1, sizeof *t);
+    if (!t) {
+        sp_errorf(err, "%s: out of memory", path);
+        return NULL;
+    }
+    t->src.ops = &table_source_ops;
+    if (!(t->r = sst_reader_open(path, err))) {
+        free(t);
+        return NULL;
+    }
+    t->f = sst_reader_footer(t->r);
+    t->buf_blocks = read_bytes / t->f->block_size;
+    if (t->buf_blocks == 0)
+        t->buf_blocks = 1;
+    if (posix_memalign((void **)&t->buf, 4096, t->buf_blocks * t->f->block_size)) {
+        sp_errorf(err, "%s: out of memory for a read buffer", path);
+        table_source_destroy(t);
+        return NULL;
+    }
+    return t;
+}
+
+void table_source_destroy(table_source *t) {
+    if (!t)
+        return;
+    sst_reader_close(t->r);
+    free(t->buf);
+    free(t);
+}
+
+merge_source *table_source_merge_source(table_source *t) {
+    return &t->src;
+}
+
+const sst_footer *table_source_footer(const table_source *t) {
+    return t->f;
+}
+
+const char *table_source_path(const table_source *t) {
+    return sst_reader_path(t->r);
+}
+
+/* Reads (if not buffered), checks and walks block i, leaving it open at its start. */
+static int load_block(table_source *t, uint64_t i, sp_error *err) {
+    const uint64_t bs = t->f->block_size;
+    if (i < t->buf_first || i >= t->buf_first + t->buf_n) {
+        uint64_t n = t->f->data_blocks - i;
+        if (n > t->buf_blocks)
+            n = t->buf_blocks;
+        if (sp_pread_exact(sst_reader_fd(t->r), t->buf, (size_t)(n * bs), i * bs,
+                           sst_reader_path(t->r), err))
+            return -1;
+        t->buf_first = i;
+        t->buf_n = n;
+    }
+    const uint8_t *data = t->buf + (i - t->buf_first) * bs;
+    if (sst_reader_check_block(t->r, i, data, &t->v, err))
+        return -1;
+    snprintf(t->what, sizeof t->what, "%s: block %llu at byte %llu", sst_reader_path(t->r),
+             (unsigned long long)i, (unsigned long long)(i * bs));
+    /* The walk: every entry decodes, keys increase, and the counts a copy needs. */
+    table_source_block *b = &t->info;
+    bool check_prev = t->walked;
+    uint32_t prev_len = t->info.last_len;
+    *b = (table_source_block){.index = i, .offset = i * bs, .fd = sst_reader_fd(t->r)};
+    block_iter it;
+    block_iter_init(&it, &t->v);
+    int rc;
+    while ((rc = block_iter_next(&it, t->what, err)) == 1) {
+        if (it.index > 1 && sp_key_cmp(t->last, b->last_len, it.key, it.key_len) >= 0)
+            return sp_errorf(err, "%s: record %u: keys out of order", t->what, it.index - 1);
+        if (it.index == 1 && check_prev && sp_key_cmp(t->last, prev_len, it.key, it.key_len) >= 0)
+            return sp_errorf(err, "%s: first key does not sort after the previous block's last",
+                             t->what);
+        memcpy(t->last, it.key, it.key_len);
+        b->last_len = it.key_len;
+        b->records++;
+        b->key_bytes += it.key_len;
+        b->value_bytes += it.value_len;
+    }
+    if (rc < 0)
+        return -1;
+    if (b->records != t->v.n_records)
+        return sp_errorf(err, "%s: %llu records decoded, the trailer says %u", t->what,
+                         (unsigned long long)b->records, t->v.n_records);
+    b->last = t->last;
+    b->first = sst_reader_block_first_key(t->r, i, &b->first_len);
+    t->block = i;
+    t->loaded = true;
+    t->walked = true;
+    block_iter_init(&t->it, &t->v);
+    return 0;
+}
+
+/* Makes the next record current, moving to block `from` when the current one is done. */
+static int step(table_source *t, uint64_t from, sp_error *err) {
+    for (;;) {
+        if (t->loaded) {
+            int rc = block_iter_next(&t->it, t->what, err);
+            if (rc < 0)
+                return -1;
+            if (rc == 1) {
+                t->src.key = t->it.key;
+                t->src.key_len = t->it.key_len;
+                t->src.prefix = sp_key_prefix(t->it.key, t->it.key_len);
+                t->src.value_len = t->it.value_len;
+                return 1;
+            }
+            from = t->block + 1;
+        }
+        if (from >= t->f->data_blocks) {
+            t->loaded = false;
+            return 0;
+        }
+        if (load_block(t, from, err))
+            return -1;
+    }
+}
+
+static int source_next(merge_source *s, sp_error *err) {
+    return step((table_source *)s, 0, err);
+}
+
+bool table_source_at_block_start(const table_source *t, table_source_block *b) {
+    if (!t->loaded || t->it.index != 1)
+        return false;
+    *b = t->info;
+    return true;
+}
+
+int table_source_skip_block(table_source *t, sp_error *err) {
+    uint64_t next = t->block + 1;
+    t->loaded = false;
+    return step(t, next, err);
+}

@@ -1,0 +1,50 @@
+/*
+ * table_source.h: an SSTable read block after block as a merge source
+ * (stages/sort/merge.h), with what the table merge needs to copy a block
+ * whole instead of its records.
+ *
+ * Blocks are read in chunks of consecutive blocks, each checked in full
+ * (checksum, trailer, its first key against the index) and walked once
+ * before any of its records is used, which also gives its last key and
+ * its record and byte counts: a block is either passed on record by
+ * record or copied whole with those counts, never half of each.
+ */
+#ifndef SSTPIPE_MERGE_TABLE_SOURCE_H
+#define SSTPIPE_MERGE_TABLE_SOURCE_H
+
+#include "stages/common/error.h"
+#include "stages/sort/merge.h"
+#include "stages/sst/block.h"
+#include "stages/sst/table_reader.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef struct table_source table_source;
+
+/* Opens path (footer and index checked); read_bytes bounds the chunk
+ * buffer (at least one block is read at a time). */
+table_source *table_source_open(const char *path, size_t read_bytes, sp_error *err);
+void table_source_destroy(table_source *t);
+
+merge_source *table_source_merge_source(table_source *t);
+const sst_footer *table_source_footer(const table_source *t);
+const char *table_source_path(const table_source *t);
+
+/* What the current block is, while its first record is the current one
+ * (no record of it has been passed on): true with *b filled, else false. */
+typedef struct table_source_block {
+    uint64_t index;  /* block number in the table */
+    uint64_t offset; /* byte offset in the table */
+    const uint8_t *first, *last;
+    uint32_t first_len, last_len;
+    uint64_t records, key_bytes, value_bytes;
+    int fd;
+} table_source_block;
+
+bool table_source_at_block_start(const table_source *t, table_source_block *b);
+/* Skips the rest of the current block (copied whole by the caller) and
+ * moves to the first record of the next one: 1, 0 past the end, -1. */
+int table_source_skip_block(table_source *t, sp_error *err);
+
+#endif
