@@ -260,9 +260,9 @@ static int write_revision(dump *d, const revision *r, sp_error *err) {
     return 0;
 }
 
-static int write_page(dump *d, uint64_t room, sp_error *err) {
+static int write_page(dump *d, uint64_t i, uint64_t room, sp_error *err) {
     wg_rng *r = &d->rng;
-    uint64_t i = d->stats->pages;
+    const wg_page_list *list = d->o->pages;
     bool dup = wg_title_is_dup(&d->titles, i);
     uint64_t source = dup ? wg_title_dup_source(&d->titles, i) : i;
     size_t ns = wg_title_namespace(&d->titles, source);
@@ -272,6 +272,8 @@ static int write_page(dump *d, uint64_t room, sp_error *err) {
 
     bool redirect = !lua && wg_below(r, 100) < REDIRECT_PERCENT;
     unsigned revs = !redirect && wg_chance(r, 25000) ? wg_range(r, 2, 5) : 1;
+    if (list)
+        revs = wg_range(r, list->min_revisions, list->max_revisions);
     if (redirect) {
         uint64_t j = wg_below(r, (uint32_t)(d->link_span > UINT32_MAX ? UINT32_MAX : d->link_span));
         if (j == i)
@@ -309,6 +311,8 @@ static int write_page(dump *d, uint64_t room, sp_error *err) {
                     .time = wg_range(r, 979516800, 1717200000),
                     .lua = lua};
     rev.parent = wg_below(r, 5) ? rev.id - wg_range(r, 1, 999999) : 0;
+    if (list)
+        rev.time = list->time_from + wg_below(r, (uint32_t)(list->time_span / (revs + 1)));
     for (unsigned k = 0; k < revs; k++) {
         bool last = k + 1 == revs;
         rev.deleted = last ? wg_chance(r, 3000) : wg_below(r, 10) == 0;
@@ -325,7 +329,8 @@ static int write_page(dump *d, uint64_t room, sp_error *err) {
         d->stats->revisions++;
         rev.parent = rev.id;
         rev.id += wg_range(r, 1, 5000000);
-        rev.time += wg_range(r, 60, 30000000);
+        rev.time += list ? wg_range(r, 60, (uint32_t)(list->time_span / (revs + 1)))
+                         : wg_range(r, 60, 30000000);
     }
     lit(d, "  </page>\n");
     d->stats->pages++;
@@ -339,11 +344,12 @@ static int run(dump *d, sp_error *err) {
     if (header(d, err))
         return -1;
     unsigned in_stream = 0;
-    for (;;) {
+    for (size_t k = 0;; k++) {
         uint64_t used = produced(d) + sizeof footer - 1;
-        if (used + PAGE_SKELETON + 300 > o->size)
+        if (o->pages ? k == o->pages->n : used + PAGE_SKELETON + 300 > o->size)
             break;
-        if (write_page(d, o->size - used, err))
+        uint64_t room = o->pages ? UINT64_MAX / 16 : o->size - used;
+        if (write_page(d, o->pages ? o->pages->numbers[k] : d->stats->pages, room, err))
             return -1;
         if (o->pages_per_stream && ++in_stream == o->pages_per_stream) {
             in_stream = 0;
@@ -369,11 +375,14 @@ int wg_dump_write(const wg_dump_options *o, wg_sink *sink, wg_dump_stats *stats,
     d.sink = sink;
     d.stats = stats;
     d.page_id = 9;
-    d.link_span = o->size / MEAN_PAGE_BYTES + 16;
+    /* An increment's pages and links are those of the dump it follows. */
+    uint64_t size = o->pages ? o->pages->title_size : o->size;
+    d.link_span = size / MEAN_PAGE_BYTES + 16;
     wg_rng_seed(&d.rng, o->seed);
     if (wg_vocab_init(&d.vocab, err))
         return -1;
-    wg_titles_init(&d.titles, &d.vocab, o->seed, o->size / 256 + 16, o->dup_per_million);
+    wg_titles_init(&d.titles, &d.vocab, o->pages ? o->pages->title_seed : o->seed, size / 256 + 16,
+                   o->dup_per_million);
     wg_text_init(&d.text, &d.vocab, &d.titles, &d.rng, d.link_span);
     int rc = run(&d, err);
     wg_text_destroy(&d.text);

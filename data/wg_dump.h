@@ -14,11 +14,25 @@
 
 #include <stdint.h>
 
+/* Instead of pages 0, 1, 2, ... until the size is reached: exactly the
+ * pages numbered here, their titles those of the dump made with
+ * title_seed and title_size, each with min_revisions..max_revisions
+ * revisions timed within [time_from, time_from + time_span) (an
+ * increment: wg_incr.h). */
+typedef struct wg_page_list {
+    const uint64_t *numbers;
+    size_t n;
+    uint64_t title_seed, title_size;
+    unsigned min_revisions, max_revisions;
+    uint64_t time_from, time_span; /* seconds since 1970 */
+} wg_page_list;
+
 typedef struct wg_dump_options {
     uint64_t size; /* target bytes of XML */
     uint64_t seed;
     uint32_t dup_per_million; /* pages that repeat an earlier title */
     unsigned pages_per_stream;
+    const wg_page_list *pages; /* NULL: a whole dump of about size bytes */
 } wg_dump_options;
 
 typedef struct wg_dump_stats {

@@ -6,6 +6,7 @@
  * ship and too few to cover every size. Same --seed, same bytes of XML.
  */
 #include "data/wg_dump.h"
+#include "data/wg_incr.h"
 #include "data/wg_sink.h"
 #include "stages/common/cli.h"
 #include "stages/common/size.h"
@@ -34,7 +35,15 @@ static const char usage[] =
     "  -o, --output FILE  write FILE (through a temporary file renamed on success);\n"
     "                     default stdout\n"
     "  -v, --verbose      print one line of statistics on stderr\n"
-    "  -h, --help         show this help\n";
+    "  -h, --help         show this help\n"
+    "\n"
+    "Daily increments (adds/changes dumps) of the dump the options above make:\n"
+    "  --increment-of YYYYMMDD  the base dump's date; writes one file a day after it,\n"
+    "                     -o DIR/WIKI-YYYYMMDD-pages-meta-hist-incr.xml[.bz2|.zst]\n"
+    "  --days N           increments to write (default 1)\n"
+    "  --edits PCT        percent of the base's pages edited each day (default 1)\n"
+    "  --new-pages N      new pages each day (default 10)\n"
+    "  --wiki NAME        file name prefix (default enwiki)\n";
 
 static int usage_error(const char *fmt, const char *arg) {
     fprintf(stderr, "wikigen: ");
@@ -105,6 +114,11 @@ int main(int argc, char **argv) {
         {"output", required_argument, NULL, 'o'},
         {"verbose", no_argument, NULL, 'v'},
         {"help", no_argument, NULL, 'h'},
+        {"increment-of", required_argument, NULL, 'I'},
+        {"days", required_argument, NULL, 'D'},
+        {"edits", required_argument, NULL, 'E'},
+        {"new-pages", required_argument, NULL, 'N'},
+        {"wiki", required_argument, NULL, 'W'},
         {NULL, 0, NULL, 0},
         // clang-format on
     };
@@ -114,6 +128,8 @@ int main(int argc, char **argv) {
     bool have_size = false, verbose = false;
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     unsigned threads = cores > 0 ? (unsigned)(cores < 256 ? cores : 256) : 1;
+    wg_incr_options io = {.days = 1, .edit_per_million = 10000, .new_pages = 10, .wiki = "enwiki"};
+    bool incr = false;
     sp_error err = {0};
     int c;
     optind = 0;
@@ -156,6 +172,36 @@ int main(int argc, char **argv) {
         case 'o':
             path = optarg;
             break;
+        case 'I':
+            if (wg_incr_parse_date(optarg, &io.base_date))
+                return usage_error("--increment-of: '%s' is not a date YYYYMMDD", optarg);
+            incr = true;
+            break;
+        case 'D':
+        case 'N': {
+            char *end;
+            errno = 0;
+            unsigned long long n = strtoull(optarg, &end, 10);
+            if (errno || end == optarg || *end || optarg[0] == '-' || n > 100000000)
+                return usage_error(c == 'D' ? "--days: '%s' is not a number from 0 to 100000000"
+                                            : "--new-pages: '%s' is not a number from 0 to "
+                                              "100000000",
+                                   optarg);
+            if (c == 'D')
+                io.days = (unsigned)n;
+            else
+                io.new_pages = n;
+            break;
+        }
+        case 'E':
+            if (!parse_percent(optarg, &io.edit_per_million))
+                return usage_error("--edits: '%s' is not a percentage from 0 to 100", optarg);
+            break;
+        case 'W':
+            if (!*optarg || strchr(optarg, '/'))
+                return usage_error("--wiki: '%s' is not a file name prefix", optarg);
+            io.wiki = optarg;
+            break;
         case 'v':
             verbose = true;
             break;
@@ -171,6 +217,17 @@ int main(int argc, char **argv) {
     if (!have_size)
         return usage_error("%s", "--size is required");
     o.pages_per_stream = format == WG_FORMAT_BZ2_MULTI ? 100 : 0;
+    if (incr) {
+        if (!path || !strcmp(path, "-"))
+            return usage_error("%s", "--increment-of needs -o DIR (one file a day goes there)");
+        io.dir = path;
+        unsigned files;
+        if (wg_incr_write(&io, &o, format, threads, &files, &err))
+            return fail(&err);
+        if (verbose)
+            fprintf(stderr, "wikigen: increments=%u\n", files);
+        return SP_EXIT_OK;
+    }
 
     sp_output out;
     if (sp_output_open(&out, path, &err))
