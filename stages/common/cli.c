@@ -14,6 +14,11 @@ int sp_cli_report(const sp_error *err, int code) {
     return code;
 }
 
+int sp_cli_report_msg(const char *msg, int code) {
+    fprintf(stderr, "sstpipe: %s\n", msg ? msg : "out of memory for an error message");
+    return code;
+}
+
 int sp_cli_usage_error(const char *cmd, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);

@@ -20,6 +20,9 @@
 
 /* Prints "sstpipe: <message>" on stderr and returns code. */
 int sp_cli_report(const sp_error *err, int code);
+/* The same for a message of libsstpipe's (sstpipe.h; NULL: its allocation
+ * failed); the caller still frees it. */
+int sp_cli_report_msg(const char *msg, int code);
 
 /* Prints "sstpipe CMD: <message>" and a hint to run --help; returns SP_EXIT_USAGE. */
 int sp_cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

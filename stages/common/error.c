@@ -1,4 +1,6 @@
-/* error.c: formatting of sp_error; see error.h. */
+/* error.c: formatting of sp_error; see error.h. Thread-safe (strerror_r,
+ * not strerror's static buffer): the library's lookups fail in many
+ * threads at once. */
 #include "stages/common/error.h"
 
 #include <errno.h>
@@ -24,8 +26,13 @@ int sp_errorf_errno(sp_error *err, const char *fmt, ...) {
         va_start(ap, fmt);
         int n = vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
         va_end(ap);
-        if (n >= 0 && (size_t)n < sizeof(err->msg))
-            snprintf(err->msg + n, sizeof(err->msg) - (size_t)n, ": %s", strerror(saved));
+        if (n >= 0 && (size_t)n < sizeof(err->msg)) {
+            char buf[256];
+            /* The GNU strerror_r (_GNU_SOURCE): returns the message, which
+             * need not be in buf. */
+            const char *s = strerror_r(saved, buf, sizeof buf);
+            snprintf(err->msg + n, sizeof(err->msg) - (size_t)n, ": %s", s);
+        }
         err->set = true;
     }
     errno = saved;

@@ -1,4 +1,5 @@
-/* fileio.c: full reads and writes, atomic output files, scratch files; see fileio.h. */
+/* fileio.c: atomic output files and scratch files; see fileio.h (the whole-buffer
+ * reads and writes it declares are in fullio.c). */
 #include "stages/common/fileio.h"
 
 #include "stages/common/cleanup.h"
@@ -12,76 +13,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-int sp_write_all(int fd, const void *buf, size_t n, const char *name, sp_error *err) {
-    const char *p = buf;
-    while (n) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            return sp_errorf_errno(err, "%s: write failed", name);
-        }
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
-int sp_pwrite_all(int fd, const void *buf, size_t n, uint64_t off, const char *name,
-                  sp_error *err) {
-    const char *p = buf;
-    while (n) {
-        ssize_t w = pwrite(fd, p, n, (off_t)off);
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            return sp_errorf_errno(err, "%s: write at byte %llu failed", name,
-                                   (unsigned long long)off);
-        }
-        p += w;
-        n -= (size_t)w;
-        off += (uint64_t)w;
-    }
-    return 0;
-}
-
-ssize_t sp_read_full(int fd, void *buf, size_t n, const char *name, sp_error *err) {
-    char *p = buf;
-    size_t got = 0;
-    while (got < n) {
-        ssize_t r = read(fd, p + got, n - got);
-        if (r < 0) {
-            if (errno == EINTR)
-                continue;
-            return sp_errorf_errno(err, "%s: read failed", name);
-        }
-        if (r == 0)
-            break;
-        got += (size_t)r;
-    }
-    return (ssize_t)got;
-}
-
-int sp_pread_exact(int fd, void *buf, size_t n, uint64_t off, const char *name, sp_error *err) {
-    char *p = buf;
-    while (n) {
-        ssize_t r = pread(fd, p, n, (off_t)off);
-        if (r < 0) {
-            if (errno == EINTR)
-                continue;
-            return sp_errorf_errno(err, "%s: read at byte %llu failed", name,
-                                   (unsigned long long)off);
-        }
-        if (r == 0)
-            return sp_errorf(err, "%s: unexpected end of file at byte %llu", name,
-                             (unsigned long long)off);
-        p += r;
-        n -= (size_t)r;
-        off += (uint64_t)r;
-    }
-    return 0;
-}
 
 /* Runs fn with every signal held, so that a file it creates is registered
  * for cleanup before a signal handler could look for it. */

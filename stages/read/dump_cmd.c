@@ -2,22 +2,20 @@
  * dump_cmd.c: `sstpipe dump FILE [--jsonl]`, every record in key order as
  * one JSON object a line: {"key": "...", "value": "..."}.
  *
- * Blocks are read in file order (the kernel's sequential read-ahead turns
- * that into large reads) and each one's checksum is checked before its
- * records are printed; the keys' order across blocks and the footer's
- * counts are checked too, so a dump that completes is a whole, sound table.
- * jansson escapes the strings; UTF-8 is written as is, not \u-escaped.
+ * A walk of libsstpipe's iterator (sstpipe.h), which reads the blocks in
+ * file order with growing reads and checks each one whole, and the keys'
+ * order across blocks, before returning its records; dump checks the
+ * footer's counts against what it printed, so a dump that completes is a
+ * whole, sound table. jansson escapes the strings; UTF-8 is written as is,
+ * not \u-escaped.
  */
 #include "stages/read/read.h"
 
 #include "config/config.h"
 #include "stages/common/cli.h"
-#include "stages/common/key.h"
 #include "stages/common/utf8.h"
-#include "stages/sst/coding.h"
-#include "stages/sst/table_reader.h"
+#include "stages/sst/sstpipe.h"
 
-#include <fcntl.h>
 #include <getopt.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -53,12 +51,12 @@ static int append(dumper *d, const void *p, size_t n, sp_error *err) {
 
 /* Appends s as a JSON string. what/field/record name it in errors. */
 static int append_string(dumper *d, const uint8_t *s, size_t n, const char *what, const char *field,
-                         uint32_t record, sp_error *err) {
+                         uint64_t record, sp_error *err) {
     size_t bad;
     if (!sp_utf8_valid(s, n, &bad))
         return sp_errorf(err,
-                         "%s: record %u: %s is not valid UTF-8 (byte %zu); JSON cannot hold it",
-                         what, record, field, bad);
+                         "%s: record %llu: %s is not valid UTF-8 (byte %zu); JSON cannot hold it",
+                         what, (unsigned long long)record, field, bad);
     json_t *j = json_stringn_nocheck((const char *)s, n);
     if (!j)
         return sp_errorf(err, "%s: out of memory", what);
@@ -75,52 +73,49 @@ static int append_string(dumper *d, const uint8_t *s, size_t n, const char *what
     }
     json_decref(j);
     if (len == 0)
-        return sp_errorf(err, "%s: record %u: cannot encode the %s as JSON", what, record, field);
+        return sp_errorf(err, "%s: record %llu: cannot encode the %s as JSON", what,
+                         (unsigned long long)record, field);
     return append(d, d->tmp, len, err);
 }
 
-static int dump_table(sst_reader *r, dumper *d, uint8_t *block, sp_error *err) {
-    const sst_footer *f = sst_reader_footer(r);
+static int dump_table(sstpipe_table *t, dumper *d, sp_error *err) {
+    const char *path = sstpipe_path(t);
+    sstpipe_iter *it = sstpipe_iter_new(t, NULL, 0, NULL, 0);
+    if (!it)
+        return sp_errorf(err, "%s: out of memory", path);
     uint64_t records = 0, key_bytes = 0, value_bytes = 0;
-    uint8_t prev[SP_MAX_KEY_BYTES];
-    uint32_t prev_len = 0;
-    char what[1100];
-    for (uint64_t i = 0; i < f->data_blocks; i++) {
-        block_view v;
-        if (sst_reader_read_block(r, i, block, &v, err))
+    const void *key, *value;
+    size_t klen, vlen;
+    char *msg = NULL;
+    int rc;
+    while ((rc = sstpipe_iter_next(it, &key, &klen, &value, &vlen, &msg)) == 1) {
+        if (append(d, "{\"key\": ", 8, err) ||
+            append_string(d, key, klen, path, "key", records, err) ||
+            append(d, ", \"value\": ", 11, err) ||
+            append_string(d, value, vlen, path, "value", records, err) ||
+            append(d, "}\n", 2, err)) {
+            sstpipe_iter_free(it);
             return -1;
-        snprintf(what, sizeof what, "%s: block %llu at byte %llu", sst_reader_path(r),
-                 (unsigned long long)i, (unsigned long long)(i * f->block_size));
-        block_iter it;
-        block_iter_init(&it, &v);
-        int rc;
-        while ((rc = block_iter_next(&it, what, err)) == 1) {
-            if (it.index == 1 && i > 0 && sp_key_cmp(prev, prev_len, it.key, it.key_len) >= 0)
-                return sp_errorf(err, "%s: first key does not sort after the previous block's last",
-                                 what);
-            if (append(d, "{\"key\": ", 8, err) ||
-                append_string(d, it.key, it.key_len, what, "key", it.index - 1, err) ||
-                append(d, ", \"value\": ", 11, err) ||
-                append_string(d, it.value, it.value_len, what, "value", it.index - 1, err) ||
-                append(d, "}\n", 2, err))
-                return -1;
-            records++;
-            key_bytes += it.key_len;
-            value_bytes += it.value_len;
         }
-        if (rc < 0)
-            return -1;
-        memcpy(prev, it.key, it.key_len);
-        prev_len = it.key_len;
+        records++;
+        key_bytes += klen;
+        value_bytes += vlen;
     }
-    if (records != f->records || key_bytes != f->key_bytes || value_bytes != f->value_bytes)
+    sstpipe_iter_free(it);
+    if (rc < 0) {
+        sp_errorf(err, "%s", msg ? msg : "out of memory for an error message");
+        sstpipe_free(msg);
+        return -1;
+    }
+    sstpipe_info f;
+    sstpipe_info_get(t, &f);
+    if (records != f.records || key_bytes != f.key_bytes || value_bytes != f.value_bytes)
         return sp_errorf(err,
                          "%s: blocks hold %llu records (%llu key, %llu value bytes), the footer "
                          "says %llu (%llu, %llu)",
-                         sst_reader_path(r), (unsigned long long)records,
-                         (unsigned long long)key_bytes, (unsigned long long)value_bytes,
-                         (unsigned long long)f->records, (unsigned long long)f->key_bytes,
-                         (unsigned long long)f->value_bytes);
+                         path, (unsigned long long)records, (unsigned long long)key_bytes,
+                         (unsigned long long)value_bytes, (unsigned long long)f.records,
+                         (unsigned long long)f.key_bytes, (unsigned long long)f.value_bytes);
     return flush(d, err);
 }
 
@@ -160,24 +155,22 @@ int dump_cmd(int argc, char **argv) {
     if (argc - optind != 1)
         return sp_cli_usage_error("dump", "expected one FILE");
 
-    sp_error err = {0};
-    sst_reader *r = sst_reader_open(argv[optind], &err);
-    if (!r)
-        return sp_cli_report(&err, SP_EXIT_FAIL);
-    posix_fadvise(sst_reader_fd(r), 0, 0, POSIX_FADV_SEQUENTIAL);
-    dumper d = {.cap = OUT_BYTES};
-    uint8_t *block = NULL;
-    int rc;
-    if (!(d.out = malloc(OUT_BYTES)) ||
-        posix_memalign((void **)&block, 4096, sst_reader_footer(r)->block_size) != 0) {
-        block = NULL;
-        rc = sp_errorf(&err, "%s: out of memory", argv[optind]);
-    } else {
-        rc = dump_table(r, &d, block, &err);
+    char *msg = NULL;
+    sstpipe_table *t = sstpipe_open(argv[optind], &msg);
+    if (!t) {
+        int code = sp_cli_report_msg(msg, SP_EXIT_FAIL);
+        sstpipe_free(msg);
+        return code;
     }
-    free(block);
+    sp_error err = {0};
+    dumper d = {.cap = OUT_BYTES};
+    int rc;
+    if (!(d.out = malloc(OUT_BYTES)))
+        rc = sp_errorf(&err, "%s: out of memory", argv[optind]);
+    else
+        rc = dump_table(t, &d, &err);
     free(d.out);
     free(d.tmp);
-    sst_reader_close(r);
+    sstpipe_close(t);
     return rc ? sp_cli_report(&err, SP_EXIT_FAIL) : SP_EXIT_OK;
 }

@@ -1,13 +1,14 @@
 /*
- * get_cmd.c: `sstpipe get FILE KEY`, one point lookup: the in-memory index
- * picks the block, one aligned read fetches it. Exit 0 found (the value and
- * a newline on stdout), 1 not found, 2 error.
+ * get_cmd.c: `sstpipe get FILE KEY`, one point lookup through libsstpipe
+ * (sstpipe.h): the in-memory index picks the block, which is read and
+ * checked whole before its value is printed. Exit 0 found (the value and a
+ * newline on stdout), 1 not found, 2 error.
  */
 #include "stages/read/read.h"
 
 #include "config/config.h"
 #include "stages/common/cli.h"
-#include "stages/sst/table_reader.h"
+#include "stages/sst/sstpipe.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -56,22 +57,27 @@ int get_cmd(int argc, char **argv) {
     const char *path = argv[optind];
     const char *key = argv[optind + 1];
 
-    sp_error err = {0};
-    sst_reader *r = sst_reader_open(path, &err);
-    if (!r)
-        return sp_cli_report(&err, GET_ERROR);
-    const uint8_t *value;
-    uint32_t vlen;
-    int found = sst_reader_get(r, (const uint8_t *)key, strlen(key), &value, &vlen, &err);
+    char *msg = NULL;
+    sstpipe_table *t = sstpipe_open(path, &msg);
+    if (!t) {
+        int code = sp_cli_report_msg(msg, GET_ERROR);
+        sstpipe_free(msg);
+        return code;
+    }
+    const void *value;
+    size_t vlen;
+    int found = sstpipe_get(t, key, strlen(key), &value, &vlen, &msg);
     int code = SP_EXIT_OK;
+    sp_error err = {0};
     if (found < 0) {
-        code = sp_cli_report(&err, GET_ERROR);
+        code = sp_cli_report_msg(msg, GET_ERROR);
+        sstpipe_free(msg);
     } else if (found == 0) {
         code = GET_NOT_FOUND;
     } else if (sp_write_all(STDOUT_FILENO, value, vlen, "stdout", &err) ||
                sp_write_all(STDOUT_FILENO, "\n", 1, "stdout", &err)) {
         code = sp_cli_report(&err, GET_ERROR);
     }
-    sst_reader_close(r);
+    sstpipe_close(t);
     return code;
 }

@@ -217,6 +217,35 @@ int block_iter_next(block_iter *it, const char *what, sp_error *err) {
     return 1;
 }
 
+int block_iter_seek(block_iter *it, const block_view *v, const uint8_t *key, size_t klen,
+                    const char *what, sp_error *err) {
+    /* The first restart whose key is >= key; the answer is in the run
+     * before it (its first key is smaller) or is that restart's record. */
+    uint32_t lo = 0, hi = v->n_restarts;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        entry e;
+        if (decode_entry(v, restart_at(v, mid), 0, &e, what, err))
+            return -1;
+        if (sp_key_cmp(e.suffix, e.unshared, key, klen) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    block_iter_init(it, v);
+    if (lo > 0) {
+        /* A walk from a restart point: the record there stores no shared
+         * prefix, so the empty previous key is all it needs. */
+        it->pos = restart_at(v, lo - 1);
+        it->index = (lo - 1) * SST_RESTART_INTERVAL;
+    }
+    int rc;
+    while ((rc = block_iter_next(it, what, err)) == 1)
+        if (sp_key_cmp(it->key, it->key_len, key, klen) >= 0)
+            return 1;
+    return rc;
+}
+
 int block_find(const block_view *v, const uint8_t *key, size_t klen, const uint8_t **value,
                uint32_t *vlen, const char *what, sp_error *err) {
     /* The last restart whose key is <= key: the record, if present, is in

@@ -81,6 +81,13 @@ typedef struct block_iter {
 void block_iter_init(block_iter *it, const block_view *v);
 /* 1: a record in it->key/value; 0: end of block; -1: corrupt entry. */
 int block_iter_next(block_iter *it, const char *what, sp_error *err);
+/* Starts a walk of v at its first record whose key is >= key (LevelDB's
+ * Block::Iter::Seek): a binary search of the restart points, then a walk of
+ * at most one restart run, with every check of block_iter_next. 1: that
+ * record is in it->key/value, and block_iter_next continues after it; 0:
+ * every key of the block is smaller; -1: corrupt entry. */
+int block_iter_seek(block_iter *it, const block_view *v, const uint8_t *key, size_t klen,
+                    const char *what, sp_error *err);
 
 /* Point lookup in an opened block: 1 found (value points into the block), 0 not, -1 corrupt. */
 int block_find(const block_view *v, const uint8_t *key, size_t klen, const uint8_t **value,

@@ -44,6 +44,12 @@
 extern "C" {
 #endif
 
+/* The library is built with hidden visibility; what this header declares
+ * is its interface (also listed in its linker version script). */
+#if defined(__GNUC__)
+#pragma GCC visibility push(default)
+#endif
+
 /* The library's version, as "MAJOR.MINOR.PATCH". Thread-safe; static string. */
 const char *sstpipe_version(void);
 
@@ -58,8 +64,12 @@ typedef struct sstpipe_options sstpipe_options;
 sstpipe_options *sstpipe_options_init(void);
 void sstpipe_options_destroy(sstpipe_options *opt);
 /* Direct I/O (O_DIRECT): every lookup is exactly one aligned read of one
- * block, bypassing the page cache ("cold" reads). Default false: the data
- * region is mapped and lookups read it in place. */
+ * block, bypassing the page cache ("cold" reads), checked whole each time.
+ * Default false: the data region is mapped and lookups read it in place,
+ * each block checked whole on its first lookup in the process. A file
+ * system or device that refuses O_DIRECT makes sstpipe_open_with fail with
+ * a message saying so (no silent fallback: open it without the option).
+ * Iterators read with ordinary buffered reads in either mode. */
 void sstpipe_options_set_direct_io(sstpipe_options *opt, bool direct_io);
 
 typedef struct sstpipe_table sstpipe_table;
@@ -90,16 +100,19 @@ void sstpipe_info_get(const sstpipe_table *t, sstpipe_info *info);
 /* The path t was opened with; valid until sstpipe_close. */
 const char *sstpipe_path(const sstpipe_table *t);
 
-/* Point lookup. 1 found (*value, *vlen set; see Lifetimes), 0 absent,
- * -1 error (corrupt block, I/O) with *errmsg set. Thread-safe. */
+/* Point lookup. 1 found (*value, *vlen set; see Lifetimes), 0 absent (an
+ * empty key, or one longer than 320 bytes, is always absent), -1 error
+ * (corrupt block, I/O) with *errmsg set. Thread-safe. */
 int sstpipe_get(sstpipe_table *t, const void *key, size_t klen, const void **value, size_t *vlen,
                 char **errmsg);
 
 typedef struct sstpipe_iter sstpipe_iter;
 
-/* An iterator in key order over the keys >= from (NULL: from the first
- * key) that start with prefix (NULL or plen 0: every key). NULL only when
- * out of memory. Thread-safe on t; the iterator itself is not. */
+/* An iterator in key order over the keys >= from (NULL or flen 0: from the
+ * first key) that start with prefix (NULL or plen 0: every key); from and
+ * prefix are copied. Nothing is read until the first sstpipe_iter_next.
+ * NULL only when out of memory. Thread-safe on t; the iterator itself is
+ * not. A range [lo, hi) is from = lo, stopping at the first key >= hi. */
 sstpipe_iter *sstpipe_iter_new(sstpipe_table *t, const void *from, size_t flen, const void *prefix,
                                size_t plen);
 
@@ -110,6 +123,10 @@ int sstpipe_iter_next(sstpipe_iter *it, const void **key, size_t *klen, const vo
 
 /* NULL is ignored. */
 void sstpipe_iter_free(sstpipe_iter *it);
+
+#if defined(__GNUC__)
+#pragma GCC visibility pop
+#endif
 
 #ifdef __cplusplus
 }

@@ -351,26 +351,21 @@ int64_t sst_reader_find_block(const sst_reader *r, const uint8_t *key, size_t kl
     return (int64_t)lo - 1;
 }
 
-/* Block functions are given an empty "what" and their message is prefixed
- * with the block's name here, on the error path only: formatting the name
- * for every lookup cost more than the search in the block. */
-static int block_error(const sst_reader *r, uint64_t i, const sp_error *block_err, sp_error *err) {
+int sst_reader_block_error(const sst_reader *r, uint64_t i, const sp_error *block_err,
+                           sp_error *err) {
     return sp_errorf(err, "%s: block %llu at byte %llu%s", r->path, (unsigned long long)i,
                      (unsigned long long)(i * r->footer.block_size), block_err->msg);
 }
 
-/* The whole check of block i held at data: checksum, trailer and restart
- * points (block_open), and its first key against the index, which must name
- * it or lookups would look in the wrong block. */
-static int check_block(const sst_reader *r, uint64_t i, const uint8_t *data, block_view *v,
-                       sp_error *err) {
+int sst_reader_check_block(const sst_reader *r, uint64_t i, const uint8_t *data, block_view *v,
+                           sp_error *err) {
     sp_error e = {0};
     if (block_open(v, data, r->footer.block_size, "", &e))
-        return block_error(r, i, &e, err);
+        return sst_reader_block_error(r, i, &e, err);
     block_iter it;
     block_iter_init(&it, v);
     if (block_iter_next(&it, "", &e) < 0)
-        return block_error(r, i, &e, err);
+        return sst_reader_block_error(r, i, &e, err);
     uint32_t flen = 0; /* set by sst_reader_block_first_key; gcc -O3 cannot see it */
     const uint8_t *first = sst_reader_block_first_key(r, i, &flen);
     if (sp_key_cmp(first, flen, it.key, it.key_len) != 0)
@@ -380,16 +375,22 @@ static int check_block(const sst_reader *r, uint64_t i, const uint8_t *data, blo
     return 0;
 }
 
-int sst_reader_check_block(const sst_reader *r, uint64_t i, const uint8_t *data, block_view *v,
-                           sp_error *err) {
-    return check_block(r, i, data, v, err);
-}
-
 static int find_in_view(const sst_reader *r, uint64_t i, const block_view *v, const uint8_t *key,
                         size_t klen, const uint8_t **value, uint32_t *vlen, sp_error *err) {
     sp_error e = {0};
     int rc = block_find(v, key, klen, value, vlen, "", &e);
-    return rc < 0 ? block_error(r, i, &e, err) : rc;
+    return rc < 0 ? sst_reader_block_error(r, i, &e, err) : rc;
+}
+
+int sst_reader_read_blocks(const sst_reader *r, uint64_t first, uint64_t n, uint8_t *buf,
+                           sp_error *err) {
+    const sst_footer *f = &r->footer;
+    if (first > f->data_blocks || n > f->data_blocks - first)
+        return sp_errorf(err, "%s: blocks %llu to %llu do not exist (%llu blocks)", r->path,
+                         (unsigned long long)first, (unsigned long long)(first + n),
+                         (unsigned long long)f->data_blocks);
+    return sp_pread_exact(r->fd, buf, (size_t)(n * f->block_size), first * f->block_size, r->path,
+                          err);
 }
 
 int sst_reader_read_block(sst_reader *r, uint64_t i, uint8_t *buf, block_view *v, sp_error *err) {
@@ -399,13 +400,13 @@ int sst_reader_read_block(sst_reader *r, uint64_t i, uint8_t *buf, block_view *v
                          (unsigned long long)i, (unsigned long long)f->data_blocks);
     if (sp_pread_exact(r->fd, buf, f->block_size, i * f->block_size, r->path, err))
         return -1;
-    return check_block(r, i, buf, v, err);
+    return sst_reader_check_block(r, i, buf, v, err);
 }
 
 int sst_reader_search_block(const sst_reader *r, uint64_t i, const uint8_t *buf, const uint8_t *key,
                             size_t klen, const uint8_t **value, uint32_t *vlen, sp_error *err) {
     block_view v;
-    if (check_block(r, i, buf, &v, err))
+    if (sst_reader_check_block(r, i, buf, &v, err))
         return -1;
     return find_in_view(r, i, &v, key, klen, value, vlen, err);
 }
@@ -441,13 +442,13 @@ static block_dir *check_mapped_block(const sst_reader *r, uint64_t i, const uint
                                      sp_error *err) {
     mapping *m = r->map;
     block_view v;
-    if (check_block(r, i, data, &v, err))
+    if (sst_reader_check_block(r, i, data, &v, err))
         return NULL;
     block_dir *d = no_dir;
     if (atomic_load_explicit(&m->dir_bytes, memory_order_relaxed) < m->dir_budget) {
         sp_error e = {0};
         if (!(d = block_dir_build(&v, "", &e))) {
-            block_error(r, i, &e, err);
+            sst_reader_block_error(r, i, &e, err);
             return NULL;
         }
         atomic_fetch_add_explicit(&m->dir_bytes, block_dir_bytes(d), memory_order_relaxed);
@@ -480,7 +481,7 @@ int sst_reader_get_in_block(const sst_reader *r, uint64_t i, const uint8_t *key,
         rc = block_reopen(&v, data, bs, "", &e) ? -1
                                                 : block_find(&v, key, klen, value, vlen, "", &e);
     }
-    return rc < 0 ? block_error(r, i, &e, err) : rc;
+    return rc < 0 ? sst_reader_block_error(r, i, &e, err) : rc;
 }
 
 int sst_reader_get(sst_reader *r, const uint8_t *key, size_t klen, const uint8_t **value,

@@ -52,9 +52,23 @@ int sst_reader_get(sst_reader *r, const uint8_t *key, size_t klen, const uint8_t
  * restart points, and its first key against the index. */
 int sst_reader_read_block(sst_reader *r, uint64_t i, uint8_t *buf, block_view *v, sp_error *err);
 
-/* Checks block i that the caller read into data (block_size bytes) as
- * sst_reader_read_block does, and opens it into v. */
+/* Reads the n data blocks from block first on into buf (n * block_size
+ * bytes) with one pread, unchecked: each then goes through
+ * sst_reader_check_block. Thread-safe. */
+int sst_reader_read_blocks(const sst_reader *r, uint64_t first, uint64_t n, uint8_t *buf,
+                           sp_error *err);
+
+/* The whole check of block i held at data (read or mapped): checksum,
+ * trailer, restart points, and its first key against the index, which must
+ * name it or lookups would look in the wrong block; fills v. Thread-safe. */
 int sst_reader_check_block(const sst_reader *r, uint64_t i, const uint8_t *data, block_view *v,
+                           sp_error *err);
+
+/* Block functions are given an empty "what" (formatting the block's name
+ * for every lookup cost more than the search in it); on their error path,
+ * this sets err to their message prefixed with block i's name and offset.
+ * Returns -1. */
+int sst_reader_block_error(const sst_reader *r, uint64_t i, const sp_error *block_err,
                            sp_error *err);
 
 /* Checks block i that the caller read into buf (e.g. with O_DIRECT) as

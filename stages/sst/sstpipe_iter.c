@@ -1,0 +1,212 @@
+/*
+ * sstpipe_iter.c: libsstpipe's ordered scans (sstpipe_iter_new/next/free),
+ * a two-level iterator in LevelDB's shape: the in-memory index picks the
+ * block where the scan starts, a block seek (block_iter_seek) finds the
+ * first record >= the start key in it, and the walk then goes block by
+ * block in file order until a key leaves the prefix or the table ends.
+ *
+ * Blocks are read with pread into the iterator's own buffer, never through
+ * the lookups' mapping or per-thread buffer, so a scan leaves lookups alone
+ * and the kernel's sequential read-ahead applies to it. A scan reads one
+ * block at first (a prefix scan is often one block) and doubles its reads
+ * up to 1 MiB as it goes on. Each block gets the full check before any of
+ * its bytes are returned, and the walk checks that each block's first key
+ * sorts after the previous block's last, which no per-block check can see.
+ */
+#include "stages/sst/sstpipe_table.h"
+
+#include "stages/common/key.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_READ_BYTES (1u << 20)
+#define BUF_ALIGN 4096
+
+typedef enum iter_state { IT_START, IT_WALK, IT_END, IT_ERROR } iter_state;
+
+struct sstpipe_iter {
+    const sst_reader *r;
+    uint32_t block_size;
+    uint64_t blocks;
+    iter_state state;
+    sp_error err;   /* the error the iterator stays at */
+    uint8_t *start; /* the first key wanted: max(from, prefix); NULL: the first key */
+    size_t start_len;
+    uint8_t *prefix;
+    size_t prefix_len;
+    /* Blocks [buf_first, buf_first + buf_blocks) are held in buf, which has
+     * room for buf_cap blocks; the next read takes next_read blocks. */
+    uint8_t *buf;
+    uint64_t buf_first, buf_blocks, buf_cap, next_read;
+    uint64_t block; /* the block being walked */
+    block_view view;
+    block_iter walk;
+};
+
+static uint8_t *copy_bytes(const void *p, size_t n) {
+    uint8_t *c = malloc(n ? n : 1);
+    if (c)
+        memcpy(c, p, n);
+    return c;
+}
+
+sstpipe_iter *sstpipe_iter_new(sstpipe_table *t, const void *from, size_t flen, const void *prefix,
+                               size_t plen) {
+    sstpipe_iter *it = calloc(1, sizeof *it);
+    if (!it)
+        return NULL;
+    const sst_footer *f = sst_reader_footer(t->r);
+    it->r = t->r;
+    it->block_size = f->block_size;
+    it->blocks = f->data_blocks;
+    it->next_read = 1;
+    if (!prefix)
+        plen = 0;
+    if (!from)
+        flen = 0;
+    /* Keys with the prefix form one run from the prefix itself on: start
+     * there unless from is further. */
+    const void *start = from;
+    size_t slen = flen;
+    if (plen && (!flen || sp_key_cmp(from, flen, prefix, plen) < 0)) {
+        start = prefix;
+        slen = plen;
+    }
+    if ((plen && !(it->prefix = copy_bytes(prefix, plen))) ||
+        (slen && !(it->start = copy_bytes(start, slen)))) {
+        sstpipe_iter_free(it);
+        return NULL;
+    }
+    it->prefix_len = plen;
+    it->start_len = slen;
+    return it;
+}
+
+void sstpipe_iter_free(sstpipe_iter *it) {
+    if (!it)
+        return;
+    free(it->start);
+    free(it->prefix);
+    free(it->buf);
+    free(it);
+}
+
+/* Makes block i the one walked: read (with the blocks after it, up to
+ * next_read) unless already held, and checked. */
+static int load_block(sstpipe_iter *it, uint64_t i, sp_error *err) {
+    if (i < it->buf_first || i >= it->buf_first + it->buf_blocks) {
+        uint64_t n = it->next_read;
+        if (n > it->blocks - i)
+            n = it->blocks - i;
+        if (n > it->buf_cap) {
+            void *p;
+            if (posix_memalign(&p, BUF_ALIGN, (size_t)(n * it->block_size)) != 0)
+                return sp_errorf(err, "%s: out of memory for %llu blocks of %u bytes",
+                                 sst_reader_path(it->r), (unsigned long long)n, it->block_size);
+            free(it->buf);
+            it->buf = p;
+            it->buf_cap = n;
+        }
+        it->buf_blocks = 0;
+        if (sst_reader_read_blocks(it->r, i, n, it->buf, err))
+            return -1;
+        it->buf_first = i;
+        it->buf_blocks = n;
+        if (it->next_read * 2 * it->block_size <= MAX_READ_BYTES)
+            it->next_read *= 2;
+    }
+    it->block = i;
+    const uint8_t *data = it->buf + (i - it->buf_first) * it->block_size;
+    return sst_reader_check_block(it->r, i, data, &it->view, err);
+}
+
+/* The walk ran off the end of its block: the next block's first record,
+ * which must sort after the last one returned (still in it->walk.key). */
+static int next_block(sstpipe_iter *it, sp_error *err) {
+    uint64_t i = it->block + 1;
+    if (i >= it->blocks)
+        return 0;
+    uint8_t last[SP_MAX_KEY_BYTES];
+    uint32_t last_len = it->walk.key_len;
+    memcpy(last, it->walk.key, last_len);
+    if (load_block(it, i, err))
+        return -1;
+    block_iter_init(&it->walk, &it->view);
+    sp_error e = {0};
+    int rc = block_iter_next(&it->walk, "", &e);
+    if (rc < 0)
+        return sst_reader_block_error(it->r, i, &e, err);
+    if (rc == 1 && sp_key_cmp(last, last_len, it->walk.key, it->walk.key_len) >= 0)
+        return sp_errorf(err,
+                         "%s: block %llu at byte %llu: first key does not sort after the "
+                         "previous block's last",
+                         sst_reader_path(it->r), (unsigned long long)i,
+                         (unsigned long long)(i * it->block_size));
+    return rc;
+}
+
+static int advance(sstpipe_iter *it, sp_error *err) {
+    sp_error e = {0};
+    int rc = block_iter_next(&it->walk, "", &e);
+    if (rc < 0)
+        return sst_reader_block_error(it->r, it->block, &e, err);
+    return rc ? rc : next_block(it, err);
+}
+
+/* The first record >= start: in the last block whose first key is <= start
+ * (block 0 when start sorts before every key), or else the next block's
+ * first. */
+static int seek(sstpipe_iter *it, sp_error *err) {
+    if (it->blocks == 0)
+        return 0;
+    int64_t i = it->start ? sst_reader_find_block(it->r, it->start, it->start_len) : 0;
+    if (i < 0)
+        i = 0;
+    if (load_block(it, (uint64_t)i, err))
+        return -1;
+    if (!it->start) {
+        block_iter_init(&it->walk, &it->view);
+        return advance(it, err);
+    }
+    sp_error e = {0};
+    int rc = block_iter_seek(&it->walk, &it->view, it->start, it->start_len, "", &e);
+    if (rc < 0)
+        return sst_reader_block_error(it->r, (uint64_t)i, &e, err);
+    return rc ? rc : next_block(it, err);
+}
+
+int sstpipe_iter_next(sstpipe_iter *it, const void **key, size_t *klen, const void **value,
+                      size_t *vlen, char **errmsg) {
+    int rc;
+    switch (it->state) {
+    case IT_END:
+        return 0;
+    case IT_ERROR:
+        sstpipe_set_errmsg(errmsg, &it->err);
+        return -1;
+    case IT_START:
+        rc = seek(it, &it->err);
+        break;
+    default:
+        rc = advance(it, &it->err);
+        break;
+    }
+    if (rc < 0) {
+        it->state = IT_ERROR;
+        sstpipe_set_errmsg(errmsg, &it->err);
+        return -1;
+    }
+    const block_iter *w = &it->walk;
+    if (rc == 0 || (it->prefix_len && (w->key_len < it->prefix_len ||
+                                       memcmp(w->key, it->prefix, it->prefix_len) != 0))) {
+        it->state = IT_END;
+        return 0;
+    }
+    it->state = IT_WALK;
+    *key = w->key;
+    *klen = w->key_len;
+    *value = w->value;
+    *vlen = w->value_len;
+    return 1;
+}

@@ -1,0 +1,235 @@
+/*
+ * sstpipe_table.c: libsstpipe's tables: options, open and close, the
+ * footer's counts, the library's version, and point lookups (sstpipe.h is
+ * the contract).
+ *
+ * A lookup is one binary search of the in-memory index and one search of
+ * one block. Mapped (the default), the block is read in place and checked
+ * in full on its first lookup in the process (table_reader.c keeps that
+ * state, atomically, per block), so warm lookups cost no system call.
+ * With direct I/O every lookup is exactly one aligned pread of one block
+ * with O_DIRECT, checked in full each time, into a buffer that belongs to
+ * the calling thread: nothing in the table is written by a lookup, so any
+ * number of threads share one table with no lock.
+ */
+#include "stages/sst/sstpipe_table.h"
+
+#include "stages/common/fileio.h"
+#include "stages/common/record.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#ifndef SSTPIPE_VERSION_STRING
+#error "SSTPIPE_VERSION_STRING is defined by the build (CMakeLists.txt)"
+#endif
+
+/* O_DIRECT wants buffers aligned to the device's logical block; a page
+ * covers every device. */
+#define DIRECT_ALIGN 4096
+
+struct sstpipe_options {
+    bool direct_io;
+};
+
+const char *sstpipe_version(void) {
+    return SSTPIPE_VERSION_STRING;
+}
+
+void sstpipe_free(void *p) {
+    free(p);
+}
+
+void sstpipe_set_errmsg(char **errmsg, const sp_error *err) {
+    if (errmsg)
+        *errmsg = strdup(err->set ? err->msg : "unknown error");
+}
+
+sstpipe_options *sstpipe_options_init(void) {
+    return calloc(1, sizeof(sstpipe_options));
+}
+
+void sstpipe_options_destroy(sstpipe_options *opt) {
+    free(opt);
+}
+
+void sstpipe_options_set_direct_io(sstpipe_options *opt, bool direct_io) {
+    opt->direct_io = direct_io;
+}
+
+/* ---------------------------------------------- per-thread direct-I/O buffer */
+
+/* Each thread's buffer for direct-I/O lookups, grown to the largest block
+ * size it has read and freed when the thread exits (the key's destructor). */
+typedef struct thread_buf {
+    uint8_t *data;
+    size_t cap;
+} thread_buf;
+
+static pthread_key_t buf_key;
+static pthread_once_t buf_once = PTHREAD_ONCE_INIT;
+static int buf_key_rc;
+
+static void thread_buf_free(void *p) {
+    thread_buf *b = p;
+    free(b->data);
+    free(b);
+}
+
+static void buf_key_create(void) {
+    buf_key_rc = pthread_key_create(&buf_key, thread_buf_free);
+}
+
+static uint8_t *thread_buffer(size_t need) {
+    if (pthread_once(&buf_once, buf_key_create) != 0 || buf_key_rc != 0)
+        return NULL;
+    thread_buf *b = pthread_getspecific(buf_key);
+    if (!b) {
+        if (!(b = calloc(1, sizeof *b)))
+            return NULL;
+        if (pthread_setspecific(buf_key, b) != 0) {
+            free(b);
+            return NULL;
+        }
+    }
+    if (b->cap < need) {
+        void *p;
+        if (posix_memalign(&p, DIRECT_ALIGN, need) != 0)
+            return NULL;
+        free(b->data);
+        b->data = p;
+        b->cap = need;
+    }
+    return b->data;
+}
+
+/* ------------------------------------------------------------- open, close */
+
+/* Opens the O_DIRECT descriptor and proves that it reads: a file system
+ * without O_DIRECT (tmpfs) refuses the open, and a device whose logical
+ * block is larger than the table's blocks refuses the aligned read, both
+ * with EINVAL. Either is an error at open, not at the first lookup. */
+static int open_direct(sstpipe_table *t, sp_error *err) {
+    const char *path = sst_reader_path(t->r);
+    const sst_footer *f = sst_reader_footer(t->r);
+    t->direct_fd = open(path, O_RDONLY | O_DIRECT | O_CLOEXEC);
+    if (t->direct_fd < 0) {
+        if (errno == EINVAL)
+            return sp_errorf(err,
+                             "%s: direct I/O (O_DIRECT) is not supported on this file system; "
+                             "open it without direct I/O",
+                             path);
+        return sp_errorf_errno(err, "%s: cannot open for direct I/O", path);
+    }
+    if (f->data_blocks == 0)
+        return 0;
+    /* Its own buffer: the thread's may hold a value a caller still uses. */
+    void *buf;
+    if (posix_memalign(&buf, DIRECT_ALIGN, f->block_size) != 0)
+        return sp_errorf(err, "%s: out of memory for a block of %u bytes", path, f->block_size);
+    ssize_t n = pread(t->direct_fd, buf, f->block_size, 0);
+    int e = errno;
+    free(buf);
+    errno = e;
+    if (n < 0 && errno == EINVAL)
+        return sp_errorf(err,
+                         "%s: direct I/O of %u-byte blocks is refused (the device's logical "
+                         "block is larger?); open it without direct I/O",
+                         path, f->block_size);
+    if (n != (ssize_t)f->block_size)
+        return sp_errorf_errno(err, "%s: direct I/O read of block 0 failed", path);
+    return 0;
+}
+
+sstpipe_table *sstpipe_open_with(const char *path, const sstpipe_options *opt, char **errmsg) {
+    sp_error err = {0};
+    sstpipe_table *t = calloc(1, sizeof *t);
+    if (!t) {
+        sp_errorf(&err, "%s: out of memory", path);
+        sstpipe_set_errmsg(errmsg, &err);
+        return NULL;
+    }
+    t->direct_fd = -1;
+    t->direct_io = opt && opt->direct_io;
+    if (!(t->r = sst_reader_open(path, &err)) ||
+        (t->direct_io ? open_direct(t, &err) : sst_reader_map(t->r, SST_READER_DIR_BUDGET, &err))) {
+        sstpipe_set_errmsg(errmsg, &err);
+        sstpipe_close(t);
+        return NULL;
+    }
+    return t;
+}
+
+sstpipe_table *sstpipe_open(const char *path, char **errmsg) {
+    return sstpipe_open_with(path, NULL, errmsg);
+}
+
+void sstpipe_close(sstpipe_table *t) {
+    if (!t)
+        return;
+    if (t->direct_fd >= 0)
+        close(t->direct_fd);
+    sst_reader_close(t->r);
+    free(t);
+}
+
+void sstpipe_info_get(const sstpipe_table *t, sstpipe_info *info) {
+    const sst_footer *f = sst_reader_footer(t->r);
+    *info = (sstpipe_info){
+        .records = f->records,
+        .data_blocks = f->data_blocks,
+        .key_bytes = f->key_bytes,
+        .value_bytes = f->value_bytes,
+        .file_size = f->file_size,
+        .block_size = f->block_size,
+        .cluster_size = f->cluster_size,
+        .max_value_bytes = f->max_value_bytes,
+        .format_version = f->format_version,
+    };
+}
+
+const char *sstpipe_path(const sstpipe_table *t) {
+    return sst_reader_path(t->r);
+}
+
+/* ------------------------------------------------------------------ lookups */
+
+static int get_direct(const sstpipe_table *t, uint64_t i, const uint8_t *key, size_t klen,
+                      const uint8_t **value, uint32_t *vlen, sp_error *err) {
+    const sst_footer *f = sst_reader_footer(t->r);
+    const char *path = sst_reader_path(t->r);
+    uint8_t *buf = thread_buffer(f->block_size);
+    if (!buf)
+        return sp_errorf(err, "%s: out of memory for a block of %u bytes", path, f->block_size);
+    if (sp_pread_exact(t->direct_fd, buf, f->block_size, i * f->block_size, path, err))
+        return -1;
+    return sst_reader_search_block(t->r, i, buf, key, klen, value, vlen, err);
+}
+
+int sstpipe_get(sstpipe_table *t, const void *key, size_t klen, const void **value, size_t *vlen,
+                char **errmsg) {
+    /* No stored key is empty or longer than the format allows. */
+    if (klen == 0 || klen > SP_MAX_KEY_BYTES)
+        return 0;
+    int64_t i = sst_reader_find_block(t->r, key, klen);
+    if (i < 0)
+        return 0;
+    sp_error err = {0};
+    const uint8_t *v;
+    uint32_t n;
+    int rc = t->direct_io ? get_direct(t, (uint64_t)i, key, klen, &v, &n, &err)
+                          : sst_reader_get_in_block(t->r, (uint64_t)i, key, klen, &v, &n, &err);
+    if (rc < 0) {
+        sstpipe_set_errmsg(errmsg, &err);
+        return -1;
+    }
+    if (rc == 1) {
+        *value = v;
+        *vlen = n;
+    }
+    return rc;
+}

@@ -1,0 +1,427 @@
+/*
+ * test_sstpipe_api.c: libsstpipe through its public header only, mapped and
+ * with direct I/O: every key found with its value and absent keys not
+ * found; scans from any start and with any prefix (every key of the table,
+ * keys between them, before and after all of them, block boundaries)
+ * against a brute-force answer over the same records; the footer's counts;
+ * and failures: a file that is not a table, a corrupt block (-1 with a
+ * message naming file, block and offset, other blocks still answering, an
+ * iterator staying at the error), direct I/O where the file system has
+ * none.
+ */
+#include "stages/sst/sstpipe.h"
+#include "test_sst_util.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#define BS 4096u
+#define CS 512u
+#define MVB 40u
+
+typedef struct fixture {
+    char *dir, *path;
+    trecs s;
+    table_stats st;
+} fixture;
+
+static int setup(void **state) {
+    fixture *f = calloc(1, sizeof *f);
+    f->dir = test_dir_make("sstpipe-api");
+    f->path = t_path(f->dir, "t.sst");
+    f->s = t_random(13, 4000, MVB);
+    sp_error err = {0};
+    *state = f;
+    return t_write(f->path, BS, CS, MVB, &f->s, &f->st, &err);
+}
+
+static int teardown(void **state) {
+    fixture *f = *state;
+    t_free(&f->s);
+    test_dir_remove(f->dir);
+    free(f->path);
+    free(f);
+    return 0;
+}
+
+static sstpipe_table *open_mode(const char *path, bool direct) {
+    sstpipe_options *o = sstpipe_options_init();
+    assert_non_null(o);
+    sstpipe_options_set_direct_io(o, direct);
+    char *msg = NULL;
+    sstpipe_table *t = sstpipe_open_with(path, o, &msg);
+    sstpipe_options_destroy(o);
+    if (!t)
+        fail_msg("open %s: %s", path, msg);
+    return t;
+}
+
+/* Index of the first record >= key (s->n when none). */
+static size_t lower_bound(const trecs *s, const uint8_t *key, size_t klen) {
+    size_t lo = 0, hi = s->n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (t_key_cmp(s->r[mid].key, s->r[mid].klen, key, klen) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static bool present(const trecs *s, const uint8_t *key, size_t klen) {
+    size_t i = lower_bound(s, key, klen);
+    return i < s->n && t_key_cmp(s->r[i].key, s->r[i].klen, key, klen) == 0;
+}
+
+static void gets_every_key(sstpipe_table *t, const trecs *s) {
+    const void *v;
+    size_t vlen;
+    char *msg = NULL;
+    for (size_t i = 0; i < s->n; i++) {
+        const trec *r = &s->r[i];
+        assert_int_equal(sstpipe_get(t, r->key, r->klen, &v, &vlen, &msg), 1);
+        assert_int_equal(vlen, r->vlen);
+        assert_memory_equal(v, r->val, vlen);
+        uint8_t probe[SP_MAX_KEY_BYTES + 1];
+        memcpy(probe, r->key, r->klen);
+        probe[r->klen] = 0;
+        assert_int_equal(sstpipe_get(t, probe, r->klen + 1, &v, &vlen, &msg), 0);
+        if (r->klen > 1)
+            assert_int_equal(sstpipe_get(t, r->key, r->klen - 1, &v, &vlen, &msg),
+                             present(s, r->key, r->klen - 1));
+    }
+    assert_int_equal(sstpipe_get(t, "\x01", 1, &v, &vlen, &msg), 0);
+    assert_int_equal(sstpipe_get(t, "\xff\xff", 2, &v, &vlen, &msg), 0);
+    assert_int_equal(sstpipe_get(t, "", 0, &v, &vlen, &msg), 0);
+    uint8_t huge[SP_MAX_KEY_BYTES + 10];
+    memset(huge, 'A', sizeof huge);
+    assert_int_equal(sstpipe_get(t, huge, sizeof huge, &v, &vlen, &msg), 0);
+    assert_null(msg);
+}
+
+static void test_get_mapped(void **state) {
+    fixture *f = *state;
+    sstpipe_table *t = open_mode(f->path, false);
+    gets_every_key(t, &f->s);
+    sstpipe_close(t);
+}
+
+static void test_get_direct(void **state) {
+    fixture *f = *state;
+    sstpipe_table *t = open_mode(f->path, true);
+    gets_every_key(t, &f->s);
+    /* The value lives in the thread's buffer until its next lookup. */
+    const void *v1, *v2;
+    size_t n1, n2;
+    const trec *a = &f->s.r[0], *b = &f->s.r[f->s.n - 1];
+    assert_int_equal(sstpipe_get(t, a->key, a->klen, &v1, &n1, NULL), 1);
+    assert_memory_equal(v1, a->val, n1);
+    assert_int_equal(sstpipe_get(t, b->key, b->klen, &v2, &n2, NULL), 1);
+    assert_memory_equal(v2, b->val, n2);
+    sstpipe_close(t);
+}
+
+static bool has_prefix(const trec *r, const uint8_t *p, size_t plen) {
+    return r->klen >= plen && memcmp(r->key, p, plen) == 0;
+}
+
+/* The scan (from, prefix) against the records: the ones >= from with the
+ * prefix, in order; all of them, or the first limit (more than a block
+ * holds, so a limited scan still crosses into the next block). */
+static void check_scan_n(sstpipe_table *t, const trecs *s, const uint8_t *from, size_t flen,
+                         const uint8_t *prefix, size_t plen, size_t limit) {
+    size_t i = from ? lower_bound(s, from, flen) : 0;
+    if (prefix && plen) {
+        size_t j = lower_bound(s, prefix, plen);
+        if (j > i)
+            i = j;
+    }
+    sstpipe_iter *it = sstpipe_iter_new(t, from, flen, prefix, plen);
+    assert_non_null(it);
+    const void *k, *v;
+    size_t kl, vl;
+    char *msg = NULL;
+    int rc;
+    size_t got = 0;
+    while (got < limit && (rc = sstpipe_iter_next(it, &k, &kl, &v, &vl, &msg)) == 1) {
+        got++;
+        assert_true(i < s->n);
+        assert_true(!plen || has_prefix(&s->r[i], prefix, plen));
+        assert_int_equal(kl, s->r[i].klen);
+        assert_memory_equal(k, s->r[i].key, kl);
+        assert_int_equal(vl, s->r[i].vlen);
+        assert_memory_equal(v, s->r[i].val, vl);
+        i++;
+    }
+    if (got == limit) {
+        sstpipe_iter_free(it);
+        return;
+    }
+    assert_int_equal(rc, 0);
+    assert_null(msg);
+    /* Ended exactly where the records say: at the table's end or at the
+     * first key without the prefix. */
+    assert_true(i == s->n || (plen && !has_prefix(&s->r[i], prefix, plen)));
+    assert_int_equal(sstpipe_iter_next(it, &k, &kl, &v, &vl, &msg), 0);
+    sstpipe_iter_free(it);
+}
+
+static void check_scan(sstpipe_table *t, const trecs *s, const uint8_t *from, size_t flen,
+                       const uint8_t *prefix, size_t plen) {
+    check_scan_n(t, s, from, flen, prefix, plen, SIZE_MAX);
+}
+
+#define NEAR 300 /* records a limited scan checks: about three blocks */
+
+static void scans(sstpipe_table *t, const trecs *s) {
+    check_scan(t, s, NULL, 0, NULL, 0);
+    check_scan(t, s, (const uint8_t *)"", 0, (const uint8_t *)"", 0);
+    check_scan(t, s, (const uint8_t *)"\x01", 1, NULL, 0);
+    check_scan(t, s, (const uint8_t *)"\xff", 1, NULL, 0);
+    check_scan(t, s, NULL, 0, (const uint8_t *)"\xff", 1);
+    check_scan(t, s, NULL, 0, (const uint8_t *)"\x01", 1);
+    /* Every letter of the shared-prefix pool, and the prefix of a run that
+     * sorts between two of them. */
+    for (char c = 'A'; c <= 'Q'; c++) {
+        uint8_t p[3] = {(uint8_t)c, (uint8_t)c, (uint8_t)c};
+        check_scan(t, s, NULL, 0, p, 1);
+        check_scan(t, s, NULL, 0, p, 3);
+        check_scan(t, s, (const uint8_t *)"B", 1, p, 2);
+        check_scan(t, s, (const uint8_t *)"Z", 1, p, 2);
+    }
+    uint8_t buf[SP_MAX_KEY_BYTES + 1];
+    for (size_t i = 0; i < s->n; i += 7) {
+        const trec *r = &s->r[i];
+        check_scan_n(t, s, r->key, r->klen, NULL, 0, NEAR); /* exactly a key */
+        memcpy(buf, r->key, r->klen);
+        buf[r->klen] = 0;
+        check_scan_n(t, s, buf, r->klen + 1, NULL, 0, NEAR);          /* just after it */
+        check_scan_n(t, s, r->key, r->klen - 1, NULL, 0, NEAR);       /* just before it */
+        check_scan(t, s, NULL, 0, r->key, r->klen < 4 ? r->klen : 4); /* its prefix */
+        check_scan(t, s, r->key, r->klen, r->key, r->klen > 1 ? 1 : r->klen);
+        check_scan(t, s, NULL, 0, r->key, r->klen); /* the key as a prefix */
+    }
+}
+
+static void test_scan_mapped(void **state) {
+    fixture *f = *state;
+    sstpipe_table *t = open_mode(f->path, false);
+    scans(t, &f->s);
+    sstpipe_close(t);
+}
+
+static void test_scan_direct(void **state) {
+    fixture *f = *state;
+    sstpipe_table *t = open_mode(f->path, true);
+    scans(t, &f->s);
+    sstpipe_close(t);
+}
+
+/* A block's first and last keys as scan starts: the seek's edge inside a
+ * block and across blocks, found by walking the table. */
+static void test_scan_block_edges(void **state) {
+    fixture *f = *state;
+    sstpipe_table *t = open_mode(f->path, false);
+    sstpipe_info info;
+    sstpipe_info_get(t, &info);
+    assert_true(info.data_blocks > 10);
+    /* The first key of block b is a record some lookup's block search
+     * starts at; every record is a start here, so the edges are among
+     * them; the full sweep is affordable at this size. */
+    for (size_t i = 0; i < f->s.n; i++)
+        check_scan_n(t, &f->s, f->s.r[i].key, f->s.r[i].klen, NULL, 0, NEAR);
+    sstpipe_close(t);
+}
+
+static void test_info_version_path(void **state) {
+    fixture *f = *state;
+    sstpipe_table *t = sstpipe_open(f->path, NULL);
+    assert_non_null(t);
+    sstpipe_info info;
+    sstpipe_info_get(t, &info);
+    uint64_t kb = 0, vb = 0;
+    for (size_t i = 0; i < f->s.n; i++) {
+        kb += f->s.r[i].klen;
+        vb += f->s.r[i].vlen;
+    }
+    assert_int_equal(info.records, f->s.n);
+    assert_int_equal(info.data_blocks, f->st.data_blocks);
+    assert_int_equal(info.key_bytes, kb);
+    assert_int_equal(info.value_bytes, vb);
+    assert_int_equal(info.block_size, BS);
+    assert_int_equal(info.cluster_size, CS);
+    assert_int_equal(info.max_value_bytes, MVB);
+    assert_int_equal(info.format_version, 1);
+    struct stat st;
+    assert_int_equal(stat(f->path, &st), 0);
+    assert_int_equal(info.file_size, (uint64_t)st.st_size);
+    assert_string_equal(sstpipe_path(t), f->path);
+    unsigned a, b, c;
+    assert_int_equal(sscanf(sstpipe_version(), "%u.%u.%u", &a, &b, &c), 3);
+    assert_int_equal(a, 1);
+    sstpipe_close(t);
+    sstpipe_close(NULL);
+    sstpipe_iter_free(NULL);
+    sstpipe_free(NULL);
+}
+
+static void test_empty_table(void **state) {
+    fixture *f = *state;
+    char *path = t_path(f->dir, "empty.sst");
+    trecs none = {0};
+    sp_error err = {0};
+    assert_int_equal(t_write(path, BS, CS, MVB, &none, NULL, &err), 0);
+    for (int direct = 0; direct < 2; direct++) {
+        sstpipe_table *t = open_mode(path, direct);
+        const void *k, *v;
+        size_t kl, vl;
+        assert_int_equal(sstpipe_get(t, "a", 1, &v, &vl, NULL), 0);
+        sstpipe_iter *it = sstpipe_iter_new(t, "a", 1, NULL, 0);
+        assert_int_equal(sstpipe_iter_next(it, &k, &kl, &v, &vl, NULL), 0);
+        sstpipe_iter_free(it);
+        sstpipe_info info;
+        sstpipe_info_get(t, &info);
+        assert_int_equal(info.records, 0);
+        sstpipe_close(t);
+    }
+    free(path);
+}
+
+static void test_open_failures(void **state) {
+    fixture *f = *state;
+    char *msg = NULL;
+    char *missing = t_path(f->dir, "missing.sst");
+    assert_null(sstpipe_open(missing, &msg));
+    assert_non_null(msg);
+    assert_non_null(strstr(msg, missing));
+    assert_non_null(strstr(msg, "No such file"));
+    sstpipe_free(msg);
+    msg = NULL;
+    assert_null(sstpipe_open(missing, NULL)); /* no message wanted */
+    assert_null(sstpipe_open(f->dir, &msg));
+    assert_non_null(strstr(msg, "not a regular file"));
+    sstpipe_free(msg);
+    free(missing);
+}
+
+/* A file system without O_DIRECT (tmpfs before Linux 6.6, some FUSE and
+ * network file systems) refuses the open with EINVAL. This kernel's tmpfs
+ * has it, so the refusal is made here: the test's own open() comes before
+ * libc's for the library's calls too. */
+static bool refuse_direct;
+
+int open(const char *path, int flags, ...) {
+    static int (*real_open)(const char *, int, ...);
+    if (!real_open)
+        real_open = (int (*)(const char *, int, ...))dlsym(RTLD_NEXT, "open");
+    va_list ap;
+    va_start(ap, flags);
+    mode_t mode = (flags & (O_CREAT | O_TMPFILE)) ? va_arg(ap, mode_t) : 0;
+    va_end(ap);
+    if (refuse_direct && (flags & O_DIRECT)) {
+        errno = EINVAL;
+        return -1;
+    }
+    return real_open(path, flags, mode);
+}
+
+static void test_direct_io_unsupported(void **state) {
+    fixture *f = *state;
+    sstpipe_options *o = sstpipe_options_init();
+    sstpipe_options_set_direct_io(o, true);
+    char *msg = NULL;
+    refuse_direct = true;
+    sstpipe_table *t = sstpipe_open_with(f->path, o, &msg);
+    refuse_direct = false;
+    assert_null(t);
+    assert_non_null(strstr(msg, f->path));
+    assert_non_null(strstr(msg, "direct I/O (O_DIRECT) is not supported"));
+    sstpipe_free(msg);
+    assert_non_null(t = sstpipe_open_with(f->path, o, NULL)); /* and with it, it opens */
+    sstpipe_close(t);
+    sstpipe_options_destroy(o);
+}
+
+/* Block 3 with one byte of its entries flipped: lookups there and a scan
+ * through it fail naming file, block and byte offset; other blocks answer. */
+static void corrupt_block(fixture *f, bool direct) {
+    size_t n;
+    uint8_t *bytes = t_read_file(f->path, &n);
+    const uint64_t block = 3;
+    bytes[block * BS + 10] ^= 0x40;
+    char *bad = t_path(f->dir, "bad.sst");
+    assert_int_equal(t_write_file(bad, bytes, n), 0);
+    free(bytes);
+
+    sstpipe_table *t = open_mode(bad, direct);
+    char want[64];
+    snprintf(want, sizeof want, "block %llu at byte %llu", (unsigned long long)block,
+             (unsigned long long)(block * BS));
+    size_t in_block = 0, elsewhere = 0;
+    const void *k, *v;
+    size_t kl, vl;
+    for (size_t i = 0; i < f->s.n; i++) {
+        char *msg = NULL;
+        int rc = sstpipe_get(t, f->s.r[i].key, f->s.r[i].klen, &v, &vl, &msg);
+        if (rc < 0) {
+            assert_non_null(strstr(msg, bad));
+            assert_non_null(strstr(msg, want));
+            assert_non_null(strstr(msg, "checksum mismatch"));
+            sstpipe_free(msg);
+            in_block++;
+        } else {
+            assert_int_equal(rc, 1);
+            assert_null(msg);
+            elsewhere++;
+        }
+    }
+    assert_true(in_block > 0);
+    assert_true(elsewhere > 0);
+    /* A scan returns blocks 0..2, then the error, and stays at it. */
+    sstpipe_iter *it = sstpipe_iter_new(t, NULL, 0, NULL, 0);
+    size_t got = 0;
+    char *msg = NULL;
+    int rc;
+    while ((rc = sstpipe_iter_next(it, &k, &kl, &v, &vl, &msg)) == 1)
+        got++;
+    assert_int_equal(rc, -1);
+    assert_true(got > 0 && got < f->s.n);
+    assert_non_null(strstr(msg, want));
+    sstpipe_free(msg);
+    msg = NULL;
+    assert_int_equal(sstpipe_iter_next(it, &k, &kl, &v, &vl, &msg), -1);
+    assert_non_null(strstr(msg, want));
+    sstpipe_free(msg);
+    sstpipe_iter_free(it);
+    sstpipe_close(t);
+    unlink(bad);
+    free(bad);
+}
+
+static void test_corrupt_block_mapped(void **state) {
+    corrupt_block(*state, false);
+}
+
+static void test_corrupt_block_direct(void **state) {
+    corrupt_block(*state, true);
+}
+
+#define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        T(test_get_mapped),           T(test_get_direct),           T(test_scan_mapped),
+        T(test_scan_direct),          T(test_scan_block_edges),     T(test_info_version_path),
+        T(test_empty_table),          T(test_open_failures),        T(test_direct_io_unsupported),
+        T(test_corrupt_block_mapped), T(test_corrupt_block_direct),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
