@@ -8,6 +8,7 @@
 #include "data/wg_dump.h"
 #include "data/wg_incr.h"
 #include "data/wg_sink.h"
+#include "stages/common/cleanup.h"
 #include "stages/common/cli.h"
 #include "stages/common/size.h"
 
@@ -229,6 +230,10 @@ int main(int argc, char **argv) {
         return SP_EXIT_OK;
     }
 
+    /* Writing a file: its temporary name is removed on SIGINT or SIGTERM
+     * (cleanup.h; only a program's main installs the handlers). */
+    if (path && strcmp(path, "-"))
+        sp_cleanup_install();
     sp_output out;
     if (sp_output_open(&out, path, &err))
         return fail(&err);

@@ -23,7 +23,6 @@
 #include "pipeline/nightly_dirs.h"
 #include "pipeline/nightly_log.h"
 #include "pipeline/nightly_manifest.h"
-#include "stages/common/cleanup.h"
 #include "stages/common/cli.h"
 #include "stages/common/fileio.h"
 #include "stages/common/size.h"
@@ -442,7 +441,6 @@ int nightly_run(const sp_config *cfg, const char *input) {
         return SP_EXIT_USAGE;
     }
     nightly_log_init(&r.log);
-    sp_cleanup_install();
 
     int code;
     char sub[PATH_MAX];

@@ -290,7 +290,6 @@ int tune_run(const char *input, const tune_options *o, tune_report *rep, sp_erro
     rep->threads = o->profile.threads;
     rep->queue_depth = o->profile.queue_depth;
     rep->seed = o->profile.seed;
-    sp_cleanup_install();
     if (!mkdtemp(rep->scratch_dir))
         return sp_errorf_errno(err, "%s: cannot create the scratch directory", base);
     int slot = sp_cleanup_add(rep->scratch_dir);

@@ -10,7 +10,11 @@
 #ifndef SSTPIPE_COMMON_CLEANUP_H
 #define SSTPIPE_COMMON_CLEANUP_H
 
-/* Installs the signal handlers once. */
+/* Installs the signal handlers once. Only a program's main calls it
+ * (pipeline/main.c, data/wikigen.c): library code never takes a process's
+ * signals (a server would die of a client's SIGPIPE, Python would lose
+ * Ctrl-C), it only registers its paths, which a program that installed no
+ * handlers simply never needs. */
 void sp_cleanup_install(void);
 /* Registers a path (copied) to unlink on a signal; returns a slot or -1 if full. */
 int sp_cleanup_add(const char *path);

@@ -43,7 +43,6 @@ int sp_outfile_open(sp_outfile *f, const char *path, sp_error *err) {
     memset(f, 0, sizeof *f);
     f->fd = -1;
     f->cleanup_slot = -1;
-    sp_cleanup_install();
     size_t n = strlen(path);
     f->path = strdup(path);
     f->tmp_path = malloc(n + 32);

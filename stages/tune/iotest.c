@@ -410,7 +410,6 @@ int iotest_run(const char *dir, const iotest_options *opts, iotest_result *res, 
         res->file = NULL;
     if (!res->dir || !res->file || !res->results)
         return sp_errorf(err, "out of memory");
-    sp_cleanup_install();
     int fd = create_test_file(res, err);
     if (fd < 0)
         return -1;
