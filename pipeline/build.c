@@ -133,8 +133,11 @@ int build_run(const char *input, const char *output, const build_options *opts, 
 void build_print_stats(FILE *out, const build_stats *s) {
     extract_stats_print(out, &s->extract);
     truncate_stats_print(out, s->extract.records, s->truncated);
-    sort_stats_print(out, &s->sort);
-    table_stats_print(out, &s->table);
+    char line[256];
+    sort_stats_format(&s->sort, line, sizeof line);
+    fprintf(out, "%s\n", line);
+    table_stats_format(&s->table, line, sizeof line);
+    fprintf(out, "%s\n", line);
     fprintf(out, "build: read_seconds=%.3f write_seconds=%.3f cpu_seconds=%.3f peak_rss=%llu\n",
             s->read_phase.wall_seconds, s->write_phase.wall_seconds,
             s->read_phase.cpu_seconds + s->write_phase.cpu_seconds,

@@ -70,8 +70,11 @@ static int run(const char *input, const char *output, const sort_options *opts, 
     sp_sink sink = rs_writer_sink(st.writer);
     if (got < 0 || sorter_finish(s, &sink, &err) || stream_stage_finish(&st, &err))
         goto done;
-    if (verbose)
-        sort_stats_print(stderr, sorter_stats(s));
+    if (verbose) {
+        char line[256];
+        sort_stats_format(sorter_stats(s), line, sizeof line);
+        fprintf(stderr, "%s\n", line);
+    }
     rc = 0;
 done:
     sorter_destroy(s);

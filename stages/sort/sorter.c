@@ -306,11 +306,11 @@ void sorter_destroy(sorter *s) {
     free(s);
 }
 
-void sort_stats_print(FILE *out, const sort_stats *s) {
-    fprintf(out,
-            "sort: records_in=%llu records_out=%llu duplicates_replaced=%llu runs=%llu "
-            "merge_passes=%llu spilled_bytes=%llu\n",
-            (unsigned long long)s->records_in, (unsigned long long)s->records_out,
-            (unsigned long long)s->duplicates_replaced, (unsigned long long)s->runs,
-            (unsigned long long)s->merge_passes, (unsigned long long)s->spilled_bytes);
+void sort_stats_format(const sort_stats *s, char *buf, size_t cap) {
+    snprintf(buf, cap,
+             "sort: records_in=%llu records_out=%llu duplicates_replaced=%llu runs=%llu "
+             "merge_passes=%llu spilled_bytes=%llu",
+             (unsigned long long)s->records_in, (unsigned long long)s->records_out,
+             (unsigned long long)s->duplicates_replaced, (unsigned long long)s->runs,
+             (unsigned long long)s->merge_passes, (unsigned long long)s->spilled_bytes);
 }

@@ -17,8 +17,8 @@
 #include "stages/common/error.h"
 #include "stages/common/record.h"
 
+#include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
 
 #define SORT_DEFAULT_MEMORY (256ull << 20)
 #define SORT_MIN_MEMORY (1ull << 20)
@@ -50,8 +50,10 @@ sp_sink sorter_sink(sorter *s);
 /* Emits every record in key order, duplicates resolved, into out. */
 int sorter_finish(sorter *s, const sp_sink *out, sp_error *err);
 const sort_stats *sorter_stats(const sorter *s);
-/* The `-v` line: "sort: records_in=N records_out=N duplicates_replaced=N ...". */
-void sort_stats_print(FILE *out, const sort_stats *s);
+/* The `-v` line, without its newline, into buf (cap bytes; 256 hold it):
+ * "sort: records_in=N records_out=N duplicates_replaced=N ...". The
+ * command prints it; the library prints nothing. */
+void sort_stats_format(const sort_stats *s, char *buf, size_t cap);
 void sorter_destroy(sorter *s);
 
 /* `sstpipe sort` */

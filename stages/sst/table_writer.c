@@ -387,10 +387,10 @@ void table_writer_destroy(table_writer *w) {
     free(w);
 }
 
-void table_stats_print(FILE *out, const table_stats *s) {
-    fprintf(out,
-            "write: records=%llu data_blocks=%llu key_bytes=%llu value_bytes=%llu file_size=%llu\n",
-            (unsigned long long)s->records, (unsigned long long)s->data_blocks,
-            (unsigned long long)s->key_bytes, (unsigned long long)s->value_bytes,
-            (unsigned long long)s->file_size);
+void table_stats_format(const table_stats *s, char *buf, size_t cap) {
+    snprintf(buf, cap,
+             "write: records=%llu data_blocks=%llu key_bytes=%llu value_bytes=%llu file_size=%llu",
+             (unsigned long long)s->records, (unsigned long long)s->data_blocks,
+             (unsigned long long)s->key_bytes, (unsigned long long)s->value_bytes,
+             (unsigned long long)s->file_size);
 }

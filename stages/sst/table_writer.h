@@ -13,8 +13,8 @@
 #include "stages/common/error.h"
 #include "stages/common/record.h"
 
+#include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
 
 typedef struct table_options {
     uint32_t block_size;      /* power of two, SST_MIN_BLOCK_SIZE..SST_MAX_BLOCK_SIZE */
@@ -61,8 +61,10 @@ int table_writer_copy_block(table_writer *w, const table_block_copy *c, sp_error
 /* Writes index and footer, fsyncs and renames into place. */
 int table_writer_finish(table_writer *w, sp_error *err);
 const table_stats *table_writer_stats(const table_writer *w);
-/* The `-v` line: "write: records=N data_blocks=N key_bytes=N value_bytes=N file_size=N". */
-void table_stats_print(FILE *out, const table_stats *s);
+/* The `-v` line, without its newline, into buf (cap bytes; 256 hold it):
+ * "write: records=N data_blocks=N key_bytes=N value_bytes=N file_size=N".
+ * The command prints it; the library prints nothing. */
+void table_stats_format(const table_stats *s, char *buf, size_t cap);
 /* Frees w; if not finished, removes the temporary file. */
 void table_writer_destroy(table_writer *w);
 

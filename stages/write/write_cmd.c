@@ -70,8 +70,9 @@ static int write_table(rs_reader *in, const char *in_name, const char *out_path,
     if (rc == 0)
         rc = table_writer_finish(w, err);
     if (rc == 0 && verbose) {
-        const table_stats *s = table_writer_stats(w);
-        table_stats_print(stderr, s);
+        char line[256];
+        table_stats_format(table_writer_stats(w), line, sizeof line);
+        fprintf(stderr, "%s\n", line);
     }
     table_writer_destroy(w);
     return rc ? SP_EXIT_FAIL : SP_EXIT_OK;
