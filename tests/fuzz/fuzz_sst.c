@@ -1,19 +1,24 @@
 /*
  * fuzz_sst.c: libFuzzer target for the SSTable readers on arbitrary bytes.
  *
- * Everything `get`, `dump` and `verify` do to a file: sst_reader_open
- * (footer and index checks), a scan of every data block as dump walks
- * them, point lookups, and the every-byte check verify_file. The oracle:
- * when verify finds nothing wrong, a lookup of every scanned key must find
- * it with the scanned value, and keys between and around them must not be
- * found. Checksums make random bytes fail early, so the seeds are real
- * small tables (see make-seeds); the deeper code is reached from mutations
- * that keep the checksums (and from the regression seeds). Errors are
- * expected; crashes, sanitizer reports, leaks and broken promises are
- * findings.
+ * Everything `get`, `dump`, the server and users' programs do to a file,
+ * through the public API (libsstpipe, sstpipe.h): sstpipe_open (footer and
+ * index checks, the data region mapped), a scan of every record with
+ * sstpipe_iter as dump does, scans from scanned keys and with their
+ * prefixes, point lookups mapped and with direct I/O; and the every-byte
+ * check verify_file. The oracle: when verify finds nothing wrong, the scan
+ * returns verify's record count, every scanned key is found with the
+ * scanned value in both modes, keys between and around them are not, and
+ * a scan from any key returns the rest of the full scan. Checksums make
+ * random bytes fail early, so the seeds are real small tables (see
+ * make-seeds); the deeper code is reached from mutations that keep the
+ * checksums (and from the regression seeds). Errors are expected (a
+ * message naming the file); crashes, sanitizer reports, leaks and broken
+ * promises are findings.
  */
 #include "fuzz_file.h"
-#include "stages/sst/table_reader.h"
+#include "stages/common/record.h"
+#include "stages/sst/sstpipe.h"
 #include "stages/verify/verify.h"
 
 #include <stdbool.h>
@@ -33,7 +38,13 @@ typedef struct scan {
     bool clean; /* every block read and walked without an error */
 } scan;
 
-static void scan_add(scan *s, const block_iter *it) {
+static int sst_cmp(const scanned *a, const void *key, size_t klen) {
+    size_t n = a->key_len < klen ? a->key_len : klen;
+    int c = memcmp(a->key, key, n);
+    return c ? c : (a->key_len < klen ? -1 : a->key_len > klen);
+}
+
+static void scan_add(scan *s, const void *key, size_t klen, const void *value, size_t vlen) {
     if (s->n == s->cap) {
         s->cap = s->cap ? 2 * s->cap : 64;
         s->recs = realloc(s->recs, s->cap * sizeof *s->recs);
@@ -41,66 +52,74 @@ static void scan_add(scan *s, const block_iter *it) {
             fuzz_fail("out of memory for the scan");
     }
     scanned *r = &s->recs[s->n++];
-    if (it->key_len > SP_MAX_KEY_BYTES)
-        fuzz_fail("block walk returned a key of %u bytes", it->key_len);
-    memcpy(r->key, it->key, it->key_len);
-    r->key_len = it->key_len;
-    r->value_len = it->value_len;
-    r->value = malloc(it->value_len + 1);
+    if (klen == 0 || klen > SP_MAX_KEY_BYTES)
+        fuzz_fail("scan returned a key of %zu bytes", klen);
+    memcpy(r->key, key, klen);
+    r->key_len = (uint32_t)klen;
+    r->value_len = (uint32_t)vlen;
+    r->value = malloc(vlen + 1);
     if (!r->value)
         fuzz_fail("out of memory for a value");
-    memcpy(r->value, it->value, it->value_len);
+    memcpy(r->value, value, vlen);
 }
 
-/* Reads and walks every data block, as dump does. */
-static void scan_table(sst_reader *r, const char *path, scan *s) {
-    const sst_footer *f = sst_reader_footer(r);
-    uint8_t *buf = aligned_alloc(4096, ((size_t)f->block_size + 4095) & ~(size_t)4095);
-    if (!buf)
-        fuzz_fail("out of memory for a block of %u bytes", f->block_size);
+/* A failing call's promise: a one-line message naming the file. */
+static void check_msg(char *msg, const char *path) {
+    sp_error e = {0};
+    if (!msg)
+        fuzz_fail("a failing call set no message");
+    sp_errorf(&e, "%s", msg);
+    if (strlen(msg) >= sizeof e.msg)
+        fuzz_fail("message of %zu bytes", strlen(msg));
+    fuzz_check_error(&e, path);
+    sstpipe_free(msg);
+}
+
+/* Every record, as dump reads them; an error ends the scan. */
+static void scan_table(sstpipe_table *t, const char *path, uint32_t block_size, scan *s) {
+    sstpipe_iter *it = sstpipe_iter_new(t, NULL, 0, NULL, 0);
+    if (!it)
+        fuzz_fail("out of memory for an iterator");
+    const void *k, *v;
+    size_t kl, vl;
+    char *msg = NULL;
+    int rc;
     s->clean = true;
-    for (uint64_t i = 0; i < f->data_blocks; i++) {
-        block_view v;
-        sp_error err = {0};
-        if (sst_reader_read_block(r, i, buf, &v, &err)) {
-            fuzz_check_error(&err, path);
-            s->clean = false;
-            continue;
-        }
-        block_iter it;
-        block_iter_init(&it, &v);
-        int rc;
-        while ((rc = block_iter_next(&it, path, &err)) == 1) {
-            if (it.value_len > v.block_size)
-                fuzz_fail("block %llu: value of %u bytes in a %u-byte block", (unsigned long long)i,
-                          it.value_len, v.block_size);
-            scan_add(s, &it);
-        }
-        if (rc < 0) {
-            fuzz_check_error(&err, path);
-            s->clean = false;
-        }
+    while ((rc = sstpipe_iter_next(it, &k, &kl, &v, &vl, &msg)) == 1) {
+        if (vl > block_size)
+            fuzz_fail("value of %zu bytes in a %u-byte block", vl, block_size);
+        if (s->n && sst_cmp(&s->recs[s->n - 1], k, kl) >= 0)
+            fuzz_fail("scan: record %zu does not sort after the one before", s->n);
+        scan_add(s, k, kl, v, vl);
     }
-    free(buf);
+    if (rc < 0) {
+        check_msg(msg, path);
+        s->clean = false;
+        msg = NULL;
+        if (sstpipe_iter_next(it, &k, &kl, &v, &vl, &msg) != -1)
+            fuzz_fail("iterator did not stay at its error");
+        check_msg(msg, path);
+    }
+    sstpipe_iter_free(it);
 }
 
-static int lookup(sst_reader *r, const uint8_t *key, uint32_t klen, const uint8_t **value,
-                  uint32_t *vlen, const char *path) {
-    sp_error err = {0};
-    int rc = sst_reader_get(r, key, klen, value, vlen, &err);
+static int lookup(sstpipe_table *t, const uint8_t *key, uint32_t klen, const void **value,
+                  size_t *vlen, const char *path) {
+    char *msg = NULL;
+    int rc = sstpipe_get(t, key, klen, value, vlen, &msg);
     if (rc < 0)
-        fuzz_check_error(&err, path);
+        check_msg(msg, path);
     return rc;
 }
 
 /* On a table verify passed: every key found with its value; a key just
  * after each (key + "\0") and one before all keys not found. */
-static void check_lookups(sst_reader *r, const scan *s, const char *path) {
-    const uint8_t *value;
-    uint32_t vlen;
+static void check_lookups(sstpipe_table *t, const scan *s, const char *path) {
+    const void *value;
+    size_t vlen;
     for (size_t i = 0; i < s->n; i++) {
         const scanned *rec = &s->recs[i];
-        if (lookup(r, rec->key, rec->key_len, &value, &vlen, path) != 1)
+        if (lookup(t, rec->key, rec->key_len, &value, &vlen, path) != 1)
             fuzz_fail("verified table: key %zu of %zu not found", i, s->n);
         if (vlen != rec->value_len || memcmp(value, rec->value, vlen) != 0)
             fuzz_fail("verified table: key %zu: lookup and scan disagree on the value", i);
@@ -110,12 +129,51 @@ static void check_lookups(sst_reader *r, const scan *s, const char *path) {
             next[rec->key_len] = 0;
             bool listed = i + 1 < s->n && s->recs[i + 1].key_len == rec->key_len + 1 &&
                           memcmp(s->recs[i + 1].key, next, rec->key_len + 1) == 0;
-            if (!listed && lookup(r, next, rec->key_len + 1, &value, &vlen, path) != 0)
+            if (!listed && lookup(t, next, rec->key_len + 1, &value, &vlen, path) != 0)
                 fuzz_fail("verified table: key %zu followed by NUL found", i);
         }
     }
-    if (s->n && s->recs[0].key_len > 0 && lookup(r, s->recs[0].key, 0, &value, &vlen, path) != 0)
-        fuzz_fail("verified table: the empty key found before the first key");
+    if (s->n && lookup(t, s->recs[0].key, 0, &value, &vlen, path) != 0)
+        fuzz_fail("verified table: the empty key found");
+}
+
+/* On a table verify passed: a scan from record i's key (with its first
+ * byte as prefix, or none) returns records i, i+1, ... of the full scan. */
+static void check_scan_from(sstpipe_table *t, const scan *s, size_t i, bool prefixed,
+                            const char *path) {
+    const scanned *from = &s->recs[i];
+    sstpipe_iter *it =
+        sstpipe_iter_new(t, from->key, from->key_len, prefixed ? from->key : NULL, prefixed);
+    if (!it)
+        fuzz_fail("out of memory for an iterator");
+    const void *k, *v;
+    size_t kl, vl, j = i;
+    char *msg = NULL;
+    int rc;
+    while ((rc = sstpipe_iter_next(it, &k, &kl, &v, &vl, &msg)) == 1) {
+        if (j >= s->n || sst_cmp(&s->recs[j], k, kl) != 0 || vl != s->recs[j].value_len ||
+            memcmp(v, s->recs[j].value, vl) != 0)
+            fuzz_fail("verified table: scan from record %zu disagrees at record %zu", i, j);
+        j++;
+    }
+    if (rc < 0)
+        fuzz_fail("verified table: %s: scan from record %zu failed: %s", path, i, msg);
+    if (j < s->n && (!prefixed || s->recs[j].key[0] == from->key[0]))
+        fuzz_fail("verified table: scan from record %zu ended early at %zu", i, j);
+    sstpipe_iter_free(it);
+}
+
+static sstpipe_table *open_mode(const char *path, bool direct) {
+    sstpipe_options *o = sstpipe_options_init();
+    if (!o)
+        fuzz_fail("out of memory for options");
+    sstpipe_options_set_direct_io(o, direct);
+    char *msg = NULL;
+    sstpipe_table *t = sstpipe_open_with(path, o, &msg);
+    sstpipe_options_destroy(o);
+    if (!t)
+        check_msg(msg, path);
+    return t;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -139,35 +197,47 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     else
         verified = rep.problem_count == 0;
 
-    sp_error err = {0};
-    sst_reader *r = sst_reader_open(file.path, &err);
-    if (!r) {
-        fuzz_check_error(&err, file.path);
+    sstpipe_table *t = open_mode(file.path, false);
+    if (!t) {
         if (verified)
-            fuzz_fail("verify passed a table the reader cannot open: %s", err.msg);
+            fuzz_fail("verify passed a table the library cannot open");
     } else {
+        sstpipe_info info;
+        sstpipe_info_get(t, &info);
         scan s = {0};
-        scan_table(r, file.path, &s);
+        scan_table(t, file.path, info.block_size, &s);
+        /* Direct I/O where the memory file takes it (Linux 6.6 on). */
+        sstpipe_table *direct = open_mode(file.path, true);
         if (verified) {
             if (!s.clean)
                 fuzz_fail("verify passed a table whose blocks do not read");
-            if (s.n != rep.records)
-                fuzz_fail("verify counted %llu records, the scan %zu",
-                          (unsigned long long)rep.records, s.n);
-            check_lookups(r, &s, file.path);
+            if (s.n != rep.records || s.n != info.records)
+                fuzz_fail("verify counted %llu records, the footer %llu, the scan %zu",
+                          (unsigned long long)rep.records, (unsigned long long)info.records, s.n);
+            check_lookups(t, &s, file.path);
+            if (direct)
+                check_lookups(direct, &s, file.path);
+            for (size_t i = 0; i < s.n; i += 1 + s.n / 8) {
+                check_scan_from(t, &s, i, false, file.path);
+                check_scan_from(t, &s, i, true, file.path);
+            }
         } else {
             /* Lookups on a damaged table must fail cleanly, never crash. */
             static const uint8_t probe[] = "Ma";
-            const uint8_t *value;
-            uint32_t vlen;
-            lookup(r, probe, 2, &value, &vlen, file.path);
-            for (size_t i = 0; i < s.n; i++)
-                lookup(r, s.recs[i].key, s.recs[i].key_len, &value, &vlen, file.path);
+            const void *value;
+            size_t vlen;
+            lookup(t, probe, 2, &value, &vlen, file.path);
+            for (size_t i = 0; i < s.n; i++) {
+                lookup(t, s.recs[i].key, s.recs[i].key_len, &value, &vlen, file.path);
+                if (direct)
+                    lookup(direct, s.recs[i].key, s.recs[i].key_len, &value, &vlen, file.path);
+            }
         }
         for (size_t i = 0; i < s.n; i++)
             free(s.recs[i].value);
         free(s.recs);
-        sst_reader_close(r);
+        sstpipe_close(direct);
+        sstpipe_close(t);
     }
     verify_report_destroy(&rep);
     fuzz_file_destroy(&file);
