@@ -1,0 +1,468 @@
+/*
+ * sstpipe_py.c: the Python module `sstpipe`, a CPython extension over
+ * libsstpipe (sstpipe.h). A C extension rather than cffi: a lookup is a
+ * few hundred nanoseconds in the library, and a direct C call keeps
+ * Python's overhead per lookup near a dict's, where cffi's per-call
+ * marshalling would cost more than the lookup; it needs nothing beyond
+ * Debian's python3-dev to build.
+ *
+ *   t = sstpipe.open(path, decode=False, direct_io=False)
+ *   t[key]  t.get(key, default)  key in t  len(t)  iter(t) (keys)
+ *   t.items()  t.prefix(p)  t.range(lo, hi)   -> (key, value) in key order
+ *   t.info (dict of the footer's counts)  t.close()  with sstpipe.open(...) as t:
+ *
+ * Keys are str (encoded as UTF-8) or any bytes-like object; keys and
+ * values come back as bytes, or as str with decode=True. Errors raise
+ * sstpipe.Error with the library's message; a missing key raises KeyError.
+ * The GIL is held during lookups (a warm lookup is shorter than releasing
+ * it); values are copied into Python objects at once, so the library's
+ * value lifetimes never reach Python code. An iterator keeps its table
+ * alive: close() with iterators open makes them raise ValueError, and the
+ * table is closed when the last one goes.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include "stages/sst/sstpipe.h"
+
+#include <string.h>
+
+static PyObject *SstpipeError;
+
+/* A method of any signature in a PyMethodDef (the cast through void (*)(void)
+ * is the one -Wcast-function-type accepts). */
+#define METH(f) ((PyCFunction)(void (*)(void))(f))
+
+typedef struct {
+    PyObject_HEAD sstpipe_table *t;
+    int decode;
+    int closed;
+    Py_ssize_t live_iters;
+} Table;
+
+typedef struct {
+    PyObject_HEAD Table *table;
+    sstpipe_iter *it;
+    int keys_only;
+    PyObject *hi; /* range's upper bound (bytes), or NULL */
+} Iter;
+
+static PyTypeObject TableType, IterType;
+
+static void raise_msg(char *msg) {
+    PyErr_SetString(SstpipeError, msg ? msg : "out of memory");
+    sstpipe_free(msg);
+}
+
+/* A key argument as bytes: str is encoded as UTF-8, bytes-like taken as is. */
+static int key_buffer(PyObject *o, Py_buffer *view, PyObject **owned) {
+    *owned = NULL;
+    if (PyUnicode_Check(o)) {
+        if (!(*owned = PyUnicode_AsUTF8String(o)))
+            return -1;
+        o = *owned;
+    }
+    if (PyObject_GetBuffer(o, view, PyBUF_SIMPLE) != 0) {
+        Py_XDECREF(*owned);
+        *owned = NULL;
+        PyErr_Format(PyExc_TypeError, "a key is str or bytes-like, not %.100s",
+                     Py_TYPE(o)->tp_name);
+        return -1;
+    }
+    return 0;
+}
+
+static void key_release(Py_buffer *view, PyObject *owned) {
+    PyBuffer_Release(view);
+    Py_XDECREF(owned);
+}
+
+static PyObject *out(const Table *t, const void *p, size_t n) {
+    if (t->decode)
+        return PyUnicode_DecodeUTF8(p, (Py_ssize_t)n, "strict");
+    return PyBytes_FromStringAndSize(p, (Py_ssize_t)n);
+}
+
+static int check_open(const Table *t) {
+    if (t->closed) {
+        PyErr_SetString(PyExc_ValueError, "operation on a closed sstpipe table");
+        return -1;
+    }
+    return 0;
+}
+
+/* 1 found (*value set, a new reference), 0 absent, -1 error raised. */
+static int lookup(Table *t, PyObject *key, PyObject **value) {
+    if (check_open(t))
+        return -1;
+    Py_buffer view;
+    PyObject *owned;
+    if (key_buffer(key, &view, &owned))
+        return -1;
+    const void *v;
+    size_t vlen;
+    char *msg = NULL;
+    int rc = sstpipe_get(t->t, view.buf, (size_t)view.len, &v, &vlen, &msg);
+    key_release(&view, owned);
+    if (rc < 0) {
+        raise_msg(msg);
+        return -1;
+    }
+    if (rc == 1 && !(*value = out(t, v, vlen)))
+        return -1;
+    return rc;
+}
+
+/* ------------------------------------------------------------------ Table */
+
+static PyObject *sstpipe_open_py(PyObject *self, PyObject *args, PyObject *kw) {
+    (void)self;
+    static char *names[] = {"path", "decode", "direct_io", NULL};
+    PyObject *path_obj;
+    int decode = 0, direct = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&|pp:open", names, PyUnicode_FSConverter,
+                                     &path_obj, &decode, &direct))
+        return NULL;
+    sstpipe_options *o = sstpipe_options_init();
+    if (!o) {
+        Py_DECREF(path_obj);
+        return PyErr_NoMemory();
+    }
+    sstpipe_options_set_direct_io(o, direct);
+    char *msg = NULL;
+    sstpipe_table *st;
+    Py_BEGIN_ALLOW_THREADS st = sstpipe_open_with(PyBytes_AS_STRING(path_obj), o, &msg);
+    Py_END_ALLOW_THREADS sstpipe_options_destroy(o);
+    Py_DECREF(path_obj);
+    if (!st) {
+        raise_msg(msg);
+        return NULL;
+    }
+    Table *t = PyObject_New(Table, &TableType);
+    if (!t) {
+        sstpipe_close(st);
+        return NULL;
+    }
+    t->t = st;
+    t->decode = decode;
+    t->closed = 0;
+    t->live_iters = 0;
+    return (PyObject *)t;
+}
+
+static void table_release(Table *t) {
+    if (t->t && t->live_iters == 0) {
+        sstpipe_close(t->t);
+        t->t = NULL;
+    }
+}
+
+static PyObject *table_close(PyObject *self, PyObject *unused) {
+    Table *t = (Table *)self;
+    (void)unused;
+    t->closed = 1;
+    table_release(t);
+    Py_RETURN_NONE;
+}
+
+static void table_dealloc(PyObject *self) {
+    Table *t = (Table *)self;
+    /* Iterators hold a reference, so none is left here. */
+    if (t->t)
+        sstpipe_close(t->t);
+    PyObject_Free(t);
+}
+
+static PyObject *table_subscript(PyObject *self, PyObject *key) {
+    Table *t = (Table *)self;
+    PyObject *v = NULL;
+    int rc = lookup(t, key, &v);
+    if (rc == 0)
+        PyErr_SetObject(PyExc_KeyError, key);
+    return rc == 1 ? v : NULL;
+}
+
+static int table_contains(PyObject *self, PyObject *key) {
+    Table *t = (Table *)self;
+    if (check_open(t))
+        return -1;
+    Py_buffer view;
+    PyObject *owned;
+    if (key_buffer(key, &view, &owned))
+        return -1;
+    const void *v;
+    size_t vlen;
+    char *msg = NULL;
+    int rc = sstpipe_get(t->t, view.buf, (size_t)view.len, &v, &vlen, &msg);
+    key_release(&view, owned);
+    if (rc < 0)
+        raise_msg(msg);
+    return rc;
+}
+
+static Py_ssize_t table_len(PyObject *self) {
+    Table *t = (Table *)self;
+    if (check_open(t))
+        return -1;
+    sstpipe_info info;
+    sstpipe_info_get(t->t, &info);
+    return (Py_ssize_t)info.records;
+}
+
+static PyObject *table_get(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    Table *t = (Table *)self;
+    if (nargs < 1 || nargs > 2) {
+        PyErr_SetString(PyExc_TypeError, "get(key, default=None)");
+        return NULL;
+    }
+    PyObject *v = NULL;
+    int rc = lookup(t, args[0], &v);
+    if (rc < 0)
+        return NULL;
+    if (rc == 1)
+        return v;
+    PyObject *d = nargs == 2 ? args[1] : Py_None;
+    Py_INCREF(d);
+    return d;
+}
+
+static PyObject *iter_make(Table *t, PyObject *from, PyObject *prefix, PyObject *hi,
+                           int keys_only) {
+    if (check_open(t))
+        return NULL;
+    Py_buffer fv = {0}, pv = {0}, hv = {0};
+    PyObject *fo = NULL, *po = NULL, *ho = NULL, *hi_bytes = NULL;
+    int have_f = from && from != Py_None, have_p = prefix && prefix != Py_None;
+    int have_h = hi && hi != Py_None;
+    if ((have_f && key_buffer(from, &fv, &fo)) || (have_p && key_buffer(prefix, &pv, &po)) ||
+        (have_h && key_buffer(hi, &hv, &ho))) {
+        if (have_f && fv.obj)
+            key_release(&fv, fo);
+        if (have_p && pv.obj)
+            key_release(&pv, po);
+        return NULL;
+    }
+    if (have_h) {
+        hi_bytes = PyBytes_FromStringAndSize(hv.buf, hv.len);
+        key_release(&hv, ho);
+    }
+    Iter *it = NULL;
+    if (!have_h || hi_bytes) {
+        sstpipe_iter *si = sstpipe_iter_new(t->t, have_f ? fv.buf : NULL, have_f ? fv.len : 0,
+                                            have_p ? pv.buf : NULL, have_p ? pv.len : 0);
+        if (!si)
+            PyErr_NoMemory();
+        else if (!(it = PyObject_New(Iter, &IterType)))
+            sstpipe_iter_free(si);
+        else {
+            it->it = si;
+            it->keys_only = keys_only;
+            it->hi = hi_bytes;
+            hi_bytes = NULL;
+            Py_INCREF(t);
+            it->table = t;
+            t->live_iters++;
+        }
+    }
+    Py_XDECREF(hi_bytes);
+    if (have_f)
+        key_release(&fv, fo);
+    if (have_p)
+        key_release(&pv, po);
+    return (PyObject *)it;
+}
+
+static PyObject *table_iter(PyObject *self) {
+    Table *t = (Table *)self;
+    return iter_make(t, NULL, NULL, NULL, 1);
+}
+
+static PyObject *table_items(PyObject *self, PyObject *unused) {
+    Table *t = (Table *)self;
+    (void)unused;
+    return iter_make(t, NULL, NULL, NULL, 0);
+}
+
+static PyObject *table_prefix(PyObject *self, PyObject *p) {
+    Table *t = (Table *)self;
+    return iter_make(t, NULL, p, NULL, 0);
+}
+
+static PyObject *table_range(PyObject *self, PyObject *args) {
+    Table *t = (Table *)self;
+    PyObject *lo = Py_None, *hi = Py_None;
+    if (!PyArg_ParseTuple(args, "|OO:range", &lo, &hi))
+        return NULL;
+    return iter_make(t, lo, NULL, hi, 0);
+}
+
+static PyObject *table_info(PyObject *self, void *unused) {
+    Table *t = (Table *)self;
+    (void)unused;
+    if (check_open(t))
+        return NULL;
+    sstpipe_info i;
+    sstpipe_info_get(t->t, &i);
+    return Py_BuildValue(
+        "{s:K,s:K,s:K,s:K,s:K,s:I,s:I,s:I,s:I,s:s}", "records", (unsigned long long)i.records,
+        "data_blocks", (unsigned long long)i.data_blocks, "key_bytes",
+        (unsigned long long)i.key_bytes, "value_bytes", (unsigned long long)i.value_bytes,
+        "file_size", (unsigned long long)i.file_size, "block_size", i.block_size, "cluster_size",
+        i.cluster_size, "max_value_bytes", i.max_value_bytes, "format_version", i.format_version,
+        "path", sstpipe_path(t->t));
+}
+
+static PyObject *table_enter(PyObject *self, PyObject *unused) {
+    Table *t = (Table *)self;
+    (void)unused;
+    if (check_open(t))
+        return NULL;
+    Py_INCREF(t);
+    return (PyObject *)t;
+}
+
+static PyObject *table_exit(PyObject *self, PyObject *args) {
+    Table *t = (Table *)self;
+    (void)args;
+    return table_close((PyObject *)t, NULL);
+}
+
+static PyMethodDef table_methods[] = {
+    {"get", METH(table_get), METH_FASTCALL,
+     "get(key, default=None): the value, or default when key is absent"},
+    {"items", METH(table_items), METH_NOARGS, "every (key, value) in key order"},
+    {"prefix", METH(table_prefix), METH_O,
+     "prefix(p): the (key, value) pairs whose key starts with p, in key order"},
+    {"range", METH(table_range), METH_VARARGS,
+     "range(lo=None, hi=None): the (key, value) pairs with lo <= key < hi, in key order"},
+    {"close", METH(table_close), METH_NOARGS, "close the table (idempotent)"},
+    {"__enter__", METH(table_enter), METH_NOARGS, NULL},
+    {"__exit__", METH(table_exit), METH_VARARGS, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef table_getset[] = {
+    {"info", table_info, NULL, "the footer's counts and options", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyMappingMethods table_mapping = {
+    .mp_length = table_len,
+    .mp_subscript = table_subscript,
+};
+
+static PySequenceMethods table_sequence = {
+    .sq_contains = table_contains,
+};
+
+static PyTypeObject TableType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "sstpipe.Table",
+    .tp_basicsize = sizeof(Table),
+    .tp_dealloc = table_dealloc,
+    .tp_as_mapping = &table_mapping,
+    .tp_as_sequence = &table_sequence,
+    .tp_iter = table_iter,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "An open sstpipe SSTable (sstpipe.open). Read-only.",
+    .tp_methods = table_methods,
+    .tp_getset = table_getset,
+};
+
+/* ------------------------------------------------------------------- Iter */
+
+static void iter_dealloc(PyObject *self) {
+    Iter *it = (Iter *)self;
+    sstpipe_iter_free(it->it);
+    Py_XDECREF(it->hi);
+    Table *t = it->table;
+    t->live_iters--;
+    if (t->closed)
+        table_release(t);
+    Py_DECREF(t);
+    PyObject_Free(it);
+}
+
+static PyObject *iter_next(PyObject *self) {
+    Iter *it = (Iter *)self;
+    if (!it->it)
+        return NULL;
+    if (check_open(it->table))
+        return NULL;
+    const void *k, *v;
+    size_t kl, vl;
+    char *msg = NULL;
+    int rc = sstpipe_iter_next(it->it, &k, &kl, &v, &vl, &msg);
+    if (rc < 0) {
+        raise_msg(msg);
+        return NULL;
+    }
+    if (rc == 1 && it->hi) {
+        size_t hl = (size_t)PyBytes_GET_SIZE(it->hi), n = kl < hl ? kl : hl;
+        int c = memcmp(k, PyBytes_AS_STRING(it->hi), n);
+        if (c > 0 || (c == 0 && kl >= hl))
+            rc = 0;
+    }
+    if (rc == 0) {
+        /* Done: the library's iterator goes at once (StopIteration). */
+        sstpipe_iter_free(it->it);
+        it->it = NULL;
+        return NULL;
+    }
+    PyObject *key = out(it->table, k, kl);
+    if (!key || it->keys_only)
+        return key;
+    PyObject *val = out(it->table, v, vl);
+    if (!val) {
+        Py_DECREF(key);
+        return NULL;
+    }
+    PyObject *pair = PyTuple_Pack(2, key, val);
+    Py_DECREF(key);
+    Py_DECREF(val);
+    return pair;
+}
+
+static PyTypeObject IterType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "sstpipe.Iterator",
+    .tp_basicsize = sizeof(Iter),
+    .tp_dealloc = iter_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Keys or (key, value) pairs of an sstpipe table in key order.",
+    .tp_iter = PyObject_SelfIter,
+    .tp_iternext = iter_next,
+};
+
+/* ----------------------------------------------------------------- module */
+
+static PyMethodDef module_methods[] = {
+    {"open", METH(sstpipe_open_py), METH_VARARGS | METH_KEYWORDS,
+     "open(path, decode=False, direct_io=False): an open Table"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "sstpipe",
+    .m_doc = "Read sstpipe SSTables (libsstpipe): lookups and ordered scans.",
+    .m_size = -1,
+    .m_methods = module_methods,
+};
+
+PyMODINIT_FUNC PyInit_sstpipe(void) {
+    if (PyType_Ready(&TableType) < 0 || PyType_Ready(&IterType) < 0)
+        return NULL;
+    PyObject *m = PyModule_Create(&module);
+    if (!m)
+        return NULL;
+    SstpipeError = PyErr_NewException("sstpipe.Error", PyExc_Exception, NULL);
+    if (!SstpipeError || PyModule_AddObject(m, "Error", SstpipeError) < 0 ||
+        PyModule_AddStringConstant(m, "library_version", sstpipe_version()) < 0) {
+        Py_XDECREF(SstpipeError);
+        Py_DECREF(m);
+        return NULL;
+    }
+    Py_INCREF(SstpipeError);
+    Py_INCREF(&TableType);
+    PyModule_AddObject(m, "Table", (PyObject *)&TableType);
+    return m;
+}

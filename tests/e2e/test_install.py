@@ -1,0 +1,160 @@
+"""test_install.py: libsstpipe as a user gets it, from `cmake --install`.
+
+The build directory is installed into a temporary prefix; a C program
+written outside the build tree is compiled against the installed library
+with `pkg-config --cflags --libs sstpipe` (PKG_CONFIG_PATH pointing into
+the prefix) and run on a table built from a corpus dump: its lookups, a
+prefix scan and a full scan must agree with `sstpipe get` and `dump`. The
+installed header, SONAME link, pkg-config version, manual page and exported
+symbols are checked, and the installed Python module is imported from the
+prefix (SSTPIPE_PYTHON, the interpreter it was built for) and read too.
+"""
+
+import sys
+
+sys.dont_write_bytecode = True  # keep the source tree clean under ctest
+
+import glob
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import unittest
+
+from sstpipe_e2e import corpora_dir, sstpipe_bin
+
+APP_C = r"""
+#include <sstpipe/sstpipe.h>
+
+#include <stdio.h>
+#include <string.h>
+
+/* app TABLE KEY PREFIX: the value of KEY (or "absent"), the keys with
+ * PREFIX, and the number of records a full scan returns. */
+int main(int argc, char **argv) {
+    if (argc != 4)
+        return 2;
+    char *err = NULL;
+    sstpipe_table *t = sstpipe_open(argv[1], &err);
+    if (!t) {
+        fprintf(stderr, "open: %s\n", err);
+        sstpipe_free(err);
+        return 2;
+    }
+    const void *v, *k;
+    size_t vlen, klen;
+    int rc = sstpipe_get(t, argv[2], strlen(argv[2]), &v, &vlen, &err);
+    if (rc < 0) {
+        fprintf(stderr, "get: %s\n", err);
+        return 2;
+    }
+    if (rc == 1)
+        printf("value %.*s\n", (int)vlen, (const char *)v);
+    else
+        printf("absent\n");
+    sstpipe_iter *it = sstpipe_iter_new(t, NULL, 0, argv[3], strlen(argv[3]));
+    while ((rc = sstpipe_iter_next(it, &k, &klen, &v, &vlen, &err)) == 1)
+        printf("prefix %.*s\n", (int)klen, (const char *)k);
+    sstpipe_iter_free(it);
+    unsigned long long n = 0;
+    it = sstpipe_iter_new(t, NULL, 0, NULL, 0);
+    while ((rc = sstpipe_iter_next(it, &k, &klen, &v, &vlen, &err)) == 1)
+        n++;
+    sstpipe_iter_free(it);
+    sstpipe_info info;
+    sstpipe_info_get(t, &info);
+    printf("scanned %llu of %llu, library %s\n", n, (unsigned long long)info.records,
+           sstpipe_version());
+    sstpipe_close(t);
+    return rc < 0 ? 2 : 0;
+}
+"""
+
+
+def run(cmd, **kw):
+    return subprocess.run(cmd, check=True, capture_output=True, text=True, **kw)
+
+
+class InstallTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="sstpipe-install-")
+        self.addCleanup(shutil.rmtree, self.tmp, ignore_errors=True)
+        self.build = os.path.dirname(sstpipe_bin())
+        self.prefix = os.path.join(self.tmp, "prefix")
+        run(["cmake", "--install", self.build, "--prefix", self.prefix])
+        self.table = os.path.join(self.tmp, "t.sst")
+        run([sstpipe_bin(), "build", os.path.join(corpora_dir(), "enwiki-206pages.xml.bz2"),
+             "-o", self.table])
+        dump = run([sstpipe_bin(), "dump", self.table]).stdout.splitlines()
+        self.recs = [(o["key"], o["value"]) for o in map(json.loads, dump)]
+
+    def libdir(self):
+        pcs = glob.glob(os.path.join(self.prefix, "**", "pkgconfig", "sstpipe.pc"),
+                        recursive=True)
+        self.assertEqual(len(pcs), 1, pcs)
+        return os.path.dirname(os.path.dirname(pcs[0]))
+
+    def test_c_program_against_the_installed_library(self):
+        libdir = self.libdir()
+        env = dict(os.environ, PKG_CONFIG_PATH=os.path.join(libdir, "pkgconfig"))
+        self.assertEqual(run(["pkg-config", "--modversion", "sstpipe"], env=env).stdout.strip(),
+                         "1.0.0")
+        flags = run(["pkg-config", "--cflags", "--libs", "sstpipe"], env=env).stdout.split()
+        self.assertIn("-lsstpipe", flags)
+        self.assertTrue(os.path.isfile(os.path.join(self.prefix, "include", "sstpipe",
+                                                    "sstpipe.h")))
+        self.assertTrue(glob.glob(os.path.join(self.prefix, "share", "man", "man3",
+                                               "sstpipe.3")))
+        self.assertTrue(os.path.islink(os.path.join(libdir, "libsstpipe.so")))
+        soname = run(["readelf", "-d", os.path.join(libdir, "libsstpipe.so")]).stdout
+        self.assertIn("Library soname: [libsstpipe.so.1]", soname)
+        # Only the API is exported.
+        syms = run(["nm", "-D", "--defined-only", os.path.join(libdir, "libsstpipe.so")]).stdout
+        names = {line.split()[-1].split("@")[0] for line in syms.splitlines()}
+        names.discard("SSTPIPE_1")
+        self.assertTrue(names and all(n.startswith("sstpipe_") for n in names), names)
+
+        src = os.path.join(self.tmp, "src")  # outside the build tree
+        os.makedirs(src)
+        with open(os.path.join(src, "app.c"), "w") as f:
+            f.write(APP_C)
+        app = os.path.join(src, "app")
+        run([os.environ.get("CC", "cc"), "-Wall", "-Wextra", "-Werror", "app.c", "-o", app] +
+            flags + ["-Wl,-rpath," + libdir], cwd=src, env=env)
+        # It runs on the installed library, not the build's.
+        ldd = run(["ldd", app]).stdout
+        self.assertIn(os.path.realpath(libdir), os.path.realpath(
+            [l.split("=>")[1].split()[0] for l in ldd.splitlines() if "libsstpipe" in l][0]))
+
+        key, value = self.recs[len(self.recs) // 2]
+        prefix = key[:3]
+        out = run([app, self.table, key, prefix]).stdout.splitlines()
+        got_value = run([sstpipe_bin(), "get", self.table, key]).stdout[:-1]
+        self.assertEqual(got_value, value)
+        text = "\n".join(out)
+        self.assertTrue(text.startswith("value " + value))
+        want_prefix = [k for k, _ in self.recs if k.startswith(prefix)]
+        self.assertEqual([l[len("prefix "):] for l in out if l.startswith("prefix ")],
+                         want_prefix)
+        self.assertEqual(out[-1], f"scanned {len(self.recs)} of {len(self.recs)}, library 1.0.0")
+        absent = run([app, self.table, key + "\x7f", prefix]).stdout.splitlines()
+        self.assertEqual(absent[0], "absent")
+
+    def test_installed_python_module(self):
+        python = os.environ.get("SSTPIPE_PYTHON")
+        if not python:
+            self.skipTest("SSTPIPE_PYTHON is not set (no Python module in this build)")
+        mods = glob.glob(os.path.join(self.prefix, "**", "sstpipe*.so"), recursive=True)
+        self.assertEqual(len(mods), 1, mods)
+        key, value = self.recs[3]
+        code = ("import sstpipe, sys; t = sstpipe.open(sys.argv[1], decode=True); "
+                "print(t[sys.argv[2]] == sys.argv[3], len(t), sstpipe.__file__)")
+        env = dict(os.environ, PYTHONPATH=os.path.dirname(mods[0]))
+        out = run([python, "-c", code, self.table, key, value], env=env).stdout.split()
+        self.assertEqual(out[:2], ["True", str(len(self.recs))])
+        self.assertTrue(out[2].startswith(self.prefix), out[2])
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,173 @@
+"""tests/python/test_sstpipe.py: the `sstpipe` Python module (python/sstpipe_py.c)
+on a table built from a corpus dump, against `sstpipe dump` of the same
+table: every key and value, iteration order, len, `in`, get with a default,
+KeyError, str and bytes keys, decode=True, prefix and range scans against
+the records filtered in Python, the context manager, closing with an
+iterator open, and errors (a missing file, a corrupt block: sstpipe.Error
+carrying the library's message with file, block and offset).
+
+Run by ctest (python.test_sstpipe) with the build's module on PYTHONPATH,
+under the interpreter the module was built for (SSTPIPE_PYTHON).
+"""
+import json
+import os
+import subprocess
+import threading
+
+import pytest
+
+import sstpipe
+
+SSTPIPE = os.environ["SSTPIPE"]
+CORPORA = os.environ["SSTPIPE_CORPORA"]
+
+
+@pytest.fixture(scope="module")
+def table(tmp_path_factory):
+    """A table of the 206-page enwiki excerpt and its records per dump."""
+    d = tmp_path_factory.mktemp("sstpipe-py")
+    path = str(d / "enwiki.sst")
+    subprocess.run(
+        [SSTPIPE, "build", os.path.join(CORPORA, "enwiki-206pages.xml.bz2"), "-o", path,
+         "--block-size", "4K"],
+        check=True)
+    out = subprocess.run([SSTPIPE, "dump", path], check=True, capture_output=True).stdout
+    recs = []
+    for line in out.decode().splitlines():
+        o = json.loads(line)
+        recs.append((o["key"].encode(), o["value"].encode()))
+    assert len(recs) > 100
+    return path, recs
+
+
+def test_every_key_and_value(table):
+    path, recs = table
+    with sstpipe.open(path) as t:
+        assert len(t) == len(recs)
+        for k, v in recs:
+            assert t[k] == v
+            assert t[k.decode()] == v  # str keys are UTF-8
+            assert k in t and k.decode() in t
+            assert t.get(k) == v
+        assert t.info["records"] == len(recs)
+        assert t.info["path"] == path
+
+
+def test_absent_keys(table):
+    path, recs = table
+    with sstpipe.open(path) as t:
+        for k, _ in recs[::10]:
+            with pytest.raises(KeyError):
+                t[k + b"\0"]
+            assert t.get(k + b"\0") is None
+            assert t.get(k + b"\0", 42) == 42
+            assert (k + b"\0") not in t
+        assert b"" not in t
+        assert t.get("x" * 1000) is None
+        with pytest.raises(TypeError):
+            t[17]
+
+
+def test_iteration_in_key_order(table):
+    path, recs = table
+    with sstpipe.open(path) as t:
+        assert list(t) == [k for k, _ in recs]
+        assert list(t.items()) == recs
+        assert list(t.range()) == recs
+
+
+def test_decode(table):
+    path, recs = table
+    with sstpipe.open(path, decode=True) as t:
+        k, v = recs[5]
+        assert t[k] == v.decode()
+        assert t[k.decode()] == v.decode()
+        assert next(iter(t)) == recs[0][0].decode()
+        assert next(t.items()) == (recs[0][0].decode(), recs[0][1].decode())
+
+
+def test_prefix(table):
+    path, recs = table
+    with sstpipe.open(path) as t:
+        firsts = sorted({k[:1] for k, _ in recs}) + [b"\x01", b"\xff", b"Zzzzz"]
+        for p in firsts + [k[:3] for k, _ in recs[::17]] + [k for k, _ in recs[::31]]:
+            assert list(t.prefix(p)) == [(k, v) for k, v in recs if k.startswith(p)], p
+        assert list(t.prefix("A")) == [(k, v) for k, v in recs if k.startswith(b"A")]
+        assert list(t.prefix(b"")) == recs
+
+
+def test_range(table):
+    path, recs = table
+    keys = [k for k, _ in recs]
+    with sstpipe.open(path) as t:
+        bounds = [None, b"", b"\x01", b"\xff", keys[0], keys[-1], keys[len(keys) // 2],
+                  keys[7] + b"\0", b"M", "Mo"]
+        for lo in bounds:
+            for hi in bounds:
+                lb = lo.encode() if isinstance(lo, str) else lo
+                hb = hi.encode() if isinstance(hi, str) else hi
+                want = [(k, v) for k, v in recs
+                        if (lb is None or k >= lb) and (hb is None or k < hb)]
+                assert list(t.range(lo, hi)) == want, (lo, hi)
+
+
+def test_context_manager_and_close(table):
+    path, recs = table
+    with sstpipe.open(path) as t:
+        it = t.items()
+        assert next(it) == recs[0]
+    with pytest.raises(ValueError):
+        t[recs[0][0]]
+    with pytest.raises(ValueError):
+        next(it)  # the table closed under an open iterator
+    with pytest.raises(ValueError):
+        len(t)
+    t.close()  # idempotent
+    del it  # the last reference: the library's table goes now
+
+
+def test_threads_share_a_table(table):
+    path, recs = table
+    t = sstpipe.open(path)
+    bad = []
+
+    def run(i):
+        for k, v in recs[i::4]:
+            if t[k] != v:
+                bad.append(k)
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(4)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert bad == []
+    t.close()
+
+
+def test_direct_io(table):
+    path, recs = table
+    with sstpipe.open(path, direct_io=True) as t:
+        for k, v in recs[::3]:
+            assert t[k] == v
+
+
+def test_errors_carry_the_library_message(table, tmp_path):
+    path, recs = table
+    missing = str(tmp_path / "missing.sst")
+    with pytest.raises(sstpipe.Error, match="missing.sst: cannot open"):
+        sstpipe.open(missing)
+    with pytest.raises(sstpipe.Error, match="too short for an SSTable"):
+        (tmp_path / "short.sst").write_bytes(b"x" * 100)
+        sstpipe.open(str(tmp_path / "short.sst"))
+    # A flipped byte in block 0: its lookups and a scan fail naming it.
+    data = bytearray(open(path, "rb").read())
+    data[100] ^= 0x20
+    bad = tmp_path / "bad.sst"
+    bad.write_bytes(bytes(data))
+    with sstpipe.open(str(bad)) as t:
+        with pytest.raises(sstpipe.Error, match=r"bad.sst: block 0 at byte 0: block checksum"):
+            t[recs[0][0]]
+        with pytest.raises(sstpipe.Error, match=r"block 0 at byte 0"):
+            list(t)
+        assert t[recs[-1][0]] == recs[-1][1]  # other blocks still answer
