@@ -18,6 +18,10 @@ const char *config_key_name(config_key key) {
     return config_keys[key].name;
 }
 
+const char *config_key_help(config_key key) {
+    return config_keys[key].help;
+}
+
 int config_find_key(const char *section, const char *name) {
     for (int i = 0; i < CONFIG_KEY_COUNT; i++)
         if (!strcmp(config_keys[i].section, section) && !strcmp(config_keys[i].name, name))
@@ -127,13 +131,6 @@ int config_set_flag(sp_config *cfg, config_key key, const char *flag, const char
     if (config_store(cfg, key, value, flag, err))
         return -1;
     return config_record(cfg, key, CONFIG_FROM_FLAG, flag, err);
-}
-
-const config_flag *config_flag_find(const config_flag *flags, size_t n, int opt) {
-    for (size_t i = 0; i < n; i++)
-        if (flags[i].opt == opt)
-            return &flags[i];
-    return NULL;
 }
 
 const char *config_origin_text(const sp_config *cfg, config_key key) {

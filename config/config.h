@@ -9,18 +9,11 @@
  * config show` and the nightly manifest can say why a value is what it is.
  *
  * This library sits before the stage libraries: it uses their header
- * constants (limits, defaults) but never calls them. Turning a config into
- * the stages' option structs is pipeline/config_apply.h.
- *
- * How a command uses it:
- *
- *   sp_config cfg;
- *   config_init(&cfg);
- *   if (config_parse_args(&cfg, &argc, argv, &err))   // strips -c FILE, --set
- *       return sp_cli_report(&err, SP_EXIT_USAGE);
- *   ... getopt_long as before; for a flag that overrides a key:
- *       config_set_flag(&cfg, CONFIG_SST_BLOCK_SIZE, "--block-size", optarg, &err)
- *   ... config_apply_build(&cfg, &opts); run; config_destroy(&cfg);
+ * constants (limits, defaults) but never calls them, and no stage library
+ * uses it. Turning a config into the stages' option structs is
+ * pipeline/config_apply.h; the command line (command/command.h) fills a
+ * config from -c FILE, --set and the flags declared with a key, and hands
+ * it to the command.
  */
 #ifndef SSTPIPE_CONFIG_CONFIG_H
 #define SSTPIPE_CONFIG_CONFIG_H
@@ -125,17 +118,6 @@ int config_set_arg(sp_config *cfg, const char *assignment, sp_error *err);
 int config_set_flag(sp_config *cfg, config_key key, const char *flag, const char *value,
                     sp_error *err);
 
-/* A command's value flag that sets a key: its getopt value, the key, and
- * its name (for errors and as the value's origin). */
-typedef struct config_flag {
-    int opt;
-    config_key key;
-    const char *name;
-} config_flag;
-
-/* The entry of flags[0..n) for getopt value opt; NULL when there is none. */
-const config_flag *config_flag_find(const config_flag *flags, size_t n, int opt);
-
 /*
  * Removes "-c FILE" (also -cFILE, --config FILE, --config=FILE) and every
  * "--set A" (also --set=A) from argv, shifting the rest down and updating
@@ -143,17 +125,12 @@ const config_flag *config_flag_find(const config_flag *flags, size_t n, int opt)
  * scan stops at "--". Afterwards argv holds only the command's own flags.
  */
 int config_parse_args(sp_config *cfg, int *argc, char **argv, sp_error *err);
-/*
- * For commands no key applies to (get, dump, info): the same, into a config
- * that is then dropped. Every command takes -c and --set, so one set of
- * options can go to any of them, and a bad file or key is still an error
- * rather than silently ignored.
- */
-int config_check_args(int *argc, char **argv, sp_error *err);
 
 /* The key's section and name ("sst", "block_size"). */
 const char *config_key_section(config_key key);
 const char *config_key_name(config_key key);
+/* The key's one-line help (its comment in config/default.ini). */
+const char *config_key_help(config_key key);
 /* The key for section/name, or -1. */
 int config_find_key(const char *section, const char *name);
 
@@ -166,8 +143,5 @@ const char *config_origin_text(const sp_config *cfg, config_key key);
 void config_print(const sp_config *cfg, FILE *out);
 /* {"section": {"key": {"value": typed value, "origin": "..."}}} (new reference). */
 json_t *config_to_json(const sp_config *cfg);
-
-/* `sstpipe config show` */
-int config_cmd(int argc, char **argv);
 
 #endif

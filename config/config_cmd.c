@@ -2,66 +2,44 @@
  */
 #include "config/config.h"
 
+#include "command/commands.h"
 #include "stages/common/cli.h"
 
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
-static const char usage[] =
-    "usage: sstpipe config show [-c FILE] [--set section.key=value]... [--json]\n"
-    "\n"
-    "Prints every configuration key with its effective value and where that value\n"
-    "came from: default, FILE:LINE, or --set. Precedence: defaults < -c FILE <\n"
-    "--set < a command's own flags. config/default.ini lists every key.\n"
-    "\n"
-    "  -c, --config FILE   INI file to read\n"
-    "      --set S.K=V     set one key (repeatable), e.g. --set sst.block_size=16K\n"
-    "      --json          print the configuration as JSON\n"
-    "  -h, --help          this help\n";
+enum { F_JSON };
 
-int config_cmd(int argc, char **argv) {
-    static const struct option longopts[] = {
-        {"json", no_argument, NULL, 'j'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    sp_config cfg;
-    config_init(&cfg);
-    sp_error err = {0};
-    if (config_parse_args(&cfg, &argc, argv, &err)) {
-        config_destroy(&cfg);
-        return sp_cli_report(&err, SP_EXIT_USAGE);
-    }
-    bool json = false;
-    int c;
-    optind = 0;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'j':
-            json = true;
-            break;
-        case 'h':
-            fputs(usage, stdout);
-            config_destroy(&cfg);
-            return SP_EXIT_OK;
-        default:
-            config_destroy(&cfg);
-            return sp_cli_bad_option("config", argv);
-        }
-    }
-    int rc = SP_EXIT_OK;
-    if (optind != argc - 1 || strcmp(argv[optind], "show")) {
-        rc = sp_cli_usage_error("config", "expected the subcommand 'show'");
-    } else if (json) {
-        json_t *j = config_to_json(&cfg);
+static const sp_flag flags[] = {
+    [F_JSON] = {"json", 0, NULL, 0, NULL, "print the configuration as JSON", SP_COMPLETE_NONE,
+                NULL},
+};
+
+static const sp_operand operands[] = {{"show", SP_COMPLETE_WORDS, "show"}};
+
+static int run(sp_cmdline *cl) {
+    if (strcmp(cl->operands[0], "show"))
+        return sp_cmdline_operand_error(cl);
+    if (sp_cmdline_has(cl, F_JSON)) {
+        json_t *j = config_to_json(&cl->cfg);
         json_dumpf(j, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
         fputc('\n', stdout);
         json_decref(j);
     } else {
-        config_print(&cfg, stdout);
+        config_print(&cl->cfg, stdout);
     }
-    config_destroy(&cfg);
-    return rc;
+    return SP_EXIT_OK;
 }
+
+const sp_command config_command = {
+    .name = "config",
+    .summary = "show the effective configuration and where each value came from",
+    .synopsis = "show [-c FILE] [--set section.key=value]... [--json]",
+    .description = "Prints every configuration key with its effective value and where that value\n"
+                   "came from: default, FILE:LINE, or --set. Precedence: defaults < -c FILE <\n"
+                   "--set < a command's own flags. config/default.ini lists every key.",
+    .config_help = "the file whose settings are shown",
+    SP_FLAGS(flags),
+    SP_OPERANDS(operands, 1, 1, "expected the subcommand 'show'"),
+    .run = run,
+};

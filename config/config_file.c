@@ -206,11 +206,3 @@ int config_parse_args(sp_config *cfg, int *argc, char **argv, sp_error *err) {
     free(sets);
     return rc;
 }
-
-int config_check_args(int *argc, char **argv, sp_error *err) {
-    sp_config cfg;
-    config_init(&cfg);
-    int rc = config_parse_args(&cfg, argc, argv, err);
-    config_destroy(&cfg);
-    return rc;
-}

@@ -57,7 +57,4 @@ int build_run(const char *input, const char *output, const build_options *opts, 
 /* The -v lines, one per stage (the same keys each stage command prints). */
 void build_print_stats(FILE *out, const build_stats *s);
 
-/* `sstpipe build` */
-int build_cmd(int argc, char **argv);
-
 #endif

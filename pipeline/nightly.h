@@ -30,7 +30,4 @@
  * [input] path. Returns an exit code (above). */
 int nightly_run(const sp_config *cfg, const char *input);
 
-/* `sstpipe nightly` */
-int nightly_cmd(int argc, char **argv);
-
 #endif

@@ -52,7 +52,4 @@ void tune_options_init(tune_options *opts);
 /* Runs every trial and the recommendation into rep (freshly initialised). */
 int tune_run(const char *input, const tune_options *opts, tune_report *rep, sp_error *err);
 
-/* `sstpipe tune` */
-int tune_cmd(int argc, char **argv);
-
 #endif

@@ -11,7 +11,7 @@
  */
 #include "pipeline/tune.h"
 
-#include "config/config.h"
+#include "command/commands.h"
 #include "pipeline/config_apply.h"
 #include "pipeline/nightly_dirs.h"
 #include "stages/common/cli.h"
@@ -19,44 +19,49 @@
 #include "stages/sst/format.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
-static const char usage[] =
-    "usage: sstpipe tune [INPUT] [options]\n"
-    "\n"
-    "Builds INPUT (or a sample of it) once per block size x cluster size, verifies\n"
-    "each table, profiles its lookups warm and cold, and recommends the combination\n"
-    "with the lowest cold p50 latency within a tolerance of the best, most compact\n"
-    "first, as an [sst] config snippet. Every trial file is removed afterwards.\n"
-    "\n"
-    "  -c, --config FILE       settings shared with the nightly build (--set A=V too);\n"
-    "                          without INPUT, [input] path is used\n"
-    "      --block-sizes LIST  block sizes to try (4K,8K,16K,64K)\n"
-    "      --cluster-sizes LIST cluster sizes to try (4K,64K)\n"
-    "      --sample SIZE       build from the first SIZE of XML, cut after a whole page\n"
-    "                          (default: the whole input)\n"
-    "      --lookups N         lookups per profile ([profile] lookups, else 10000)\n"
-    "      --tmp DIR           where the scratch directory goes (default: [output] dir,\n"
-    "                          else [sort] tmp_dir, else $TMPDIR or /tmp)\n"
-    "      --tolerance PCT     latencies within PCT% of the best count as equal (10)\n"
-    "      --config-out PATH   write the recommended config snippet to PATH\n"
-    "      --json PATH         write every figure as JSON (fields in stages/tune/README.md)\n"
-    "      --svg PATH          chart p50 latency against block size per cluster size\n"
-    "  -v, --verbose           one line per finished trial on stderr\n"
-    "  -h, --help              this help\n";
-
 enum {
-    OPT_BLOCKS = 256,
-    OPT_CLUSTERS,
-    OPT_SAMPLE,
-    OPT_LOOKUPS,
-    OPT_TMP,
-    OPT_TOL,
-    OPT_OUT,
-    OPT_JSON,
-    OPT_SVG
+    F_BLOCKS,
+    F_CLUSTERS,
+    F_SAMPLE,
+    F_LOOKUPS,
+    F_TMP,
+    F_TOLERANCE,
+    F_CONFIG_OUT,
+    F_JSON,
+    F_SVG,
+    F_VERBOSE
+};
+
+static const sp_flag flags[] = {
+    [F_BLOCKS] = {"block-sizes", 0, "LIST", 0, NULL, "block sizes to try (4K,8K,16K,64K)",
+                  SP_COMPLETE_NONE, NULL},
+    [F_CLUSTERS] = {"cluster-sizes", 0, "LIST", 0, NULL, "cluster sizes to try (4K,64K)",
+                    SP_COMPLETE_NONE, NULL},
+    [F_SAMPLE] = {"sample", 0, "SIZE", 0, NULL,
+                  "build from the first SIZE of XML, cut after a whole page (default: the whole "
+                  "input)",
+                  SP_COMPLETE_NONE, NULL},
+    [F_LOOKUPS] = {"lookups", 0, "N", 0, NULL,
+                   "lookups per profile ([profile] lookups, else 10000)", SP_COMPLETE_NONE, NULL},
+    [F_TMP] = {"tmp", 0, "DIR", 0, NULL,
+               "where the scratch directory goes (default: [output] dir, else [sort] tmp_dir, "
+               "else $TMPDIR or /tmp)",
+               SP_COMPLETE_DIR, NULL},
+    [F_TOLERANCE] = {"tolerance", 0, "PCT", 0, NULL,
+                     "latencies within PCT% of the best count as equal (10)", SP_COMPLETE_NONE,
+                     NULL},
+    [F_CONFIG_OUT] = {"config-out", 0, "PATH", 0, NULL,
+                      "write the recommended config snippet to PATH", SP_COMPLETE_FILE, NULL},
+    [F_JSON] = {"json", 0, "PATH", 0, NULL,
+                "write every figure as JSON (fields in stages/tune/README.md)", SP_COMPLETE_FILE,
+                NULL},
+    [F_SVG] = {"svg", 0, "PATH", 0, NULL, "chart p50 latency against block size per cluster size",
+               SP_COMPLETE_FILE, NULL},
+    [F_VERBOSE] = {"verbose", 'v', NULL, 0, NULL, "one line per finished trial on stderr",
+                   SP_COMPLETE_NONE, NULL},
 };
 
 /* "4K,8K,16K": distinct powers of two in [min, max]. */
@@ -107,103 +112,73 @@ static const char *work_dir(const char *flag, const sp_config *cfg) {
     return NULL;
 }
 
-static int run(int argc, char **argv, sp_config *cfg) {
-    static const struct option longopts[] = {
-        {"block-sizes", required_argument, NULL, OPT_BLOCKS},
-        {"cluster-sizes", required_argument, NULL, OPT_CLUSTERS},
-        {"sample", required_argument, NULL, OPT_SAMPLE},
-        {"lookups", required_argument, NULL, OPT_LOOKUPS},
-        {"tmp", required_argument, NULL, OPT_TMP},
-        {"tolerance", required_argument, NULL, OPT_TOL},
-        {"config-out", required_argument, NULL, OPT_OUT},
-        {"json", required_argument, NULL, OPT_JSON},
-        {"svg", required_argument, NULL, OPT_SVG},
-        {"verbose", no_argument, NULL, 'v'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
+/* One flag; 0 or the exit code of a bad value. */
+static int take(const sp_given *g, tune_options *o, uint64_t *lookups) {
+    const char *optarg = g->value;
+    sp_error err = {0};
+    switch (g->flag) {
+    case F_BLOCKS:
+        return parse_sizes("--block-sizes", optarg, SST_MIN_BLOCK_SIZE, SST_MAX_BLOCK_SIZE,
+                           o->block_sizes, &o->n_block_sizes);
+    case F_CLUSTERS:
+        return parse_sizes("--cluster-sizes", optarg, SST_MIN_CLUSTER_SIZE, SST_MAX_CLUSTER_SIZE,
+                           o->cluster_sizes, &o->n_cluster_sizes);
+    case F_SAMPLE:
+        if (sp_parse_size(optarg, "--sample", &o->sample, &err))
+            return sp_cli_report(&err, SP_EXIT_USAGE);
+        if (o->sample < 4096)
+            return sp_cli_usage_error("tune", "--sample must be at least 4K, not '%s'", optarg);
+        return 0;
+    case F_LOOKUPS:
+        if (sp_parse_count(optarg, "--lookups", 1, UINT32_MAX, lookups, &err))
+            return sp_cli_report(&err, SP_EXIT_USAGE);
+        return 0;
+    case F_TOLERANCE: {
+        char *end;
+        errno = 0;
+        o->tolerance_pct = strtod(optarg, &end);
+        if (errno || *end || end == optarg || !(o->tolerance_pct >= 0 && o->tolerance_pct <= 1000))
+            return sp_cli_usage_error("tune",
+                                      "--tolerance must be a percentage from 0 to "
+                                      "1000, not '%s'",
+                                      optarg);
+        return 0;
+    }
+    case F_VERBOSE:
+        o->progress = progress;
+        return 0;
+    }
+    return 0;
+}
+
+static int run(sp_cmdline *cl) {
+    sp_config *cfg = &cl->cfg;
     tune_options o;
     tune_options_init(&o);
-    const char *tmp = NULL, *config_out = NULL, *json_path = NULL, *svg_path = NULL;
     uint64_t lookups = 0;
     sp_error err = {0};
-    int c;
-    optind = 0;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "vh", longopts, NULL)) != -1) {
-        int rc = 0;
-        switch (c) {
-        case OPT_BLOCKS:
-            rc = parse_sizes("--block-sizes", optarg, SST_MIN_BLOCK_SIZE, SST_MAX_BLOCK_SIZE,
-                             o.block_sizes, &o.n_block_sizes);
-            break;
-        case OPT_CLUSTERS:
-            rc = parse_sizes("--cluster-sizes", optarg, SST_MIN_CLUSTER_SIZE, SST_MAX_CLUSTER_SIZE,
-                             o.cluster_sizes, &o.n_cluster_sizes);
-            break;
-        case OPT_SAMPLE:
-            if (sp_parse_size(optarg, "--sample", &o.sample, &err))
-                return sp_cli_report(&err, SP_EXIT_USAGE);
-            if (o.sample < 4096)
-                return sp_cli_usage_error("tune", "--sample must be at least 4K, not '%s'", optarg);
-            break;
-        case OPT_LOOKUPS:
-            if (sp_parse_count(optarg, "--lookups", 1, UINT32_MAX, &lookups, &err))
-                return sp_cli_report(&err, SP_EXIT_USAGE);
-            break;
-        case OPT_TMP:
-            tmp = optarg;
-            break;
-        case OPT_TOL: {
-            char *end;
-            errno = 0;
-            o.tolerance_pct = strtod(optarg, &end);
-            if (errno || *end || end == optarg ||
-                !(o.tolerance_pct >= 0 && o.tolerance_pct <= 1000))
-                return sp_cli_usage_error("tune",
-                                          "--tolerance must be a percentage from 0 to "
-                                          "1000, not '%s'",
-                                          optarg);
-            break;
-        }
-        case OPT_OUT:
-            config_out = optarg;
-            break;
-        case OPT_JSON:
-            json_path = optarg;
-            break;
-        case OPT_SVG:
-            svg_path = optarg;
-            break;
-        case 'v':
-            o.progress = progress;
-            break;
-        case 'h':
-            fputs(usage, stdout);
-            return SP_EXIT_OK;
-        default:
-            return sp_cli_bad_option("tune", argv);
-        }
+    for (size_t i = 0; i < cl->n_given; i++) {
+        int rc = take(&cl->given[i], &o, &lookups);
         if (rc)
             return rc;
     }
-    if (optind < argc - 1)
-        return sp_cli_usage_error("tune", "expected at most one INPUT");
-    if (optind == argc && !*cfg->input.path)
+    const char *config_out = cl->value[F_CONFIG_OUT], *json_path = cl->value[F_JSON],
+               *svg_path = cl->value[F_SVG];
+    if (!cl->n_operands && !*cfg->input.path)
         return sp_cli_usage_error("tune", "no INPUT given and [input] path is not set");
 
     config_apply_build(cfg, &o.build);
     config_apply_verify(cfg, &o.verify);
     config_apply_profile(cfg, &o.profile);
     o.profile.n = lookups ? lookups : cfg->profile.lookups ? cfg->profile.lookups : 10000;
-    o.work_dir = work_dir(tmp, cfg);
+    o.work_dir = work_dir(cl->value[F_TMP], cfg);
     for (size_t i = 0; i < o.n_block_sizes; i++)
         if (sst_check_fit(o.block_sizes[i], (uint32_t)o.build.max_bytes, &err))
             return sp_cli_report(&err, SP_EXIT_USAGE);
 
     char *input = NULL;
-    if (optind < argc)
-        input = strdup(argv[optind]);
+    if (cl->n_operands)
+        input = strdup(cl->operands[0]);
     else if (nightly_newest_match(cfg->input.path, &input, &err))
         return sp_cli_report(&err, SP_EXIT_FAIL);
     if (!input)
@@ -222,12 +197,17 @@ static int run(int argc, char **argv, sp_config *cfg) {
     return code;
 }
 
-int tune_cmd(int argc, char **argv) {
-    sp_config cfg;
-    config_init(&cfg);
-    sp_error err = {0};
-    int rc = config_parse_args(&cfg, &argc, argv, &err) ? sp_cli_report(&err, SP_EXIT_USAGE)
-                                                        : run(argc, argv, &cfg);
-    config_destroy(&cfg);
-    return rc;
-}
+const sp_command tune_command = {
+    .name = "tune",
+    .summary = "build, verify and profile block/cluster sizes; recommend a config",
+    .synopsis = "[INPUT] [options]",
+    .description =
+        "Builds INPUT (or a sample of it) once per block size x cluster size, verifies\n"
+        "each table, profiles its lookups warm and cold, and recommends the combination\n"
+        "with the lowest cold p50 latency within a tolerance of the best, most compact\n"
+        "first, as an [sst] config snippet. Every trial file is removed afterwards.",
+    .config_help = "settings shared with the nightly build; without INPUT, [input] path is used",
+    SP_FLAGS(flags),
+    SP_OPERANDS(sp_input_operand, 0, 1, "expected at most one INPUT"),
+    .run = run,
+};

@@ -66,7 +66,4 @@ void extract_stats_print(FILE *out, const extract_stats *s);
 int extract_file(const char *path, const extract_options *opts, const sp_sink *sink,
                  extract_stats *stats, sp_error *err);
 
-/* `sstpipe extract` */
-int extract_cmd(int argc, char **argv);
-
 #endif

@@ -6,106 +6,78 @@
  * tables being merged, so they do not apply; -c and --set are accepted as
  * by every command).
  */
-#include "stages/merge/merge.h"
-
-#include "config/config.h"
+#include "command/commands.h"
 #include "stages/common/cli.h"
 #include "stages/common/size.h"
 #include "stages/merge/table_merge.h"
 #include "stages/sst/format.h"
 
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
-static void usage(FILE *out) {
-    fprintf(out,
-            "usage: sstpipe merge -o OUT IN1 IN2 ... [--block-size SIZE] [--cluster-size SIZE]\n"
-            "                     [--canonical] [-v]\n\n"
-            "Merges SSTables into one: every key of the inputs once; where several inputs\n"
-            "hold a key, the value from the last of them wins. Blocks of the largest input\n"
-            "that no key of the others falls into are copied as they are.\n\n"
-            "  -o, --output FILE     the SSTable to write (required; written atomically)\n"
-            "  --block-size SIZE     data block size (default: the first input's)\n"
-            "  --cluster-size SIZE   region alignment (default: the first input's)\n"
-            "  --canonical           re-encode every record: the same bytes as a build of the\n"
-            "                        inputs' dumps concatenated (no block is copied)\n"
-            "  -v, --verbose         print a stats line on stderr\n"
-            "  -h, --help            show this help\n");
-}
+enum { F_OUTPUT, F_BLOCK, F_CLUSTER, F_CANONICAL, F_VERBOSE };
 
-enum { OPT_BLOCK = 256, OPT_CLUSTER, OPT_CANONICAL };
+/* --block-size and --cluster-size set no key here: see above. */
+static const sp_flag flags[] = {
+    [F_OUTPUT] = {"output", 'o', "FILE", 0, NULL,
+                  "the SSTable to write (required; written atomically)", SP_COMPLETE_FILE, NULL},
+    [F_BLOCK] = {"block-size", 0, "SIZE", 0, NULL, "data block size (default: the first input's)",
+                 SP_COMPLETE_NONE, NULL},
+    [F_CLUSTER] = {"cluster-size", 0, "SIZE", 0, NULL,
+                   "region alignment (default: the first input's)", SP_COMPLETE_NONE, NULL},
+    [F_CANONICAL] = {"canonical", 0, NULL, 0, NULL,
+                     "re-encode every record: the same bytes as a build of the inputs' dumps "
+                     "concatenated (no block is copied)",
+                     SP_COMPLETE_NONE, NULL},
+    [F_VERBOSE] = {"verbose", 'v', NULL, 0, NULL, "print a stats line on stderr", SP_COMPLETE_NONE,
+                   NULL},
+};
 
-static int merge_args(int argc, char **argv) {
-    static const struct option longopts[] = {
-        {"output", required_argument, NULL, 'o'},
-        {"block-size", required_argument, NULL, OPT_BLOCK},
-        {"cluster-size", required_argument, NULL, OPT_CLUSTER},
-        {"canonical", no_argument, NULL, OPT_CANONICAL},
-        {"verbose", no_argument, NULL, 'v'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    const char *out_path = NULL;
-    bool verbose = false;
+static const sp_operand operands[] = {{"IN", SP_COMPLETE_FILE, NULL}};
+
+static int run(sp_cmdline *cl) {
+    const char *out_path = cl->value[F_OUTPUT];
     table_merge_options o;
     table_merge_options_init(&o);
     sp_error err = {0};
     uint64_t v;
-    optind = 0;
-    opterr = 0;
-    int c;
-    while ((c = getopt_long(argc, argv, ":o:vh", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'o':
-            out_path = optarg;
-            break;
-        case OPT_BLOCK:
-            if (sp_parse_pow2_size(optarg, "--block-size", SST_MIN_BLOCK_SIZE, SST_MAX_BLOCK_SIZE,
-                                   &v, &err))
-                return sp_cli_report(&err, SP_EXIT_USAGE);
-            o.block_size = (uint32_t)v;
-            break;
-        case OPT_CLUSTER:
-            if (sp_parse_pow2_size(optarg, "--cluster-size", SST_MIN_CLUSTER_SIZE,
-                                   SST_MAX_CLUSTER_SIZE, &v, &err))
-                return sp_cli_report(&err, SP_EXIT_USAGE);
-            o.cluster_size = (uint32_t)v;
-            break;
-        case OPT_CANONICAL:
-            o.canonical = true;
-            break;
-        case 'v':
-            verbose = true;
-            break;
-        case 'h':
-            usage(stdout);
-            return SP_EXIT_OK;
-        default:
-            return sp_cli_bad_option("merge", argv);
-        }
+    if (cl->value[F_BLOCK]) {
+        if (sp_parse_pow2_size(cl->value[F_BLOCK], "--block-size", SST_MIN_BLOCK_SIZE,
+                               SST_MAX_BLOCK_SIZE, &v, &err))
+            return sp_cli_report(&err, SP_EXIT_USAGE);
+        o.block_size = (uint32_t)v;
     }
+    if (cl->value[F_CLUSTER]) {
+        if (sp_parse_pow2_size(cl->value[F_CLUSTER], "--cluster-size", SST_MIN_CLUSTER_SIZE,
+                               SST_MAX_CLUSTER_SIZE, &v, &err))
+            return sp_cli_report(&err, SP_EXIT_USAGE);
+        o.cluster_size = (uint32_t)v;
+    }
+    o.canonical = sp_cmdline_has(cl, F_CANONICAL);
     if (!out_path)
         return sp_cli_usage_error("merge", "-o FILE is required");
     if (!strcmp(out_path, "-"))
         return sp_cli_usage_error("merge", "-o must name a file, not stdout");
-    if (argc - optind < 1)
-        return sp_cli_usage_error("merge", "expected at least one input table");
+    if (cl->n_operands < 1)
+        return sp_cmdline_operand_error(cl);
     table_merge_stats st;
-    if (table_merge(out_path, (const char *const *)argv + optind, (unsigned)(argc - optind), &o,
-                    &st, &err))
+    if (table_merge(out_path, (const char *const *)cl->operands, (unsigned)cl->n_operands, &o, &st,
+                    &err))
         return sp_cli_report(&err, SP_EXIT_FAIL);
-    if (verbose)
+    if (sp_cmdline_has(cl, F_VERBOSE))
         table_merge_stats_print(stderr, &st);
     return SP_EXIT_OK;
 }
 
-int merge_cmd(int argc, char **argv) {
-    sp_config cfg;
-    config_init(&cfg);
-    sp_error err = {0};
-    int rc = config_parse_args(&cfg, &argc, argv, &err) ? sp_cli_report(&err, SP_EXIT_USAGE)
-                                                        : merge_args(argc, argv);
-    config_destroy(&cfg);
-    return rc;
-}
+const sp_command merge_command = {
+    .name = "merge",
+    .summary = "merge SSTables into one, the last input winning a shared key",
+    .synopsis = "-o OUT IN1 IN2 ... [options]",
+    .description = "Merges SSTables into one: every key of the inputs once; where several inputs\n"
+                   "hold a key, the value from the last of them wins. Blocks of the largest input\n"
+                   "that no key of the others falls into are copied as they are.",
+    SP_FLAGS(flags),
+    /* The count is checked after -o, as before the table. */
+    SP_OPERANDS(operands, 0, -1, "expected at least one input table"),
+    .run = run,
+};

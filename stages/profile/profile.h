@@ -70,7 +70,4 @@ int profile_write_json(const profile_result *res, const char *json_path, sp_erro
 /* Histogram and CDF of the latencies on a log time axis, percentiles marked. */
 int profile_write_svg(const profile_result *res, const char *svg_path, sp_error *err);
 
-/* `sstpipe profile` */
-int profile_cmd(int argc, char **argv);
-
 #endif

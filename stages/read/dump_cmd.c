@@ -9,14 +9,11 @@
  * whole, sound table. jansson escapes the strings; UTF-8 is written as is,
  * not \u-escaped.
  */
-#include "stages/read/read.h"
-
-#include "config/config.h"
+#include "command/commands.h"
 #include "stages/common/cli.h"
 #include "stages/common/utf8.h"
 #include "stages/sst/sstpipe.h"
 
-#include <getopt.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -119,44 +116,14 @@ static int dump_table(sstpipe_table *t, dumper *d, sp_error *err) {
     return flush(d, err);
 }
 
-static void usage(FILE *out) {
-    fprintf(out, "usage: sstpipe dump FILE [-c FILE] [--set section.key=value]... [--jsonl]\n\n"
-                 "Prints every record in key order, one JSON object a line:\n"
-                 "{\"key\": \"...\", \"value\": \"...\"}. Every block's checksum is checked.\n\n"
-                 "  -c, --config FILE  accepted as by every command; no key applies to dump\n"
-                 "      --set S.K=V    likewise (a bad file or key is still an error)\n"
-                 "  --jsonl            JSON lines (the default and only format)\n"
-                 "  -h, --help         show this help\n");
-}
+static const sp_flag flags[] = {
+    {"jsonl", 0, NULL, 0, NULL, "JSON lines (the default and only format)", SP_COMPLETE_NONE, NULL},
+};
 
-int dump_cmd(int argc, char **argv) {
-    static const struct option longopts[] = {
-        {"jsonl", no_argument, NULL, 'j'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    sp_error cfg_err = {0};
-    if (config_check_args(&argc, argv, &cfg_err))
-        return sp_cli_report(&cfg_err, SP_EXIT_USAGE);
-    optind = 0;
-    opterr = 0;
-    int c;
-    while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'j':
-            break;
-        case 'h':
-            usage(stdout);
-            return SP_EXIT_OK;
-        default:
-            return sp_cli_bad_option("dump", argv);
-        }
-    }
-    if (argc - optind != 1)
-        return sp_cli_usage_error("dump", "expected one FILE");
-
+static int run(sp_cmdline *cl) {
+    const char *path = cl->operands[0];
     char *msg = NULL;
-    sstpipe_table *t = sstpipe_open(argv[optind], &msg);
+    sstpipe_table *t = sstpipe_open(path, &msg);
     if (!t) {
         int code = sp_cli_report_msg(msg, SP_EXIT_FAIL);
         sstpipe_free(msg);
@@ -166,7 +133,7 @@ int dump_cmd(int argc, char **argv) {
     dumper d = {.cap = OUT_BYTES};
     int rc;
     if (!(d.out = malloc(OUT_BYTES)))
-        rc = sp_errorf(&err, "%s: out of memory", argv[optind]);
+        rc = sp_errorf(&err, "%s: out of memory", path);
     else
         rc = dump_table(t, &d, &err);
     free(d.out);
@@ -174,3 +141,14 @@ int dump_cmd(int argc, char **argv) {
     sstpipe_close(t);
     return rc ? sp_cli_report(&err, SP_EXIT_FAIL) : SP_EXIT_OK;
 }
+
+const sp_command dump_command = {
+    .name = "dump",
+    .summary = "print every record in key order",
+    .synopsis = "FILE [--jsonl] [options]",
+    .description = "Prints every record in key order, one JSON object a line:\n"
+                   "{\"key\": \"...\", \"value\": \"...\"}. Every block's checksum is checked.",
+    SP_FLAGS(flags),
+    SP_OPERANDS(sp_file_operand, 1, 1, "expected one FILE"),
+    .run = run,
+};

@@ -4,13 +4,10 @@
  * checked whole before its value is printed. Exit 0 found (the value and a
  * newline on stdout), 1 not found, 2 error.
  */
-#include "stages/read/read.h"
-
-#include "config/config.h"
+#include "command/commands.h"
 #include "stages/common/cli.h"
 #include "stages/sst/sstpipe.h"
 
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -18,44 +15,12 @@
 #define GET_NOT_FOUND 1
 #define GET_ERROR 2
 
-static void usage(FILE *out) {
-    fprintf(out, "usage: sstpipe get FILE KEY [-c FILE] [--set section.key=value]...\n"
-                 "       sstpipe get FILE -- KEY   (for a KEY starting with -c or --set)\n\n"
-                 "Prints the value stored under KEY and a newline.\n"
-                 "Exit status: 0 found, 1 not found, 2 error.\n\n"
-                 "  -c, --config FILE  accepted as by every command; no key applies to get\n"
-                 "      --set S.K=V    likewise (a bad file or key is still an error)\n"
-                 "  -h, --help         show this help\n");
-}
+static const sp_operand operands[] = {{"FILE", SP_COMPLETE_FILE, NULL},
+                                      {"KEY", SP_COMPLETE_NONE, NULL}};
 
-int get_cmd(int argc, char **argv) {
-    static const struct option longopts[] = {
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    sp_error cfg_err = {0};
-    if (config_check_args(&argc, argv, &cfg_err))
-        return sp_cli_report(&cfg_err, GET_ERROR);
-    optind = 0;
-    opterr = 0;
-    int c;
-    /* "+": a key may start with '-' once FILE came first. */
-    while ((c = getopt_long(argc, argv, "+:h", longopts, NULL)) != -1) {
-        if (c != 'h')
-            return sp_cli_bad_option("get", argv);
-        usage(stdout);
-        return SP_EXIT_OK;
-    }
-    /* "+" stops getopt at FILE, so a "--" between FILE and KEY (needed to
-     * keep config_parse_args off a key like "-cX") is still here. */
-    if (argc - optind == 3 && !strcmp(argv[optind + 1], "--")) {
-        argv[optind + 1] = argv[optind];
-        optind++;
-    }
-    if (argc - optind != 2)
-        return sp_cli_usage_error("get", "expected FILE and KEY");
-    const char *path = argv[optind];
-    const char *key = argv[optind + 1];
+static int run(sp_cmdline *cl) {
+    const char *path = cl->operands[0];
+    const char *key = cl->operands[1];
 
     char *msg = NULL;
     sstpipe_table *t = sstpipe_open(path, &msg);
@@ -81,3 +46,14 @@ int get_cmd(int argc, char **argv) {
     sstpipe_close(t);
     return code;
 }
+
+const sp_command get_command = {
+    .name = "get",
+    .summary = "print the value of one key",
+    .synopsis = "FILE KEY [options]\nFILE -- KEY   (for a KEY starting with -)",
+    .description = "Prints the value stored under KEY and a newline.\n"
+                   "Exit status: 0 found, 1 not found, 2 error.",
+    SP_OPERANDS(operands, 2, 2, "expected FILE and KEY"),
+    .options_first = true,
+    .run = run,
+};

@@ -4,14 +4,11 @@
  * table checks the footer and index checksums, so what is printed is what
  * the file really holds (data blocks are not read; `dump` checks those).
  */
-#include "stages/read/read.h"
-
-#include "config/config.h"
+#include "command/commands.h"
 #include "stages/common/cli.h"
 #include "stages/common/size.h"
 #include "stages/sst/table_reader.h"
 
-#include <getopt.h>
 #include <jansson.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -75,46 +72,17 @@ static int print_json(const sst_reader *r, sp_error *err) {
     return 0;
 }
 
-static void usage(FILE *out) {
-    fprintf(out,
-            "usage: sstpipe info FILE [-c FILE] [--set section.key=value]... [--json]\n\n"
-            "Prints what an SSTable's footer says: records, blocks, bytes, block and cluster\n"
-            "size, max value bytes, format version. Footer and index checksums are checked.\n\n"
-            "  -c, --config FILE  accepted as by every command; no key applies to info\n"
-            "      --set S.K=V    likewise (a bad file or key is still an error)\n"
-            "  --json             one JSON object instead of text\n"
-            "  -h, --help         show this help\n");
-}
+enum { F_JSON };
 
-int info_cmd(int argc, char **argv) {
-    static const struct option longopts[] = {
-        {"json", no_argument, NULL, 'j'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    sp_error cfg_err = {0};
-    if (config_check_args(&argc, argv, &cfg_err))
-        return sp_cli_report(&cfg_err, SP_EXIT_USAGE);
-    bool json = false;
-    optind = 0;
-    opterr = 0;
-    int c;
-    while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'j':
-            json = true;
-            break;
-        case 'h':
-            usage(stdout);
-            return SP_EXIT_OK;
-        default:
-            return sp_cli_bad_option("info", argv);
-        }
-    }
-    if (argc - optind != 1)
-        return sp_cli_usage_error("info", "expected one FILE");
+static const sp_flag flags[] = {
+    [F_JSON] = {"json", 0, NULL, 0, NULL, "one JSON object instead of text", SP_COMPLETE_NONE,
+                NULL},
+};
+
+static int run(sp_cmdline *cl) {
+    bool json = sp_cmdline_has(cl, F_JSON);
     sp_error err = {0};
-    sst_reader *r = sst_reader_open(argv[optind], &err);
+    sst_reader *r = sst_reader_open(cl->operands[0], &err);
     if (!r)
         return sp_cli_report(&err, SP_EXIT_FAIL);
     int rc = 0;
@@ -127,3 +95,15 @@ int info_cmd(int argc, char **argv) {
     sst_reader_close(r);
     return rc ? sp_cli_report(&err, SP_EXIT_FAIL) : SP_EXIT_OK;
 }
+
+const sp_command info_command = {
+    .name = "info",
+    .summary = "print what an SSTable's footer says",
+    .synopsis = "FILE [--json] [options]",
+    .description =
+        "Prints what an SSTable's footer says: records, blocks, bytes, block and cluster\n"
+        "size, max value bytes, format version. Footer and index checksums are checked.",
+    SP_FLAGS(flags),
+    SP_OPERANDS(sp_file_operand, 1, 1, "expected one FILE"),
+    .run = run,
+};

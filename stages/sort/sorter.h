@@ -56,7 +56,4 @@ const sort_stats *sorter_stats(const sorter *s);
 void sort_stats_format(const sort_stats *s, char *buf, size_t cap);
 void sorter_destroy(sorter *s);
 
-/* `sstpipe sort` */
-int sort_cmd(int argc, char **argv);
-
 #endif

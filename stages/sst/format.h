@@ -29,6 +29,7 @@
 
 #include "stages/common/error.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #define SST_MAGIC "SSTPIPE1"
@@ -43,6 +44,11 @@
 #define SST_MAX_CLUSTER_SIZE (1u << 30)
 #define SST_DEFAULT_CLUSTER_SIZE 4096u
 #define SST_RESTART_INTERVAL 16u
+
+/* Whether n is a power of two in [lo, hi]: the rule for block and cluster sizes. */
+static inline bool sst_pow2_in(uint64_t n, uint64_t lo, uint64_t hi) {
+    return n >= lo && n <= hi && (n & (n - 1)) == 0;
+}
 
 /* Block trailer without the restart array: entries_len, records, restarts, checksum. */
 #define SST_BLOCK_TRAILER_FIXED 20u

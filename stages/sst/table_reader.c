@@ -80,10 +80,6 @@ void sst_reader_close(sst_reader *r) {
     free(r);
 }
 
-static bool pow2_in(uint64_t n, uint64_t lo, uint64_t hi) {
-    return n >= lo && n <= hi && (n & (n - 1)) == 0;
-}
-
 /* Feeds n file bytes at off into h. */
 static int hash_range(sst_reader *r, XXH3_state_t *h, uint64_t off, uint64_t n, sp_error *err) {
     uint8_t *buf = malloc(n < CHUNK_BYTES ? (size_t)n + 1 : CHUNK_BYTES);
@@ -133,7 +129,7 @@ static int check_footer(sst_reader *r, const sst_footer *f, uint64_t at, sp_erro
     if (f->checksum_type != SST_CHECKSUM_XXH3_64)
         return sp_errorf(err, "%s: footer at byte %llu: unknown checksum type %u", p, a,
                          f->checksum_type);
-    if (!pow2_in(f->block_size, SST_MIN_BLOCK_SIZE, SST_MAX_BLOCK_SIZE))
+    if (!sst_pow2_in(f->block_size, SST_MIN_BLOCK_SIZE, SST_MAX_BLOCK_SIZE))
         return sp_errorf(err,
                          "%s: footer at byte %llu: block size %u is not a power of two from "
                          "%s to %s",
@@ -260,7 +256,7 @@ sst_reader *sst_reader_open(const char *path, sp_error *err) {
         goto fail;
     }
     char lo[32], hi[32];
-    if (!pow2_in(f->cluster_size, SST_MIN_CLUSTER_SIZE, SST_MAX_CLUSTER_SIZE)) {
+    if (!sst_pow2_in(f->cluster_size, SST_MIN_CLUSTER_SIZE, SST_MAX_CLUSTER_SIZE)) {
         sp_errorf(err,
                   "%s: footer at byte %llu: cluster size %u is not a power of two from %s to %s",
                   path, (unsigned long long)at, f->cluster_size,

@@ -21,6 +21,7 @@
 #include "stages/sst/block.h"
 #include "stages/sst/coding.h"
 #include "stages/sst/format.h"
+#include "stages/truncate/truncate.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -60,20 +61,16 @@ struct table_writer {
 void table_options_init(table_options *opts) {
     opts->block_size = SST_DEFAULT_BLOCK_SIZE;
     opts->cluster_size = SST_DEFAULT_CLUSTER_SIZE;
-    opts->max_value_bytes = 1024;
-}
-
-static bool pow2_in(uint64_t n, uint64_t lo, uint64_t hi) {
-    return n >= lo && n <= hi && (n & (n - 1)) == 0;
+    opts->max_value_bytes = TRUNCATE_DEFAULT_MAX_BYTES;
 }
 
 static int check_options(const table_options *o, sp_error *err) {
     char lo[32], hi[32];
-    if (!pow2_in(o->block_size, SST_MIN_BLOCK_SIZE, SST_MAX_BLOCK_SIZE))
+    if (!sst_pow2_in(o->block_size, SST_MIN_BLOCK_SIZE, SST_MAX_BLOCK_SIZE))
         return sp_errorf(err, "block size %u must be a power of two from %s to %s", o->block_size,
                          sp_format_size(SST_MIN_BLOCK_SIZE, lo, sizeof lo),
                          sp_format_size(SST_MAX_BLOCK_SIZE, hi, sizeof hi));
-    if (!pow2_in(o->cluster_size, SST_MIN_CLUSTER_SIZE, SST_MAX_CLUSTER_SIZE))
+    if (!sst_pow2_in(o->cluster_size, SST_MIN_CLUSTER_SIZE, SST_MAX_CLUSTER_SIZE))
         return sp_errorf(err, "cluster size %u must be a power of two from %s to %s",
                          o->cluster_size, sp_format_size(SST_MIN_CLUSTER_SIZE, lo, sizeof lo),
                          sp_format_size(SST_MAX_CLUSTER_SIZE, hi, sizeof hi));

@@ -35,7 +35,4 @@ sp_sink truncator_sink(truncator *t);
 /* The `-v` line: "truncate: records=N truncated=N". */
 void truncate_stats_print(FILE *out, uint64_t records, uint64_t truncated);
 
-/* `sstpipe truncate` */
-int truncate_cmd(int argc, char **argv);
-
 #endif

@@ -3,34 +3,14 @@
  * stream in, the same records with values cut, out. The bound is [truncate]
  * max_bytes of the config (-c FILE, --set), which --max-bytes overrides.
  */
-#include "config/config.h"
+#include "command/commands.h"
+#include "command/flags.h"
 #include "stages/common/cli.h"
 #include "stages/common/stream_stage.h"
 #include "stages/truncate/truncate.h"
 
-#include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
-#include <unistd.h>
-
-static void usage(FILE *out) {
-    fprintf(out,
-            "usage: sstpipe truncate [INPUT|-] [-c FILE] [--set section.key=value]...\n"
-            "                        [--max-bytes N] [-o FILE] [-v]\n"
-            "\n"
-            "Reads a record stream (stdin by default) and cuts each value to the longest\n"
-            "prefix of at most N bytes that ends on a UTF-8 character boundary.\n"
-            "\n"
-            "  -c, --config FILE  INI file; this command reads [truncate] max_bytes\n"
-            "      --set S.K=V    set one key (repeatable), e.g. --set truncate.max_bytes=2K\n"
-            "  --max-bytes N      bytes kept per value, 1 to 1G; K/M/G suffixes (default %d)\n"
-            "  -o, --output F     write to F (atomically) instead of stdout\n"
-            "  -v, --verbose      print a stats line on stderr\n"
-            "  -h, --help         show this help\n"
-            "\n"
-            "Precedence: defaults < -c FILE < --set < --max-bytes.\n",
-            TRUNCATE_DEFAULT_MAX_BYTES);
-}
 
 static int run(const char *input, const char *output, uint64_t max_bytes, bool verbose) {
     sp_error err = {0};
@@ -62,54 +42,27 @@ done:
     return rc ? sp_cli_report(&err, SP_EXIT_FAIL) : SP_EXIT_OK;
 }
 
-int truncate_cmd(int argc, char **argv) {
-    static const struct option opts[] = {
-        {"max-bytes", required_argument, NULL, 'm'},
-        {"output", required_argument, NULL, 'o'},
-        {"verbose", no_argument, NULL, 'v'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    sp_config cfg;
-    config_init(&cfg);
-    const char *output = NULL;
-    bool verbose = false;
-    sp_error err = {0};
-    int c, rc;
-    if (config_parse_args(&cfg, &argc, argv, &err)) {
-        rc = sp_cli_report(&err, SP_EXIT_USAGE);
-        goto out;
-    }
-    optind = 0;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "o:vh", opts, NULL)) != -1) {
-        switch (c) {
-        case 'm':
-            if (config_set_flag(&cfg, CONFIG_TRUNCATE_MAX_BYTES, "--max-bytes", optarg, &err)) {
-                rc = sp_cli_report(&err, SP_EXIT_USAGE);
-                goto out;
-            }
-            break;
-        case 'o':
-            output = optarg;
-            break;
-        case 'v':
-            verbose = true;
-            break;
-        case 'h':
-            usage(stdout);
-            rc = SP_EXIT_OK;
-            goto out;
-        default:
-            rc = sp_cli_bad_option("truncate", argv);
-            goto out;
-        }
-    }
-    if (argc - optind > 1)
-        rc = sp_cli_usage_error("truncate", "expected at most one INPUT, got %d", argc - optind);
-    else
-        rc = run(optind < argc ? argv[optind] : "-", output, cfg.truncate.max_bytes, verbose);
-out:
-    config_destroy(&cfg);
-    return rc;
+enum { F_OUTPUT, F_VERBOSE };
+
+static const sp_flag flags[] = {
+    [F_OUTPUT] = SP_FLAG_OUTPUT_STREAM,
+    [F_VERBOSE] = SP_FLAG_VERBOSE,
+    SP_FLAG_MAX_BYTES,
+};
+
+static int run_cmd(sp_cmdline *cl) {
+    return run(sp_cmdline_input(cl), cl->value[F_OUTPUT], cl->cfg.truncate.max_bytes,
+               sp_cmdline_has(cl, F_VERBOSE));
 }
+
+const sp_command truncate_command = {
+    .name = "truncate",
+    .summary = "cut each value to N bytes on a UTF-8 boundary",
+    .synopsis = "[INPUT|-] [options]",
+    .description = "Reads a record stream (stdin by default) and cuts each value to the longest\n"
+                   "prefix of at most N bytes that ends on a UTF-8 character boundary.",
+    .config_help = "this command reads [truncate] max_bytes",
+    SP_FLAGS(flags),
+    SP_OPERANDS(sp_input_operand, 0, 1, "expected at most one INPUT, got %d"),
+    .run = run_cmd,
+};

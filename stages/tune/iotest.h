@@ -101,7 +101,4 @@ void iotest_print(const iotest_result *res, FILE *out);
 json_t *iotest_result_to_json(const iotest_result *res);
 int iotest_write_json(const iotest_result *res, const char *json_path, sp_error *err);
 
-/* `sstpipe iotest` */
-int iotest_cmd(int argc, char **argv);
-
 #endif

@@ -8,35 +8,32 @@
  */
 #include "stages/tune/iotest.h"
 
-#include "config/config.h"
+#include "command/commands.h"
 #include "stages/common/cli.h"
 #include "stages/common/size.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <stdlib.h>
 
-static void usage(FILE *out) {
-    fprintf(out,
-            "usage: sstpipe iotest PATH [options]\n"
-            "\n"
-            "Measures the disk under directory PATH with diskspd's six patterns: random read\n"
-            "8K and 64K, random write 8K, sequential read 64K and 256K, sequential write 8K.\n"
-            "A test file is created in PATH, filled once, and removed afterwards; each pattern\n"
-            "runs for a fixed time with O_DIRECT through io_uring. Reports IOPS, MB/s\n"
-            "(10^6 bytes) and latency avg/p50/p99/max per pattern.\n"
-            "\n"
-            "  --size SIZE         test file size (1G)\n"
-            "  --duration SECONDS  time per pattern (10)\n"
-            "  --threads T         threads per pattern (8)\n"
-            "  --queue-depth Q     IOs in flight per thread (8)\n"
-            "  --pattern KIND:SIZE run this pattern instead of the six (repeatable); KIND is\n"
-            "                      rr, rw, sr or sw (random/sequential read/write), e.g. rr:4K\n"
-            "  --json PATH         write every figure as JSON (fields in stages/tune/README.md)\n"
-            "  -c, --config FILE   accepted as by every command; no key applies to iotest\n"
-            "      --set S.K=V     likewise (a bad file or key is still an error)\n"
-            "  -h, --help          this help\n");
-}
+enum { F_SIZE, F_DURATION, F_THREADS, F_QUEUE_DEPTH, F_PATTERN, F_JSON };
+
+static const sp_flag flags[] = {
+    [F_SIZE] = {"size", 0, "SIZE", 0, NULL, "test file size (1G)", SP_COMPLETE_NONE, NULL},
+    [F_DURATION] = {"duration", 0, "SECONDS", 0, NULL, "time per pattern (10)", SP_COMPLETE_NONE,
+                    NULL},
+    [F_THREADS] = {"threads", 0, "T", 0, NULL, "threads per pattern (8)", SP_COMPLETE_NONE, NULL},
+    [F_QUEUE_DEPTH] = {"queue-depth", 0, "Q", 0, NULL, "IOs in flight per thread (8)",
+                       SP_COMPLETE_NONE, NULL},
+    [F_PATTERN] = {"pattern", 0, "KIND:SIZE", 0, NULL,
+                   "run this pattern instead of the six (repeatable); KIND is rr, rw, sr or sw "
+                   "(random/sequential read/write), e.g. rr:4K",
+                   SP_COMPLETE_NONE, NULL},
+    [F_JSON] = {"json", 0, "PATH", 0, NULL,
+                "write every figure as JSON (fields in stages/tune/README.md)", SP_COMPLETE_FILE,
+                NULL},
+};
+
+static const sp_operand operands[] = {{"PATH", SP_COMPLETE_DIR, NULL}};
 
 static bool parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out) {
     char *end;
@@ -50,80 +47,68 @@ static bool parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out) 
     return true;
 }
 
-int iotest_cmd(int argc, char **argv) {
-    static const struct option longopts[] = {
-        {"size", required_argument, NULL, 's'},    {"duration", required_argument, NULL, 'd'},
-        {"threads", required_argument, NULL, 't'}, {"queue-depth", required_argument, NULL, 'q'},
-        {"pattern", required_argument, NULL, 'p'}, {"json", required_argument, NULL, 'j'},
-        {"help", no_argument, NULL, 'h'},          {0}};
+/* One flag; 0 or the exit code of a bad value. */
+static int take(const sp_given *g, iotest_options *o, iotest_pattern *patterns) {
+    const char *optarg = g->value;
+    sp_error err = {0};
+    uint64_t v;
+    switch (g->flag) {
+    case F_SIZE:
+        if (sp_parse_size(optarg, "--size", &o->file_size, &err))
+            return sp_cli_report(&err, SP_EXIT_USAGE);
+        if (o->file_size < IOTEST_MIN_IO_SIZE || o->file_size % IOTEST_MIN_IO_SIZE)
+            return sp_cli_usage_error("iotest", "--size must be a multiple of 4K, not '%s'",
+                                      optarg);
+        return 0;
+    case F_DURATION: {
+        char *end;
+        errno = 0;
+        o->duration = strtod(optarg, &end);
+        if (errno || *end || end == optarg || !(o->duration > 0 && o->duration <= 86400))
+            return sp_cli_usage_error(
+                "iotest", "--duration must be seconds, more than 0 and at most 86400, not '%s'",
+                optarg);
+        return 0;
+    }
+    case F_THREADS:
+        if (!parse_u64(optarg, 1, 1024, &v))
+            return sp_cli_usage_error("iotest", "--threads must be 1 to 1024, not '%s'", optarg);
+        o->threads = (unsigned)v;
+        return 0;
+    case F_QUEUE_DEPTH:
+        if (!parse_u64(optarg, 1, 4096, &v))
+            return sp_cli_usage_error("iotest", "--queue-depth must be 1 to 4096, not '%s'",
+                                      optarg);
+        o->queue_depth = (unsigned)v;
+        return 0;
+    case F_PATTERN:
+        if (o->n_patterns == IOTEST_MAX_PATTERNS)
+            return sp_cli_usage_error("iotest", "at most %d --pattern options",
+                                      IOTEST_MAX_PATTERNS);
+        if (iotest_parse_pattern(optarg, &patterns[o->n_patterns], &err))
+            return sp_cli_report(&err, SP_EXIT_USAGE);
+        o->n_patterns++;
+        o->patterns = patterns;
+        return 0;
+    }
+    return 0;
+}
+
+static int run(sp_cmdline *cl) {
     static iotest_pattern patterns[IOTEST_MAX_PATTERNS];
     iotest_options o;
     iotest_options_init(&o);
-    const char *json_path = NULL;
+    const char *json_path = cl->value[F_JSON];
     sp_error err = {0};
-    uint64_t v;
-    /* -c/--set are accepted as by every command; no key applies to iotest. */
-    if (config_check_args(&argc, argv, &err))
-        return sp_cli_report(&err, SP_EXIT_USAGE);
-    optind = 0;
-    opterr = 0;
-    int ch;
-    while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-        switch (ch) {
-        case 's':
-            if (sp_parse_size(optarg, "--size", &o.file_size, &err))
-                return sp_cli_report(&err, SP_EXIT_USAGE);
-            if (o.file_size < IOTEST_MIN_IO_SIZE || o.file_size % IOTEST_MIN_IO_SIZE)
-                return sp_cli_usage_error("iotest", "--size must be a multiple of 4K, not '%s'",
-                                          optarg);
-            break;
-        case 'd': {
-            char *end;
-            errno = 0;
-            o.duration = strtod(optarg, &end);
-            if (errno || *end || end == optarg || !(o.duration > 0 && o.duration <= 86400))
-                return sp_cli_usage_error(
-                    "iotest", "--duration must be seconds, more than 0 and at most 86400, not '%s'",
-                    optarg);
-            break;
-        }
-        case 't':
-            if (!parse_u64(optarg, 1, 1024, &v))
-                return sp_cli_usage_error("iotest", "--threads must be 1 to 1024, not '%s'",
-                                          optarg);
-            o.threads = (unsigned)v;
-            break;
-        case 'q':
-            if (!parse_u64(optarg, 1, 4096, &v))
-                return sp_cli_usage_error("iotest", "--queue-depth must be 1 to 4096, not '%s'",
-                                          optarg);
-            o.queue_depth = (unsigned)v;
-            break;
-        case 'p':
-            if (o.n_patterns == IOTEST_MAX_PATTERNS)
-                return sp_cli_usage_error("iotest", "at most %d --pattern options",
-                                          IOTEST_MAX_PATTERNS);
-            if (iotest_parse_pattern(optarg, &patterns[o.n_patterns], &err))
-                return sp_cli_report(&err, SP_EXIT_USAGE);
-            o.n_patterns++;
-            o.patterns = patterns;
-            break;
-        case 'j':
-            json_path = optarg;
-            break;
-        case 'h':
-            usage(stdout);
-            return SP_EXIT_OK;
-        default:
-            return sp_cli_bad_option("iotest", argv);
-        }
+    for (size_t i = 0; i < cl->n_given; i++) {
+        int rc = take(&cl->given[i], &o, patterns);
+        if (rc)
+            return rc;
     }
-    if (argc - optind != 1)
-        return sp_cli_usage_error("iotest", "expected one PATH (a directory for the test file)");
     iotest_result res;
     iotest_result_init(&res);
     int code = SP_EXIT_OK;
-    if (iotest_run(argv[optind], &o, &res, &err) ||
+    if (iotest_run(cl->operands[0], &o, &res, &err) ||
         (json_path && iotest_write_json(&res, json_path, &err))) {
         code = sp_cli_report(&err, SP_EXIT_FAIL);
     } else {
@@ -134,3 +119,18 @@ int iotest_cmd(int argc, char **argv) {
     iotest_result_destroy(&res);
     return code;
 }
+
+const sp_command iotest_command = {
+    .name = "iotest",
+    .summary = "measure the disk under a directory (diskspd's six patterns)",
+    .synopsis = "PATH [options]",
+    .description =
+        "Measures the disk under directory PATH with diskspd's six patterns: random read\n"
+        "8K and 64K, random write 8K, sequential read 64K and 256K, sequential write 8K.\n"
+        "A test file is created in PATH, filled once, and removed afterwards; each pattern\n"
+        "runs for a fixed time with O_DIRECT through io_uring. Reports IOPS, MB/s\n"
+        "(10^6 bytes) and latency avg/p50/p99/max per pattern.",
+    SP_FLAGS(flags),
+    SP_OPERANDS(operands, 1, 1, "expected one PATH (a directory for the test file)"),
+    .run = run,
+};

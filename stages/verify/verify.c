@@ -75,10 +75,6 @@ static int read_at(checker *c, uint8_t *buf, size_t n, uint64_t off, sp_error *e
     return 0;
 }
 
-static bool pow2_in(uint64_t n, uint64_t lo, uint64_t hi) {
-    return n >= lo && n <= hi && (n & (n - 1)) == 0;
-}
-
 /* ---------------------------------------------------------------- footer */
 
 /* XXH3-64 of the footer region up to footer_checksum, reading it in chunks;
@@ -146,7 +142,7 @@ static int footer_at(checker *c, uint64_t end, bool trust_position, sp_error *er
     if (sst_footer_decode(norm, &c->f, c->rep->path, &derr))
         return 0;
     const sst_footer *f = &c->f;
-    if (!pow2_in(f->cluster_size, SST_MIN_CLUSTER_SIZE, SST_MAX_CLUSTER_SIZE) ||
+    if (!sst_pow2_in(f->cluster_size, SST_MIN_CLUSTER_SIZE, SST_MAX_CLUSTER_SIZE) ||
         f->cluster_size > end)
         return trust_position && magic_ok ? 1 : 0;
     /* A footer at the end with its magic is used as it is (its checksum is
@@ -336,14 +332,14 @@ static int check_data_tail(checker *c, uint64_t from, uint64_t to, sp_error *err
 static bool check_footer_fields(checker *c) {
     const sst_footer *f = &c->f;
     uint64_t foff = c->end - SST_FOOTER_BYTES;
-    if (!pow2_in(f->block_size, SST_MIN_BLOCK_SIZE, SST_MAX_BLOCK_SIZE)) {
+    if (!sst_pow2_in(f->block_size, SST_MIN_BLOCK_SIZE, SST_MAX_BLOCK_SIZE)) {
         checker_problem(c, -1, foff + SST_FOOTER_BLOCK_SIZE,
                         "footer block size %u is not a power of two "
                         "from 512 to 1M",
                         f->block_size);
         return false;
     }
-    if (!pow2_in(f->cluster_size, SST_MIN_CLUSTER_SIZE, SST_MAX_CLUSTER_SIZE) ||
+    if (!sst_pow2_in(f->cluster_size, SST_MIN_CLUSTER_SIZE, SST_MAX_CLUSTER_SIZE) ||
         f->cluster_size > c->end) {
         checker_problem(
             c, -1, foff + SST_FOOTER_BLOCK_SIZE + 4,
@@ -428,7 +424,7 @@ static int check_with_footer(checker *c, sp_error *err) {
     if (!check_footer_fields(c)) {
         /* Only the footer region can still be trusted to be where it is. */
         uint64_t hash;
-        if (!pow2_in(f->cluster_size, SST_MIN_CLUSTER_SIZE, SST_MAX_CLUSTER_SIZE) ||
+        if (!sst_pow2_in(f->cluster_size, SST_MIN_CLUSTER_SIZE, SST_MAX_CLUSTER_SIZE) ||
             f->cluster_size > c->end)
             return 0;
         if (footer_region_hash(c, c->end, f->cluster_size, true, &hash, err))

@@ -65,7 +65,4 @@ json_t *verify_report_to_json(const verify_report *rep);
 /* {"files": [report...], "problems": total} written atomically to json_path. */
 int verify_write_json(const verify_report *reps, size_t n, const char *json_path, sp_error *err);
 
-/* `sstpipe verify` */
-int verify_cmd(int argc, char **argv);
-
 #endif

@@ -5,39 +5,21 @@
  * The stream header states the value bound and whether the stream is
  * sorted, so a stream that skipped truncate or sort, and a block size no
  * record could be guaranteed to fit, are refused before the output file is
- * created. Block and cluster size come from [sst] of the config (-c FILE,
+ * created. The value bound of the table is the stream's. Block and cluster size come from [sst] of
+ * the config (-c FILE,
  * --set), which the flags override.
  */
-#include "stages/write/write.h"
-
-#include "config/config.h"
+#include "command/commands.h"
+#include "command/flags.h"
+#include "pipeline/config_apply.h"
 #include "stages/common/cli.h"
 #include "stages/common/recstream.h"
 #include "stages/sst/format.h"
 #include "stages/sst/table_writer.h"
 
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
-
-static void usage(FILE *out) {
-    fprintf(out, "usage: sstpipe write [INPUT|-] -o FILE [-c FILE] [--set section.key=value]...\n"
-                 "                     [--block-size SIZE] [--cluster-size SIZE] [-v]\n\n"
-                 "Writes a sorted record stream (from `sstpipe sort`) as an SSTable.\n"
-                 "INPUT defaults to stdin.\n\n"
-                 "  -o, --output FILE     the SSTable to write (required; written atomically)\n"
-                 "  -c, --config FILE     INI file; this command reads [sst] block_size and\n"
-                 "                        cluster_size\n"
-                 "      --set S.K=V       set one key (repeatable), e.g. --set sst.block_size=16K\n"
-                 "  --block-size SIZE     data block size, a power of two from 512 to 1M "
-                 "(default 8K)\n"
-                 "  --cluster-size SIZE   region alignment, a power of two from 512 to 1G "
-                 "(default 4K)\n"
-                 "  -v, --verbose         print a stats line on stderr\n"
-                 "  -h, --help            show this help\n\n"
-                 "Precedence: defaults < -c FILE < --set < the flags above.\n");
-}
 
 /* Streams the records of in into a table at out_path; returns the exit code.
  * A block size too small for the stream's value bound is a bad option
@@ -78,76 +60,49 @@ static int write_table(rs_reader *in, const char *in_name, const char *out_path,
     return rc ? SP_EXIT_FAIL : SP_EXIT_OK;
 }
 
-/* The command line once -c/--set are applied; returns the exit code. */
-static int write_args(sp_config *cfg, int argc, char **argv) {
-    static const struct option longopts[] = {
-        {"output", required_argument, NULL, 'o'},
-        {"block-size", required_argument, NULL, 'b'},
-        {"cluster-size", required_argument, NULL, 'c'},
-        {"verbose", no_argument, NULL, 'v'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    const char *out_path = NULL;
-    bool verbose = false;
-    sp_error err = {0};
-    optind = 0;
-    opterr = 0;
-    int c;
-    while ((c = getopt_long(argc, argv, ":o:vh", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'o':
-            out_path = optarg;
-            break;
-        case 'b':
-            if (config_set_flag(cfg, CONFIG_SST_BLOCK_SIZE, "--block-size", optarg, &err))
-                return sp_cli_report(&err, SP_EXIT_USAGE);
-            break;
-        case 'c':
-            if (config_set_flag(cfg, CONFIG_SST_CLUSTER_SIZE, "--cluster-size", optarg, &err))
-                return sp_cli_report(&err, SP_EXIT_USAGE);
-            break;
-        case 'v':
-            verbose = true;
-            break;
-        case 'h':
-            usage(stdout);
-            return SP_EXIT_OK;
-        default:
-            return sp_cli_bad_option("write", argv);
-        }
-    }
-    if (argc - optind > 1)
-        return sp_cli_usage_error("write", "expected at most one INPUT, got %d", argc - optind);
+enum { F_OUTPUT, F_VERBOSE };
+
+static const sp_flag flags[] = {
+    [F_OUTPUT] = SP_FLAG_OUTPUT_TABLE,
+    [F_VERBOSE] = SP_FLAG_VERBOSE,
+    SP_FLAG_BLOCK_SIZE,
+    SP_FLAG_CLUSTER_SIZE,
+};
+
+static int run(sp_cmdline *cl) {
+    const char *out_path = cl->value[F_OUTPUT];
     if (!out_path)
         return sp_cli_usage_error("write", "-o FILE is required (an SSTable is not written to "
                                            "stdout)");
     if (!strcmp(out_path, "-"))
         return sp_cli_usage_error("write", "-o must name a file, not stdout");
-    const char *in_path = optind < argc ? argv[optind] : "-";
+    const char *in_path = sp_cmdline_input(cl);
     const char *in_name = strcmp(in_path, "-") ? in_path : "stdin";
     table_options opts;
     table_options_init(&opts);
-    opts.block_size = (uint32_t)cfg->sst.block_size;
-    opts.cluster_size = (uint32_t)cfg->sst.cluster_size;
+    config_apply_table(&cl->cfg, &opts);
 
+    sp_error err = {0};
     int fd;
     if (sp_open_input(in_path, &fd, &err))
         return sp_cli_report(&err, SP_EXIT_FAIL);
     rs_reader *in = rs_reader_init(fd, in_name, &err);
-    int code = in ? write_table(in, in_name, out_path, &opts, verbose, &err) : SP_EXIT_FAIL;
+    int code = in ? write_table(in, in_name, out_path, &opts, sp_cmdline_has(cl, F_VERBOSE), &err)
+                  : SP_EXIT_FAIL;
     rs_reader_destroy(in);
     if (fd != STDIN_FILENO)
         close(fd);
     return code == SP_EXIT_OK ? code : sp_cli_report(&err, code);
 }
 
-int write_cmd(int argc, char **argv) {
-    sp_config cfg;
-    config_init(&cfg);
-    sp_error err = {0};
-    int rc = config_parse_args(&cfg, &argc, argv, &err) ? sp_cli_report(&err, SP_EXIT_USAGE)
-                                                        : write_args(&cfg, argc, argv);
-    config_destroy(&cfg);
-    return rc;
-}
+const sp_command write_command = {
+    .name = "write",
+    .summary = "write a sorted record stream as an SSTable",
+    .synopsis = "[INPUT|-] -o FILE [options]",
+    .description = "Writes a sorted record stream (from `sstpipe sort`) as an SSTable.\n"
+                   "INPUT defaults to stdin.",
+    .config_help = "this command reads [sst] block_size and cluster_size",
+    SP_FLAGS(flags),
+    SP_OPERANDS(sp_input_operand, 0, 1, "expected at most one INPUT, got %d"),
+    .run = run,
+};

@@ -885,61 +885,6 @@ static void test_damaged_compression(void **state) {
     result_free(&res);
 }
 
-/* ------------------------------------------------------------ command */
-
-static int cmd(const char *a0, ...) {
-    char *argv[16];
-    int argc = 0;
-    va_list ap;
-    va_start(ap, a0);
-    for (const char *a = a0; a && argc < 15; a = va_arg(ap, const char *))
-        argv[argc++] = (char *)a;
-    va_end(ap);
-    argv[argc] = NULL;
-    return extract_cmd(argc, argv);
-}
-
-static void test_cmd(void **state) {
-    (void)state;
-    char out[PATH_MAX], bad[PATH_MAX];
-    path_in_tmp(out, "out.rs");
-    assert_int_equal(cmd("extract", "--help", NULL), 0);
-    assert_int_equal(cmd("extract", "--bogus", NULL), 2);
-    assert_int_equal(cmd("extract", "--namespaces", "0,x", "in", NULL), 2);
-    assert_int_equal(cmd("extract", "a", "b", NULL), 2);
-
-    assert_int_equal(cmd("extract", corpus("enwiki-11pages.xml"), "-o", out, "--namespaces", "0,14",
-                         "--skip-redirects", "-v", NULL),
-                     0);
-    int fd = open(out, O_RDONLY);
-    assert_true(fd >= 0);
-    sp_error err = {0};
-    rs_reader *r = rs_reader_init(fd, out, &err);
-    assert_non_null(r);
-    assert_int_equal(rs_reader_header(r)->flags, 0);
-    assert_int_equal(rs_reader_header(r)->max_value_bytes, 0);
-    sp_record rec;
-    int n = 0;
-    int got;
-    while ((got = rs_reader_next(r, 0, &rec, &err)) == 1) {
-        if (n == 0)
-            assert_memory_equal(rec.key, "Konica Minolta Cup", rec.key_len);
-        n++;
-    }
-    assert_int_equal(got, 0);
-    /* 7 pages in ns 0 and 2 in ns 14, of which 3 are redirects. */
-    assert_int_equal(n, 6);
-    rs_reader_destroy(r);
-    close(fd);
-
-    /* A failing input leaves neither the output nor its temporary. */
-    write_doc(bad, "cmdbad.xml", HDR "<page><title>A</title>");
-    path_in_tmp(out, "never.rs");
-    assert_int_equal(cmd("extract", bad, "-o", out, NULL), 1);
-    assert_int_equal(access(out, F_OK), -1);
-    sh("test -z \"$(ls '%s' | grep never)\"", tmpdir);
-}
-
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_spill_20mib_page),
@@ -959,7 +904,6 @@ int main(void) {
         cmocka_unit_test(test_every_compression),
         cmocka_unit_test(test_multistream),
         cmocka_unit_test(test_damaged_compression),
-        cmocka_unit_test(test_cmd),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -4,7 +4,7 @@
  * dump's JSON lines parsed back and compared with the records written, the
  * info text and JSON, and damaged tables reported as errors.
  */
-#include "stages/read/read.h"
+#include "command/commands.h"
 #include "test_sst_util.h"
 
 #include <jansson.h>
@@ -63,7 +63,7 @@ static char *slurp_fd(int fd, size_t *len) {
 }
 
 /* Runs cmd with args, capturing stdout and stderr. */
-static int run(int (*cmd)(int, char **), int argc, ...) {
+static int run(const sp_command *cmd, int argc, ...) {
     char *argv[16];
     va_list ap;
     va_start(ap, argc);
@@ -78,7 +78,7 @@ static int run(int (*cmd)(int, char **), int argc, ...) {
     int so = dup(1), se = dup(2);
     dup2(fileno(o), 1);
     dup2(fileno(e), 2);
-    int rc = cmd(argc, argv);
+    int rc = sp_command_main(cmd, argc, argv);
     fflush(stdout);
     fflush(stderr);
     dup2(so, 1);
@@ -98,19 +98,19 @@ static int run(int (*cmd)(int, char **), int argc, ...) {
 static void test_get(void **state) {
     fixture *f = *state;
     for (size_t i = 0; i < sizeof words / sizeof words[0]; i++) {
-        assert_int_equal(run(get_cmd, 3, f->path, words[i]), 0);
+        assert_int_equal(run(&get_command, 3, f->path, words[i]), 0);
         assert_int_equal(out_len, strlen(values[i]) + 1);
         assert_memory_equal(out_text, values[i], strlen(values[i]));
         assert_int_equal(out_text[out_len - 1], '\n');
     }
-    assert_int_equal(run(get_cmd, 3, f->path, "Alan"), 1);
+    assert_int_equal(run(&get_command, 3, f->path, "Alan"), 1);
     assert_int_equal(out_len, 0);
-    assert_int_equal(run(get_cmd, 3, f->path, "-dash key"), 1);
-    assert_int_equal(run(get_cmd, 3, f->path, "\x7f\x7f"), 1);
-    assert_int_equal(run(get_cmd, 2, "--help"), 0);
+    assert_int_equal(run(&get_command, 3, f->path, "-dash key"), 1);
+    assert_int_equal(run(&get_command, 3, f->path, "\x7f\x7f"), 1);
+    assert_int_equal(run(&get_command, 2, "--help"), 0);
     assert_non_null(strstr(out_text, "usage: sstpipe get FILE KEY"));
-    assert_int_equal(run(get_cmd, 2, f->path), 2);
-    assert_int_equal(run(get_cmd, 3, "/nonexistent.sst", "k"), 2);
+    assert_int_equal(run(&get_command, 2, f->path), 2);
+    assert_int_equal(run(&get_command, 3, "/nonexistent.sst", "k"), 2);
     assert_non_null(strstr(err_text, "sstpipe: /nonexistent.sst: cannot open"));
 }
 
@@ -121,16 +121,16 @@ static void test_get_on_damaged_block_is_an_error(void **state) {
     b[10] ^= 0x40;
     assert_int_equal(t_write_file(f->path, b, n), 0);
     free(b);
-    assert_int_equal(run(get_cmd, 3, f->path, "Ada Lovelace"), 2);
+    assert_int_equal(run(&get_command, 3, f->path, "Ada Lovelace"), 2);
     assert_int_equal(out_len, 0);
     assert_non_null(strstr(err_text, "t.sst: block 0 at byte 0: block checksum mismatch"));
-    assert_int_equal(run(dump_cmd, 2, f->path), 1);
+    assert_int_equal(run(&dump_command, 2, f->path), 1);
     assert_non_null(strstr(err_text, "block checksum mismatch"));
 }
 
 static void test_dump_round_trips(void **state) {
     fixture *f = *state;
-    assert_int_equal(run(dump_cmd, 3, f->path, "--jsonl"), 0);
+    assert_int_equal(run(&dump_command, 3, f->path, "--jsonl"), 0);
     /* UTF-8 as is, not \u-escaped; the exact line format. */
     assert_non_null(strstr(out_text, "{\"key\": \"Zürich\", \"value\": \"city €\"}\n"));
     assert_non_null(
@@ -152,7 +152,7 @@ static void test_dump_round_trips(void **state) {
         i++;
     }
     assert_int_equal(i, f->s.n);
-    assert_int_equal(run(dump_cmd, 3, f->path, "--xml"), 2);
+    assert_int_equal(run(&dump_command, 3, f->path, "--xml"), 2);
 }
 
 static void test_dump_refuses_invalid_utf8(void **state) {
@@ -161,20 +161,20 @@ static void test_dump_refuses_invalid_utf8(void **state) {
     t_add(&s, (const uint8_t *)"bin", 3, (const uint8_t *)"\xff\xfe", 2);
     sp_error err = {0};
     assert_int_equal(t_write(f->path, 1024, 512, 100, &s, NULL, &err), 0);
-    assert_int_equal(run(dump_cmd, 2, f->path), 1);
+    assert_int_equal(run(&dump_command, 2, f->path), 1);
     assert_non_null(strstr(err_text, "record 0: value is not valid UTF-8"));
     t_free(&s);
 }
 
 static void test_info(void **state) {
     fixture *f = *state;
-    assert_int_equal(run(info_cmd, 2, f->path), 0);
+    assert_int_equal(run(&info_command, 2, f->path), 0);
     assert_non_null(strstr(out_text, "records:          7\n"));
     assert_non_null(strstr(out_text, "block size:       1024 (1K)\n"));
     assert_non_null(strstr(out_text, "cluster size:     512\n"));
     assert_non_null(strstr(out_text, "max value bytes:  100\n"));
     assert_non_null(strstr(out_text, "format version:   1\n"));
-    assert_int_equal(run(info_cmd, 3, f->path, "--json"), 0);
+    assert_int_equal(run(&info_command, 3, f->path, "--json"), 0);
     json_error_t je;
     json_t *j = json_loads(out_text, 0, &je);
     assert_non_null(j);
@@ -193,7 +193,7 @@ static void test_info(void **state) {
     assert_true(json_real_value(json_object_get(j, "compactness")) == (double)(kb + vb) / 2048.0);
     assert_string_equal(json_string_value(json_object_get(j, "path")), f->path);
     json_decref(j);
-    assert_int_equal(run(info_cmd, 2, f->dir), 1);
+    assert_int_equal(run(&info_command, 2, f->dir), 1);
     assert_non_null(strstr(err_text, "not a regular file"));
 }
 

@@ -3,6 +3,7 @@
  * (RS_SORTED, the input's value bound, sorted and deduplicated records),
  * its flag checking, and failures that leave no output and no scratch files.
  */
+#include "command/commands.h"
 #include "stages/common/recstream.h"
 #include "stages/sort/sorter.h"
 
@@ -73,7 +74,7 @@ static void test_sorts_and_marks_sorted(void **state) {
     write_input(6000, 5000, 1000, 1024);
     char *argv[] = {"sort",     in_path, "--memory", "1M",     "--tmp", scratch,
                     "--fan-in", "2",     "-o",       out_path, "-v",    NULL};
-    assert_int_equal(sort_cmd(11, argv), 0);
+    assert_int_equal(sp_command_main(&sort_command, 11, argv), 0);
 
     sp_error err = {0};
     int fd = open(out_path, O_RDONLY);
@@ -114,15 +115,15 @@ static void test_flag_errors(void **state) {
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char *argv[] = {"sort", in_path, bad[i][0], bad[i][1], "-o", out_path, NULL};
-        assert_int_equal(sort_cmd(6, argv), 2);
+        assert_int_equal(sp_command_main(&sort_command, 6, argv), 2);
         assert_int_equal(access(out_path, F_OK), -1);
     }
     char *unknown[] = {"sort", in_path, "--bogus", NULL};
-    assert_int_equal(sort_cmd(3, unknown), 2);
+    assert_int_equal(sp_command_main(&sort_command, 3, unknown), 2);
     char *no_arg[] = {"sort", in_path, "--memory", NULL};
-    assert_int_equal(sort_cmd(3, no_arg), 2);
+    assert_int_equal(sp_command_main(&sort_command, 3, no_arg), 2);
     char *help[] = {"sort", "--help", NULL};
-    assert_int_equal(sort_cmd(2, help), 0);
+    assert_int_equal(sp_command_main(&sort_command, 2, help), 0);
 }
 
 static void test_failures_leave_nothing(void **state) {
@@ -132,13 +133,13 @@ static void test_failures_leave_nothing(void **state) {
     char missing[128];
     snprintf(missing, sizeof missing, "%s/no-such-dir", dir);
     char *argv[] = {"sort", in_path, "--tmp", missing, "-o", out_path, NULL};
-    assert_int_equal(sort_cmd(6, argv), 1);
+    assert_int_equal(sp_command_main(&sort_command, 6, argv), 1);
     assert_int_equal(access(out_path, F_OK), -1);
 
     /* A record over a quarter of the budget. */
     write_input(3, 3, 300 << 10, 0);
     char *argv2[] = {"sort", in_path, "--memory", "1M", "--tmp", scratch, "-o", out_path, NULL};
-    assert_int_equal(sort_cmd(8, argv2), 1);
+    assert_int_equal(sp_command_main(&sort_command, 8, argv2), 1);
     assert_int_equal(access(out_path, F_OK), -1);
 
     /* Input cut short (no end marker) after enough records to have spilled. */
@@ -147,7 +148,7 @@ static void test_failures_leave_nothing(void **state) {
     assert_int_equal(ftruncate(fd, lseek(fd, 0, SEEK_END) - 9), 0);
     close(fd);
     char *argv3[] = {"sort", in_path, "--memory", "1M", "--tmp", scratch, "-o", out_path, NULL};
-    assert_int_equal(sort_cmd(8, argv3), 1);
+    assert_int_equal(sp_command_main(&sort_command, 8, argv3), 1);
     assert_int_equal(access(out_path, F_OK), -1);
 }
 

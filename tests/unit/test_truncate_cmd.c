@@ -3,6 +3,7 @@
  * writes (header bound and flags, cut values), its flag checking, and that
  * a failure leaves no output file.
  */
+#include "command/commands.h"
 #include "stages/common/recstream.h"
 #include "stages/truncate/truncate.h"
 
@@ -65,7 +66,7 @@ static void write_input(uint32_t flags, bool finish) {
 }
 
 static int run(int argc, char **argv) {
-    return truncate_cmd(argc, argv);
+    return sp_command_main(&truncate_command, argc, argv);
 }
 
 static void test_cuts_and_keeps_header(void **state) {

@@ -5,9 +5,9 @@
  * small for the stream's bound, bad input and bad flags are refused with
  * the right exit code and message, and leave no output or temp file.
  */
+#include "command/commands.h"
 #include "stages/common/recstream.h"
 #include "stages/sst/table_reader.h"
-#include "stages/write/write.h"
 #include "test_sst_util.h"
 
 #include <fcntl.h>
@@ -65,7 +65,7 @@ static void make_stream(const char *path, uint32_t flags, uint32_t mvb, const tr
 
 static char *last_stderr;
 
-/* Runs write_cmd with args, capturing its stderr into last_stderr. */
+/* Runs write with args, capturing its stderr into last_stderr. */
 static int run(int argc, ...) {
     char *argv[16];
     va_list ap;
@@ -80,7 +80,7 @@ static int run(int argc, ...) {
     fflush(stderr);
     int saved = dup(2);
     dup2(fd, 2);
-    int rc = write_cmd(argc, argv);
+    int rc = sp_command_main(&write_command, argc, argv);
     fflush(stderr);
     dup2(saved, 2);
     close(saved);

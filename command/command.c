@@ -1,0 +1,143 @@
+/*
+ * command.c: the parser every command's table yields (see command.h).
+ *
+ * -c FILE and --set go first (config_parse_args takes them out of argv
+ * wherever they are), then getopt_long runs over the rest with an option
+ * list built from the command's flags. getopt's own messages are off: a bad
+ * flag is one line of ours, naming it (sp_cli_bad_option).
+ */
+#include "command/command.h"
+
+#include "stages/common/cli.h"
+
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* getopt_long's value of flags[i] without a short name. */
+#define LONG_ONLY 256
+
+const sp_flag sp_common_flags[] = {
+    {"config", 'c', "FILE", 0, NULL, NULL, SP_COMPLETE_FILE, NULL},
+    {"set", 0, "S.K=V", 0, NULL, NULL, SP_COMPLETE_NONE, NULL},
+    {"help", 'h', NULL, 0, NULL, "show this help", SP_COMPLETE_NONE, NULL},
+};
+const size_t sp_n_common_flags = sizeof sp_common_flags / sizeof sp_common_flags[0];
+
+const sp_operand sp_input_operand[1] = {{"INPUT", SP_COMPLETE_FILE, NULL}};
+const sp_operand sp_file_operand[1] = {{"FILE", SP_COMPLETE_FILE, NULL}};
+
+int sp_flag_key(const sp_flag *f) {
+    return f->key - 1;
+}
+
+int sp_cmdline_operand_error(const sp_cmdline *cl) {
+    return sp_cli_usage_error(cl->cmd->name, cl->cmd->operand_error, cl->n_operands);
+}
+
+/* One flag as getopt returned it. 0 to go on, else the exit code. */
+static int take(sp_cmdline *cl, size_t i, const char *arg) {
+    const sp_flag *f = &cl->cmd->flags[i];
+    cl->count[i]++;
+    cl->value[i] = arg;
+    int key = sp_flag_key(f);
+    if (key < 0) {
+        cl->given[cl->n_given++] = (sp_given){i, arg};
+        return 0;
+    }
+    char name[64];
+    snprintf(name, sizeof name, "--%s", f->name);
+    sp_error err = {0};
+    if (config_set_flag(&cl->cfg, (config_key)key, name, f->arg ? arg : f->value, &err))
+        return sp_cli_report(&err, SP_EXIT_USAGE);
+    return 0;
+}
+
+/* The flags; -1 when run() is next, else the exit code (--help, a bad flag). */
+static int parse_flags(sp_cmdline *cl, int argc, char **argv) {
+    const sp_command *cmd = cl->cmd;
+    struct option longopts[SP_MAX_FLAGS + 2];
+    char shortopts[3 * SP_MAX_FLAGS + 8];
+    size_t s = 0;
+    if (cmd->options_first)
+        shortopts[s++] = '+';
+    shortopts[s++] = ':';
+    for (size_t i = 0; i < cmd->n_flags; i++) {
+        const sp_flag *f = &cmd->flags[i];
+        longopts[i] = (struct option){f->name, f->arg ? required_argument : no_argument, NULL,
+                                      f->short_name ? f->short_name : (int)(LONG_ONLY + i)};
+        if (f->short_name) {
+            shortopts[s++] = f->short_name;
+            if (f->arg)
+                shortopts[s++] = ':';
+        }
+    }
+    longopts[cmd->n_flags] = (struct option){"help", no_argument, NULL, 'h'};
+    longopts[cmd->n_flags + 1] = (struct option){NULL, 0, NULL, 0};
+    shortopts[s++] = 'h';
+    shortopts[s] = '\0';
+    if (!(cl->given = calloc((size_t)argc, sizeof *cl->given))) {
+        sp_error err = {0};
+        sp_errorf(&err, "%s: out of memory", cmd->name);
+        return sp_cli_report(&err, SP_EXIT_USAGE);
+    }
+    optind = 0;
+    opterr = 0; /* one error line, ours */
+    int c;
+    while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+        if (c == 'h') {
+            sp_command_help(cmd, stdout);
+            return SP_EXIT_OK;
+        }
+        size_t i = cmd->n_flags;
+        if (c >= LONG_ONLY && c < LONG_ONLY + (int)cmd->n_flags)
+            i = (size_t)(c - LONG_ONLY);
+        for (size_t k = 0; k < cmd->n_flags && i == cmd->n_flags; k++)
+            if (cmd->flags[k].short_name && cmd->flags[k].short_name == c)
+                i = k;
+        if (i == cmd->n_flags)
+            return sp_cli_bad_option(cmd->name, argv);
+        int rc = take(cl, i, optarg);
+        if (rc)
+            return rc;
+    }
+    cl->operands = argv + optind;
+    cl->n_operands = argc - optind;
+    /* With flags before operands, a "--" after the first operand still ends
+     * the flags: it keeps config_parse_args off a KEY like "-cX". */
+    if (cmd->options_first && cl->n_operands >= 2 && !strcmp(cl->operands[1], "--")) {
+        cl->operands[1] = cl->operands[0];
+        cl->operands++;
+        cl->n_operands--;
+    }
+    if (cl->n_operands < cmd->min_operands ||
+        (cmd->max_operands >= 0 && cl->n_operands > cmd->max_operands))
+        return sp_cmdline_operand_error(cl);
+    return -1;
+}
+
+int sp_command_main(const sp_command *cmd, int argc, char **argv) {
+    sp_cmdline *cl = calloc(1, sizeof *cl);
+    if (!cl) {
+        fprintf(stderr, "sstpipe: %s: out of memory\n", cmd->name);
+        return SP_EXIT_USAGE;
+    }
+    cl->cmd = cmd;
+    config_init(&cl->cfg);
+    sp_error err = {0};
+    int rc = config_parse_args(&cl->cfg, &argc, argv, &err) ? sp_cli_report(&err, SP_EXIT_USAGE)
+                                                            : parse_flags(cl, argc, argv);
+    if (rc < 0)
+        rc = cmd->run(cl);
+    free(cl->given);
+    config_destroy(&cl->cfg);
+    free(cl);
+    return rc;
+}
+
+const sp_command *sp_command_find(const char *name) {
+    for (size_t i = 0; sp_commands[i]; i++)
+        if (!strcmp(sp_commands[i]->name, name))
+            return sp_commands[i];
+    return NULL;
+}

@@ -1,0 +1,33 @@
+/*
+ * commands.c: the list of sstpipe's commands and `sstpipe COMMAND ARGS...`
+ * itself, which finds the command and hands it its arguments.
+ */
+#include "command/commands.h"
+
+#include "stages/common/cli.h"
+
+#include <string.h>
+
+const sp_command *const sp_commands[] = {
+    &build_command,  &extract_command, &truncate_command, &sort_command,
+    &write_command,  &merge_command,   &get_command,      &dump_command,
+    &info_command,   &verify_command,  &profile_command,  &config_command,
+    &iotest_command, &tune_command,    &nightly_command,  NULL,
+};
+
+int sp_main(int argc, char **argv) {
+    if (argc < 2) {
+        sp_commands_usage(stderr);
+        return SP_EXIT_USAGE;
+    }
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+        sp_commands_usage(stdout);
+        return SP_EXIT_OK;
+    }
+    const sp_command *cmd = sp_command_find(argv[1]);
+    if (cmd)
+        return sp_command_main(cmd, argc - 1, argv + 1);
+    fprintf(stderr, "sstpipe: unknown command '%s'\n", argv[1]);
+    sp_commands_usage(stderr);
+    return SP_EXIT_USAGE;
+}

@@ -1,0 +1,63 @@
+/*
+ * flags.h: the flags several commands share, each declared here once as an
+ * sp_flag initializer, so that `--tmp` is the same flag, with the same
+ * argument name and key, wherever it appears. A flag that sets a config key
+ * has no help text of its own: --help shows the key's one-line help from
+ * config/keys.c, with the key's name and default, so a flag and its key can
+ * never be described differently.
+ */
+#ifndef SSTPIPE_COMMAND_FLAGS_H
+#define SSTPIPE_COMMAND_FLAGS_H
+
+#include "command/command.h"
+
+/* -o for a stage that writes a record stream (stdout when not given). */
+#define SP_FLAG_OUTPUT_STREAM                                                                      \
+    {                                                                                              \
+        "output", 'o', "FILE", 0, NULL, "write to FILE (atomically) instead of stdout",            \
+            SP_COMPLETE_FILE, NULL                                                                 \
+    }
+/* -o for a command that writes an SSTable (required). */
+#define SP_FLAG_OUTPUT_TABLE                                                                       \
+    {                                                                                              \
+        "output", 'o', "FILE", 0, NULL, "the SSTable to write (required; replaced atomically)",    \
+            SP_COMPLETE_FILE, NULL                                                                 \
+    }
+#define SP_FLAG_VERBOSE                                                                            \
+    {                                                                                              \
+        "verbose", 'v', NULL, 0, NULL, "print one statistics line per stage on stderr",            \
+            SP_COMPLETE_NONE, NULL                                                                 \
+    }
+
+#define SP_FLAG_DECOMPRESSOR                                                                       \
+    {                                                                                              \
+        "decompressor", 0, "CMD", SP_KEY(CONFIG_INPUT_DECOMPRESSOR), NULL, NULL, SP_COMPLETE_NONE, \
+            NULL                                                                                   \
+    }
+#define SP_FLAG_NAMESPACES                                                                         \
+    {                                                                                              \
+        "namespaces", 0, "LIST", SP_KEY(CONFIG_EXTRACT_NAMESPACES), NULL, NULL, SP_COMPLETE_NONE,  \
+            NULL                                                                                   \
+    }
+#define SP_FLAG_SKIP_REDIRECTS                                                                     \
+    {                                                                                              \
+        "skip-redirects", 0, NULL, SP_KEY(CONFIG_EXTRACT_REDIRECTS), "skip",                       \
+            "drop redirect pages", SP_COMPLETE_NONE, NULL                                          \
+    }
+#define SP_FLAG_MAX_BYTES                                                                          \
+    { "max-bytes", 0, "N", SP_KEY(CONFIG_TRUNCATE_MAX_BYTES), NULL, NULL, SP_COMPLETE_NONE, NULL }
+#define SP_FLAG_MEMORY                                                                             \
+    { "memory", 0, "SIZE", SP_KEY(CONFIG_SORT_MEMORY), NULL, NULL, SP_COMPLETE_NONE, NULL }
+#define SP_FLAG_TMP                                                                                \
+    { "tmp", 0, "DIR", SP_KEY(CONFIG_SORT_TMP_DIR), NULL, NULL, SP_COMPLETE_DIR, NULL }
+#define SP_FLAG_FAN_IN                                                                             \
+    { "fan-in", 0, "N", SP_KEY(CONFIG_SORT_FAN_IN), NULL, NULL, SP_COMPLETE_NONE, NULL }
+#define SP_FLAG_BLOCK_SIZE                                                                         \
+    { "block-size", 0, "SIZE", SP_KEY(CONFIG_SST_BLOCK_SIZE), NULL, NULL, SP_COMPLETE_NONE, NULL }
+#define SP_FLAG_CLUSTER_SIZE                                                                       \
+    {                                                                                              \
+        "cluster-size", 0, "SIZE", SP_KEY(CONFIG_SST_CLUSTER_SIZE), NULL, NULL, SP_COMPLETE_NONE,  \
+            NULL                                                                                   \
+    }
+
+#endif
