@@ -13,6 +13,7 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* getopt_long's value of flags[i] without a short name. */
 #define LONG_ONLY 256
@@ -26,6 +27,17 @@ const size_t sp_n_common_flags = sizeof sp_common_flags / sizeof sp_common_flags
 
 const sp_operand sp_input_operand[1] = {{"INPUT", SP_COMPLETE_FILE, NULL}};
 const sp_operand sp_file_operand[1] = {{"FILE", SP_COMPLETE_FILE, NULL}};
+
+bool sp_cmdline_progress(const sp_cmdline *cl) {
+    switch (cl->cfg.progress.show) {
+    case CONFIG_PROGRESS_ALWAYS:
+        return true;
+    case CONFIG_PROGRESS_NEVER:
+        return false;
+    default:
+        return isatty(STDERR_FILENO);
+    }
+}
 
 int sp_flag_key(const sp_flag *f) {
     return f->key - 1;

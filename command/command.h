@@ -145,6 +145,10 @@ static inline const char *sp_cmdline_input(const sp_cmdline *cl) {
     return cl->n_operands ? cl->operands[0] : "-";
 }
 
+/* Whether to show the live progress line: [progress] show (--progress,
+ * --no-progress), auto meaning when stderr is a terminal. */
+bool sp_cmdline_progress(const sp_cmdline *cl);
+
 /* Whether flag i was given. */
 static inline bool sp_cmdline_has(const sp_cmdline *cl, size_t i) {
     return cl->count[i] > 0;

@@ -29,6 +29,19 @@
             SP_COMPLETE_NONE, NULL                                                                 \
     }
 
+/* The live progress line of a long command, forced on or off. */
+#define SP_FLAG_PROGRESS                                                                           \
+    {                                                                                              \
+        "progress", 0, NULL, SP_KEY(CONFIG_PROGRESS_SHOW), "always",                               \
+            "show the live progress line on stderr even when it is not a terminal",                \
+            SP_COMPLETE_NONE, NULL                                                                 \
+    }
+#define SP_FLAG_NO_PROGRESS                                                                        \
+    {                                                                                              \
+        "no-progress", 0, NULL, SP_KEY(CONFIG_PROGRESS_SHOW), "never",                             \
+            "never show the progress line", SP_COMPLETE_NONE, NULL                                 \
+    }
+
 #define SP_FLAG_DECOMPRESSOR                                                                       \
     {                                                                                              \
         "decompressor", 0, "CMD", SP_KEY(CONFIG_INPUT_DECOMPRESSOR), NULL, NULL, SP_COMPLETE_NONE, \

@@ -49,6 +49,7 @@ typedef enum config_key {
     CONFIG_OUTPUT_DIR,
     CONFIG_OUTPUT_NAME,
     CONFIG_OUTPUT_KEEP,
+    CONFIG_PROGRESS_SHOW,
     CONFIG_KEY_COUNT
 } config_key;
 
@@ -60,6 +61,13 @@ typedef enum config_origin {
 } config_origin;
 
 #define CONFIG_MAX_NAMESPACES 64
+
+/* [progress] show: when a long command shows its live line on stderr. */
+typedef enum config_progress {
+    CONFIG_PROGRESS_AUTO,   /* when stderr is a terminal */
+    CONFIG_PROGRESS_ALWAYS, /* --progress */
+    CONFIG_PROGRESS_NEVER,  /* --no-progress */
+} config_progress;
 
 typedef struct sp_config {
     struct {
@@ -101,6 +109,9 @@ typedef struct sp_config {
         char *name;
         uint64_t keep;
     } output;
+    struct {
+        config_progress show;
+    } progress;
     /* Where each key's value came from. */
     config_origin origin[CONFIG_KEY_COUNT];
     char *where[CONFIG_KEY_COUNT]; /* NULL for defaults */

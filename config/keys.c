@@ -80,10 +80,15 @@ const key_info config_keys[CONFIG_KEY_COUNT] = {
                             "file name of the SSTable inside each build directory"},
     [CONFIG_OUTPUT_KEEP] = {"output", "keep", KT_COUNT, 1, 10000, 7, NULL,
                             "published builds kept; older ones are deleted, never current"},
+    [CONFIG_PROGRESS_SHOW] = {"progress", "show", KT_PROGRESS, 0, 0, 0, "auto",
+                              "live progress line of long commands on stderr: auto (when it "
+                              "is a terminal), always or never"},
 };
 
-const char *const config_sections[] = {"input",  "extract", "truncate", "sort", "sst",
-                                       "verify", "profile", "output",   NULL};
+static const char *const progress_names[] = {"auto", "always", "never"};
+
+const char *const config_sections[] = {"input",  "extract", "truncate", "sort",     "sst",
+                                       "verify", "profile", "output",   "progress", NULL};
 
 /* Nightly writes these beside the SSTable; the table must not overwrite them. */
 static const char *const reserved_names[] = {"manifest.json", "verify.json", "profile.json",
@@ -281,6 +286,13 @@ int config_store(sp_config *cfg, config_key key, const char *text, const char *w
     }
     case KT_PERCENT:
         return parse_percent(text, what, &cfg->profile.misses, err);
+    case KT_PROGRESS:
+        for (int i = 0; i < 3; i++)
+            if (!strcasecmp(text, progress_names[i])) {
+                cfg->progress.show = (config_progress)i;
+                return 0;
+            }
+        return sp_errorf(err, "%s: '%s' must be auto, always or never", what, text);
     case KT_SIZE:
     case KT_POW2:
     case KT_COUNT:
@@ -319,6 +331,9 @@ const char *config_value_text(const sp_config *cfg, config_key key, char *buf, s
     case KT_PERCENT:
         snprintf(buf, cap, "%g", cfg->profile.misses);
         break;
+    case KT_PROGRESS:
+        snprintf(buf, cap, "%s", progress_names[cfg->progress.show]);
+        break;
     case KT_SIZE:
     case KT_POW2:
         sp_format_size(*number_field(c, key), buf, cap);
@@ -352,6 +367,8 @@ json_t *config_value_json(const sp_config *cfg, config_key key) {
     }
     case KT_PERCENT:
         return json_real(cfg->profile.misses);
+    case KT_PROGRESS:
+        return json_string(progress_names[cfg->progress.show]);
     default:
         return json_integer((json_int_t)*number_field(c, key));
     }

@@ -23,6 +23,7 @@ typedef enum key_type {
     KT_REDIRECTS,  /* keep or skip */
     KT_NAMESPACES, /* "all" or a comma list of namespace numbers */
     KT_PERCENT,    /* a number from 0 to 100 */
+    KT_PROGRESS,   /* auto, always or never */
 } key_type;
 
 typedef struct key_info {

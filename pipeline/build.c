@@ -52,7 +52,9 @@ typedef struct progress_relay {
 static void relay_extract(void *ctx, const extract_stats *so_far) {
     progress_relay *r = ctx;
     r->now.input_bytes = so_far->input_bytes;
+    r->now.xml_bytes = so_far->xml_bytes;
     r->now.pages = so_far->pages;
+    r->now.records_read = so_far->records;
     r->opts->progress(r->opts->progress_ctx, &r->now);
 }
 
@@ -105,6 +107,7 @@ int build_run(const char *input, const char *output, const build_options *opts, 
         if (opts->progress) {
             relay.now.phase = BUILD_WRITING;
             relay.now.input_bytes = stats->extract.input_bytes;
+            relay.now.xml_bytes = stats->extract.xml_bytes;
             relay.now.pages = stats->extract.pages;
             relay.now.records_total = sorter_stats(so)->records_in;
             relay.table = to_table;

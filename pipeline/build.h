@@ -18,7 +18,9 @@
 typedef struct build_progress {
     enum { BUILD_READING, BUILD_WRITING } phase;
     uint64_t input_bytes;     /* of the input file read so far (compressed) */
+    uint64_t xml_bytes;       /* XML decompressed so far */
     uint64_t pages;           /* pages parsed so far */
+    uint64_t records_read;    /* records extracted so far (pages not filtered out) */
     uint64_t records_written; /* records in the table so far (writing) */
     uint64_t records_total;   /* records into the sort: at most one less per duplicate */
 } build_progress;

@@ -9,6 +9,7 @@
 #include "command/flags.h"
 #include "pipeline/config_apply.h"
 #include "stages/common/cli.h"
+#include "stages/common/progress.h"
 #include "stages/sst/format.h"
 
 #include <stdio.h>
@@ -27,7 +28,20 @@ static const sp_flag flags[] = {
     SP_FLAG_NAMESPACES,
     SP_FLAG_SKIP_REDIRECTS,
     SP_FLAG_DECOMPRESSOR,
+    SP_FLAG_PROGRESS,
+    SP_FLAG_NO_PROGRESS,
 };
+
+/* build_options' hook: the build's position into the live line's counters. */
+static void on_progress(void *ctx, const build_progress *bp) {
+    sp_progress *p = ctx;
+    sp_progress_phase(p, bp->phase == BUILD_WRITING ? SP_PHASE_WRITING : SP_PHASE_READING);
+    sp_progress_store(&p->in_bytes, bp->input_bytes);
+    sp_progress_store(&p->xml_bytes, bp->xml_bytes);
+    sp_progress_store(&p->pages, bp->pages);
+    sp_progress_store(&p->records,
+                      bp->phase == BUILD_WRITING ? bp->records_written : bp->records_read);
+}
 
 static int run(sp_cmdline *cl) {
     const char *output = cl->value[F_OUTPUT];
@@ -40,8 +54,19 @@ static int run(sp_cmdline *cl) {
     if (sst_check_fit(opts.table.block_size, (uint32_t)opts.max_bytes, &err))
         return sp_cli_report(&err, SP_EXIT_USAGE);
 
+    sp_progress prog;
+    sp_meter *meter = NULL;
+    if (sp_cmdline_progress(cl)) {
+        sp_progress_init(&prog, cl->operands[0]);
+        opts.progress = on_progress;
+        opts.progress_ctx = &prog;
+        meter = sp_meter_start("build", &prog, stderr);
+    }
     build_stats stats;
     int rc = build_run(cl->operands[0], output, &opts, &stats, &err);
+    if (meter && rc == 0)
+        sp_progress_store(&prog.records, stats.table.records);
+    sp_meter_stop(meter, rc == 0);
     if (sp_cmdline_has(cl, F_VERBOSE))
         build_print_stats(stderr, &stats);
     return rc ? sp_cli_report(&err, SP_EXIT_FAIL) : SP_EXIT_OK;

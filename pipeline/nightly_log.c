@@ -1,6 +1,7 @@
 /* nightly_log.c: log lines and the progress ticker of nightly; see nightly_log.h. */
 #include "pipeline/nightly_log.h"
 
+#include "stages/common/progress.h"
 #include "stages/common/size.h"
 
 #include <dirent.h>
@@ -105,16 +106,11 @@ static int64_t read_position(const char *path) {
     return best;
 }
 
-static void format_duration(double s, char *out, size_t cap) {
-    long t = (long)(s + 0.5);
-    snprintf(out, cap, "%ld:%02ld:%02ld", t / 3600, t / 60 % 60, t % 60);
-}
-
 /* With lg->mu held: the progress line of the current stage. */
 static void progress_text(nightly_log *lg, char *out, size_t cap) {
     double elapsed = nightly_now() - lg->stage_start;
     char el[32];
-    format_duration(elapsed, el, sizeof el);
+    sp_progress_duration(elapsed, el, sizeof el);
     uint64_t written = atomic_load(&lg->records), total = atomic_load(&lg->records_total);
     if (total) {
         double rate = elapsed > 0 ? (double)written / elapsed : 0;
@@ -138,7 +134,7 @@ static void progress_text(nightly_log *lg, char *out, size_t cap) {
     char d[32], t[32], eta[32] = "-";
     double rate = elapsed > 0 ? (double)done / elapsed : 0;
     if (rate > 0 && (uint64_t)done < lg->total)
-        format_duration((double)(lg->total - (uint64_t)done) / rate, eta, sizeof eta);
+        sp_progress_duration((double)(lg->total - (uint64_t)done) / rate, eta, sizeof eta);
     if ((uint64_t)done >= lg->total)
         snprintf(eta, sizeof eta, "input read, finishing");
     char pages[48] = "";

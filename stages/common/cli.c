@@ -1,6 +1,8 @@
 /* cli.c: shared command-line plumbing; see cli.h. */
 #include "stages/common/cli.h"
 
+#include "stages/common/progress.h"
+
 #include <ctype.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -10,6 +12,7 @@
 #include <unistd.h>
 
 int sp_cli_report(const sp_error *err, int code) {
+    sp_meter_hold();
     fprintf(stderr, "sstpipe: %s\n", err->set ? err->msg : "unknown error");
     return code;
 }
@@ -20,6 +23,7 @@ int sp_cli_report_msg(const char *msg, int code) {
 }
 
 int sp_cli_usage_error(const char *cmd, const char *fmt, ...) {
+    sp_meter_hold();
     va_list ap;
     va_start(ap, fmt);
     fprintf(stderr, "sstpipe %s: ", cmd);

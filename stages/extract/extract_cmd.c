@@ -12,6 +12,7 @@
 #include "command/flags.h"
 #include "pipeline/config_apply.h"
 #include "stages/common/cli.h"
+#include "stages/common/progress.h"
 #include "stages/common/recstream.h"
 
 #include <stdio.h>
@@ -52,13 +53,34 @@ static const sp_flag flags[] = {
     SP_FLAG_NAMESPACES,
     SP_FLAG_SKIP_REDIRECTS,
     SP_FLAG_DECOMPRESSOR,
+    SP_FLAG_PROGRESS,
+    SP_FLAG_NO_PROGRESS,
 };
+
+/* extract_options' hook: the counts so far into the live line's counters. */
+static void on_progress(void *ctx, const extract_stats *so_far) {
+    sp_progress *p = ctx;
+    sp_progress_store(&p->in_bytes, so_far->input_bytes);
+    sp_progress_store(&p->xml_bytes, so_far->xml_bytes);
+    sp_progress_store(&p->pages, so_far->pages);
+    sp_progress_store(&p->records, so_far->records);
+}
 
 static int run_cmd(sp_cmdline *cl) {
     extract_options opts;
     extract_options_init(&opts);
     config_apply_extract(&cl->cfg, &opts);
-    return run(sp_cmdline_input(cl), cl->value[F_OUTPUT], &opts, sp_cmdline_has(cl, F_VERBOSE));
+    sp_progress prog;
+    sp_meter *meter = NULL;
+    if (sp_cmdline_progress(cl)) {
+        sp_progress_init(&prog, sp_cmdline_input(cl));
+        opts.progress = on_progress;
+        opts.progress_ctx = &prog;
+        meter = sp_meter_start("extract", &prog, stderr);
+    }
+    int rc = run(sp_cmdline_input(cl), cl->value[F_OUTPUT], &opts, sp_cmdline_has(cl, F_VERBOSE));
+    sp_meter_stop(meter, rc == SP_EXIT_OK);
+    return rc;
 }
 
 const sp_command extract_command = {

@@ -8,6 +8,7 @@
 #include "command/flags.h"
 #include "pipeline/config_apply.h"
 #include "stages/common/cli.h"
+#include "stages/common/progress.h"
 #include "stages/common/stream_stage.h"
 #include "stages/sort/sorter.h"
 
@@ -23,7 +24,8 @@ static void locate(sp_error *err, const char *name, uint64_t offset) {
     sp_errorf(err, "%s: record ending at byte %llu: %s", name, (unsigned long long)offset, msg);
 }
 
-static int run(const char *input, const char *output, const sort_options *opts, bool verbose) {
+static int run(const char *input, const char *output, const sort_options *opts, bool verbose,
+               sp_progress *prog) {
     sp_error err = {0};
     stream_stage st;
     sorter *s = NULL;
@@ -39,11 +41,21 @@ static int run(const char *input, const char *output, const sort_options *opts, 
     uint64_t cap = opts->memory / 4 + 1;
     sp_record rec;
     int got;
+    uint64_t n = 0;
     while ((got = rs_reader_next(st.reader, cap, &rec, &err)) == 1) {
         if (sorter_add(s, &rec, &err)) {
             locate(&err, st.in_name, rs_reader_offset(st.reader));
             goto done;
         }
+        if (prog && ++n % 4096 == 0) {
+            sp_progress_store(&prog->records, n);
+            sp_progress_store(&prog->in_bytes, rs_reader_offset(st.reader));
+        }
+    }
+    if (prog) {
+        sp_progress_store(&prog->records, n);
+        sp_progress_store(&prog->in_bytes, rs_reader_offset(st.reader));
+        sp_progress_phase(prog, SP_PHASE_MERGING);
     }
     sp_sink sink = rs_writer_sink(st.writer);
     if (got < 0 || sorter_finish(s, &sink, &err) || stream_stage_finish(&st, &err))
@@ -68,13 +80,24 @@ static const sp_flag flags[] = {
     SP_FLAG_MEMORY,
     SP_FLAG_TMP,
     SP_FLAG_FAN_IN,
+    SP_FLAG_PROGRESS,
+    SP_FLAG_NO_PROGRESS,
 };
 
 static int run_cmd(sp_cmdline *cl) {
     sort_options opts;
     sort_options_init(&opts);
     config_apply_sort(&cl->cfg, &opts);
-    return run(sp_cmdline_input(cl), cl->value[F_OUTPUT], &opts, sp_cmdline_has(cl, F_VERBOSE));
+    sp_progress prog;
+    sp_meter *meter = NULL;
+    if (sp_cmdline_progress(cl)) {
+        sp_progress_init(&prog, sp_cmdline_input(cl));
+        meter = sp_meter_start("sort", &prog, stderr);
+    }
+    int rc = run(sp_cmdline_input(cl), cl->value[F_OUTPUT], &opts, sp_cmdline_has(cl, F_VERBOSE),
+                 meter ? &prog : NULL);
+    sp_meter_stop(meter, rc == SP_EXIT_OK);
+    return rc;
 }
 
 const sp_command sort_command = {

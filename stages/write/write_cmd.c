@@ -13,6 +13,7 @@
 #include "command/flags.h"
 #include "pipeline/config_apply.h"
 #include "stages/common/cli.h"
+#include "stages/common/progress.h"
 #include "stages/common/recstream.h"
 #include "stages/sst/format.h"
 #include "stages/sst/table_writer.h"
@@ -25,7 +26,7 @@
  * A block size too small for the stream's value bound is a bad option
  * value, so it exits as a usage error. */
 static int write_table(rs_reader *in, const char *in_name, const char *out_path,
-                       const table_options *base, bool verbose, sp_error *err) {
+                       const table_options *base, bool verbose, sp_progress *prog, sp_error *err) {
     const rs_header *h = rs_reader_header(in);
     if (h->max_value_bytes == 0) {
         sp_errorf(err, "%s: not truncated: pipe it through sstpipe truncate", in_name);
@@ -44,11 +45,21 @@ static int write_table(rs_reader *in, const char *in_name, const char *out_path,
         return SP_EXIT_FAIL;
     sp_record rec;
     int rc;
-    while ((rc = rs_reader_next(in, 0, &rec, err)) == 1)
+    uint64_t n = 0;
+    while ((rc = rs_reader_next(in, 0, &rec, err)) == 1) {
         if (table_writer_add(w, &rec, err)) {
             rc = -1;
             break;
         }
+        if (prog && ++n % 4096 == 0) {
+            sp_progress_store(&prog->records, n);
+            sp_progress_store(&prog->in_bytes, rs_reader_offset(in));
+        }
+    }
+    if (prog) {
+        sp_progress_store(&prog->records, n);
+        sp_progress_store(&prog->in_bytes, rs_reader_offset(in));
+    }
     if (rc == 0)
         rc = table_writer_finish(w, err);
     if (rc == 0 && verbose) {
@@ -67,6 +78,8 @@ static const sp_flag flags[] = {
     [F_VERBOSE] = SP_FLAG_VERBOSE,
     SP_FLAG_BLOCK_SIZE,
     SP_FLAG_CLUSTER_SIZE,
+    SP_FLAG_PROGRESS,
+    SP_FLAG_NO_PROGRESS,
 };
 
 static int run(sp_cmdline *cl) {
@@ -87,8 +100,17 @@ static int run(sp_cmdline *cl) {
     if (sp_open_input(in_path, &fd, &err))
         return sp_cli_report(&err, SP_EXIT_FAIL);
     rs_reader *in = rs_reader_init(fd, in_name, &err);
-    int code = in ? write_table(in, in_name, out_path, &opts, sp_cmdline_has(cl, F_VERBOSE), &err)
+    sp_progress prog;
+    sp_meter *meter = NULL;
+    if (in && sp_cmdline_progress(cl)) {
+        sp_progress_init(&prog, in_path);
+        sp_progress_phase(&prog, SP_PHASE_WRITING);
+        meter = sp_meter_start("write", &prog, stderr);
+    }
+    int code = in ? write_table(in, in_name, out_path, &opts, sp_cmdline_has(cl, F_VERBOSE),
+                                meter ? &prog : NULL, &err)
                   : SP_EXIT_FAIL;
+    sp_meter_stop(meter, code == SP_EXIT_OK);
     rs_reader_destroy(in);
     if (fd != STDIN_FILENO)
         close(fd);

@@ -1,0 +1,160 @@
+/* progress.c: progress counters and the live line; see progress.h. */
+#include "stages/common/progress.h"
+
+#include "stages/common/size.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Four refreshes a second: live enough, and a negligible cost. */
+#define METER_PERIOD_NS 250000000L
+
+struct sp_meter {
+    const char *what;
+    sp_progress *p;
+    FILE *out;
+    double start;
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t wake;
+    bool stop;
+    bool held; /* an error line was printed: the live line is erased and stays so */
+};
+
+/* The meter on screen, for sp_meter_hold; one at a time. */
+static _Atomic(sp_meter *) active;
+
+static const char *const phase_names[] = {"reading", "merging", "writing", "checking"};
+
+static double now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+void sp_progress_init(sp_progress *p, const char *input) {
+    memset(p, 0, sizeof *p);
+    struct stat st;
+    int rc = strcmp(input, "-") ? stat(input, &st) : fstat(STDIN_FILENO, &st);
+    if (rc == 0 && S_ISREG(st.st_mode))
+        p->total_bytes = (uint64_t)st.st_size;
+}
+
+void sp_progress_duration(double seconds, char *out, size_t cap) {
+    long t = (long)(seconds + 0.5);
+    snprintf(out, cap, "%ld:%02ld:%02ld", t / 3600, t / 60 % 60, t % 60);
+}
+
+void sp_progress_text(const sp_progress *p, const char *what, double elapsed, char *out,
+                      size_t cap) {
+    int phase = atomic_load_explicit(&p->phase, memory_order_relaxed);
+    uint64_t in = atomic_load_explicit(&p->in_bytes, memory_order_relaxed);
+    uint64_t xml = atomic_load_explicit(&p->xml_bytes, memory_order_relaxed);
+    uint64_t pages = atomic_load_explicit(&p->pages, memory_order_relaxed);
+    uint64_t records = atomic_load_explicit(&p->records, memory_order_relaxed);
+    char a[32], b[32], el[32];
+    size_t n = (size_t)snprintf(out, cap, "%s: %s %s", what,
+                                phase >= 0 && phase <= SP_PHASE_CHECKING ? phase_names[phase] : "",
+                                sp_format_size(in, a, sizeof a));
+    if (p->total_bytes && n < cap)
+        n += (size_t)snprintf(
+            out + n, cap - n, " of %s (%.1f%%)", sp_format_size(p->total_bytes, b, sizeof b),
+            100.0 * (double)(in < p->total_bytes ? in : p->total_bytes) / (double)p->total_bytes);
+    if (xml && n < cap)
+        n += (size_t)snprintf(out + n, cap - n, ", xml %s", sp_format_size(xml, a, sizeof a));
+    if (pages && n < cap)
+        n += (size_t)snprintf(out + n, cap - n, ", %llu pages", (unsigned long long)pages);
+    if (n < cap)
+        n += (size_t)snprintf(out + n, cap - n, ", %llu records", (unsigned long long)records);
+    double rate = elapsed > 0 ? (double)in / elapsed : 0;
+    sp_progress_duration(elapsed, el, sizeof el);
+    if (n < cap)
+        n += (size_t)snprintf(out + n, cap - n, ", %.1f MB/s, elapsed %s", rate / 1e6, el);
+    if (p->total_bytes && in < p->total_bytes && rate > 0 && n < cap) {
+        sp_progress_duration((double)(p->total_bytes - in) / rate, el, sizeof el);
+        snprintf(out + n, cap - n, ", ETA %s", el);
+    }
+}
+
+static void *tick(void *arg) {
+    sp_meter *m = arg;
+    pthread_mutex_lock(&m->mu);
+    while (!m->stop) {
+        if (m->held)
+            break;
+        char line[512];
+        sp_progress_text(m->p, m->what, now() - m->start, line, sizeof line);
+        /* \r and erase-to-end: the line is rewritten in place. */
+        fprintf(m->out, "\r\033[K%s", line);
+        fflush(m->out);
+        struct timespec until;
+        clock_gettime(CLOCK_MONOTONIC, &until);
+        until.tv_nsec += METER_PERIOD_NS;
+        until.tv_sec += until.tv_nsec / 1000000000L;
+        until.tv_nsec %= 1000000000L;
+        while (!m->stop && pthread_cond_timedwait(&m->wake, &m->mu, &until) == 0)
+            ;
+    }
+    pthread_mutex_unlock(&m->mu);
+    return NULL;
+}
+
+sp_meter *sp_meter_start(const char *what, sp_progress *p, FILE *out) {
+    sp_meter *m = calloc(1, sizeof *m);
+    if (!m)
+        return NULL;
+    *m = (sp_meter){.what = what, .p = p, .out = out, .start = now()};
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_mutex_init(&m->mu, NULL);
+    pthread_cond_init(&m->wake, &ca);
+    pthread_condattr_destroy(&ca);
+    atomic_store(&active, m);
+    if (pthread_create(&m->thread, NULL, tick, m) != 0) {
+        atomic_store(&active, NULL);
+        pthread_mutex_destroy(&m->mu);
+        pthread_cond_destroy(&m->wake);
+        free(m);
+        return NULL;
+    }
+    return m;
+}
+
+void sp_meter_stop(sp_meter *m, bool finished) {
+    if (!m)
+        return;
+    pthread_mutex_lock(&m->mu);
+    m->stop = true;
+    pthread_cond_signal(&m->wake);
+    pthread_mutex_unlock(&m->mu);
+    pthread_join(m->thread, NULL);
+    atomic_store(&active, NULL);
+    char line[512];
+    sp_progress_text(m->p, m->what, now() - m->start, line, sizeof line);
+    if (m->held)
+        fprintf(m->out, "%s%s\n", line, finished ? ", done" : ", stopped");
+    else
+        fprintf(m->out, "\r\033[K%s%s\n", line, finished ? ", done" : ", stopped");
+    fflush(m->out);
+    pthread_mutex_destroy(&m->mu);
+    pthread_cond_destroy(&m->wake);
+    free(m);
+}
+
+void sp_meter_hold(void) {
+    sp_meter *m = atomic_load(&active);
+    if (!m)
+        return;
+    pthread_mutex_lock(&m->mu);
+    if (!m->held) {
+        m->held = true;
+        fprintf(m->out, "\r\033[K");
+        fflush(m->out);
+    }
+    pthread_mutex_unlock(&m->mu);
+}

@@ -1,0 +1,71 @@
+/*
+ * progress.h: how far a long command has got, and the one live line on a
+ * terminal that shows it.
+ *
+ * The work stores counters in an sp_progress (relaxed atomic stores, made
+ * where a stage already reports: about every MiB of XML or 64Ki records, so
+ * they cost nothing measurable); libraries never print, they only fill
+ * counters through their progress hooks. The command line starts an
+ * sp_meter, a thread that rewrites one stderr line four times a second
+ * (phase, input read of its size with percent and ETA when the size is
+ * known, XML bytes, pages, records, rate) and, when stopped, leaves one
+ * clean final line. sp_progress_duration is also nightly's log's.
+ */
+#ifndef SSTPIPE_COMMON_PROGRESS_H
+#define SSTPIPE_COMMON_PROGRESS_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+typedef enum sp_phase {
+    SP_PHASE_READING,
+    SP_PHASE_MERGING,
+    SP_PHASE_WRITING,
+    SP_PHASE_CHECKING,
+} sp_phase;
+
+typedef struct sp_progress {
+    _Atomic int phase;
+    _Atomic uint64_t in_bytes;  /* input read (compressed, as on disk) */
+    _Atomic uint64_t xml_bytes; /* XML after decompression; 0: not XML */
+    _Atomic uint64_t pages;
+    _Atomic uint64_t records;
+    uint64_t total_bytes; /* the input's size; 0 when unknown (a pipe) */
+} sp_progress;
+
+/* All counters 0, phase reading; total_bytes the size of input (a path,
+ * "-" for stdin) when it is a regular file, else 0. */
+void sp_progress_init(sp_progress *p, const char *input);
+
+static inline void sp_progress_store(_Atomic uint64_t *counter, uint64_t v) {
+    atomic_store_explicit(counter, v, memory_order_relaxed);
+}
+static inline void sp_progress_phase(sp_progress *p, sp_phase phase) {
+    atomic_store_explicit(&p->phase, (int)phase, memory_order_relaxed);
+}
+
+/* "1:02:03" */
+void sp_progress_duration(double seconds, char *out, size_t cap);
+
+/* The line: "build: reading 1.2G of 3.4G (35.2%), xml 5.6G, 1234 pages,
+ * 1200 records, 210.3 MB/s, elapsed 0:00:05, ETA 0:00:12". */
+void sp_progress_text(const sp_progress *p, const char *what, double elapsed, char *out,
+                      size_t cap);
+
+typedef struct sp_meter sp_meter;
+
+/* Shows p on out (a terminal, or forced) from now on; NULL when the thread
+ * cannot start (the work goes on without a line). */
+sp_meter *sp_meter_start(const char *what, sp_progress *p, FILE *out);
+/* Stops the thread and writes the final line with a newline (", done" when
+ * the work finished); frees m. NULL does nothing. */
+void sp_meter_stop(sp_meter *m, bool finished);
+
+/* Erases the live line of the meter on screen, if any, and keeps it off
+ * until sp_meter_stop: called before an error line (sp_cli_report), so the
+ * error stands on a line of its own. */
+void sp_meter_hold(void);
+
+#endif
