@@ -49,7 +49,6 @@ typedef enum config_key {
     CONFIG_OUTPUT_DIR,
     CONFIG_OUTPUT_NAME,
     CONFIG_OUTPUT_KEEP,
-    CONFIG_PROGRESS_SHOW,
     CONFIG_KEY_COUNT
 } config_key;
 
@@ -110,8 +109,6 @@ typedef struct sp_config {
         uint64_t keep;
     } output;
     struct {
-        config_progress show;
-    } progress;
     /* Where each key's value came from. */
     config_origin origin[CONFIG_KEY_COUNT];
     char *where[CONFIG_KEY_COUNT]; /* NULL for defaults */

@@ -83,12 +83,32 @@ const key_info config_keys[CONFIG_KEY_COUNT] = {
     [CONFIG_PROGRESS_SHOW] = {"progress", "show", KT_PROGRESS, 0, 0, 0, "auto",
                               "live progress line of long commands on stderr: auto (when it "
                               "is a terminal), always or never"},
+    [CONFIG_SERVE_LISTEN] = {"serve", "listen", KT_STRING, 0, 0, 0, "127.0.0.1:8080",
+                             "address and port serve listens on (HOST:PORT, [IPv6]:PORT; "
+                             "port 0 picks a free one)"},
+    [CONFIG_SERVE_THREADS] = {"serve", "threads", KT_COUNT, 0, 1024, 0, NULL,
+                              "worker threads answering requests, 0 = number of cores"},
+    [CONFIG_SERVE_COLD] = {"serve", "cold", KT_BOOL, 0, 1, 0, NULL,
+                           "read with O_DIRECT: one aligned read per lookup, no page cache"},
+    [CONFIG_SERVE_MAX_CONNECTIONS] =
+        {"serve", "max_connections", KT_COUNT, 1, 1000000, 1024, NULL,
+         "open connections at most; more wait in the listen queue until one closes"},
+    [CONFIG_SERVE_TIMEOUT] = {"serve", "timeout", KT_COUNT, 1, 3600, 30, NULL,
+                              "seconds a connection may stay idle (or stall mid-request) "
+                              "before it is closed"},
+    /* The server's per-connection buffer holds the request line and headers;
+     * below 4K ordinary browsers' headers would not fit. */
+    [CONFIG_SERVE_MAX_REQUEST_BYTES] = {"serve", "max_request_bytes", KT_SIZE, 4 * KIB, MIB,
+                                        32 * KIB, NULL,
+                                        "longest request line and headers, together"},
+    [CONFIG_SERVE_PREFIX_LIMIT_MAX] = {"serve", "prefix_limit_max", KT_COUNT, 1, 100000, 1000, NULL,
+                                       "most records one /v1/prefix request returns"},
 };
 
 static const char *const progress_names[] = {"auto", "always", "never"};
 
 const char *const config_sections[] = {"input",  "extract", "truncate", "sort",     "sst",
-                                       "verify", "profile", "output",   "progress", NULL};
+                                       "verify", "profile", "output",   "progress", "serve", NULL};
 
 /* Nightly writes these beside the SSTable; the table must not overwrite them. */
 static const char *const reserved_names[] = {"manifest.json", "verify.json", "profile.json",
@@ -210,13 +230,22 @@ static char **string_field(sp_config *cfg, config_key key) {
         return &cfg->output.dir;
     case CONFIG_OUTPUT_NAME:
         return &cfg->output.name;
+    case CONFIG_SERVE_LISTEN:
+        return &cfg->serve.listen;
     default:
         return NULL;
     }
 }
 
 static bool *bool_field(sp_config *cfg, config_key key) {
-    return key == CONFIG_PROFILE_COLD ? &cfg->profile.cold : NULL;
+    switch (key) {
+    case CONFIG_PROFILE_COLD:
+        return &cfg->profile.cold;
+    case CONFIG_SERVE_COLD:
+        return &cfg->serve.cold;
+    default:
+        return NULL;
+    }
 }
 
 static uint64_t *number_field(sp_config *cfg, config_key key) {
@@ -247,6 +276,16 @@ static uint64_t *number_field(sp_config *cfg, config_key key) {
         return &cfg->profile.seed;
     case CONFIG_OUTPUT_KEEP:
         return &cfg->output.keep;
+    case CONFIG_SERVE_THREADS:
+        return &cfg->serve.threads;
+    case CONFIG_SERVE_MAX_CONNECTIONS:
+        return &cfg->serve.max_connections;
+    case CONFIG_SERVE_TIMEOUT:
+        return &cfg->serve.timeout;
+    case CONFIG_SERVE_MAX_REQUEST_BYTES:
+        return &cfg->serve.max_request_bytes;
+    case CONFIG_SERVE_PREFIX_LIMIT_MAX:
+        return &cfg->serve.prefix_limit_max;
     default:
         return NULL;
     }
