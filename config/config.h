@@ -49,6 +49,14 @@ typedef enum config_key {
     CONFIG_OUTPUT_DIR,
     CONFIG_OUTPUT_NAME,
     CONFIG_OUTPUT_KEEP,
+    CONFIG_PROGRESS_SHOW,
+    CONFIG_SERVE_LISTEN,
+    CONFIG_SERVE_THREADS,
+    CONFIG_SERVE_COLD,
+    CONFIG_SERVE_MAX_CONNECTIONS,
+    CONFIG_SERVE_TIMEOUT,
+    CONFIG_SERVE_MAX_REQUEST_BYTES,
+    CONFIG_SERVE_PREFIX_LIMIT_MAX,
     CONFIG_KEY_COUNT
 } config_key;
 
@@ -109,6 +117,17 @@ typedef struct sp_config {
         uint64_t keep;
     } output;
     struct {
+        config_progress show;
+    } progress;
+    struct {
+        char *listen;     /* HOST:PORT */
+        uint64_t threads; /* 0: one per core */
+        bool cold;
+        uint64_t max_connections;
+        uint64_t timeout; /* seconds a connection may stay idle */
+        uint64_t max_request_bytes;
+        uint64_t prefix_limit_max;
+    } serve;
     /* Where each key's value came from. */
     config_origin origin[CONFIG_KEY_COUNT];
     char *where[CONFIG_KEY_COUNT]; /* NULL for defaults */

@@ -93,6 +93,9 @@ typedef struct sstpipe_info {
     uint32_t cluster_size;
     uint32_t max_value_bytes; /* every value is at most this long */
     uint32_t format_version;
+    uint32_t restart_interval;   /* records between restart points in a block */
+    uint64_t index_bytes;        /* the index's entries, without padding */
+    uint64_t index_region_bytes; /* the index region, padded to cluster_size */
 } sstpipe_info;
 
 /* Thread-safe; never fails on an open table. */

@@ -189,6 +189,9 @@ void sstpipe_info_get(const sstpipe_table *t, sstpipe_info *info) {
         .cluster_size = f->cluster_size,
         .max_value_bytes = f->max_value_bytes,
         .format_version = f->format_version,
+        .restart_interval = f->restart_interval,
+        .index_bytes = f->index_length,
+        .index_region_bytes = f->index_region_length,
     };
 }
 

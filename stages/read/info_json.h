@@ -1,0 +1,20 @@
+/*
+ * info_json.h: what a table's footer says, as the one JSON object that
+ * `sstpipe info --json` prints and `sstpipe serve` answers on /v1/info, so
+ * the two can never disagree. Read through libsstpipe.
+ */
+#ifndef SSTPIPE_READ_INFO_JSON_H
+#define SSTPIPE_READ_INFO_JSON_H
+
+#include "stages/sst/sstpipe.h"
+
+#include <jansson.h>
+
+/* Key and value bytes over the file size. */
+double info_compactness(const sstpipe_info *info);
+
+/* A new JSON object (NULL when out of memory or the path is not UTF-8).
+ * Thread-safe: it reads only t's footer. */
+json_t *info_json(const sstpipe_table *t);
+
+#endif

@@ -1,0 +1,164 @@
+/*
+ * serve_cmd.c: `sstpipe serve TABLE|NIGHTLY_DIR [--listen HOST:PORT]
+ * [--threads N] [--cold]`, the command line of the lookup server.
+ *
+ * Signals. The CLI's cleanup handlers exit at once, which would cut off
+ * responses being sent; a server must instead stop accepting and let those
+ * finish. So before any thread starts, SIGINT, SIGTERM and SIGHUP are
+ * blocked (every thread inherits that) and SIGPIPE ignored (a client that
+ * hangs up must not kill us), and this thread waits for them with sigwait:
+ * SIGINT or SIGTERM drains (serve_http_drain, at most [serve] timeout
+ * seconds) and exits 0; SIGHUP checks the table at once, as a publish
+ * event would. serve registers no temporary files, so nothing is lost by
+ * taking the signals over.
+ *
+ * Once listening it prints "listening on HOST:PORT" on stdout (the port the
+ * kernel chose for port 0 included) and flushes, so a script or test can
+ * wait for that line; every table it starts serving is one line on stderr.
+ */
+#include "command/commands.h"
+#include "stages/common/cli.h"
+#include "stages/serve/serve_http.h"
+#include "stages/serve/serve_listen.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static void on_change(void *ctx, const served_table *now, const sp_error *err) {
+    (void)ctx;
+    if (err) {
+        fprintf(stderr, "sstpipe serve: not swapping, still serving %s: %s\n", now->path, err->msg);
+        return;
+    }
+    sstpipe_info info;
+    sstpipe_info_get(now->table, &info);
+    char when[32];
+    time_t t = (time_t)now->build_time;
+    struct tm tm;
+    strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&t, &tm));
+    fprintf(stderr, "sstpipe serve: serving %s (%llu records, written %s)\n", now->path,
+            (unsigned long long)info.records, when);
+}
+
+static unsigned cores(void) {
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (unsigned)n : 1;
+}
+
+/* Blocks the signals serve waits for, in this thread and every thread
+ * started after; returns the set. */
+static sigset_t take_signals(void) {
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    return set;
+}
+
+static int serve(const sp_config *cfg, const char *target) {
+    sp_error err = {0};
+    sigset_t sigs = take_signals();
+    serve_metrics *metrics = calloc(1, sizeof *metrics);
+    if (!metrics) {
+        sp_errorf(&err, "serve: out of memory");
+        return sp_cli_report(&err, SP_EXIT_FAIL);
+    }
+    serve_metrics_init(metrics);
+    serve_holder_options ho = {.target = target,
+                               .table_name = cfg->output.name,
+                               .direct_io = cfg->serve.cold,
+                               .on_change = on_change};
+    serve_holder *holder = serve_holder_init(&ho, &err);
+    serve_http *http = NULL;
+    char bound[128];
+    int fd;
+    if (!holder || serve_listen_open(cfg->serve.listen, 1024, &fd, bound, sizeof bound, &err))
+        goto out;
+    served_table *first = serve_holder_acquire(holder);
+    on_change(NULL, first, NULL);
+    served_table_release(first);
+    serve_http_options o = {.listen_fd = fd,
+                            .threads = cfg->serve.threads ? (unsigned)cfg->serve.threads : cores(),
+                            .max_connections = (unsigned)cfg->serve.max_connections,
+                            .timeout_s = (unsigned)cfg->serve.timeout,
+                            .max_request_bytes = (size_t)cfg->serve.max_request_bytes};
+    serve_handler handler = {.metrics = metrics,
+                             .prefix_limit_max = (uint32_t)cfg->serve.prefix_limit_max,
+                             .copy_values = cfg->serve.cold};
+    http = serve_http_start(&o, holder, &handler, &err);
+    if (!http)
+        goto out;
+    printf("listening on %s\n", bound);
+    fflush(stdout);
+    int sig = 0;
+    for (;;) {
+        if (sigwait(&sigs, &sig))
+            continue;
+        if (sig != SIGHUP)
+            break;
+        sp_error check_err = {0};
+        serve_holder_check(holder, &check_err);
+    }
+    fprintf(stderr, "sstpipe serve: %s: finishing the requests in flight\n",
+            sig == SIGINT ? "SIGINT" : "SIGTERM");
+    long left = serve_http_drain(http, (unsigned)cfg->serve.timeout);
+    if (left)
+        fprintf(stderr, "sstpipe serve: %ld requests were still unfinished after %llu s\n", left,
+                (unsigned long long)cfg->serve.timeout);
+out:
+    serve_http_destroy(http);
+    serve_holder_destroy(holder);
+    free(metrics);
+    return err.set ? sp_cli_report(&err, SP_EXIT_FAIL) : SP_EXIT_OK;
+}
+
+static const sp_flag flags[] = {
+    {"listen", 0, "HOST:PORT", SP_KEY(CONFIG_SERVE_LISTEN), NULL, NULL, SP_COMPLETE_NONE, NULL},
+    {"threads", 0, "N", SP_KEY(CONFIG_SERVE_THREADS), NULL, NULL, SP_COMPLETE_NONE, NULL},
+    {"cold", 0, NULL, SP_KEY(CONFIG_SERVE_COLD), "true",
+     "read with O_DIRECT, one aligned read per lookup", SP_COMPLETE_NONE, NULL},
+};
+
+static const sp_operand operands[] = {{"TABLE|NIGHTLY_DIR", SP_COMPLETE_FILE, NULL}};
+
+static int run(sp_cmdline *cl) {
+    sp_config *cfg = &cl->cfg;
+    sp_error err = {0};
+    char what[128];
+    snprintf(what, sizeof what, "[serve] listen (%s)",
+             config_origin_text(cfg, CONFIG_SERVE_LISTEN));
+    if (serve_listen_check(cfg->serve.listen, what, &err))
+        return sp_cli_report(&err, SP_EXIT_USAGE);
+    return serve(cfg, cl->operands[0]);
+}
+
+const sp_command serve_command = {
+    .name = "serve",
+    .summary = "answer HTTP lookups from a table, following nightly publishes",
+    .synopsis = "TABLE|NIGHTLY_DIR [--listen HOST:PORT] [--threads N] [--cold] [options]",
+    .description =
+        "Answers HTTP lookups from TABLE, or from NIGHTLY_DIR/current/[output] name,\n"
+        "following each publish: new requests read the new table, requests in flight\n"
+        "finish on the old one.\n"
+        "\n"
+        "  GET /v1/get?key=K                          the value (404 when absent)\n"
+        "  GET /v1/prefix?prefix=P&limit=N&from=K     JSON [{\"key\", \"value\"}...]\n"
+        "  GET /v1/info    GET /healthz    GET /metrics\n"
+        "\n"
+        "With port 0 any free port is taken; the bound address is printed as\n"
+        "\"listening on HOST:PORT\" on stdout.",
+    .config_help = "this command reads [serve] and [output] name",
+    .notes = "SIGINT or SIGTERM: stop accepting, finish the requests in flight, exit 0.\n"
+             "SIGHUP: look for a new table now.",
+    SP_FLAGS(flags),
+    SP_OPERANDS(operands, 1, 1, "expected one TABLE or NIGHTLY_DIR"),
+    .run = run,
+};

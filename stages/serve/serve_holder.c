@@ -1,0 +1,311 @@
+/*
+ * serve_holder.c: the served table, reference-counted, and the watcher that
+ * swaps it after a publish; see serve_holder.h.
+ *
+ * Noticing a publish. The nightly publishes by renaming a new `current`
+ * symlink over the old one, and a rebuild renames a new file over the old
+ * path, so both show up as an inotify IN_MOVED_TO (or IN_CREATE) for one
+ * name in one directory. A watcher thread waits for those events; on one it
+ * resolves the path (realpath through `current`) and compares the file's
+ * device and inode with the served table's, and on a difference opens the
+ * new table, swaps it in under a mutex, and drops the holder's reference to
+ * the old one. It also checks once a second without an event, because
+ * inotify says nothing about changes made on another NFS client; that
+ * costs one realpath and one stat a second and nothing per request.
+ * Requests pay a mutex and an atomic increment to take a reference: no
+ * stat per request, and no window where a request can see a half-made
+ * swap. A new table that cannot be opened (a corrupt file copied in by
+ * hand) is reported once and the old one keeps being served.
+ */
+#include "stages/serve/serve_holder.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define FALLBACK_CHECK_MS 1000
+
+typedef struct holder_table {
+    served_table pub; /* first: a served_table * is a holder_table * */
+    atomic_uint refs;
+    char *path;
+    dev_t dev;
+    ino_t ino;
+} holder_table;
+
+struct serve_holder {
+    bool direct_io;
+    char *follow;     /* the path to resolve: DIR/current/NAME, or the table file */
+    char *watch_dir;  /* where the renames happen */
+    char *watch_name; /* the name they replace: "current", or the file's name */
+    void (*on_change)(void *ctx, const served_table *now, const sp_error *err);
+    void *ctx;
+
+    pthread_mutex_t mu; /* guards cur and swaps */
+    holder_table *cur;
+    uint64_t swaps;
+
+    pthread_mutex_t check_mu; /* one check at a time (watcher, SIGHUP) */
+    bool failed_valid;        /* a target that failed to open, not tried again */
+    dev_t failed_dev;
+    ino_t failed_ino;
+
+    int inotify_fd, stop_fd;
+    pthread_t watcher;
+    bool watching;
+};
+
+static void table_free(holder_table *t) {
+    sstpipe_close(t->pub.table);
+    free(t->path);
+    free(t);
+}
+
+void served_table_release(served_table *pub) {
+    holder_table *t = (holder_table *)pub;
+    if (t && atomic_fetch_sub_explicit(&t->refs, 1, memory_order_acq_rel) == 1)
+        table_free(t);
+}
+
+served_table *serve_holder_acquire(serve_holder *h) {
+    pthread_mutex_lock(&h->mu);
+    holder_table *t = h->cur;
+    atomic_fetch_add_explicit(&t->refs, 1, memory_order_relaxed);
+    pthread_mutex_unlock(&h->mu);
+    return &t->pub;
+}
+
+uint64_t serve_holder_swaps(serve_holder *h) {
+    pthread_mutex_lock(&h->mu);
+    uint64_t n = h->swaps;
+    pthread_mutex_unlock(&h->mu);
+    return n;
+}
+
+/* The file the target names now: its real path and identity. */
+static int resolve(const serve_holder *h, char real[PATH_MAX], struct stat *st, sp_error *err) {
+    if (!realpath(h->follow, real))
+        return sp_errorf_errno(err, "%s: cannot resolve", h->follow);
+    if (stat(real, st))
+        return sp_errorf_errno(err, "%s: cannot stat", real);
+    if (!S_ISREG(st->st_mode))
+        return sp_errorf(err, "%s: not a regular file", real);
+    return 0;
+}
+
+static holder_table *open_table(const serve_holder *h, const char *real, const struct stat *st,
+                                uint64_t generation, sp_error *err) {
+    holder_table *t = calloc(1, sizeof *t);
+    sstpipe_options *opt = sstpipe_options_init();
+    if (!t || !opt || !(t->path = strdup(real))) {
+        sstpipe_options_destroy(opt);
+        free(t);
+        sp_errorf(err, "%s: out of memory", real);
+        return NULL;
+    }
+    sstpipe_options_set_direct_io(opt, h->direct_io);
+    char *msg = NULL;
+    t->pub.table = sstpipe_open_with(real, opt, &msg);
+    sstpipe_options_destroy(opt);
+    if (!t->pub.table) {
+        sp_errorf(err, "%s", msg ? msg : "cannot open the table");
+        sstpipe_free(msg);
+        free(t->path);
+        free(t);
+        return NULL;
+    }
+    t->pub.path = t->path;
+    t->pub.build_time = (int64_t)st->st_mtim.tv_sec;
+    t->pub.generation = generation;
+    t->dev = st->st_dev;
+    t->ino = st->st_ino;
+    atomic_init(&t->refs, 1); /* the holder's own */
+    return t;
+}
+
+int serve_holder_check(serve_holder *h, sp_error *err) {
+    pthread_mutex_lock(&h->check_mu);
+    char real[PATH_MAX];
+    struct stat st;
+    int rc = 0;
+    if (resolve(h, real, &st, err)) {
+        /* Between a nightly's renames, or a file being copied in: the old
+         * table stays; the next event or check tries again. */
+        rc = -1;
+        goto out;
+    }
+    if (st.st_dev == h->cur->dev && st.st_ino == h->cur->ino)
+        goto out;
+    if (h->failed_valid && st.st_dev == h->failed_dev && st.st_ino == h->failed_ino)
+        goto out;
+    holder_table *t = open_table(h, real, &st, h->cur->pub.generation + 1, err);
+    if (!t) {
+        h->failed_valid = true;
+        h->failed_dev = st.st_dev;
+        h->failed_ino = st.st_ino;
+        if (h->on_change)
+            h->on_change(h->ctx, &h->cur->pub, err);
+        rc = -1;
+        goto out;
+    }
+    h->failed_valid = false;
+    pthread_mutex_lock(&h->mu);
+    holder_table *old = h->cur;
+    h->cur = t;
+    h->swaps++;
+    pthread_mutex_unlock(&h->mu);
+    if (h->on_change)
+        h->on_change(h->ctx, &t->pub, NULL);
+    served_table_release(&old->pub);
+    rc = 1;
+out:
+    pthread_mutex_unlock(&h->check_mu);
+    return rc;
+}
+
+/* Reads every pending event; true when one names the followed entry. */
+static bool drain_events(serve_holder *h) {
+    char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+    bool hit = false;
+    for (;;) {
+        ssize_t n = read(h->inotify_fd, buf, sizeof buf);
+        if (n <= 0)
+            return hit;
+        for (char *p = buf; p < buf + n;) {
+            const struct inotify_event *ev = (const struct inotify_event *)p;
+            if ((ev->len && !strcmp(ev->name, h->watch_name)) || (ev->mask & IN_Q_OVERFLOW))
+                hit = true;
+            p += sizeof *ev + ev->len;
+        }
+    }
+}
+
+static void *watch_main(void *arg) {
+    serve_holder *h = arg;
+    struct pollfd fds[2] = {{.fd = h->stop_fd, .events = POLLIN},
+                            {.fd = h->inotify_fd, .events = POLLIN}};
+    for (;;) {
+        int n = poll(fds, h->inotify_fd >= 0 ? 2 : 1, FALLBACK_CHECK_MS);
+        if (n < 0 && errno != EINTR)
+            break;
+        if (fds[0].revents)
+            break;
+        if (n > 0 && fds[1].revents)
+            drain_events(h);
+        /* On an event and on the timeout alike (see the file comment); a
+         * failure is reported through on_change and retried later. */
+        sp_error err = {0};
+        serve_holder_check(h, &err);
+    }
+    return NULL;
+}
+
+static char *join(const char *a, const char *b) {
+    size_t la = strlen(a), lb = strlen(b);
+    char *s = malloc(la + lb + 2);
+    if (s) {
+        memcpy(s, a, la);
+        s[la] = '/';
+        memcpy(s + la + 1, b, lb + 1);
+    }
+    return s;
+}
+
+/* follow, watch_dir and watch_name from the target. */
+static int set_paths(serve_holder *h, const serve_holder_options *o, sp_error *err) {
+    struct stat st;
+    if (stat(o->target, &st))
+        return sp_errorf_errno(err, "%s: cannot open", o->target);
+    if (S_ISDIR(st.st_mode)) {
+        char *cur = join(o->target, "current");
+        h->follow = cur ? join(cur, o->table_name) : NULL;
+        free(cur);
+        h->watch_dir = strdup(o->target);
+        h->watch_name = strdup("current");
+    } else {
+        const char *slash = strrchr(o->target, '/');
+        h->follow = strdup(o->target);
+        h->watch_dir = slash
+                           ? strndup(o->target, (size_t)(slash - o->target) + (slash == o->target))
+                           : strdup(".");
+        h->watch_name = strdup(slash ? slash + 1 : o->target);
+    }
+    if (!h->follow || !h->watch_dir || !h->watch_name)
+        return sp_errorf(err, "%s: out of memory", o->target);
+    return 0;
+}
+
+serve_holder *serve_holder_init(const serve_holder_options *o, sp_error *err) {
+    serve_holder *h = calloc(1, sizeof *h);
+    if (!h) {
+        sp_errorf(err, "%s: out of memory", o->target);
+        return NULL;
+    }
+    h->direct_io = o->direct_io;
+    h->on_change = o->on_change;
+    h->ctx = o->ctx;
+    h->inotify_fd = h->stop_fd = -1;
+    pthread_mutex_init(&h->mu, NULL);
+    pthread_mutex_init(&h->check_mu, NULL);
+    char real[PATH_MAX];
+    struct stat st;
+    if (set_paths(h, o, err) || resolve(h, real, &st, err) ||
+        !(h->cur = open_table(h, real, &st, 1, err)))
+        goto fail;
+    h->stop_fd = eventfd(0, EFD_CLOEXEC);
+    if (h->stop_fd < 0) {
+        sp_errorf_errno(err, "eventfd");
+        goto fail;
+    }
+    /* Without inotify (none left: fs.inotify.max_user_instances) the
+     * once-a-second check still follows publishes. */
+    h->inotify_fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+    if (h->inotify_fd >= 0 && inotify_add_watch(h->inotify_fd, h->watch_dir,
+                                                IN_CREATE | IN_MOVED_TO | IN_CLOSE_WRITE) < 0) {
+        close(h->inotify_fd);
+        h->inotify_fd = -1;
+    }
+    int e = pthread_create(&h->watcher, NULL, watch_main, h);
+    if (e) {
+        errno = e;
+        sp_errorf_errno(err, "cannot start the table watcher thread");
+        goto fail;
+    }
+    h->watching = true;
+    return h;
+fail:
+    serve_holder_destroy(h);
+    return NULL;
+}
+
+void serve_holder_destroy(serve_holder *h) {
+    if (!h)
+        return;
+    if (h->watching) {
+        uint64_t one = 1;
+        if (write(h->stop_fd, &one, sizeof one) != sizeof one)
+            abort(); /* an eventfd write of 1 cannot fail; joining would hang */
+        pthread_join(h->watcher, NULL);
+    }
+    if (h->inotify_fd >= 0)
+        close(h->inotify_fd);
+    if (h->stop_fd >= 0)
+        close(h->stop_fd);
+    if (h->cur)
+        served_table_release(&h->cur->pub);
+    pthread_mutex_destroy(&h->mu);
+    pthread_mutex_destroy(&h->check_mu);
+    free(h->follow);
+    free(h->watch_dir);
+    free(h->watch_name);
+    free(h);
+}

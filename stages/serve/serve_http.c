@@ -1,0 +1,204 @@
+/*
+ * serve_http.c: the request handling of `sstpipe serve` on libmicrohttpd;
+ * see serve_http.h.
+ *
+ * The library is told not to decode anything (an identity unescape
+ * callback), so serve_request.c sees the raw parameters and can refuse bad
+ * percent-encoding instead of passing it through. Each request gets a small
+ * record on its first callback (start time, the table reference) which the
+ * completion callback turns into metrics and frees. A GET or HEAD is
+ * answered on the callback after the whole request is in (answering
+ * earlier would make the library close the connection, losing
+ * keep-alive); other methods get their 405 at once, unread bodies and all
+ * (the library then closes that connection).
+ */
+#include "stages/serve/serve_http.h"
+
+#include <microhttpd.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+struct serve_http {
+    struct MHD_Daemon *daemon;
+    serve_holder *holder;
+    serve_handler handler;
+    atomic_bool draining;
+    atomic_bool starting;
+    char start_error[256]; /* what the library logged while starting */
+};
+
+typedef struct http_request {
+    served_table *table;
+    uint64_t start_ns;
+    serve_endpoint endpoint;
+    unsigned status;
+    bool missed;
+} http_request;
+
+static uint64_t now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static size_t unescape_none(void *cls, struct MHD_Connection *c, char *s) {
+    (void)cls;
+    (void)c;
+    return strlen(s);
+}
+
+/* Running, the library's messages (a client that sent garbage, a reset)
+ * are about clients and are not ours to print; while starting, the last
+ * one says why the start failed. */
+static void on_log(void *cls, const char *fmt, va_list ap) {
+    serve_http *s = cls;
+    if (atomic_load(&s->starting))
+        vsnprintf(s->start_error, sizeof s->start_error, fmt, ap);
+}
+
+static const char *param(void *ctx, const char *name) {
+    return MHD_lookup_connection_value(ctx, MHD_GET_ARGUMENT_KIND, name);
+}
+
+static struct MHD_Response *make_response(serve_reply *rep) {
+    switch (rep->kind) {
+    case SERVE_BODY_TABLE:
+        /* The request holds the table until it completes. */
+        return MHD_create_response_from_buffer(rep->len, (void *)rep->body, MHD_RESPMEM_PERSISTENT);
+    case SERVE_BODY_FREE: {
+        struct MHD_Response *r =
+            MHD_create_response_from_buffer(rep->len, (void *)rep->body, MHD_RESPMEM_MUST_FREE);
+        if (r)
+            rep->kind = SERVE_BODY_COPY; /* handed over */
+        return r;
+    }
+    default:
+        return MHD_create_response_from_buffer(rep->len, (void *)rep->body, MHD_RESPMEM_MUST_COPY);
+    }
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
+                                  const char *method, const char *version, const char *upload_data,
+                                  size_t *upload_data_size, void **req_cls) {
+    serve_http *s = cls;
+    (void)version;
+    (void)upload_data;
+    http_request *r = *req_cls;
+    if (!r) {
+        r = calloc(1, sizeof *r);
+        if (!r)
+            return MHD_NO; /* the library closes the connection */
+        r->start_ns = now_ns();
+        r->table = serve_holder_acquire(s->holder);
+        atomic_fetch_add_explicit(&s->handler.metrics->in_flight, 1, memory_order_relaxed);
+        *req_cls = r;
+        /* A GET is answered once the library has the whole request
+         * (the next call), which keeps the connection alive; answering
+         * now would make it close the connection. */
+        if (!strcmp(method, "GET") || !strcmp(method, "HEAD"))
+            return MHD_YES;
+        /* Anything else gets its 405 now, without reading the body. */
+    } else if (*upload_data_size) {
+        *upload_data_size = 0; /* the body of a GET: not used */
+        return MHD_YES;
+    }
+    serve_request rq = {.method = method, .path = url, .param = param, .param_ctx = c};
+    serve_reply rep;
+    serve_handle(&s->handler, &rq, r->table, &rep);
+    r->endpoint = rep.endpoint;
+    r->status = rep.status;
+    r->missed = rep.missed;
+    struct MHD_Response *resp = make_response(&rep);
+    serve_reply_destroy(&rep);
+    if (!resp)
+        return MHD_NO;
+    enum MHD_Result ok =
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, rep.content_type);
+    if (ok == MHD_YES && rep.allow)
+        ok = MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, rep.allow);
+    if (ok == MHD_YES && atomic_load_explicit(&s->draining, memory_order_relaxed))
+        ok = MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
+    if (ok == MHD_YES)
+        ok = MHD_queue_response(c, rep.status, resp);
+    MHD_destroy_response(resp);
+    return ok;
+}
+
+static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
+                         enum MHD_RequestTerminationCode toe) {
+    serve_http *s = cls;
+    (void)c;
+    (void)toe;
+    http_request *r = *req_cls;
+    if (!r)
+        return;
+    serve_metrics *m = s->handler.metrics;
+    serve_metrics_record(m, r->endpoint, r->status, now_ns() - r->start_ns, r->missed);
+    served_table_release(r->table);
+    free(r);
+    *req_cls = NULL;
+    atomic_fetch_sub_explicit(&m->in_flight, 1, memory_order_release);
+}
+
+serve_http *serve_http_start(const serve_http_options *o, serve_holder *holder,
+                             const serve_handler *handler, sp_error *err) {
+    serve_http *s = calloc(1, sizeof *s);
+    if (!s) {
+        close(o->listen_fd);
+        sp_errorf(err, "serve: out of memory");
+        return NULL;
+    }
+    s->holder = holder;
+    s->handler = *handler;
+    atomic_init(&s->draining, false);
+    atomic_init(&s->starting, true);
+    /* ITC: MHD_quiesce_daemon needs it to wake the workers. */
+    unsigned flags =
+        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC | MHD_USE_ERROR_LOG;
+    s->daemon = MHD_start_daemon(
+        flags, 0, NULL, NULL, on_request, s, MHD_OPTION_LISTEN_SOCKET, o->listen_fd,
+        MHD_OPTION_THREAD_POOL_SIZE, (unsigned)o->threads, MHD_OPTION_CONNECTION_LIMIT,
+        (unsigned)o->max_connections, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)o->timeout_s,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, o->max_request_bytes, MHD_OPTION_NOTIFY_COMPLETED,
+        on_completed, s, MHD_OPTION_UNESCAPE_CALLBACK, unescape_none, s, MHD_OPTION_EXTERNAL_LOGGER,
+        on_log, s, MHD_OPTION_END);
+    atomic_store(&s->starting, false);
+    if (!s->daemon) {
+        close(o->listen_fd);
+        sp_errorf(err, "serve: cannot start the HTTP server (libmicrohttpd): %s",
+                  s->start_error[0] ? s->start_error : "no reason given");
+        free(s);
+        return NULL;
+    }
+    return s;
+}
+
+long serve_http_drain(serve_http *s, unsigned timeout_s) {
+    atomic_store(&s->draining, true);
+    MHD_socket fd = MHD_quiesce_daemon(s->daemon);
+    if (fd != MHD_INVALID_SOCKET)
+        close(fd);
+    /* A short sleep between looks: the workers finish on their own and
+     * nothing signals "the last one is done" more cheaply. */
+    atomic_int_fast64_t *in_flight = &s->handler.metrics->in_flight;
+    uint64_t deadline = now_ns() + (uint64_t)timeout_s * 1000000000u;
+    while (atomic_load(in_flight) > 0 && now_ns() < deadline)
+        nanosleep(&(struct timespec){.tv_nsec = 2000000}, NULL);
+    long left = (long)atomic_load(in_flight);
+    MHD_stop_daemon(s->daemon);
+    s->daemon = NULL;
+    return left;
+}
+
+void serve_http_destroy(serve_http *s) {
+    if (!s)
+        return;
+    if (s->daemon)
+        MHD_stop_daemon(s->daemon);
+    free(s);
+}

@@ -1,0 +1,227 @@
+/*
+ * serve_request.c: routing, parameter checks and the lookups behind each
+ * endpoint; see serve_request.h.
+ *
+ * Kept free of the HTTP library so the fuzz target can drive it with
+ * arbitrary methods, paths and parameters. Keys and prefixes are decoded
+ * into stack buffers of the largest key (SP_MAX_KEY_BYTES): nothing a
+ * client sends makes the server allocate more than the reply it asked for,
+ * and that is bounded by [serve] prefix_limit_max records.
+ */
+#include "stages/serve/serve_request.h"
+
+#include "stages/common/record.h"
+#include "stages/read/info_json.h"
+
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char TEXT[] = "text/plain; charset=utf-8";
+static const char JSON[] = "application/json";
+
+static void reply_text(serve_reply *out, unsigned status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void reply_text(serve_reply *out, unsigned status, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(out->text, sizeof out->text - 1, fmt, ap);
+    va_end(ap);
+    size_t len = n < 0 ? 0 : (size_t)n;
+    if (len > sizeof out->text - 2)
+        len = sizeof out->text - 2;
+    /* One line, whatever a message held. */
+    for (size_t i = 0; i < len; i++)
+        if (out->text[i] == '\n' || out->text[i] == '\r')
+            out->text[i] = ' ';
+    out->text[len++] = '\n';
+    out->text[len] = '\0';
+    out->status = status;
+    out->content_type = TEXT;
+    out->kind = SERVE_BODY_COPY;
+    out->body = out->text;
+    out->len = len;
+}
+
+static void reply_owned(serve_reply *out, const char *type, char *body, size_t len) {
+    out->status = 200;
+    out->content_type = type;
+    out->kind = SERVE_BODY_FREE;
+    out->body = body;
+    out->len = len;
+}
+
+/* The decoded parameter name into buf: its length, -1 absent, -2 bad (the
+ * 400 is already in out). */
+static long param(const serve_request *req, const char *name, uint8_t *buf, size_t cap,
+                  serve_reply *out) {
+    const char *raw = req->param(req->param_ctx, name);
+    if (!raw)
+        return -1;
+    char reason[SERVE_REASON_CAP];
+    long n = serve_decode_param(name, raw, buf, cap, reason);
+    if (n < 0) {
+        reply_text(out, 400, "%s", reason);
+        return -2;
+    }
+    return n;
+}
+
+static void handle_get(const serve_handler *h, const serve_request *req, served_table *t,
+                       serve_reply *out) {
+    uint8_t key[SP_MAX_KEY_BYTES];
+    long klen = param(req, "key", key, sizeof key, out);
+    if (klen == -1)
+        reply_text(out, 400, "missing parameter 'key'");
+    if (klen < 0)
+        return;
+    const void *value;
+    size_t vlen;
+    char *msg = NULL;
+    int found = sstpipe_get(t->table, key, (size_t)klen, &value, &vlen, &msg);
+    if (found < 0) {
+        reply_text(out, 500, "%s", msg ? msg : "lookup failed");
+        sstpipe_free(msg);
+    } else if (found == 0) {
+        out->missed = true;
+        reply_text(out, 404, "key not found");
+    } else {
+        out->status = 200;
+        out->content_type = TEXT;
+        out->kind = h->copy_values ? SERVE_BODY_COPY : SERVE_BODY_TABLE;
+        out->body = value;
+        out->len = vlen;
+    }
+}
+
+static void handle_prefix(const serve_handler *h, const serve_request *req, served_table *t,
+                          serve_reply *out) {
+    uint8_t prefix[SP_MAX_KEY_BYTES], from[SP_MAX_KEY_BYTES];
+    long plen = param(req, "prefix", prefix, sizeof prefix, out);
+    if (plen == -1)
+        reply_text(out, 400, "missing parameter 'prefix' (prefix= for every key)");
+    if (plen < 0)
+        return;
+    long flen = param(req, "from", from, sizeof from, out);
+    if (flen == -2)
+        return;
+    uint32_t limit =
+        SERVE_DEFAULT_LIMIT < h->prefix_limit_max ? SERVE_DEFAULT_LIMIT : h->prefix_limit_max;
+    const char *limit_text = req->param(req->param_ctx, "limit");
+    char reason[SERVE_REASON_CAP];
+    if (limit_text && serve_parse_limit(limit_text, h->prefix_limit_max, &limit, reason)) {
+        reply_text(out, 400, "%s", reason);
+        return;
+    }
+    sstpipe_iter *it = sstpipe_iter_new(t->table, flen >= 0 ? from : NULL,
+                                        flen >= 0 ? (size_t)flen : 0, prefix, (size_t)plen);
+    json_t *arr = json_array();
+    if (!it || !arr) {
+        sstpipe_iter_free(it);
+        json_decref(arr);
+        reply_text(out, 503, "out of memory");
+        return;
+    }
+    const void *k, *v;
+    size_t kl, vl;
+    char *msg = NULL;
+    int rc = 0;
+    for (uint32_t n = 0; n < limit && (rc = sstpipe_iter_next(it, &k, &kl, &v, &vl, &msg)) == 1;
+         n++) {
+        json_t *rec =
+            json_pack("{s:s%, s:s%}", "key", (const char *)k, kl, "value", (const char *)v, vl);
+        if (!rec || json_array_append_new(arr, rec)) {
+            reply_text(out, 500, "record %u of the answer is not valid UTF-8 or out of memory", n);
+            rc = -2;
+            break;
+        }
+    }
+    sstpipe_iter_free(it);
+    if (rc == -1) {
+        reply_text(out, 500, "%s", msg ? msg : "scan failed");
+        sstpipe_free(msg);
+    } else if (rc >= 0) {
+        char *body = json_dumps(arr, JSON_COMPACT | JSON_PRESERVE_ORDER);
+        if (body)
+            reply_owned(out, JSON, body, strlen(body));
+        else
+            reply_text(out, 503, "out of memory");
+    }
+    json_decref(arr);
+}
+
+static void handle_info(served_table *t, serve_reply *out) {
+    json_t *o = info_json(t->table);
+    char *body = o ? json_dumps(o, JSON_PRESERVE_ORDER) : NULL;
+    json_decref(o);
+    if (body)
+        reply_owned(out, JSON, body, strlen(body));
+    else
+        reply_text(out, 500, "%s: cannot build the JSON", t->path);
+}
+
+static void handle_metrics(const serve_handler *h, served_table *t, serve_reply *out) {
+    size_t len;
+    char *body = serve_metrics_render(h->metrics, t, t->generation - 1, &len);
+    if (body)
+        reply_owned(out, "text/plain; version=0.0.4; charset=utf-8", body, len);
+    else
+        reply_text(out, 503, "out of memory");
+}
+
+void serve_handle(const serve_handler *h, const serve_request *req, served_table *t,
+                  serve_reply *out) {
+    memset(out, 0, sizeof *out);
+    static const struct {
+        const char *path;
+        serve_endpoint ep;
+    } routes[] = {
+        {"/v1/get", SERVE_EP_GET},      {"/v1/prefix", SERVE_EP_PREFIX},
+        {"/v1/info", SERVE_EP_INFO},    {"/healthz", SERVE_EP_HEALTHZ},
+        {"/metrics", SERVE_EP_METRICS},
+    };
+    out->endpoint = SERVE_EP_OTHER;
+    for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++)
+        if (!strcmp(req->path, routes[i].path))
+            out->endpoint = routes[i].ep;
+    if (out->endpoint == SERVE_EP_OTHER) {
+        reply_text(out, 404,
+                   "no such endpoint: %.100s (see /v1/get, /v1/prefix, /v1/info, "
+                   "/healthz, /metrics)",
+                   req->path);
+        return;
+    }
+    /* HEAD is GET without the body; the HTTP layer drops it. */
+    if (strcmp(req->method, "GET") && strcmp(req->method, "HEAD")) {
+        reply_text(out, 405, "method %.32s not allowed (GET or HEAD)", req->method);
+        out->allow = "GET, HEAD";
+        return;
+    }
+    switch (out->endpoint) {
+    case SERVE_EP_GET:
+        handle_get(h, req, t, out);
+        break;
+    case SERVE_EP_PREFIX:
+        handle_prefix(h, req, t, out);
+        break;
+    case SERVE_EP_INFO:
+        handle_info(t, out);
+        break;
+    case SERVE_EP_HEALTHZ:
+        reply_text(out, 200, "ok");
+        break;
+    default:
+        handle_metrics(h, t, out);
+        break;
+    }
+}
+
+void serve_reply_destroy(serve_reply *r) {
+    if (r->kind == SERVE_BODY_FREE)
+        free((void *)r->body);
+    r->kind = SERVE_BODY_COPY;
+    r->body = NULL;
+}

@@ -1,0 +1,72 @@
+/*
+ * serve_request.h: one HTTP request to its response, without the network:
+ * routing, parameter checks and the lookups. The HTTP layer (serve_http.c)
+ * fills a serve_request and sends the serve_reply; the fuzz target calls
+ * serve_handle directly.
+ *
+ *   GET /v1/get?key=K                         200 the value (text/plain), 404 absent
+ *   GET /v1/prefix?prefix=P[&limit=N][&from=K] 200 [{"key":..,"value":..},...] in key order
+ *   GET /v1/info                              200 what `sstpipe info --json` prints
+ *   GET /healthz                              200 "ok"
+ *   GET /metrics                              200 Prometheus text
+ *
+ * Anything else is a 4xx whose body is one line saying why: an unknown path
+ * 404, a method other than GET or HEAD 405, a missing, badly encoded or
+ * oversized parameter or a bad limit 400. A table error (a corrupt block)
+ * is a 500 naming the block.
+ */
+#ifndef SSTPIPE_SERVE_SERVE_REQUEST_H
+#define SSTPIPE_SERVE_SERVE_REQUEST_H
+
+#include "stages/serve/serve_holder.h"
+#include "stages/serve/serve_metrics.h"
+#include "stages/serve/serve_params.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define SERVE_DEFAULT_LIMIT 10
+
+typedef struct serve_request {
+    const char *method;
+    const char *path; /* without the query, not decoded */
+    /* The raw (still percent-encoded) value of query parameter name, NULL
+     * when the request has none. */
+    const char *(*param)(void *ctx, const char *name);
+    void *param_ctx;
+} serve_request;
+
+typedef enum serve_body {
+    SERVE_BODY_COPY,  /* body is only valid now (reply text, a direct-I/O buffer): copy it */
+    SERVE_BODY_FREE,  /* body is malloc'd and handed over: free() it when sent */
+    SERVE_BODY_TABLE, /* body points into the mapped table: valid while the table is held */
+} serve_body;
+
+typedef struct serve_reply {
+    unsigned status;
+    serve_endpoint endpoint;
+    bool missed; /* a lookup of an absent key */
+    const char *content_type;
+    const char *allow; /* the Allow header of a 405, else NULL */
+    serve_body kind;
+    const void *body;
+    size_t len;
+    char text[SERVE_REASON_CAP + 64]; /* short bodies: reasons, "ok" */
+} serve_reply;
+
+typedef struct serve_handler {
+    serve_metrics *metrics;
+    uint32_t prefix_limit_max;
+    bool copy_values; /* values live in a per-thread buffer (direct I/O) */
+} serve_handler;
+
+/* Fills out for req, answered from t. Never fails: every problem is a
+ * status and a reason. */
+void serve_handle(const serve_handler *h, const serve_request *req, served_table *t,
+                  serve_reply *out);
+
+/* Frees a SERVE_BODY_FREE body that was not handed to the HTTP layer. */
+void serve_reply_destroy(serve_reply *r);
+
+#endif
