@@ -1,0 +1,581 @@
+"""test_serve.py: `sstpipe serve` end to end, over HTTP on 127.0.0.1.
+
+- Every endpoint against `dump` and `info --json` of the same table: every
+  key's value by /v1/get, every key in order by paging /v1/prefix with
+  limit and from, /v1/info, /healthz, and /metrics counting what was asked.
+- Every error: bad percent-encoding, invalid UTF-8, unknown path, a method
+  other than GET/HEAD, a key of 321 bytes (320 is fine), missing
+  parameters, bad limits, an oversized request: each a 4xx with one line,
+  and the server still answers after them. Bad command lines.
+- Publishes under load: `current` swapped many times between two tables
+  (same keys, different values) while client threads loop: no failed
+  request, every answer is one of the two tables' values, and after each
+  swap the answers turn to the new table's. A real `sstpipe nightly`
+  publish is followed too, and a corrupt table published is refused while
+  the old one keeps being served.
+- A slow client that sends half a request and stalls does not hold the one
+  worker thread and is cut off after the timeout; many connections at once;
+  connections beyond max_connections are refused without harm.
+- SIGTERM (and SIGINT) while requests are in flight: a response being sent
+  completes, the process exits 0. kill -9 then a restart on the same port.
+- --cold: the same answers, one read per lookup (the process's read
+  syscalls, /proc/PID/io).
+"""
+
+import sys
+
+sys.dont_write_bytecode = True  # keep the source tree clean under ctest
+
+import json
+import os
+import random
+import signal
+import socket
+import threading
+import time
+import unittest
+
+from serve_client import Server, quote
+from sstpipe_e2e import E2ETest, corpora_dir, parse_dump, sstpipe, sstpipe_bin
+
+BOUND = 60  # seconds any wait for an event may take at most
+
+
+def wait_for(what, predicate, seconds=BOUND):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.02)
+    raise AssertionError(f"timed out after {seconds}s waiting for {what}")
+
+
+class ServeTest(E2ETest):
+    @classmethod
+    def setUpClass(cls):
+        import tempfile
+        import shutil
+        cls.classtmp = tempfile.mkdtemp(prefix="sstpipe-serve-")
+        cls.addClassCleanup(shutil.rmtree, cls.classtmp, True)
+        corpus = os.path.join(corpora_dir(), "enwiki-206pages.xml.bz2")
+        # Two tables with the same keys and different values: A's values are
+        # cut at 100 bytes, B's at 1024.
+        cls.table_a = os.path.join(cls.classtmp, "a.sst")
+        cls.table_b = os.path.join(cls.classtmp, "b.sst")
+        for path, cut in ((cls.table_a, "100"), (cls.table_b, "1024")):
+            r = sstpipe("build", corpus, "-o", path, "--max-bytes", cut)
+            assert r.code == 0, r.describe()
+        cls.records_a = cls.dump_records(cls.table_a)
+        cls.records_b = cls.dump_records(cls.table_b)
+        cls.values_a = dict(cls.records_a)
+        cls.values_b = dict(cls.records_b)
+        assert cls.values_a.keys() == cls.values_b.keys()
+        cls.differing = [k for k in cls.values_a if cls.values_a[k] != cls.values_b[k]]
+        assert len(cls.differing) > 100
+
+    @classmethod
+    def dump_records(cls, path):
+        r = sstpipe("dump", path)
+        assert r.code == 0, r.describe()
+        return parse_dump(unittest.TestCase(), r.stdout)
+
+    def serve(self, target, *args, env=None):
+        s = Server(target, *args, env=env).start(self.path(f"serve-{time.monotonic_ns()}.err"))
+        self.addCleanup(s.kill)
+        return s
+
+    # ------------------------------------------------------------ endpoints
+
+    def test_every_key_and_endpoint(self):
+        s = self.serve(self.table_b, "--threads", "2")
+        c = s.client()
+        self.assertEqual(c.request("/healthz")[0], 200)
+        sock = c.conn.sock  # http.client would reconnect silently after a close
+        for key, value in self.records_b:
+            status, headers, body = c.get(key)
+            self.assertEqual(status, 200, key)
+            self.assertEqual(headers["content-type"], "text/plain; charset=utf-8")
+            self.assertEqual(body, value, key)
+        # HEAD: the headers of GET, no body.
+        status, headers, body = c.request("/v1/get?key=" + quote(self.records_b[0][0]),
+                                          method="HEAD")
+        self.assertEqual((status, body), (200, b""))
+        self.assertEqual(int(headers["content-length"]), len(self.records_b[0][1]))
+        misses = [self.records_b[0][0] + b"\x00", b"No such page at all", b"\xc3\xa9t\xc3\xa9 absent"]
+        for key in misses:
+            status, _, body = c.get(key)
+            self.assertEqual((status, body), (404, b"key not found\n"), key)
+
+        # Paging through every key with prefix= (all), limit and from.
+        got, start = [], None
+        while True:
+            status, headers, page = c.prefix(b"", limit=7, start=start)
+            self.assertEqual(status, 200, page)
+            self.assertEqual(headers["content-type"], "application/json")
+            self.assertLessEqual(len(page), 7)
+            for rec in page:
+                self.assertEqual(set(rec), {"key", "value"})
+            got += [(r["key"].encode(), r["value"].encode()) for r in page]
+            if len(page) < 7:
+                break
+            start = page[-1]["key"].encode() + b"\x00"  # from is inclusive
+        self.assertRecordsEqual(got, self.records_b, "paged /v1/prefix")
+        # A real prefix, the default limit of 10.
+        status, _, page = c.prefix(b"A")
+        expect = [(k, v) for k, v in self.records_b if k.startswith(b"A")][:10]
+        self.assertEqual([(r["key"].encode(), r["value"].encode()) for r in page], expect)
+        status, _, page = c.prefix(b"no such prefix \xe2\x82\xac")
+        self.assertEqual((status, page), (200, []))
+
+        status, headers, body = c.request("/v1/info")
+        self.assertEqual((status, headers["content-type"]), (200, "application/json"))
+        info = sstpipe("info", self.table_b, "--json")
+        self.assertOk(info)
+        self.assertEqual(json.loads(body), json.loads(info.stdout))
+        self.assertEqual(c.request("/healthz")[:3:2], (200, b"ok\n"))
+
+        m = c.metrics()
+        n = len(self.records_b)
+        self.assertEqual(m['sstpipe_serve_requests_total{endpoint="get",status="200"}'], n + 1)
+        self.assertEqual(m['sstpipe_serve_requests_total{endpoint="get",status="404"}'],
+                         len(misses))
+        self.assertEqual(m["sstpipe_serve_lookup_misses_total"], len(misses))
+        self.assertEqual(m['sstpipe_serve_request_duration_seconds_count{endpoint="get"}'],
+                         n + 1 + len(misses))
+        self.assertEqual(m['sstpipe_serve_request_duration_seconds_bucket{endpoint="get",'
+                           'le="+Inf"}'], n + 1 + len(misses))
+        self.assertEqual(m[f'sstpipe_serve_table_info{{path="{self.table_b}"}}'], 1)
+        self.assertEqual(m["sstpipe_serve_table_build_time_seconds"],
+                         int(os.stat(self.table_b).st_mtime))
+        self.assertEqual(m["sstpipe_serve_table_records"], n)
+        self.assertEqual(m["sstpipe_serve_table_swaps_total"], 0)
+        # One connection did all of it: keep-alive.
+        self.assertIsNotNone(sock)
+        self.assertIs(c.conn.sock, sock)
+        self.assertEqual(s.stop(), 0)
+
+    def test_bad_requests(self):
+        s = self.serve(self.table_b, "--set", "serve.prefix_limit_max=5", "--set",
+                       "serve.timeout=3")
+        c = s.client()
+        key320 = b"k" * 320
+        cases = [
+            ("/v1/get?key=%ZZ", 400, "bad percent-encoding at byte 0"),
+            ("/v1/get?key=ab%4", 400, "bad percent-encoding at byte 2"),
+            ("/v1/get?key=%C3%28", 400, "not valid UTF-8"),
+            ("/v1/get", 400, "missing parameter 'key'"),
+            ("/v1/get?kye=A", 400, "missing parameter 'key'"),
+            ("/v1/get?key=" + "k" * 321, 400, "longer than 320 bytes"),
+            ("/v1/get?key=" + quote(key320), 404, "key not found"),
+            ("/v1/prefix", 400, "missing parameter 'prefix'"),
+            ("/v1/prefix?prefix=A&limit=0", 400, "limit: '0'"),
+            ("/v1/prefix?prefix=A&limit=-1", 400, "limit: '-1'"),
+            ("/v1/prefix?prefix=A&limit=x", 400, "limit: 'x'"),
+            ("/v1/prefix?prefix=A&limit=1e3", 400, "limit: '1e3'"),
+            ("/v1/prefix?prefix=A&limit=99999999999999999999999", 400, "limit:"),
+            ("/v1/prefix?prefix=A&from=%G0", 400, "from: bad percent-encoding"),
+            ("/v1/prefix?prefix=" + "p" * 321, 400, "prefix: longer than 320 bytes"),
+            ("/nope", 404, "no such endpoint: /nope"),
+            ("/v1/get/", 404, "no such endpoint"),
+            ("/", 404, "no such endpoint"),
+        ]
+        for path, status, reason in cases:
+            got, headers, body = c.request(path)
+            self.assertEqual(got, status, f"{path}: {body!r}")
+            text = body.decode()
+            self.assertIn(reason, text, path)
+            self.assertTrue(text.endswith("\n") and text.count("\n") == 1, f"{path}: {text!r}")
+        # Above the configured cap, limit is cut to it.
+        status, _, page = c.prefix(b"", limit=1000)
+        self.assertEqual((status, len(page)), (200, 5))
+        for method in ("POST", "PUT", "DELETE"):
+            status, headers, body = s.client().request("/v1/get?key=A", method=method,
+                                                       body=b"x" * 100)
+            self.assertEqual(status, 405, method)
+            self.assertEqual(headers["allow"], "GET, HEAD")
+            self.assertIn(f"method {method} not allowed", body.decode())
+        # A request line and headers beyond max_request_bytes (32K).
+        status, _, _ = s.client().request("/v1/get?key=" + "k" * 40000)
+        self.assertIn(status, (414, 431))
+        status, _, _ = s.client().request("/healthz", headers={"X-Big": "v" * 40000})
+        self.assertEqual(status, 431)
+        # Garbage instead of HTTP: a 400, or (when the library waits for a
+        # request line that never ends) cut off at the 3 s timeout.
+        with socket.create_connection(("127.0.0.1", s.port), timeout=BOUND) as raw:
+            raw.sendall(b"\x00\xff\xfe garbage\r\n\r\n")
+            reply = raw.recv(4096)
+            self.assertTrue(reply == b"" or reply.startswith(b"HTTP/1.1 400"), reply)
+        c = s.client()  # the first one may have been idle beyond the timeout
+        self.assertEqual(c.request("/healthz")[0], 200)
+        m = c.metrics()
+        self.assertEqual(m['sstpipe_serve_requests_total{endpoint="other",status="404"}'], 3)
+        self.assertEqual(s.stop(), 0)
+
+    def test_command_line_errors(self):
+        r = sstpipe("serve", self.table_b, "--listen", "127.0.0.1")
+        self.assertEqual(r.code, 2, r.describe())
+        self.assertIn("HOST:PORT", r.err_text)
+        r = sstpipe("serve", self.table_b, "--listen", "127.0.0.1:70000")
+        self.assertEqual(r.code, 2, r.describe())
+        r = sstpipe("serve", self.table_b, "--set", "serve.timeout=0")
+        self.assertEqual(r.code, 2, r.describe())
+        r = sstpipe("serve")
+        self.assertEqual(r.code, 2, r.describe())
+        r = sstpipe("serve", self.path("missing.sst"), "--listen", "127.0.0.1:0")
+        self.assertEqual(r.code, 1, r.describe())
+        self.assertIn("missing.sst", r.err_text)
+        self.assertEqual(len(r.err_text.splitlines()), 1, r.describe())
+        not_table = self.write_file("not.sst", b"not a table" * 1000)
+        r = sstpipe("serve", not_table, "--listen", "127.0.0.1:0")
+        self.assertEqual(r.code, 1, r.describe())
+        # A port in use.
+        s = self.serve(self.table_b)
+        r = sstpipe("serve", self.table_b, "--listen", f"127.0.0.1:{s.port}")
+        self.assertEqual(r.code, 1, r.describe())
+        self.assertIn("Address already in use", r.err_text)
+        self.assertEqual(s.stop(), 0)
+
+    # ------------------------------------------------------------ publishes
+
+    def nightly_dir(self):
+        """A nightly layout: builds/a and builds/b holding the two tables,
+        current -> builds/a."""
+        out = self.path("out")
+        for name, table in (("a", self.table_a), ("b", self.table_b)):
+            os.makedirs(os.path.join(out, "builds", name))
+            os.link(table, os.path.join(out, "builds", name, "table.sst"))
+        os.symlink("builds/a", os.path.join(out, "current"))
+        return out
+
+    def swap(self, out, target):
+        """What nightly does: a temporary symlink renamed over current."""
+        tmp = os.path.join(out, f".current.tmp-{os.getpid()}")
+        os.symlink(target, tmp)
+        os.rename(tmp, os.path.join(out, "current"))
+
+    def test_publishes_under_load(self):
+        out = self.nightly_dir()
+        s = self.serve(out, "--threads", "2")
+        stop = threading.Event()
+        failures, counts = [], []
+        keys = list(self.values_a)
+
+        def loop(seed):
+            rng = random.Random(seed)
+            c = s.client()
+            n = 0
+            try:
+                while not stop.is_set():
+                    key = rng.choice(keys)
+                    status, _, body = c.get(key)
+                    if status != 200 or body not in (self.values_a[key], self.values_b[key]):
+                        failures.append((key, status, body[:80]))
+                    n += 1
+            except Exception as e:  # a failed request is what this test is for
+                failures.append(("exception", repr(e)))
+            counts.append(n)
+
+        threads = [threading.Thread(target=loop, args=(i,)) for i in range(4)]
+        for t in threads:
+            t.start()
+        probe = s.client()
+        key = self.differing[0]
+        swaps = 40
+        try:
+            for i in range(swaps):
+                target, values = ("builds/b", self.values_b) if i % 2 == 0 else ("builds/a",
+                                                                                 self.values_a)
+                self.swap(out, target)
+                wait_for(f"swap {i + 1} to {target}",
+                         lambda: probe.get(key)[2] == values[key])
+        finally:
+            stop.set()
+            for t in threads:
+                t.join(BOUND)
+        self.assertEqual(failures, [])
+        self.assertEqual(len(counts), 4)
+        self.assertGreater(sum(counts), swaps)
+        m = probe.metrics()
+        self.assertEqual(m["sstpipe_serve_table_swaps_total"], swaps)
+        real_a = os.path.realpath(os.path.join(out, "builds", "a", "table.sst"))
+        self.assertEqual(m[f'sstpipe_serve_table_info{{path="{real_a}"}}'], 1)
+        self.assertEqual(s.stop(), 0)
+        self.assertIn(f"serving {real_a}", s.stderr())
+
+    def test_in_flight_response_finishes_on_old_table(self):
+        """A value being sent (straight from the old table's mapping) when
+        current is swapped and the old file deleted still arrives whole."""
+        out = self.path("big")
+        corpus = os.path.join(corpora_dir(), "enwiki-206pages.xml.bz2")
+        for name, cut in (("a", "256K"), ("b", "100K")):
+            os.makedirs(os.path.join(out, "builds", name))
+            r = sstpipe("build", corpus, "-o", os.path.join(out, "builds", name, "table.sst"),
+                        "--block-size", "1M", "--max-bytes", cut)
+            self.assertOk(r)
+        os.symlink("builds/a", os.path.join(out, "current"))
+        big = dict(self.dump_records(os.path.join(out, "builds", "a", "table.sst")))
+        small = dict(self.dump_records(os.path.join(out, "builds", "b", "table.sst")))
+        key = max(big, key=lambda k: len(big[k]))
+        self.assertGreater(len(big[key]), 150000)
+        self.assertNotEqual(big[key], small[key])
+        s = self.serve(out)
+        raw = socket.socket()
+        raw.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        raw.settimeout(BOUND)
+        raw.connect(("127.0.0.1", s.port))
+        # Pipelined, more than the socket buffers hold: the server is still
+        # sending when the table goes away.
+        n = 30
+        raw.sendall(f"GET /v1/get?key={quote(key)} HTTP/1.1\r\nHost: x\r\n\r\n".encode() * n)
+        probe = s.client()
+        wait_for("a large value in flight",
+                 lambda: probe.metrics()["sstpipe_serve_in_flight"] >= 2)
+        self.swap(out, "builds/b")
+        wait_for("the swap to b", lambda: probe.get(key)[2] == small[key])
+        os.unlink(os.path.join(out, "builds", "a", "table.sst"))
+        bodies = []
+        f = raw.makefile("rb")
+        for _ in range(n):
+            status = f.readline()
+            self.assertTrue(status.startswith(b"HTTP/1.1 200"), status)
+            length = None
+            while (line := f.readline()) != b"\r\n":
+                if line.lower().startswith(b"content-length:"):
+                    length = int(line.split(b":")[1])
+            bodies.append(f.read(length))
+        f.close()
+        raw.close()
+        # Whole values: the old table's up to the swap, the new one's after.
+        olds = bodies.index(small[key]) if small[key] in bodies else n
+        self.assertGreater(olds, 0)
+        self.assertEqual(bodies, [big[key]] * olds + [small[key]] * (n - olds))
+        self.assertEqual(s.stop(), 0)
+
+    def test_old_table_removed_after_swap(self):
+        """Retention may delete the previous build right after a publish:
+        the requests on it and after it are unaffected."""
+        out = self.nightly_dir()
+        s = self.serve(out)
+        c = s.client()
+        key = self.differing[0]
+        self.assertEqual(c.get(key)[2], self.values_a[key])
+        self.swap(out, "builds/b")
+        wait_for("the swap to b", lambda: c.get(key)[2] == self.values_b[key])
+        os.unlink(os.path.join(out, "builds", "a", "table.sst"))
+        for k in self.differing[:50]:
+            self.assertEqual(c.get(k)[2], self.values_b[k])
+        self.assertEqual(s.stop(), 0)
+
+    def test_corrupt_publish_keeps_old_table(self):
+        out = self.nightly_dir()
+        bad = os.path.join(out, "builds", "bad")
+        os.makedirs(bad)
+        with open(self.table_b, "rb") as f:
+            data = f.read()
+        with open(os.path.join(bad, "table.sst"), "wb") as f:
+            f.write(data[:-100])  # the footer cut off
+        s = self.serve(out)
+        c = s.client()
+        self.swap(out, "builds/bad")
+        wait_for("the refusal", lambda: "not swapping" in s.stderr())
+        self.assertIn("still serving", s.stderr())
+        key = self.differing[0]
+        self.assertEqual(c.get(key)[2], self.values_a[key])
+        self.swap(out, "builds/b")
+        wait_for("the swap to b", lambda: c.get(key)[2] == self.values_b[key])
+        self.assertEqual(s.stop(), 0)
+
+    def test_follows_table_file_replaced(self):
+        """Given a file, a rebuild renamed over it is followed too."""
+        path = self.path("t.sst")
+        os.link(self.table_a, path)
+        s = self.serve(path)
+        c = s.client()
+        key = self.differing[0]
+        self.assertEqual(c.get(key)[2], self.values_a[key])
+        os.link(self.table_b, self.path("t.sst.new"))
+        os.rename(self.path("t.sst.new"), path)
+        wait_for("the swap", lambda: c.get(key)[2] == self.values_b[key])
+        self.assertEqual(s.stop(), 0)
+
+    def test_follows_real_nightly(self):
+        out = self.path("nightly")
+        ini = self.write_file("nightly.ini", (
+            f"[output]\ndir = {out}\n[profile]\nlookups = 100\n[sort]\nmemory = 4M\n"
+            "[truncate]\nmax_bytes = 100\n").encode())
+        corpus = os.path.join(corpora_dir(), "enwiki-206pages.xml.bz2")
+        r = sstpipe("nightly", "-c", ini, corpus)
+        self.assertOk(r)
+        s = self.serve(out, "-c", ini)
+        c = s.client()
+        key = self.differing[0]
+        self.assertEqual(c.get(key)[2], self.values_a[key])
+        r = sstpipe("nightly", "-c", ini, "--set", "truncate.max_bytes=1024", corpus)
+        self.assertOk(r)
+        wait_for("the nightly's publish", lambda: c.get(key)[2] == self.values_b[key])
+        self.assertEqual(s.stop(), 0)
+
+    # ------------------------------------------------------------ connections
+
+    def test_slow_client_does_not_hold_the_worker(self):
+        s = self.serve(self.table_b, "--threads", "1", "--set", "serve.timeout=2")
+        slow = socket.create_connection(("127.0.0.1", s.port), timeout=BOUND)
+        self.addCleanup(slow.close)
+        slow.sendall(b"GET /v1/get?key=A HTTP/1.1\r\nHost: x\r\n")  # and then nothing
+        c = s.client()
+        for key, value in self.records_b[:50]:
+            self.assertEqual(c.get(key)[2], value)
+        # Still open: the server is waiting for the rest.
+        slow.setblocking(False)
+        with self.assertRaises(BlockingIOError):
+            slow.recv(1)
+        slow.settimeout(BOUND)
+        # Cut off once idle for the timeout (2 s): the read ends, no reply.
+        self.assertEqual(slow.recv(4096), b"")
+        self.assertEqual(c.request("/healthz")[0], 200)
+        self.assertEqual(s.stop(), 0)
+
+    def test_many_connections(self):
+        s = self.serve(self.table_b)
+        conns = [s.client() for _ in range(200)]
+        keys = [k for k, _ in self.records_b]
+        for round_ in range(3):
+            for i, c in enumerate(conns):
+                key = keys[(i + round_) % len(keys)]
+                status, _, body = c.get(key)
+                self.assertEqual((status, body), (200, self.values_b[key]))
+        for c in conns:
+            c.close()
+        self.assertEqual(s.stop(), 0)
+
+    def test_connection_limit(self):
+        """Beyond max_connections a connection waits in the listen queue,
+        unanswered, until one of the others closes."""
+        s = self.serve(self.table_b, "--threads", "1", "--set", "serve.max_connections=20")
+        held = [s.client() for _ in range(20)]
+        for c in held:
+            self.assertEqual(c.request("/healthz")[0], 200)
+        extra = socket.create_connection(("127.0.0.1", s.port), timeout=1)
+        self.addCleanup(extra.close)
+        extra.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        with self.assertRaises(socket.timeout):
+            extra.recv(4096)
+        held[0].close()
+        extra.settimeout(BOUND)
+        self.assertTrue(extra.recv(4096).startswith(b"HTTP/1.1 200"))
+        for c in held[1:]:
+            self.assertEqual(c.request("/healthz")[0], 200)
+            c.close()
+        self.assertEqual(s.stop(), 0)
+
+    # ------------------------------------------------------------ signals
+
+    def read_responses(self, raw):
+        """Every whole response on raw until the server closes it:
+        [(head, body)], and the bytes of an incomplete last one."""
+        f = raw.makefile("rb")
+        out = []
+        while True:
+            head = b""
+            while (line := f.readline()) not in (b"\r\n", b""):
+                head += line
+            if not line:
+                return out, head
+            length = [int(l.split(b":")[1]) for l in head.split(b"\r\n")
+                      if l.lower().startswith(b"content-length:")][0]
+            body = f.read(length)
+            if len(body) < length:
+                return out, head + body
+            out.append((head, body))
+
+    def test_sigterm_drains_in_flight(self):
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            s = self.serve(self.table_b, "--threads", "2")
+            stop = threading.Event()
+            errors, done = [], []
+
+            def loop():
+                c = s.client()
+                while not stop.is_set():
+                    try:
+                        status, _, body = c.get(self.records_b[5][0])
+                    except (ConnectionError, OSError):
+                        return  # the server went away between requests: allowed
+                    if status != 200 or body != self.records_b[5][1]:
+                        errors.append((status, body[:80]))
+                    done.append(1)
+
+            threads = [threading.Thread(target=loop) for _ in range(3)]
+            for t in threads:
+                t.start()
+            wait_for("requests under way", lambda: len(done) > 100)
+            # 40 pipelined requests for every record (~200 KB each), unread:
+            # far more than the socket buffers hold, so the server is in the
+            # middle of sending one when the signal comes.
+            raw = socket.socket()
+            raw.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            raw.settimeout(BOUND)
+            raw.connect(("127.0.0.1", s.port))
+            req = f"GET /v1/prefix?prefix=&limit={len(self.records_b)} HTTP/1.1\r\nHost: x\r\n\r\n"
+            raw.sendall(req.encode() * 40)
+            key = 'sstpipe_serve_requests_total{endpoint="prefix",status="200"}'
+            wait_for("the first answers sent", lambda: s.client().metrics().get(key, 0) >= 2)
+            s.proc.send_signal(sig)
+            wait_for("the drain to start", lambda: "finishing the requests" in s.stderr())
+            responses, partial = self.read_responses(raw)
+            raw.close()
+            # The answer being sent when the signal came arrived whole; then
+            # the server closed the connection (pipelined requests it had not
+            # started are not answered).
+            self.assertEqual(partial, b"")
+            self.assertGreaterEqual(len(responses), 3)
+            self.assertLess(len(responses), 40)
+            for head, body in responses:
+                self.assertTrue(head.startswith(b"HTTP/1.1 200"), head)
+                page = json.loads(body)
+                self.assertEqual([(r["key"].encode(), r["value"].encode()) for r in page],
+                                 self.records_b)
+            self.assertEqual(s.stop(timeout=BOUND), 0, s.stderr())
+            stop.set()
+            for t in threads:
+                t.join(BOUND)
+            self.assertEqual(errors, [])
+
+    def test_kill9_and_restart_on_same_port(self):
+        s = self.serve(self.table_b)
+        c = s.client()
+        self.assertEqual(c.request("/healthz")[0], 200)
+        s.proc.kill()
+        s.proc.wait()
+        c.close()
+        # The later --listen wins over Server's port 0; SO_REUSEADDR lets
+        # the new process bind while the old connection is in TIME_WAIT.
+        s2 = self.serve(self.table_b, "--listen", f"127.0.0.1:{s.port}")
+        self.assertEqual(s2.port, s.port)
+        self.assertEqual(s2.client().get(self.records_b[0][0])[2], self.records_b[0][1])
+        self.assertEqual(s2.stop(), 0)
+
+    # ------------------------------------------------------------ cold
+
+    def read_syscalls(self, pid):
+        with open(f"/proc/{pid}/io") as f:
+            return int(dict(l.split(": ") for l in f.read().splitlines())["syscr"])
+
+    def test_cold_one_read_per_lookup(self):
+        s = self.serve(self.table_b, "--cold", "--threads", "1")
+        c = s.client()
+        keys = [k for k, _ in self.records_b]
+        self.assertEqual(c.get(keys[0])[2], self.values_b[keys[0]])
+        before = self.read_syscalls(s.proc.pid)
+        for key in keys:
+            status, _, body = c.get(key)
+            self.assertEqual((status, body), (200, self.values_b[key]))
+        reads = self.read_syscalls(s.proc.pid) - before
+        # One pread per lookup; the network is recv(), not counted here. The
+        # watcher's once-a-second check reads nothing.
+        self.assertEqual(reads, len(keys))
+        self.assertEqual(s.stop(), 0)
+
+
+if __name__ == "__main__":
+    unittest.main()
