@@ -1,0 +1,229 @@
+/*
+ * fuzz_serve.c: libFuzzer target for the server's request handling
+ * (serve_handle: routing, percent-decoding, parameter checks, lookups and
+ * the JSON of /v1/prefix), without the network.
+ *
+ * The input is "METHOD PATH?QUERY": split as libmicrohttpd splits it (the
+ * method up to the first space, the query at the first '?', parameters at
+ * '&' and '=', '+' made a space, nothing decoded), over a small table made
+ * once with keys that share prefixes and hold multi-byte UTF-8. The
+ * oracle: the status is one the endpoint can give (never a 500: the table
+ * is sound), an error body is one line, a 200 from /v1/get is the stored
+ * value of the decoded key, and a 200 from /v1/prefix is a JSON array of at
+ * most limit records in key order, each stored and starting with the
+ * prefix.
+ */
+#include "fuzz_file.h"
+#include "stages/serve/serve_request.h"
+#include "stages/sst/table_writer.h"
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define LIMIT_MAX 8
+
+static const char *const keys[] = {
+    /* In memcmp order, as a table holds them. */
+    "A",
+    "AT&T",
+    "Ab",
+    "Abc",
+    "Abc def",
+    "Abd",
+    "B",
+    "Talk:Foo",
+    "caf\xc3\xa9",
+    "caf\xc3\xa9s",
+    "zz%41",
+    "zz+plus",
+    "\xe6\x97\xa5\xe6\x9c\xac",
+    "\xf0\x9f\x98\x80 emoji",
+};
+#define NKEYS (sizeof keys / sizeof keys[0])
+
+static served_table served;
+static serve_metrics metrics;
+
+static const char *value_of(size_t i, char *buf, size_t cap) {
+    snprintf(buf, cap, "value %zu of %s", i, keys[i]);
+    return buf;
+}
+
+/* The table, written once into a scratch directory that is then removed
+ * (the open table keeps its file). */
+static void make_table(void) {
+    char dir[] = "/tmp/fuzz-serve-XXXXXX";
+    if (!mkdtemp(dir))
+        fuzz_fail("mkdtemp failed");
+    char path[64];
+    snprintf(path, sizeof path, "%s/t.sst", dir);
+    table_options o;
+    table_options_init(&o);
+    sp_error err = {0};
+    table_writer *w = table_writer_init(path, &o, &err);
+    for (size_t i = 0; w && i < NKEYS; i++) {
+        char v[128];
+        value_of(i, v, sizeof v);
+        sp_record rec = {.key = (const uint8_t *)keys[i],
+                         .key_len = (uint32_t)strlen(keys[i]),
+                         .value = (const uint8_t *)v,
+                         .value_len = strlen(v),
+                         .value_fd = -1};
+        if (table_writer_add(w, &rec, &err))
+            break;
+    }
+    if (!w || err.set || table_writer_finish(w, &err))
+        fuzz_fail("cannot write the table: %s", err.msg);
+    table_writer_destroy(w);
+    char *msg = NULL;
+    served.table = sstpipe_open(path, &msg);
+    if (!served.table)
+        fuzz_fail("cannot open the table: %s", msg);
+    unlink(path);
+    rmdir(dir);
+    served.path = "t.sst";
+    served.generation = 1;
+    serve_metrics_init(&metrics);
+}
+
+typedef struct query {
+    char *names[16];
+    char *values[16];
+    int n;
+} query;
+
+static const char *lookup(void *ctx, const char *name) {
+    const query *q = ctx;
+    for (int i = 0; i < q->n; i++)
+        if (!strcmp(q->names[i], name))
+            return q->values[i];
+    return NULL;
+}
+
+/* Splits "a=1&b&c=3" in place, as libmicrohttpd does. A name without '='
+ * has no value (the library reports NULL). */
+static void split_query(char *s, query *q) {
+    q->n = 0;
+    while (s && *s && q->n < 16) {
+        char *amp = strchr(s, '&');
+        if (amp)
+            *amp++ = '\0';
+        for (char *p = s; *p; p++)
+            if (*p == '+')
+                *p = ' ';
+        char *eq = strchr(s, '=');
+        if (eq)
+            *eq++ = '\0';
+        if (eq) {
+            q->names[q->n] = s;
+            q->values[q->n++] = eq;
+        }
+        s = amp;
+    }
+}
+
+static long find_key(const void *k, size_t len) {
+    for (size_t i = 0; i < NKEYS; i++)
+        if (strlen(keys[i]) == len && !memcmp(keys[i], k, len))
+            return (long)i;
+    return -1;
+}
+
+static void check_get(const query *q, const serve_reply *r) {
+    if (r->status != 200)
+        return;
+    uint8_t key[SP_MAX_KEY_BYTES];
+    char reason[SERVE_REASON_CAP];
+    long klen = serve_decode_param("key", lookup((void *)q, "key"), key, sizeof key, reason);
+    long i = klen < 0 ? -1 : find_key(key, (size_t)klen);
+    char v[128];
+    if (i < 0 || r->len != strlen(value_of((size_t)i, v, sizeof v)) || memcmp(r->body, v, r->len))
+        fuzz_fail("/v1/get answered 200 with the wrong value");
+}
+
+static void check_prefix(const query *q, const serve_reply *r) {
+    if (r->status != 200)
+        return;
+    uint8_t prefix[SP_MAX_KEY_BYTES];
+    char reason[SERVE_REASON_CAP];
+    long plen =
+        serve_decode_param("prefix", lookup((void *)q, "prefix"), prefix, sizeof prefix, reason);
+    json_error_t jerr;
+    json_t *arr = json_loadb(r->body, r->len, 0, &jerr);
+    if (plen < 0 || !json_is_array(arr) || json_array_size(arr) > LIMIT_MAX)
+        fuzz_fail("/v1/prefix answered 200 with a bad array: %.*s", (int)r->len,
+                  (const char *)r->body);
+    const char *prev = NULL;
+    size_t prev_len = 0;
+    for (size_t i = 0; i < json_array_size(arr); i++) {
+        json_t *rec = json_array_get(arr, i);
+        json_t *k = json_object_get(rec, "key"), *v = json_object_get(rec, "value");
+        if (!json_is_string(k) || !json_is_string(v) || json_object_size(rec) != 2)
+            fuzz_fail("/v1/prefix record %zu is not {key, value}", i);
+        const char *ks = json_string_value(k);
+        size_t kl = json_string_length(k);
+        long at = find_key(ks, kl);
+        char val[128];
+        if (at < 0 || strcmp(json_string_value(v), value_of((size_t)at, val, sizeof val)))
+            fuzz_fail("/v1/prefix record %zu is not a stored record", i);
+        if (kl < (size_t)plen || memcmp(ks, prefix, (size_t)plen))
+            fuzz_fail("/v1/prefix record %zu does not start with the prefix", i);
+        if (prev) {
+            size_t m = prev_len < kl ? prev_len : kl;
+            int c = memcmp(prev, ks, m);
+            if (c > 0 || (c == 0 && prev_len >= kl))
+                fuzz_fail("/v1/prefix records %zu and %zu are out of order", i - 1, i);
+        }
+        prev = ks;
+        prev_len = kl;
+    }
+    json_decref(arr);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    if (!served.table)
+        make_table();
+    /* The library hands over NUL-terminated strings: a NUL in the request
+     * line ends it there. */
+    char *line = strndup((const char *)data, size);
+    if (!line)
+        fuzz_fail("out of memory");
+    char *path = strchr(line, ' ');
+    if (path)
+        *path++ = '\0';
+    else
+        path = line + strlen(line);
+    char *qs = strchr(path, '?');
+    if (qs)
+        *qs++ = '\0';
+    query q;
+    split_query(qs, &q);
+
+    serve_handler h = {.metrics = &metrics, .prefix_limit_max = LIMIT_MAX, .copy_values = false};
+    serve_request req = {.method = line, .path = path, .param = lookup, .param_ctx = &q};
+    serve_reply r;
+    serve_handle(&h, &req, &served, &r);
+    static const unsigned allowed[] = {200, 400, 404, 405};
+    bool ok = false;
+    for (size_t i = 0; i < sizeof allowed / sizeof allowed[0]; i++)
+        ok |= r.status == allowed[i];
+    if (!ok)
+        fuzz_fail("status %u for %s %s", r.status, line, path);
+    if (r.status >= 400) {
+        const char *nl = memchr(r.body, '\n', r.len);
+        if (!r.len || nl != (const char *)r.body + r.len - 1)
+            fuzz_fail("error body is not one line: %.*s", (int)r.len, (const char *)r.body);
+    }
+    if (r.endpoint == SERVE_EP_GET)
+        check_get(&q, &r);
+    else if (r.endpoint == SERVE_EP_PREFIX)
+        check_prefix(&q, &r);
+    serve_metrics_record(&metrics, r.endpoint, r.status, 1000, r.missed);
+    serve_reply_destroy(&r);
+    free(line);
+    return 0;
+}
