@@ -27,7 +27,8 @@ class ConfigShowTest(E2ETest):
         plain = self.show_json()
         from_file = self.show_json("-c", self.source("config/default.ini"))
         self.assertEqual(set(plain), {"input", "extract", "truncate", "sort", "sst", "verify",
-                                      "profile", "output", "progress"})
+                                      "profile", "output", "progress",
+                                      "serve"})
         for section, keys in plain.items():
             for key, entry in keys.items():
                 self.assertEqual(entry["origin"], "default", f"[{section}] {key}")
