@@ -165,16 +165,20 @@ __attribute__((target("avx2"))) static bool valid_avx2(const uint8_t *s, size_t 
     return _mm256_testz_si256(error, error);
 }
 
-bool verify_utf8_valid(const uint8_t *s, size_t len, size_t *bad) {
-    if (__builtin_cpu_supports("avx2") && valid_avx2(s, len))
-        return true;
-    return sp_utf8_valid(s, len, bad);
+int verify_utf8_fast(const uint8_t *s, size_t len) {
+    return __builtin_cpu_supports("avx2") ? valid_avx2(s, len) : -1;
 }
 
 #else
 
-bool verify_utf8_valid(const uint8_t *s, size_t len, size_t *bad) {
-    return sp_utf8_valid(s, len, bad);
+int verify_utf8_fast(const uint8_t *s, size_t len) {
+    (void)s;
+    (void)len;
+    return -1;
 }
 
 #endif
+
+bool verify_utf8_valid(const uint8_t *s, size_t len, size_t *bad) {
+    return verify_utf8_fast(s, len) == 1 || sp_utf8_valid(s, len, bad);
+}

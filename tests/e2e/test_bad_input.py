@@ -175,10 +175,29 @@ class BadInput(E2ETest):
         self.bad_data("truncated.xml.zst", data[: len(data) // 2])
 
     def test_truncated_bz2_multistream(self):
-        """A multistream file cut exactly between two streams, mid-document."""
+        """A multistream file cut exactly between two streams, mid-document:
+        the XML in four bz2 streams (as Wikipedia's multistream dumps), the
+        first two kept. The error must come where the second stream ends, so
+        a reader that stopped after the first stream fails this test."""
         xml = self.corpus_xml
-        half = len(xml) // 2
-        self.bad_data("cut-between-streams.xml.bz2", bz2.compress(xml[:half]))
+        cuts = [len(xml) * i // 4 for i in range(5)]
+        streams = [bz2.compress(xml[a:b]) for a, b in zip(cuts, cuts[1:])]
+        data = b"".join(streams[:2])
+        # What was built: two whole streams, each starting with its own
+        # header, together decompressing to the first half of the document.
+        self.assertEqual(data.count(b"BZh9" + b"\x31\x41\x59\x26\x53\x59"), 2)
+        self.assertEqual(bz2.decompress(data), xml[: cuts[2]])
+        self.assertNotIn(b"</mediawiki>", xml[: cuts[2]])
+        src = self.write_file("cut-between-streams.xml.bz2", data)
+        self.expect_failure("build", [src], src, what="cut-between-streams.xml.bz2")
+        # libxml2 reports the end of the document on the last line it got.
+        line = xml[: cuts[2]].count(b"\n") + 1
+        r = sstpipe("build", src, "-o", self.path("cut.sst"))
+        self.assertIn(f"at line {line}:", r.err_text,
+                      "the error must be at the end of the second stream" + r.describe())
+        self.assertIn("truncated", r.err_text, r.describe())
+        self.expect_failure("extract", [src], src, what="cut-between-streams.xml.bz2",
+                            good=self.good_rs, out_name="out.rs")
 
     # ---- XML
 

@@ -627,7 +627,11 @@ static void test_footerless_walk_stops_in_either_half(void **state) {
 
 /* ---------------------------------------------------------------- UTF-8 */
 
-/* verify_utf8_valid against sp_utf8_valid, answer and offset. */
+/* Inputs the fast path itself judged, valid and invalid. */
+static uint64_t fast_valid, fast_invalid;
+
+/* verify_utf8_valid against sp_utf8_valid, answer and offset; and the fast
+ * path's own answer, which verify_utf8_valid's fallback would hide. */
 static void utf8_agree(const uint8_t *s, size_t len) {
     size_t bad1 = 12345, bad2 = 12345;
     bool ok1 = sp_utf8_valid(s, len, &bad1);
@@ -635,6 +639,13 @@ static void utf8_agree(const uint8_t *s, size_t len) {
     if (ok1 != ok2 || (!ok1 && bad1 != bad2))
         fail_msg("%zu bytes: sp_utf8_valid %d (bad %zu), verify_utf8_valid %d (bad %zu)", len, ok1,
                  bad1, ok2, bad2);
+    int fast = verify_utf8_fast(s, len);
+    if (fast < 0)
+        return;
+    if (fast != ok1)
+        fail_msg("%zu bytes: sp_utf8_valid %d (bad %zu), the fast path alone %d", len, ok1, bad1,
+                 fast);
+    (fast ? &fast_valid : &fast_invalid)[0]++;
 }
 
 /* Every sequence of three bytes drawn from all non-ASCII bytes and a few
@@ -712,6 +723,14 @@ static void test_fast_utf8_agrees_with_the_reference(void **state) {
         if (n)
             utf8_agree(text, n - 1 - rnd() % (n < 3 ? n : 3));
     }
+    if (verify_utf8_fast((const uint8_t *)"a", 1) < 0) {
+        print_message("fast UTF-8 path NOT exercised: this processor has no AVX2; only the "
+                      "fallback (sp_utf8_valid itself) was compared\n");
+        skip();
+    }
+    print_message("fast UTF-8 path judged %llu valid and %llu invalid inputs itself\n",
+                  (unsigned long long)fast_valid, (unsigned long long)fast_invalid);
+    assert_true(fast_valid > 1000 && fast_invalid > 1000);
 }
 
 /* ---------------------------------------------------------------- could not run */
