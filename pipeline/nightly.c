@@ -368,6 +368,16 @@ static int publish(nightly_run_state *r) {
     return 0;
 }
 
+/* A build is published with its whole log: one whose nightly.log could not
+ * be written (a full disk, EIO) fails like any other write. */
+static int check_log(nightly_run_state *r) {
+    int e = nightly_log_file_error(&r->log);
+    if (!e)
+        return 0;
+    errno = e;
+    return sp_errorf_errno(&r->err, "%s/nightly.log: write failed", r->staging);
+}
+
 /* The steps after the lock; returns the exit code. */
 static int run_locked(nightly_run_state *r, const char *input_arg) {
     int n = nightly_clean_stale(r->dir, note_removed, &r->log, &r->err);
@@ -417,6 +427,8 @@ static int run_locked(nightly_run_state *r, const char *input_arg) {
     stage_profile(r);
     if (nightly_manifest_outputs(r, &r->err))
         return fail(r, "checksum outputs", SP_EXIT_FAIL);
+    if (check_log(r))
+        return fail(r, "log", SP_EXIT_FAIL);
     if (publish(r) == 0)
         return SP_EXIT_OK;
     if (r->staging[0])
@@ -468,9 +480,16 @@ int nightly_run(const sp_config *cfg, const char *input) {
             close(lock_fd);
         }
     }
+    int log_error = r.log_file ? nightly_log_file_error(&r.log) : 0;
     nightly_log_destroy(&r.log);
-    if (r.log_file)
-        fclose(r.log_file);
+    if (r.log_file && fclose(r.log_file) != 0 && !log_error)
+        log_error = errno;
+    /* After the swap nothing can be undone: the build is published, and
+     * only the last lines of its log (the publish, retention) are missing. */
+    if (code == 0 && log_error)
+        fprintf(stderr,
+                "sstpipe: nightly: warning: %s/%s/nightly.log: lines after publishing lost: %s\n",
+                r.dir, r.final_rel, strerror(log_error));
     if (r.verify_inited)
         verify_report_destroy(&r.verify);
     if (r.profile_inited)

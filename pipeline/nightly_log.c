@@ -5,6 +5,7 @@
 #include "stages/common/size.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -57,10 +58,18 @@ static void emit(nightly_log *lg, const char *msg) {
     nightly_utc(time(NULL), false, ts, sizeof ts);
     clear_live(lg);
     fprintf(stderr, "%s nightly: %s\n", ts, msg);
-    if (lg->file) {
-        fprintf(lg->file, "%s nightly: %s\n", ts, msg);
-        fflush(lg->file);
+    if (lg->file && !lg->file_errno) {
+        errno = 0;
+        if (fprintf(lg->file, "%s nightly: %s\n", ts, msg) < 0 || fflush(lg->file) != 0)
+            lg->file_errno = errno ? errno : EIO;
     }
+}
+
+int nightly_log_file_error(nightly_log *lg) {
+    pthread_mutex_lock(&lg->mu);
+    int e = lg->file_errno;
+    pthread_mutex_unlock(&lg->mu);
+    return e;
 }
 
 void nightly_logf(nightly_log *lg, const char *fmt, ...) {

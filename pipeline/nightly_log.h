@@ -23,8 +23,9 @@
 #include <time.h>
 
 typedef struct nightly_log {
-    FILE *file; /* the run's nightly.log, once there is one */
-    bool tty;   /* stderr is a terminal */
+    FILE *file;     /* the run's nightly.log, once there is one */
+    int file_errno; /* why the first line could not be written to it; 0 */
+    bool tty;       /* stderr is a terminal */
     bool live_shown;
     pthread_mutex_t mu;
     pthread_cond_t wake;
@@ -47,6 +48,10 @@ void nightly_log_init(nightly_log *lg);
 /* Also write every line to f from now on (f stays owned by the caller). */
 void nightly_log_attach(nightly_log *lg, FILE *f);
 void nightly_logf(nightly_log *lg, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* 0, or the errno of the first line that could not be written to the file
+ * (from then on no line is written to it: the file stays a prefix of the
+ * log, not a log with holes). */
+int nightly_log_file_error(nightly_log *lg);
 /*
  * Starts reporting progress of stage: how far a reader of watch_path has
  * got (watch_path non-NULL), or what the caller stores in lg->done, out of

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,18 +15,45 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+static bool o_tmpfile_off;
+
+static void read_no_o_tmpfile(void) {
+    const char *v = getenv(SP_NO_O_TMPFILE_ENV);
+    o_tmpfile_off = v && !strcmp(v, "1");
+}
+
+/* O_TMPFILE on dir, or -1 with errno EOPNOTSUPP when it is switched off
+ * (SP_NO_O_TMPFILE_ENV, read once). */
+static int open_tmpfile(const char *dir, mode_t mode) {
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, read_no_o_tmpfile);
+    if (o_tmpfile_off) {
+        errno = EOPNOTSUPP;
+        return -1;
+    }
+    return open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, mode);
+}
+
+/* Whether open_tmpfile failed for want of O_TMPFILE (a kernel or file
+ * system without it), so a named file may stand in; any other error (a
+ * full disk, EIO, a missing directory) is the caller's error. */
+static bool no_o_tmpfile(int e) {
+    return e == EOPNOTSUPP || e == EISDIR;
+}
+
 /* Runs fn with every signal held, so that a file it creates is registered
- * for cleanup before a signal handler could look for it. */
-static void with_signals_held(void (*fn)(sp_outfile *), sp_outfile *f) {
+ * for cleanup (or unlinked) before a signal handler could look for it. */
+static void with_signals_held(void (*fn)(void *), void *arg) {
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, &old);
-    fn(f);
+    fn(arg);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
-static void create_named(sp_outfile *f) {
-    f->fd = mkstemp(f->tmp_path);
+static void create_named(void *arg) {
+    sp_outfile *f = arg;
+    f->fd = mkostemp(f->tmp_path, O_CLOEXEC);
     if (f->fd >= 0)
         f->cleanup_slot = sp_cleanup_add(f->tmp_path);
 }
@@ -58,12 +86,13 @@ int sp_outfile_open(sp_outfile *f, const char *path, sp_error *err) {
     /* Preferably a file with no name until it is complete, so that even
      * kill -9 leaves nothing behind; file systems without O_TMPFILE get a
      * named temporary file, removed on errors and signals. */
-    f->fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0644);
+    f->fd = open_tmpfile(dir, 0644);
     free(dir);
     if (f->fd >= 0) {
         f->anonymous = true;
     } else {
-        with_signals_held(create_named, f);
+        if (no_o_tmpfile(errno))
+            with_signals_held(create_named, f);
         if (f->fd < 0) {
             int e = errno;
             free(f->tmp_path);
@@ -95,7 +124,8 @@ static int fsync_dir_of(const char *path, sp_error *err) {
     return rc;
 }
 
-static void link_anonymous(sp_outfile *f) {
+static void link_anonymous(void *arg) {
+    sp_outfile *f = arg;
     char proc[64];
     snprintf(proc, sizeof proc, "/proc/self/fd/%d", f->fd);
     size_t n = strlen(f->tmp_path);
@@ -171,27 +201,45 @@ void sp_outfile_abort(sp_outfile *f) {
     f->anonymous = false;
 }
 
+typedef struct scratch_named {
+    char *path;
+    int fd;
+    int error;
+} scratch_named;
+
+static void create_scratch_named(void *arg) {
+    scratch_named *s = arg;
+    s->fd = mkostemp(s->path, O_CLOEXEC);
+    s->error = errno;
+    if (s->fd >= 0 && unlink(s->path) != 0) {
+        s->error = errno;
+        close(s->fd);
+        s->fd = -1;
+    }
+}
+
 int sp_tmpfile_open(const char *dir, sp_error *err) {
     if (!dir || !*dir)
         dir = getenv("TMPDIR");
     if (!dir || !*dir)
         dir = "/tmp";
-    int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    int fd = open_tmpfile(dir, 0600);
     if (fd >= 0)
         return fd;
-    /* File systems without O_TMPFILE: create, then unlink at once. */
+    if (!no_o_tmpfile(errno))
+        return sp_errorf_errno(err, "%s: cannot create a scratch file", dir);
+    /* File systems without O_TMPFILE: create, then unlink at once, with
+     * signals held so that no handler runs while the name exists. */
     size_t n = strlen(dir) + 32;
-    char *path = malloc(n);
-    if (!path)
+    scratch_named s = {malloc(n), -1, 0};
+    if (!s.path)
         return sp_errorf(err, "%s: out of memory", dir);
-    snprintf(path, n, "%s/sstpipe-scratch.XXXXXX", dir);
-    fd = mkstemp(path);
-    if (fd < 0) {
-        sp_errorf_errno(err, "%s: cannot create a scratch file", dir);
-        free(path);
-        return -1;
+    snprintf(s.path, n, "%s/" SP_SCRATCH_PREFIX "XXXXXX", dir);
+    with_signals_held(create_scratch_named, &s);
+    free(s.path);
+    if (s.fd < 0) {
+        errno = s.error;
+        return sp_errorf_errno(err, "%s: cannot create a scratch file", dir);
     }
-    unlink(path);
-    free(path);
-    return fd;
+    return s.fd;
 }

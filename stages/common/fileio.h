@@ -9,9 +9,15 @@
  *   and even kill -9 leaves nothing behind. Where the file system has no
  *   O_TMPFILE, the temporary name exists from the start and is registered
  *   with cleanup.h so errors and signals remove it.
- * - A scratch file (sp_tmpfile_open) has no name at all (O_TMPFILE, or
- *   unlinked right after creation), so nothing is left behind even by
- *   kill -9.
+ * - A scratch file (sp_tmpfile_open) has no name at all (O_TMPFILE, or,
+ *   without it, SP_SCRATCH_PREFIX... unlinked right after creation with
+ *   signals held), so nothing is left behind even by kill -9.
+ *
+ * Only a kernel or file system without O_TMPFILE (EOPNOTSUPP, EISDIR) gets
+ * the named files; any other error creating the file is reported. The
+ * environment variable SSTPIPE_NO_O_TMPFILE=1 (read once per process)
+ * makes sstpipe behave as on such a file system, so the tests run the
+ * named fallback and its cleanup on errors and signals too.
  */
 #ifndef SSTPIPE_COMMON_FILEIO_H
 #define SSTPIPE_COMMON_FILEIO_H
@@ -22,6 +28,11 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+
+/* "1": never use O_TMPFILE (see above). */
+#define SP_NO_O_TMPFILE_ENV "SSTPIPE_NO_O_TMPFILE"
+/* The name a scratch file has, without O_TMPFILE, until it is unlinked. */
+#define SP_SCRATCH_PREFIX "sstpipe-scratch."
 
 /* Write all n bytes (retrying short writes and EINTR). name/offset for errors. */
 int sp_write_all(int fd, const void *buf, size_t n, const char *name, sp_error *err);

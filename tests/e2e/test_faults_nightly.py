@@ -1,15 +1,26 @@
 """test_faults_nightly.py: I/O faults and SIGKILL at every call of a nightly run.
 
-`sstpipe nightly` writes its lock, staging directory, table, reports and
-manifest, then renames the build into builds/ and swaps `current`. The
-fault shim counts every write, fsync, rename, ftruncate and close under
-[output] dir, then each run fails one of them:
+`sstpipe nightly` creates its directories and lock, the staging directory,
+its log (stdio), table, reports and manifest, then renames the build into
+builds/ and swaps `current` (a new symlink renamed over it). The fault shim
+counts every call of faultlib.OPS under [output] dir (creating a file or
+directory, write, sync_file_range, fsync, linkat, symlink, rename,
+ftruncate, close, the log's stdio writes), then each run fails one of them:
 
 - ENOSPC or EIO once: exit 1 with one "sstpipe: " line naming the file
   and the errno, `current` still names the previous build and that build
-  verifies clean, no staging directory or temporary file is left; or, for
-  a call whose failure does not matter (a report of the non-fatal profile,
-  a close after fsync), a published build identical to `sstpipe build`.
+  verifies clean, no staging directory or temporary file is left. A run
+  may succeed only when the failed call is one of these, and then its
+  build must be whole (the reference table, a published manifest whose
+  outputs match the files, a clean verify.json, the profile):
+  - closing a directory after its fsync, a sort scratch file (nameless:
+    "(deleted)") after its last read, or the lock file at exit;
+  - sync_file_range, the table writer's write-back hint (fsync follows);
+  - a call writing profile.json: profiling is not fatal, so the manifest
+    must record the profile's error, naming profile.json and the errno,
+    and profile.json must be absent;
+  - a write (or the close) of nightly.log after the `current` swap: the
+    run must say so in a warning naming nightly.log and the errno.
 - ENOSPC from that call on (a disk that stays full): the same, except
   that the failed run may be unable to record itself; the next run must
   clean up after it and publish.
@@ -22,6 +33,7 @@ import sys
 
 sys.dont_write_bytecode = True  # keep the source tree clean under ctest
 
+import json
 import os
 import shutil
 import tempfile
@@ -30,8 +42,10 @@ import unittest
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "faults"))
 
 import faultlib  # noqa: E402
-from faultlib import ERRNOS, OPS, Tally, check_error_line, indices, sha, temp_leftovers  # noqa: E402
+from faultlib import (ERRNOS, OPS, Tally, check_error_line, errno_text, indices, sha,  # noqa: E402
+                      temp_leftovers)
 from sstpipe_e2e import E2ETest, sstpipe, sstpipe_bin, wikigen  # noqa: E402
+from test_nightly import xxh3_64  # noqa: E402
 
 
 class NightlyFaults(E2ETest):
@@ -67,14 +81,73 @@ class NightlyFaults(E2ETest):
         r = sstpipe("verify", os.path.join(self.out, "current", "table.sst"))
         self.assertEqual(r.code, 0, what + ": current does not verify" + r.describe())
 
-    def calls(self):
-        counts = faultlib.count_calls(self, self.argv, self.out)
+    def calls(self, env=None):
+        counts = faultlib.count_calls(self, self.argv, self.out, env=env)
         self.assertGreater(counts["rename"], 3, counts)
+        # linkat names an O_TMPFILE file; named temporary files need none.
+        for op in ["open", "mkdir", "symlink", "stdio"] + ([] if env else ["linkat"]):
+            self.assertGreater(counts[op], 0, f"no {op} counted: {counts}")
         return counts
+
+    def assertWholeBuild(self, r, op, action, what):
+        """A run that exited 0 although a call failed: only the calls the
+        docstring names may, and the build it published must be whole."""
+        path = r.fired[0][2]
+        build = os.path.join(self.out, "current")
+        mpath = os.path.join(build, "manifest.json")
+        self.assertTrue(os.path.exists(mpath), what + ": published without its manifest" +
+                        r.describe())
+        with open(mpath) as f:
+            m = json.load(f)
+        self.assertEqual((m["status"], m["exit_code"], m["failed_stage"], m["error"]),
+                         ("published", 0, None, None), what + r.describe())
+        self.assertEqual(m["build_dir"], self.current(), what)
+        for o in m["outputs"]:
+            p = os.path.join(build, o["file"])
+            self.assertEqual((os.path.getsize(p), xxh3_64(p)), (o["bytes"], o["xxh3_64"]),
+                             what + f": {o['file']} is not what the manifest says")
+        with open(os.path.join(build, "verify.json")) as f:
+            v = json.load(f)
+        self.assertEqual((v["problems"], v["files"][0]["ok"]), (0, True), what)
+        self.assertEqual(m["verify"]["problem_count"], 0, what)
+        err = errno_text(action)
+        profile_error = (m["profile"] or {}).get("error") or ""
+        if profile_error:
+            # Profiling is not fatal: its report could not be written.
+            self.assertIn("profile.json", profile_error, what + r.describe())
+            self.assertIn(err, profile_error, what + r.describe())
+            # Absent, unless only the directory fsync after its rename failed.
+            self.assertEqual(os.path.exists(os.path.join(build, "profile.json")),
+                             "complete and in place" in profile_error, what + r.describe())
+            return "profile-report"
+        self.assertEqual(m["profile"]["lookups"], 20, what)
+        with open(os.path.join(build, "profile.json")) as f:
+            self.assertEqual(json.load(f)["lookups"], 20, what)
+        name = os.path.basename(path)
+        if op == "close" and (os.path.isdir(path) or name.startswith(".staging-")
+                              or name == ".lock" or path.endswith(" (deleted)")):
+            return "close-" + ("scratch" if path.endswith(" (deleted)") else
+                               "lock" if name == ".lock" else "dir")
+        if op == "sync_file_range":
+            return "write-back-hint"  # the fsync before the rename syncs it all
+        if op in ("stdio", "close") and name == "nightly.log":
+            self.assertIn(f"warning: {self.out}/{self.current()}/nightly.log", r.stderr,
+                          what + r.describe())
+            self.assertIn(err, r.stderr, what + r.describe())
+            # ... and after the swap only: every line before it is in the log.
+            lines = r.stderr.splitlines()
+            swap = next(i for i, l in enumerate(lines) if " nightly: published " in l)
+            with open(os.path.join(build, "nightly.log")) as f:
+                logged = f.read().splitlines()
+            self.assertEqual(logged[:swap], lines[:swap],
+                             what + ": the log lost lines from before the swap" + r.describe())
+            return "log-after-publish"
+        self.fail(what + ": a failed call went unnoticed" + r.describe())
 
     def test_errno_once_at_every_call(self):
         counts = self.calls()
         tally = Tally("nightly-publish")
+        absorbed = {}
         for op in OPS:
             for i, n in enumerate(indices(counts[op], 24)):
                 for action in ERRNOS if faultlib.LONG else (ERRNOS[i % 2],):
@@ -90,6 +163,8 @@ class NightlyFaults(E2ETest):
                         self.assertEqual(sha(os.path.join(self.out, "current", "table.sst")),
                                          sha(self.ref), what + ": published a different table")
                         self.assertCurrentSound(self.current(), what)
+                        why = self.assertWholeBuild(r, op, action, what)
+                        absorbed[why] = absorbed.get(why, 0) + 1
                         tally.absorbed += 1
                     else:
                         self.assertEqual(r.code, 1, what + r.describe())
@@ -97,12 +172,14 @@ class NightlyFaults(E2ETest):
                         self.assertCurrentSound(before, what)
                         tally.failed_cleanly += 1
         print(tally.report())
+        print("FAULTS nightly-publish absorbed, by call: " +
+              " ".join(f"{k}={v}" for k, v in sorted(absorbed.items())))
         self.assertGreater(tally.failed_cleanly, 10)
 
     def test_disk_stays_full(self):
         counts = self.calls()
         tally = Tally("nightly-disk-full")
-        for op in ("write", "pwrite", "fsync", "rename"):
+        for op in ("write", "pwrite", "fsync", "rename", "open"):
             for n in indices(counts[op], 6, 30):
                 what = f"nightly {op}:{n}:ENOSPC:sticky"
                 before = self.current()

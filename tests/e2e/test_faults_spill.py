@@ -7,6 +7,9 @@ shim first counts the spill's calls (pwrite, ftruncate, close, ... on files
 in --tmp), then each run fails one of them: every run must end with exit 1
 and one error line naming the scratch file and the errno, leave the
 previous -o file byte-identical, no *.tmp.* beside it and nothing in --tmp.
+The calls include creating the scratch file (open with O_TMPFILE); the
+single-merge sweep runs again with SSTPIPE_NO_O_TMPFILE=1, where the scratch
+file is named (mkstemp, counted as an open) until it is unlinked.
 """
 
 import sys
@@ -34,7 +37,7 @@ class SpillFaults(E2ETest):
         cls.dump = wikigen(os.path.join(cls.classtmp, "spill.xml.zst"), size, "11", "zst")
         cls.prev_dump = wikigen(os.path.join(cls.classtmp, "prev.xml.zst"), "1M", "12", "zst")
 
-    def sweep(self, extra, area, brief_limit):
+    def sweep(self, extra, area, brief_limit, env=None):
         out_dir, tmp = self.path("out"), self.path("spill")
         os.mkdir(out_dir)
         os.mkdir(tmp)
@@ -44,7 +47,7 @@ class SpillFaults(E2ETest):
         self.build(self.prev_dump, out)
         prev = sha(out)
         argv = [sstpipe_bin(), "build", self.dump, "-o", out, "--tmp", tmp, *extra]
-        counts = faultlib.count_calls(self, argv, tmp)
+        counts = faultlib.count_calls(self, argv, tmp, env=env)
         self.assertEqual(sha(out), sha(ref), "the counting run's output differs from the reference")
         self.assertGreater(counts["pwrite"], 10, f"the build did not spill: {counts}")
         tally = Tally(area)
@@ -54,7 +57,7 @@ class SpillFaults(E2ETest):
                 for action in actions:
                     self.build(self.prev_dump, out)
                     what = f"{area} {op}:{n}:{action}"
-                    r = faultlib.run(argv, fault=f"{op}:{n}:{action}", fault_dir=tmp)
+                    r = faultlib.run(argv, fault=f"{op}:{n}:{action}", fault_dir=tmp, env=env)
                     self.assertEqual(temp_leftovers(out_dir), [], what + r.describe())
                     self.assertEqual(os.listdir(tmp), [], what + ": --tmp not empty" + r.describe())
                     if not r.fired:
@@ -79,6 +82,9 @@ class SpillFaults(E2ETest):
 
     def test_spill_single_merge(self):
         self.sweep(["--memory", "1M"], "sort-spill", 24)
+
+    def test_spill_single_merge_named_temps(self):
+        self.sweep(["--memory", "1M"], "sort-spill-named", 24, faultlib.NAMED_TEMPS)
 
     def test_spill_multi_pass(self):
         self.sweep(["--memory", "1M", "--fan-in", "2"], "sort-spill-multipass", 24)

@@ -26,8 +26,12 @@ from sstpipe_e2e import sstpipe_bin  # noqa: E402
 # iterations and longer load. ctest runs the brief version.
 LONG = os.environ.get("SSTPIPE_FAULTS_LONG") == "1"
 
+# Every call faultshim.c counts and fails (its op names, in its order).
 OPS = ("write", "pwrite", "fsync", "fdatasync", "rename", "renameat", "ftruncate", "close",
-       "copy_file_range")
+       "open", "linkat", "symlink", "mkdir", "sync_file_range", "stdio", "copy_file_range")
+# What SSTPIPE_NO_O_TMPFILE=1 gives a run: the named temporary files of a file
+# system without O_TMPFILE (stages/common/fileio.h), so their cleanup is tested.
+NAMED_TEMPS = {"SSTPIPE_NO_O_TMPFILE": "1"}
 ERRNOS = ("ENOSPC", "EIO")
 
 _built_shim = None
@@ -159,13 +163,15 @@ def sha(path):
 
 
 def temp_leftovers(*dirs):
-    """Temporary files sstpipe must not leave: *.tmp.* output names,
-    nightly's .staging-* and .current.tmp-*, at any depth under dirs."""
+    """Temporary files sstpipe must not leave: *.tmp.* output names, named
+    scratch files (sstpipe-scratch.*), nightly's .staging-* and
+    .current.tmp-*, at any depth under dirs."""
     found = []
     for d in dirs:
         for root, subdirs, files in os.walk(d):
             for name in subdirs + files:
                 if (".tmp." in name or name.startswith(".staging-")
+                        or name.startswith("sstpipe-scratch.")
                         or name.startswith(".current.tmp-")):
                     found.append(os.path.join(root, name))
     return found

@@ -3,8 +3,15 @@
  * process fail, so tests can watch sstpipe meet a full or failing disk at
  * every write, fsync and rename it makes.
  *
- * It wraps write, pwrite, copy_file_range (merge's block copies), fsync,
- * fdatasync, rename, renameat(2), ftruncate and close. Environment:
+ * It wraps write, pwrite, copy_file_range (merge's block copies), fsync, fdatasync, rename,
+ * renameat(2), ftruncate and close; "open", the calls that create a file (open and openat with
+ * O_CREAT or O_TMPFILE, mkstemp, mkostemp); linkat (and link); symlink (and
+ * symlinkat); mkdir (and mkdirat); sync_file_range; and "stdio", the writes
+ * a stdio stream makes to its file. glibc's stdio writes through internal
+ * calls no preload sees, so fopen of a file under SSTPIPE_FAULT_DIR for
+ * writing returns a stream (fopencookie) whose writes come through here:
+ * each one (a flush) counts as one "stdio" call, its open as an "open" and
+ * its fclose as a "close". Environment:
  *
  *   SSTPIPE_FAULT=OP:N:ACTION[:sticky]
  *       the Nth call (from 1) of OP that matches SSTPIPE_FAULT_DIR fails
@@ -22,10 +29,11 @@
  *       "count OP N" line per operation, so a driver can first count the
  *       calls a run makes and then hit each one.
  *
- * A failed close still closes the descriptor, as Linux's close does when it
- * reports an error; the other calls do nothing when they fail. Calls that
- * glibc makes internally (stdio's flushes) bypass any preload and so are
- * not seen: sstpipe's own output goes through write(2) directly.
+ * Only closes of descriptors that can write, and of directories, are
+ * counted. A failed close still closes the descriptor, as Linux's close
+ * does when it reports an error; the other calls do nothing when they fail.
+ * Other calls that glibc makes internally (mkstemp's own open, counted at
+ * mkstemp instead) bypass any preload and are not seen.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -39,6 +47,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -51,13 +60,20 @@ enum op {
     OP_RENAMEAT,
     OP_FTRUNCATE,
     OP_CLOSE,
+    OP_OPEN,
+    OP_LINKAT,
+    OP_SYMLINK,
+    OP_MKDIR,
+    OP_SYNC_FILE_RANGE,
+    OP_STDIO,
     OP_COPY_FILE_RANGE,
     OP_COUNT
 };
 
-static const char *const op_names[OP_COUNT] = {"write",     "pwrite", "fsync",
-                                               "fdatasync", "rename", "renameat",
-                                               "ftruncate", "close",  "copy_file_range"};
+static const char *const op_names[OP_COUNT] = {
+    "write",    "pwrite",    "fsync",           "fdatasync", "rename",
+    "renameat", "ftruncate", "close",           "open",      "linkat",
+    "symlink",  "mkdir",     "sync_file_range", "stdio",     "copy_file_range"};
 
 static const struct {
     const char *name;
@@ -75,6 +91,18 @@ static int (*real_renameat2)(int, const char *, int, const char *, unsigned);
 static int (*real_ftruncate)(int, off_t);
 static int (*real_close)(int);
 static ssize_t (*real_copy_file_range)(int, off_t *, int, off_t *, size_t, unsigned);
+static int (*real_open)(const char *, int, ...);
+static int (*real_openat)(int, const char *, int, ...);
+static int (*real_mkstemp)(char *);
+static int (*real_mkostemp)(char *, int);
+static int (*real_link)(const char *, const char *);
+static int (*real_linkat)(int, const char *, int, const char *, int);
+static int (*real_symlink)(const char *, const char *);
+static int (*real_symlinkat)(const char *, int, const char *);
+static int (*real_mkdir)(const char *, mode_t);
+static int (*real_mkdirat)(int, const char *, mode_t);
+static int (*real_sync_file_range)(int, off_t, off_t, unsigned);
+static FILE *(*real_fopen)(const char *, const char *);
 
 static char dir[PATH_MAX]; /* canonical SSTPIPE_FAULT_DIR, "" for every file */
 static size_t dir_len;
@@ -146,6 +174,18 @@ static void shim_setup(void) {
     real_ftruncate = next_symbol("ftruncate");
     real_close = next_symbol("close");
     real_copy_file_range = next_symbol("copy_file_range");
+    real_open = next_symbol("open");
+    real_openat = next_symbol("openat");
+    real_mkstemp = next_symbol("mkstemp");
+    real_mkostemp = next_symbol("mkostemp");
+    real_link = next_symbol("link");
+    real_linkat = next_symbol("linkat");
+    real_symlink = next_symbol("symlink");
+    real_symlinkat = next_symbol("symlinkat");
+    real_mkdir = next_symbol("mkdir");
+    real_mkdirat = next_symbol("mkdirat");
+    real_sync_file_range = next_symbol("sync_file_range");
+    real_fopen = next_symbol("fopen");
     const char *d = getenv("SSTPIPE_FAULT_DIR");
     if (d && *d) {
         if (!realpath(d, dir)) {
@@ -156,7 +196,7 @@ static void shim_setup(void) {
     }
     const char *l = getenv("SSTPIPE_FAULT_LOG");
     if (l && *l)
-        log_fd = open(l, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+        log_fd = real_open(l, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     const char *f = getenv("SSTPIPE_FAULT");
     if (f && *f)
         parse_fault(f);
@@ -296,9 +336,19 @@ int ftruncate64(int fd, off_t len) {
     return ftruncate(fd, len);
 }
 
+/* Whether a close of fd is one to count: of a descriptor that can write,
+ * or of a directory (closed after its fsync). Closing a file that was only
+ * read loses nothing, whatever it returns. */
+static bool close_counts(int fd) {
+    int fl = fcntl(fd, F_GETFL);
+    struct stat st;
+    return fl >= 0 &&
+           ((fl & O_ACCMODE) != O_RDONLY || (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)));
+}
+
 int close(int fd) {
     shim_init();
-    if (fd == log_fd)
+    if (fd == log_fd || !close_counts(fd))
         return real_close(fd);
     if (hit_fd(OP_CLOSE, fd)) {
         int e = errno;
@@ -308,3 +358,183 @@ int close(int fd) {
     }
     return real_close(fd);
 }
+
+/* Creating a file: open and openat with O_CREAT or O_TMPFILE (the path is
+ * then the directory), mkstemp and mkostemp (the template). */
+static bool creates(int flags) {
+    return (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE;
+}
+
+static bool hit_path(enum op op, int dirfd, const char *path) {
+    shim_init();
+    char a[PATH_MAX];
+    abs_path(dirfd, path, a, sizeof a);
+    return hit(op, a);
+}
+
+int openat(int dirfd, const char *path, int flags, ...) {
+    mode_t mode = 0;
+    if (creates(flags)) {
+        va_list ap;
+        va_start(ap, flags);
+        mode = (mode_t)va_arg(ap, int);
+        va_end(ap);
+        if (hit_path(OP_OPEN, dirfd, path))
+            return -1;
+    }
+    shim_init();
+    return real_openat(dirfd, path, flags, mode);
+}
+
+int open(const char *path, int flags, ...) {
+    mode_t mode = 0;
+    if (creates(flags)) {
+        va_list ap;
+        va_start(ap, flags);
+        mode = (mode_t)va_arg(ap, int);
+        va_end(ap);
+        if (hit_path(OP_OPEN, AT_FDCWD, path))
+            return -1;
+    }
+    shim_init();
+    return real_open(path, flags, mode);
+}
+
+int open64(const char *path, int flags, ...) __attribute__((alias("open")));
+int openat64(int dirfd, const char *path, int flags, ...) __attribute__((alias("openat")));
+
+int mkstemp(char *tmpl) {
+    return hit_path(OP_OPEN, AT_FDCWD, tmpl) ? -1 : real_mkstemp(tmpl);
+}
+
+int mkostemp(char *tmpl, int flags) {
+    return hit_path(OP_OPEN, AT_FDCWD, tmpl) ? -1 : real_mkostemp(tmpl, flags);
+}
+
+int mkstemp64(char *tmpl) __attribute__((alias("mkstemp")));
+int mkostemp64(char *tmpl, int flags) __attribute__((alias("mkostemp")));
+
+/* A link is counted at its new name. */
+int linkat(int olddirfd, const char *oldpath, int newdirfd, const char *newpath, int flags) {
+    return hit_path(OP_LINKAT, newdirfd, newpath)
+               ? -1
+               : real_linkat(olddirfd, oldpath, newdirfd, newpath, flags);
+}
+
+int link(const char *oldpath, const char *newpath) {
+    return hit_path(OP_LINKAT, AT_FDCWD, newpath) ? -1 : real_link(oldpath, newpath);
+}
+
+int symlink(const char *target, const char *linkpath) {
+    return hit_path(OP_SYMLINK, AT_FDCWD, linkpath) ? -1 : real_symlink(target, linkpath);
+}
+
+int symlinkat(const char *target, int newdirfd, const char *linkpath) {
+    return hit_path(OP_SYMLINK, newdirfd, linkpath) ? -1
+                                                    : real_symlinkat(target, newdirfd, linkpath);
+}
+
+int mkdir(const char *path, mode_t mode) {
+    return hit_path(OP_MKDIR, AT_FDCWD, path) ? -1 : real_mkdir(path, mode);
+}
+
+int mkdirat(int dirfd, const char *path, mode_t mode) {
+    return hit_path(OP_MKDIR, dirfd, path) ? -1 : real_mkdirat(dirfd, path, mode);
+}
+
+int sync_file_range(int fd, off_t off, off_t n, unsigned flags) {
+    return hit_fd(OP_SYNC_FILE_RANGE, fd) ? -1 : real_sync_file_range(fd, off, n, flags);
+}
+
+/* ---- stdio streams on files under the directory */
+
+static ssize_t cookie_read(void *c, char *buf, size_t n) {
+    return read(*(int *)c, buf, n);
+}
+
+/* One call per flush: the whole buffer, or 0 (fopencookie's error) with
+ * errno set. */
+static ssize_t cookie_write(void *c, const char *buf, size_t n) {
+    int fd = *(int *)c;
+    if (hit_fd(OP_STDIO, fd))
+        return 0;
+    size_t done = 0;
+    while (done < n) {
+        ssize_t w = real_write(fd, buf + done, n - done);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return (ssize_t)done;
+        done += (size_t)w;
+    }
+    return (ssize_t)n;
+}
+
+static int cookie_seek(void *c, off64_t *off, int whence) {
+    off_t r = lseek(*(int *)c, (off_t)*off, whence);
+    if (r < 0)
+        return -1;
+    *off = r;
+    return 0;
+}
+
+static int cookie_close(void *c) {
+    int fd = *(int *)c;
+    free(c);
+    return close(fd); /* counted as a close */
+}
+
+/* open(2) flags for an fopen mode that writes, or -1 for one that only reads. */
+static int mode_flags(const char *mode) {
+    int flags;
+    switch (mode[0]) {
+    case 'w':
+        flags = O_CREAT | O_TRUNC;
+        break;
+    case 'a':
+        flags = O_CREAT | O_APPEND;
+        break;
+    case 'r':
+        flags = 0;
+        break;
+    default:
+        return -1;
+    }
+    bool plus = strchr(mode, '+') != NULL;
+    if (mode[0] == 'r' && !plus)
+        return -1;
+    flags |= plus ? O_RDWR : O_WRONLY;
+    if (strchr(mode, 'e'))
+        flags |= O_CLOEXEC;
+    if (strchr(mode, 'x'))
+        flags |= O_EXCL;
+    return flags;
+}
+
+FILE *fopen(const char *path, const char *mode) {
+    shim_init();
+    int flags = mode_flags(mode);
+    char a[PATH_MAX];
+    abs_path(AT_FDCWD, path, a, sizeof a);
+    if (flags < 0 || !under_dir(a))
+        return real_fopen(path, mode);
+    int *c = malloc(sizeof *c);
+    if (!c)
+        return NULL;
+    *c = open(path, flags, 0666); /* counted as an open when it creates */
+    if (*c < 0) {
+        free(c);
+        return NULL;
+    }
+    FILE *f = fopencookie(
+        c, mode, (cookie_io_functions_t){cookie_read, cookie_write, cookie_seek, cookie_close});
+    if (!f) {
+        int e = errno;
+        real_close(*c);
+        free(c);
+        errno = e;
+    }
+    return f;
+}
+
+FILE *fopen64(const char *path, const char *mode) __attribute__((alias("fopen")));
