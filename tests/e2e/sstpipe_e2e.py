@@ -45,12 +45,21 @@ def wikigen_bin():
 
 
 def corpora_dir():
-    return env_path("SSTPIPE_CORPORA")
+    """$SSTPIPE_CORPORA (ctest and tests/run always set it). Set but missing
+    or without a dump, the test fails: a test over no corpus would pass
+    having checked nothing."""
+    directory = env_path("SSTPIPE_CORPORA")
+    if not corpus_files(directory):
+        raise AssertionError(f"SSTPIPE_CORPORA={directory}: no *.xml or *.xml.bz2 dump there "
+                             "(the real corpora are ../shared/corpora beside the checkout)")
+    return directory
 
 
 def corpus_files(directory=None):
-    """Every dump in the corpora dir (*.xml, *.xml.bz2), sorted by name."""
-    directory = directory or corpora_dir()
+    """Every dump in the corpora dir (*.xml, *.xml.bz2), sorted by name;
+    never empty for the corpora dir itself (see corpora_dir)."""
+    if directory is None:
+        directory = corpora_dir()
     files = glob.glob(os.path.join(directory, "*.xml")) + glob.glob(
         os.path.join(directory, "*.xml.bz2"))
     return sorted(files)
