@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-int sp_errorf(sp_error *err, const char *fmt, ...) {
+void sp_error_set(sp_error *err, const char *fmt, ...) {
     if (err && !err->set) {
         va_list ap;
         va_start(ap, fmt);
@@ -16,10 +16,9 @@ int sp_errorf(sp_error *err, const char *fmt, ...) {
         va_end(ap);
         err->set = true;
     }
-    return -1;
 }
 
-int sp_errorf_errno(sp_error *err, const char *fmt, ...) {
+void sp_error_set_errno(sp_error *err, const char *fmt, ...) {
     int saved = errno;
     if (err && !err->set) {
         va_list ap;
@@ -36,7 +35,6 @@ int sp_errorf_errno(sp_error *err, const char *fmt, ...) {
         err->set = true;
     }
     errno = saved;
-    return -1;
 }
 
 void sp_error_clear(sp_error *err) {

@@ -17,11 +17,27 @@ typedef struct sp_error {
     char msg[1024];
 } sp_error;
 
-/* Fills err (unless it already holds an error) and returns -1. */
-int sp_errorf(sp_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The functions behind the two macros below; call those. */
+void sp_error_set(sp_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void sp_error_set_errno(sp_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Fills err (unless it already holds an error) and returns -1. A macro, so
+ * that the -1 is visible wherever a function using it is inlined: to gcc -O3
+ * an opaque call's `return sp_errorf(...)` might be 0, a success that never
+ * set its output, and the caller reading that output got a false
+ * -Wmaybe-uninitialized (sp_parse_size's *out in sp_parse_pow2_size). */
+#define sp_errorf(err, ...)                                                                        \
+    ({                                                                                             \
+        sp_error_set((err), __VA_ARGS__);                                                          \
+        -1;                                                                                        \
+    })
 
 /* Like sp_errorf, with ": strerror(errno)" appended. */
-int sp_errorf_errno(sp_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+#define sp_errorf_errno(err, ...)                                                                  \
+    ({                                                                                             \
+        sp_error_set_errno((err), __VA_ARGS__);                                                    \
+        -1;                                                                                        \
+    })
 
 void sp_error_clear(sp_error *err);
 

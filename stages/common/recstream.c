@@ -57,15 +57,16 @@ rs_writer *rs_writer_init(int fd, const char *name, const rs_header *h, sp_error
         return NULL;
     }
     w->fd = fd;
-    uint8_t hdr[RS_HEADER_BYTES] = {0};
+    /* The header goes straight into the empty buffer: through w_append, gcc
+     * -O3 saw a flush of the fresh (uninitialised) buffer on a path that
+     * cannot happen and warned (-Wmaybe-uninitialized). */
+    uint8_t *hdr = w->buf;
+    memset(hdr, 0, RS_HEADER_BYTES);
     memcpy(hdr, RS_MAGIC, 8);
     put_u32(hdr + 8, RS_VERSION);
     put_u32(hdr + 12, h->flags);
     put_u32(hdr + 16, h->max_value_bytes);
-    if (w_append(w, hdr, sizeof hdr, err)) {
-        rs_writer_destroy(w);
-        return NULL;
-    }
+    w->used = w->bytes = RS_HEADER_BYTES;
     return w;
 }
 

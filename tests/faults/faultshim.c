@@ -240,7 +240,12 @@ static void abs_path(int dirfd, const char *path, char *out, size_t cap) {
     } else {
         fd_path(dirfd, base, sizeof base);
     }
-    snprintf(out, cap, "%s/%s", base, path);
+    /* A path longer than PATH_MAX cannot be opened anyway (ENAMETOOLONG);
+     * empty rather than cut, so it never matches the fault directory by a
+     * prefix that is not its own. */
+    int n = snprintf(out, cap, "%s/%s", base, path);
+    if (n < 0 || (size_t)n >= cap)
+        out[0] = '\0';
 }
 
 /* Counts a call on path; true when this call is the one to fail (errno set). */
