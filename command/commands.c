@@ -5,6 +5,9 @@
 #include "command/commands.h"
 
 #include "stages/common/cli.h"
+#include "stages/common/version.h"
+
+#include <stdio.h>
 
 #include <string.h>
 
@@ -22,6 +25,10 @@ int sp_main(int argc, char **argv) {
     }
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
         sp_commands_usage(stdout);
+        return SP_EXIT_OK;
+    }
+    if (!strcmp(argv[1], "--version")) {
+        printf("sstpipe %s\n", sp_version());
         return SP_EXIT_OK;
     }
     const sp_command *cmd = sp_command_find(argv[1]);

@@ -103,7 +103,8 @@ void sp_command_help(const sp_command *cmd, FILE *out) {
 }
 
 void sp_commands_usage(FILE *out) {
-    fprintf(out, "usage: sstpipe COMMAND [ARGS...]   (sstpipe COMMAND --help for more)\n\n"
+    fprintf(out, "usage: sstpipe COMMAND [ARGS...]   (sstpipe COMMAND --help for more)\n"
+                 "       sstpipe --version\n\n"
                  "commands:\n");
     for (size_t i = 0; sp_commands[i]; i++)
         fprintf(out, "  %-10s %s\n", sp_commands[i]->name, sp_commands[i]->summary);

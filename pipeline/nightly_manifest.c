@@ -6,6 +6,7 @@
 #include "pipeline/nightly_manifest.h"
 
 #include "stages/common/fileio.h"
+#include "stages/common/version.h"
 
 #include <fcntl.h>
 #include <stdio.h>
@@ -182,6 +183,7 @@ static json_t *build_manifest(nightly_run_state *r) {
     bool ok = r->failed_stage == NULL;
     json_t *m = json_object();
     json_object_set_new(m, "manifest_version", json_integer(NIGHTLY_MANIFEST_VERSION));
+    json_object_set_new(m, "sstpipe_version", json_string(sp_version()));
     json_object_set_new(m, "status", json_string(ok ? "published" : "failed"));
     json_object_set_new(m, "exit_code", json_integer(r->exit_code));
     json_object_set_new(m, "failed_stage", ok ? json_null() : json_string(r->failed_stage));

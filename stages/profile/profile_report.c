@@ -7,6 +7,7 @@
 
 #include "stages/common/cli.h"
 #include "stages/common/fileio.h"
+#include "stages/common/report.h"
 #include "stages/common/size.h"
 #include "stages/profile/profile_fmt.h"
 
@@ -82,20 +83,5 @@ json_t *profile_result_to_json(const profile_result *r) {
 }
 
 int profile_write_json(const profile_result *r, const char *json_path, sp_error *err) {
-    json_t *root = profile_result_to_json(r);
-    char *text = root ? json_dumps(root, JSON_INDENT(2)) : NULL;
-    json_decref(root);
-    if (!text)
-        return sp_errorf(err, "%s: cannot build the JSON report (out of memory)", json_path);
-    sp_output out;
-    int rc = sp_output_open(&out, json_path, err);
-    if (rc == 0 && (sp_write_all(out.fd, text, strlen(text), json_path, err) ||
-                    sp_write_all(out.fd, "\n", 1, json_path, err))) {
-        sp_output_abort(&out);
-        rc = -1;
-    } else if (rc == 0) {
-        rc = sp_output_commit(&out, err);
-    }
-    free(text);
-    return rc;
+    return sp_report_write_json(profile_result_to_json(r), json_path, err);
 }

@@ -5,8 +5,8 @@
  */
 #include "stages/tune/iotest.h"
 
+#include "stages/common/report.h"
 #include "stages/common/size.h"
-#include "stages/tune/write_text.h"
 
 void iotest_print(const iotest_result *r, FILE *out) {
     char size[32];
@@ -55,5 +55,5 @@ json_t *iotest_result_to_json(const iotest_result *r) {
 }
 
 int iotest_write_json(const iotest_result *r, const char *json_path, sp_error *err) {
-    return tune_write_json_doc(iotest_result_to_json(r), json_path, err);
+    return sp_report_write_json(iotest_result_to_json(r), json_path, err);
 }

@@ -4,6 +4,7 @@
  */
 #include "stages/tune/tune_report.h"
 
+#include "stages/common/report.h"
 #include "stages/common/size.h"
 #include "stages/tune/write_text.h"
 
@@ -278,5 +279,5 @@ json_t *tune_report_to_json(const tune_report *r) {
 }
 
 int tune_write_json(const tune_report *r, const char *path, sp_error *err) {
-    return tune_write_json_doc(tune_report_to_json(r), path, err);
+    return sp_report_write_json(tune_report_to_json(r), path, err);
 }

@@ -7,6 +7,7 @@
 
 #include "stages/common/cli.h"
 #include "stages/common/fileio.h"
+#include "stages/common/report.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -78,21 +79,6 @@ int verify_write_json(const verify_report *reps, size_t n, const char *json_path
         json_array_append_new(files, verify_report_to_json(&reps[i]));
         total += reps[i].problem_count;
     }
-    json_t *root = json_pack("{s:o, s:I}", "files", files, "problems", (json_int_t)total);
-    char *text = root ? json_dumps(root, JSON_INDENT(2)) : NULL;
-    json_decref(root);
-    if (!text)
-        return sp_errorf(err, "%s: cannot build the JSON report (out of memory)", json_path);
-    sp_output out;
-    int rc = sp_output_open(&out, json_path, err);
-    if (rc == 0)
-        rc = sp_write_all(out.fd, text, strlen(text), json_path, err);
-    if (rc == 0)
-        rc = sp_write_all(out.fd, "\n", 1, json_path, err);
-    if (rc == 0)
-        rc = sp_output_commit(&out, err);
-    else
-        sp_output_abort(&out);
-    free(text);
-    return rc;
+    return sp_report_write_json(
+        json_pack("{s:o, s:I}", "files", files, "problems", (json_int_t)total), json_path, err);
 }
