@@ -1,0 +1,36 @@
+# cmake/install.cmake: what `cmake --install` puts where (and so what the
+# Debian package holds, cmake/package.cmake), beside the binaries:
+#   share/man/man5/sstpipe-format.5.gz  the file format, from stages/sst/FORMAT.md
+#   share/doc/sstpipe/                  README.md, FORMAT.md, MANIFEST.md and
+#                                       examples/ (default.ini, nightly.ini)
+# Man pages are made at build time into build/man/, gzipped as Debian wants.
+include(GNUInstallDirs)
+set(SSTPIPE_DOCDIR ${CMAKE_INSTALL_FULL_DOCDIR})
+
+# go-md2man turns the format's Markdown into roff; without it (a minimal
+# build machine) the format is still installed as FORMAT.md, and the build
+# says so. pipeline/install-deps installs it.
+find_program(SSTPIPE_GO_MD2MAN go-md2man)
+find_program(SSTPIPE_GZIP gzip REQUIRED)
+set(SSTPIPE_MAN_DIR ${CMAKE_BINARY_DIR}/man)
+if(SSTPIPE_GO_MD2MAN)
+  add_custom_command(
+    OUTPUT ${SSTPIPE_MAN_DIR}/sstpipe-format.5.gz
+    COMMAND ${CMAKE_COMMAND} -E make_directory ${SSTPIPE_MAN_DIR}
+    COMMAND ${CMAKE_COMMAND} -DSOURCE=${CMAKE_SOURCE_DIR}/stages/sst/FORMAT.md
+            -DOUTPUT=${SSTPIPE_MAN_DIR}/sstpipe-format.5.gz -DMD2MAN=${SSTPIPE_GO_MD2MAN}
+            -DGZIP=${SSTPIPE_GZIP} -DVERSION=${PROJECT_VERSION}
+            -P ${CMAKE_SOURCE_DIR}/cmake/format-man.cmake
+    DEPENDS ${CMAKE_SOURCE_DIR}/stages/sst/FORMAT.md ${CMAKE_SOURCE_DIR}/cmake/format-man.cmake
+    COMMENT "sstpipe-format(5) from stages/sst/FORMAT.md" VERBATIM)
+  add_custom_target(sp_man_format ALL DEPENDS ${SSTPIPE_MAN_DIR}/sstpipe-format.5.gz)
+  install(FILES ${SSTPIPE_MAN_DIR}/sstpipe-format.5.gz DESTINATION ${CMAKE_INSTALL_MANDIR}/man5)
+else()
+  message(STATUS "go-md2man not found: sstpipe-format(5) is not made (FORMAT.md is installed)")
+endif()
+
+install(FILES ${CMAKE_SOURCE_DIR}/README.md ${CMAKE_SOURCE_DIR}/stages/sst/FORMAT.md
+              ${CMAKE_SOURCE_DIR}/config/MANIFEST.md
+        DESTINATION ${CMAKE_INSTALL_DOCDIR})
+install(FILES ${CMAKE_SOURCE_DIR}/config/default.ini ${CMAKE_SOURCE_DIR}/config/nightly.ini
+        DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples)
