@@ -36,6 +36,8 @@ typedef enum config_key {
     CONFIG_SORT_TMP_DIR,
     CONFIG_SORT_THREADS,
     CONFIG_SORT_FAN_IN,
+    CONFIG_BUILD_THREADS,
+    CONFIG_BUILD_CHUNK_SIZE,
     CONFIG_SST_BLOCK_SIZE,
     CONFIG_SST_CLUSTER_SIZE,
     CONFIG_VERIFY_READ_SIZE,
@@ -91,10 +93,14 @@ typedef struct sp_config {
     } truncate;
     struct {
         uint64_t memory;
-        char *tmp_dir; /* "": $TMPDIR or /tmp (nightly: its staging directory) */
-        uint64_t threads;
-        uint64_t fan_in; /* 0: chosen from the memory budget */
+        char *tmp_dir;    /* "": $TMPDIR or /tmp (nightly: its staging directory) */
+        uint64_t threads; /* the old name of [build] threads */
+        uint64_t fan_in;  /* 0: chosen from the memory budget */
     } sort;
+    struct {
+        uint64_t threads;    /* 0: every core */
+        uint64_t chunk_size; /* XML bytes per parse chunk */
+    } build;
     struct {
         uint64_t block_size;
         uint64_t cluster_size;
@@ -152,6 +158,11 @@ int config_set_flag(sp_config *cfg, config_key key, const char *flag, const char
  * scan stops at "--". Afterwards argv holds only the command's own flags.
  */
 int config_parse_args(sp_config *cfg, int *argc, char **argv, sp_error *err);
+
+/* The threads a build or extract decompresses and parses with (0: every
+ * core): [build] threads, or [sort] threads, its old name, when only that
+ * one is set. */
+unsigned config_threads(const sp_config *cfg);
 
 /* The key's section and name ("sst", "block_size"). */
 const char *config_key_section(config_key key);

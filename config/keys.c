@@ -28,7 +28,7 @@ const key_info config_keys[CONFIG_KEY_COUNT] = {
     [CONFIG_INPUT_DECOMPRESSOR] = {"input", "decompressor", KT_STRING, 0, 0, 0, "",
                                    "external decompressor command run by /bin/sh with the dump "
                                    "as stdin, e.g. lbzip2 -dc -n {threads} ({threads}: "
-                                   "[sort] threads); empty: the built-in decoders"},
+                                   "[build] threads); empty: the built-in decoders"},
     [CONFIG_EXTRACT_NAMESPACES] = {"extract", "namespaces", KT_NAMESPACES, 0, 0, 0, "all",
                                    "namespace numbers to keep, comma separated, or all"},
     [CONFIG_EXTRACT_REDIRECTS] = {"extract", "redirects", KT_REDIRECTS, 0, 0, 0, "keep",
@@ -46,10 +46,16 @@ const key_info config_keys[CONFIG_KEY_COUNT] = {
                              "directory for sort spill files; empty: $TMPDIR or /tmp "
                              "(nightly: its staging directory)"},
     [CONFIG_SORT_THREADS] = {"sort", "threads", KT_COUNT, 0, 1024, 0, NULL,
-                             "threads a build decompresses with (bz2 decoding threads, "
-                             "{threads} of the decompressor), 0 = number of cores"},
+                             "old name of [build] threads, used when that is not set"},
     [CONFIG_SORT_FAN_IN] = {"sort", "fan_in", KT_FAN_IN, 2, 1u << 20, 0, NULL,
                             "sorted runs merged at once, 0 = chosen from the memory budget"},
+    [CONFIG_BUILD_THREADS] = {"build", "threads", KT_COUNT, 0, 1024, 0, NULL,
+                              "threads decompressing (bz2) and parsing the dump, 0 = every core "
+                              "the process may run on; 1 parses on one thread"},
+    /* Any size gives the same table; the limits keep a typo from costing
+     * memory (a chunk is held 2 * threads + 1 times, up to 4x its size). */
+    [CONFIG_BUILD_CHUNK_SIZE] = {"build", "chunk_size", KT_SIZE, 4 * KIB, 64 * MIB, MIB, NULL,
+                                 "XML bytes each parsing thread takes at once (cut at a page)"},
     [CONFIG_SST_BLOCK_SIZE] = {"sst", "block_size", KT_POW2, SST_MIN_BLOCK_SIZE, SST_MAX_BLOCK_SIZE,
                                SST_DEFAULT_BLOCK_SIZE, NULL,
                                "data block size: one lookup reads one block (512 to 1M)"},
@@ -107,8 +113,8 @@ const key_info config_keys[CONFIG_KEY_COUNT] = {
 
 static const char *const progress_names[] = {"auto", "always", "never"};
 
-const char *const config_sections[] = {"input",  "extract", "truncate", "sort",     "sst",
-                                       "verify", "profile", "output",   "progress", "serve", NULL};
+const char *const config_sections[] = {"input",   "extract", "truncate", "sort",  "build", "sst",
+                                       "verify",  "profile", "output",   "progress", "serve", NULL};
 
 /* Nightly writes these beside the SSTable; the table must not overwrite them. */
 static const char *const reserved_names[] = {"manifest.json", "verify.json", "profile.json",
@@ -256,6 +262,10 @@ static uint64_t *number_field(sp_config *cfg, config_key key) {
         return &cfg->sort.memory;
     case CONFIG_SORT_THREADS:
         return &cfg->sort.threads;
+    case CONFIG_BUILD_THREADS:
+        return &cfg->build.threads;
+    case CONFIG_BUILD_CHUNK_SIZE:
+        return &cfg->build.chunk_size;
     case CONFIG_SORT_FAN_IN:
         return &cfg->sort.fan_in;
     case CONFIG_SST_BLOCK_SIZE:

@@ -25,9 +25,18 @@
 #define ESCAPE_PIECE (64u * 1024)
 /* A page with no text and its XML skeleton stays well under this. */
 #define PAGE_SKELETON 900
-#define REDIRECT_PERCENT 55
-/* Average page of XML, to aim links and redirects at pages that exist. */
-#define MEAN_PAGE_BYTES 4200
+/* Per profile (wg_profile): the share of redirects, the average page of
+ * XML (to aim links and redirects at pages that exist) and, for short
+ * pages, the range of the last revision's text length (0: enwiki's
+ * distribution, wg_text_length). */
+static const struct {
+    unsigned redirect_percent;
+    uint64_t mean_page_bytes;
+    uint32_t text_min, text_max;
+} profiles[] = {
+    [WG_PROFILE_ENWIKI] = {55, 4200, 0, 0},
+    [WG_PROFILE_WIKTIONARY] = {5, 1100, 60, 620},
+};
 
 static const char footer[] = "</mediawiki>\n";
 
@@ -270,7 +279,7 @@ static int write_page(dump *d, uint64_t i, uint64_t room, sp_error *err) {
     char title[WG_TITLE_CAP], target[WG_TITLE_CAP];
     size_t title_len = wg_title(&d->titles, source, title), target_len = 0;
 
-    bool redirect = !lua && wg_below(r, 100) < REDIRECT_PERCENT;
+    bool redirect = !lua && wg_below(r, 100) < profiles[d->o->profile].redirect_percent;
     unsigned revs = !redirect && wg_chance(r, 25000) ? wg_range(r, 2, 5) : 1;
     if (list)
         revs = wg_range(r, list->min_revisions, list->max_revisions);
@@ -302,7 +311,9 @@ static int write_page(dump *d, uint64_t i, uint64_t room, sp_error *err) {
     uint64_t budget = room > PAGE_SKELETON * revs ? (room - PAGE_SKELETON * revs) * 9 / 10 : 0;
     size_t full = 0;
     if (!redirect) {
-        full = wg_text_length(&d->text, ns);
+        full = profiles[d->o->profile].text_max
+                   ? wg_range(r, profiles[d->o->profile].text_min, profiles[d->o->profile].text_max)
+                   : wg_text_length(&d->text, ns);
         uint64_t cap = budget * 2 / (revs + 1);
         if (full > cap)
             full = cap;
@@ -377,7 +388,7 @@ int wg_dump_write(const wg_dump_options *o, wg_sink *sink, wg_dump_stats *stats,
     d.page_id = 9;
     /* An increment's pages and links are those of the dump it follows. */
     uint64_t size = o->pages ? o->pages->title_size : o->size;
-    d.link_span = size / MEAN_PAGE_BYTES + 16;
+    d.link_span = size / profiles[o->profile].mean_page_bytes + 16;
     wg_rng_seed(&d.rng, o->seed);
     if (wg_vocab_init(&d.vocab, err))
         return -1;

@@ -27,7 +27,15 @@ typedef struct wg_page_list {
     uint64_t time_from, time_span; /* seconds since 1970 */
 } wg_page_list;
 
+/* The shape of the pages. */
+typedef enum wg_profile {
+    WG_PROFILE_ENWIKI,     /* long articles, over half the pages redirects: ~4 KB a page */
+    WG_PROFILE_WIKTIONARY, /* short entries, few redirects: ~1.1 KB of XML a page, as in
+                              Wiktionary, Wikiquote or Wikisource dumps */
+} wg_profile;
+
 typedef struct wg_dump_options {
+    wg_profile profile;
     uint64_t size; /* target bytes of XML */
     uint64_t seed;
     uint32_t dup_per_million; /* pages that repeat an earlier title */

@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 static const char usage[] =
-    "Usage: wikigen --size SIZE [--seed N] [--format FORMAT] [--duplicates PCT]\n"
+    "Usage: wikigen --size SIZE [--seed N] [--format FORMAT] [--duplicates PCT] [--profile NAME]\n"
     "               [--threads N] [-o FILE] [-v]\n"
     "Writes a synthetic MediaWiki XML export (schema 0.11) of about SIZE bytes of XML.\n"
     "\n"
@@ -31,6 +31,9 @@ static const char usage[] =
     "  --format FORMAT    xml (default), bz2, bz2-multistream (a stream for the header, one\n"
     "                     per 100 pages, one for the closing tag) or zst\n"
     "  --duplicates PCT   percent of pages that repeat an earlier title (default 0.5)\n"
+    "  --profile NAME     page sizes: enwiki (default; ~4 KB of XML a page, long articles\n"
+    "                     and many redirects) or wiktionary (~1.1 KB a page, as in\n"
+    "                     Wiktionary, Wikiquote or Wikisource dumps)\n"
     "  --threads N        threads compressing bz2-multistream (default: the number of\n"
     "                     cores); the output is the same for any N\n"
     "  -o, --output FILE  write FILE (through a temporary file renamed on success);\n"
@@ -111,6 +114,7 @@ int main(int argc, char **argv) {
         {"seed", required_argument, NULL, 'S'},
         {"format", required_argument, NULL, 'f'},
         {"duplicates", required_argument, NULL, 'd'},
+        {"profile", required_argument, NULL, 'p'},
         {"threads", required_argument, NULL, 't'},
         {"output", required_argument, NULL, 'o'},
         {"verbose", no_argument, NULL, 'v'},
@@ -156,6 +160,14 @@ int main(int argc, char **argv) {
             if (!parse_format(optarg, &format))
                 return usage_error("--format: '%s' is not one of xml, bz2, bz2-multistream, zst",
                                    optarg);
+            break;
+        case 'p':
+            if (!strcmp(optarg, "enwiki"))
+                o.profile = WG_PROFILE_ENWIKI;
+            else if (!strcmp(optarg, "wiktionary"))
+                o.profile = WG_PROFILE_WIKTIONARY;
+            else
+                return usage_error("--profile: '%s' is not one of enwiki, wiktionary", optarg);
             break;
         case 'd':
             if (!parse_percent(optarg, &o.dup_per_million))

@@ -1,23 +1,24 @@
 /*
  * extract.c: the extract stage as a library call: source -> wikixml ->
- * records into a sink; see extract.h.
+ * records into a sink; see extract.h. With more than one thread the parse
+ * runs on parse_pool.h's workers; with one, here, as a single stream.
  */
 #include "stages/extract/extract.h"
 
+#include "stages/extract/parse_pool.h"
 #include "stages/extract/source.h"
 #include "stages/extract/text_buffer.h"
 #include "stages/extract/text_skip.h"
 #include "stages/extract/wikixml.h"
 
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* Decompressed bytes handed to libxml2 at once: large, so that the
  * per-call cost of both libraries is negligible next to the parsing. */
 #define EXTRACT_CHUNK ((size_t)1 << 20)
-/* How far past an XML error to decompress looking for damaged data: more
- * than a bz2 block (900 kB compressed) expands to in practice. */
-#define EXTRACT_DAMAGE_LOOKAHEAD ((size_t)8 << 20)
 
 typedef struct extract_run {
     const sp_sink *sink;
@@ -28,10 +29,10 @@ void extract_options_init(extract_options *opts) {
     memset(opts, 0, sizeof *opts);
 }
 
-static int on_page(void *ctx, const wiki_page *page, sp_error *err) {
+static int on_page(void *ctx, wiki_skip skip, const sp_record *rec, sp_error *err) {
     extract_run *run = ctx;
     run->stats.pages++;
-    switch (page->skip) {
+    switch (skip) {
     case WIKI_SKIP_NAMESPACE:
         run->stats.skipped_namespace++;
         return 0;
@@ -41,8 +42,7 @@ static int on_page(void *ctx, const wiki_page *page, sp_error *err) {
     case WIKI_KEEP:
         break;
     }
-    sp_record rec = {.key = page->title, .key_len = page->title_len};
-    if (text_buffer_value(page->text, &rec, err) || sp_sink_put(run->sink, &rec, err))
+    if (sp_sink_put(run->sink, rec, err))
         return -1;
     run->stats.records++;
     return 0;
@@ -118,14 +118,33 @@ out:
     return rc;
 }
 
+/* The cores this process may run on (taskset, cgroup cpusets), which is
+ * what a default of "every core" should mean. */
+static unsigned usable_cores(void) {
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+        return (unsigned)CPU_COUNT(&set);
+    return 1;
+}
+
+static double thread_cpu(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 int extract_file(const char *path, const extract_options *opts, const sp_sink *sink,
                  extract_stats *stats, sp_error *err) {
     extract_run run = {.sink = sink};
+    parse_pool_sink to_run = {on_page, &run};
+    unsigned threads = opts->threads ? opts->threads : usable_cores();
+    double cpu0 = thread_cpu();
+    run.stats.threads = threads;
     text_buffer *text = NULL;
     wiki_parser *wp = NULL;
     int rc = -1;
     source *src = source_open_with(path,
-                                   &(source_options){.threads = opts->threads,
+                                   &(source_options){.threads = threads,
                                                      .decompressor = opts->decompressor,
                                                      .tmp_dir = opts->tmp_dir},
                                    err);
@@ -138,7 +157,18 @@ int extract_file(const char *path, const extract_options *opts, const sp_sink *s
     text = text_buffer_init(opts->value_cap, mem_limit, opts->tmp_dir, err);
     if (!text)
         goto out;
-    wp = wiki_parser_init(source_name(src), opts, text, on_page, &run, err);
+    if (threads > 1) {
+        parse_pool_args pa = {.opts = opts,
+                              .threads = threads,
+                              .src = src,
+                              .text = text,
+                              .emit = on_page,
+                              .emit_ctx = &run,
+                              .stats = &run.stats};
+        rc = parse_pool_run(&pa, err);
+        goto out;
+    }
+    wp = wiki_parser_init(source_name(src), opts, text, parse_pool_page, &to_run, err);
     if (!wp || pump(src, wp, opts, &run.stats, err))
         goto out;
     if (wiki_parser_finish(wp, err))
@@ -147,6 +177,7 @@ int extract_file(const char *path, const extract_options *opts, const sp_sink *s
 out:
     if (src)
         run.stats.input_bytes = source_offset(src);
+    run.stats.caller_cpu_seconds = thread_cpu() - cpu0;
     if (stats)
         *stats = run.stats;
     wiki_parser_destroy(wp);
@@ -158,8 +189,9 @@ out:
 void extract_stats_print(FILE *out, const extract_stats *s) {
     fprintf(out,
             "extract: input_bytes=%llu xml_bytes=%llu pages=%llu records=%llu "
-            "skipped_redirects=%llu skipped_namespace=%llu\n",
+            "skipped_redirects=%llu skipped_namespace=%llu threads=%u\n",
             (unsigned long long)s->input_bytes, (unsigned long long)s->xml_bytes,
             (unsigned long long)s->pages, (unsigned long long)s->records,
-            (unsigned long long)s->skipped_redirects, (unsigned long long)s->skipped_namespace);
+            (unsigned long long)s->skipped_redirects, (unsigned long long)s->skipped_namespace,
+            s->threads);
 }

@@ -33,8 +33,12 @@ typedef struct extract_options {
     /* Drop pages that carry <redirect/>. */
     bool skip_redirects;
     /* Threads decompressing (bz2 decoding threads, the {threads} of the
-     * decompressor command); 0: one per online core. */
+     * decompressor command) and parsing (parse_pool.h; 1: the parse runs
+     * on the calling thread); 0: one per core this process may run on. */
     unsigned threads;
+    /* Bytes of XML per parse chunk (parse_pool.h); 0: 1 MiB. Any size
+     * gives the same records and errors. */
+    size_t chunk_bytes;
     /* External decompressor command (see source.h); NULL or "": the
      * built-in decoders. */
     const char *decompressor;
@@ -51,6 +55,12 @@ struct extract_stats {
     uint64_t records;     /* records emitted */
     uint64_t skipped_redirects;
     uint64_t skipped_namespace;
+    unsigned threads; /* decompressing and parsing threads used */
+    /* CPU time of the parsing workers, and of the calling thread (reading,
+     * cutting, handing records on: with one thread, the parse too). With
+     * the process's CPU time they split a build's cost by stage. */
+    double parse_cpu_seconds;
+    double caller_cpu_seconds;
 };
 
 void extract_options_init(extract_options *opts);

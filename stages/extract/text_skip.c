@@ -122,6 +122,13 @@ text_skip *text_skip_init(uint64_t value_cap, sp_error *err) {
     return t;
 }
 
+text_skip *text_skip_init_fragment(uint64_t value_cap, sp_error *err) {
+    text_skip *t = text_skip_init(value_cap, err);
+    if (t)
+        t->mode = M_OUT;
+    return t;
+}
+
 void text_skip_destroy(text_skip *t) {
     free(t);
 }

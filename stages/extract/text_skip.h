@@ -37,6 +37,10 @@ typedef struct text_skip text_skip;
  * parser (> 0). */
 text_skip *text_skip_init(uint64_t value_cap, sp_error *err);
 
+/* For a piece of a UTF-8 document that starts outside markup and outside
+ * any text element (parse_pool.h's chunks, which start at a start tag). */
+text_skip *text_skip_init_fragment(uint64_t value_cap, sp_error *err);
+
 /*
  * Filters the next n bytes of the document into out, which has room for
  * n + TEXT_SKIP_SLACK bytes. Returns the bytes written. Never fails: input

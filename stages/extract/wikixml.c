@@ -16,9 +16,11 @@
 #include "stages/extract/wikixml.h"
 
 #include <errno.h>
+#include <libxml/globals.h>
 #include <libxml/parser.h>
 #include <libxml/parserInternals.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,6 +52,8 @@ struct wiki_parser {
     void *on_page_ctx;
     /* The first error, from a callback or from libxml2. */
     sp_error err;
+    /* Lines of the document before the first byte fed (fragment mode). */
+    long line_base;
 
     int depth;
     capture capture;
@@ -69,7 +73,7 @@ struct wiki_parser {
 };
 
 static long current_line(const wiki_parser *p) {
-    return p->ctxt && p->ctxt->input ? p->ctxt->input->line : 0;
+    return p->line_base + (p->ctxt && p->ctxt->input ? p->ctxt->input->line : 0);
 }
 
 /* Records an error about the document's content and stops the parser. */
@@ -286,6 +290,19 @@ static void on_entity_decl(void *ctx, const xmlChar *name, int type, const xmlCh
     fail_xml(p, current_line(p), msg);
 }
 
+/* Rewrites "line <line>" in msg as "line <line + base>". */
+static void rebase_line(char *msg, size_t cap, int line, long base) {
+    char want[32], with[32];
+    snprintf(want, sizeof want, "line %d", line);
+    snprintf(with, sizeof with, "line %ld", base + line);
+    char *at = strstr(msg, want);
+    size_t wl = strlen(want), nl = strlen(with);
+    if (!at || (at[wl] >= '0' && at[wl] <= '9') || strlen(msg) + nl - wl >= cap)
+        return;
+    memmove(at + nl, at + wl, strlen(at + wl) + 1);
+    memcpy(at, with, nl);
+}
+
 static void on_xml_error(void *ctx, xmlErrorPtr e) {
     wiki_parser *p = ctx;
     if (e->level < XML_ERR_ERROR)
@@ -295,10 +312,16 @@ static void on_xml_error(void *ctx, xmlErrorPtr e) {
     size_t n = strlen(msg);
     while (n && (msg[n - 1] == '\n' || msg[n - 1] == ' '))
         msg[--n] = '\0';
+    /* Some messages name the line where an element opened ("tag mismatch:
+     * page line 12 and ..."), that is e->int1: a fragment's line, to be
+     * turned into the document's. */
+    if (p->line_base && e->int1 > 0)
+        rebase_line(msg, sizeof msg, e->int1, p->line_base);
+    n = strlen(msg);
     /* libxml2 calls most non-XML input "Document is empty". */
     if (!p->root_seen)
         snprintf(msg + n, sizeof msg - n, " (not XML?)");
-    fail_xml(p, e->line, msg);
+    fail_xml(p, p->line_base + e->line, msg);
 }
 
 /* Installed process-wide: nothing may ever be read from a file or URL on
@@ -321,10 +344,22 @@ static void ignore_generic_error(void *ctx, const char *msg, ...) {
     (void)ctx, (void)msg;
 }
 
-wiki_parser *wiki_parser_init(const char *name, const extract_options *filter, text_buffer *text,
-                              wiki_page_fn on_page, void *ctx, sp_error *err) {
+/* libxml2's process-wide settings, made once: parsers run on several
+ * threads at once. The generic error handler is per thread in libxml2, so
+ * the default for new threads is set as well. */
+static void setup_libxml2(void) {
     xmlInitParser();
     xmlSetExternalEntityLoader(refuse_external_entity);
+    xmlThrDefSetGenericErrorFunc(NULL, ignore_generic_error);
+    xmlSetGenericErrorFunc(NULL, ignore_generic_error);
+}
+
+wiki_parser *wiki_parser_init(const char *name, const extract_options *filter, text_buffer *text,
+                              wiki_page_fn on_page, void *ctx, sp_error *err) {
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, setup_libxml2);
+    /* Threads that existed before the default was set keep libxml2's
+     * printing handler; setting it again for this thread is cheap. */
     xmlSetGenericErrorFunc(NULL, ignore_generic_error);
 
     wiki_parser *p = calloc(1, sizeof *p);
@@ -384,6 +419,16 @@ int wiki_parser_feed(wiki_parser *p, const void *buf, size_t n, sp_error *err) {
         at += k;
         n -= (size_t)k;
     }
+    return 0;
+}
+
+int wiki_parser_init_fragment(wiki_parser *p, const void *head, size_t head_len, long line_base,
+                              sp_error *err) {
+    /* The head holds no line break (see wikixml.h), so the fragment's first
+     * byte is on the parser's line 1: document line line_base + 1. */
+    if (wiki_parser_feed(p, head, head_len, err))
+        return -1;
+    p->line_base = line_base;
     return 0;
 }
 

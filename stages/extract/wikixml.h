@@ -54,6 +54,17 @@ typedef struct wiki_parser wiki_parser;
 wiki_parser *wiki_parser_init(const char *name, const extract_options *filter, text_buffer *text,
                               wiki_page_fn on_page, void *ctx, sp_error *err);
 int wiki_parser_feed(wiki_parser *p, const void *buf, size_t n, sp_error *err);
+/*
+ * Fragment mode, for parsing a dump in pieces (parse_pool.h): to be called
+ * right after init. head is the document's XML declaration (if any) and
+ * root start tag with every line break replaced by a space, so the fragment
+ * is read with the root's namespaces and the document's encoding; the bytes
+ * fed next are taken to start on document line line_base + 1, which every
+ * error and wiki_page.line then names. A fragment that is not the end of
+ * the document is closed by feeding "</mediawiki>" before finish.
+ */
+int wiki_parser_init_fragment(wiki_parser *p, const void *head, size_t head_len, long line_base,
+                              sp_error *err);
 /* Ends the document: an error unless </mediawiki> was reached. */
 int wiki_parser_finish(wiki_parser *p, sp_error *err);
 void wiki_parser_destroy(wiki_parser *p);

@@ -191,10 +191,11 @@ def q(s):
     return "'" + str(s).replace("'", "'\\''") + "'"
 
 
-def wikigen(out_path, size, seed, fmt):
-    """Generates a synthetic dump with the data/ generator."""
-    r = run([wikigen_bin(), "--size", size, "--seed", seed, "--format", fmt, "-o", out_path],
-            timeout=300)
+def wikigen(out_path, size, seed, fmt, profile="enwiki"):
+    """Generates a synthetic dump with the data/ generator (profile: its
+    page sizes, enwiki or wiktionary)."""
+    r = run([wikigen_bin(), "--size", size, "--seed", seed, "--format", fmt, "--profile", profile,
+             "-o", out_path], timeout=300)
     if r.code != 0:
         raise AssertionError("wikigen failed:" + r.describe())
     return out_path

@@ -26,7 +26,7 @@ class ConfigShowTest(E2ETest):
     def test_defaults_and_default_ini_agree(self):
         plain = self.show_json()
         from_file = self.show_json("-c", self.source("config/default.ini"))
-        self.assertEqual(set(plain), {"input", "extract", "truncate", "sort", "sst", "verify",
+        self.assertEqual(set(plain), {"input", "extract", "truncate", "sort", "build", "sst", "verify",
                                       "profile", "output", "progress",
                                       "serve"})
         for section, keys in plain.items():

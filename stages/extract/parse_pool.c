@@ -1,0 +1,583 @@
+/*
+ * parse_pool.c: chunks of the document parsed on worker threads, handed on
+ * in order; see parse_pool.h.
+ *
+ * Chunk c lives in slot c % nslots. Three counters, under the mutex, say
+ * where each chunk is: chunks below `taken` have been picked up by a
+ * worker, below `submitted` are ready to parse, below `emitted` are handed
+ * on and their slot is free. The caller's thread reads into the slot of
+ * chunk `submitted`; when the bytes read pass chunk_bytes and a cut point
+ * lies in them, the bytes before it are submitted and the rest moved to
+ * the next slot. Between reads it hands on every chunk already parsed, so
+ * the sort keeps up with the workers and the slots come back.
+ *
+ * A worker collects each page as a small header, the title and the kept
+ * text into the slot's output buffer; the caller's thread turns them back
+ * into records.
+ */
+#include "stages/extract/parse_pool.h"
+
+#include "stages/common/fileio.h"
+#include "stages/extract/page_split.h"
+#include "stages/extract/text_skip.h"
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* Decompressed bytes read, and fed to a parser, at once. */
+#define READ_BYTES ((size_t)1 << 20)
+#define FEED_BYTES ((size_t)256 << 10)
+
+static const char root_end[] = "</mediawiki>";
+
+typedef struct chunk_slot {
+    uint8_t *in; /* the chunk's XML */
+    size_t len;
+    uint64_t start; /* document offset of in[0] */
+    bool last;      /* ends the document */
+    bool done;      /* parsed (under the mutex) */
+    uint8_t *out;   /* the pages: page_header, title, text */
+    size_t out_len, out_cap;
+    sp_error err;        /* the parse's error; its line is relative if start > 0 */
+    bool collect_failed; /* err is about collecting, not about the XML */
+    uint64_t newlines;
+} chunk_slot;
+
+typedef struct page_header {
+    uint32_t skip; /* wiki_skip */
+    uint32_t title_len;
+    uint64_t value_len;
+} page_header;
+
+/* What one parsing thread owns. */
+typedef struct parser_kit {
+    text_buffer *text;
+    uint8_t *kept; /* text_skip output */
+} parser_kit;
+
+typedef struct pool {
+    const parse_pool_args *a;
+    const char *name;
+    size_t chunk, max;
+    page_split *split;
+    chunk_slot *slots;
+    unsigned nslots;
+    parser_kit *kits; /* one per worker, then the caller's */
+    pthread_t *workers;
+    unsigned nworkers, started;
+
+    pthread_mutex_t mu;
+    pthread_cond_t work, done;
+    bool stop;
+    double worker_cpu; /* CPU seconds of the workers that have left */
+    uint64_t submitted, taken, emitted;
+
+    /* The caller's thread only. */
+    uint64_t lines_before; /* line breaks before the first chunk not handed on */
+    uint64_t read_end;     /* document bytes read */
+    bool xml_failed;       /* the error is the document's: look for damage after it */
+    uint64_t failed_end;   /* end of the chunk it is in */
+} pool;
+
+/* ------------------------------------------------------------ one chunk */
+
+static int collect_page(void *ctx, const wiki_page *page, sp_error *err) {
+    chunk_slot *s = ctx;
+    sp_record rec = {.value_fd = -1};
+    if (page->skip == WIKI_KEEP && text_buffer_value(page->text, &rec, err))
+        return -1;
+    size_t need = sizeof(page_header) + page->title_len + (size_t)rec.value_len;
+    if (s->out_cap - s->out_len < need) {
+        size_t cap = s->out_cap ? s->out_cap : (size_t)64 << 10;
+        while (cap - s->out_len < need)
+            cap *= 2;
+        uint8_t *grown = realloc(s->out, cap);
+        if (!grown) {
+            s->collect_failed = true;
+            return sp_errorf(err, "parsing: out of memory for the pages of a chunk");
+        }
+        s->out = grown;
+        s->out_cap = cap;
+    }
+    uint8_t *o = s->out + s->out_len;
+    page_header h = {(uint32_t)page->skip, page->title_len, rec.value_len};
+    memcpy(o, &h, sizeof h);
+    memcpy(o + sizeof h, page->title, page->title_len);
+    o += sizeof h + page->title_len;
+    if (rec.value_fd >= 0) {
+        if (sp_pread_exact(rec.value_fd, o, (size_t)rec.value_len, 0, "spilled page text", err)) {
+            s->collect_failed = true;
+            return -1;
+        }
+    } else if (rec.value_len) {
+        memcpy(o, rec.value, (size_t)rec.value_len);
+    }
+    s->out_len += need;
+    return 0;
+}
+
+static int discard_page(void *ctx, const wiki_page *page, sp_error *err) {
+    (void)ctx, (void)page, (void)err;
+    return 0;
+}
+
+static int feed(wiki_parser *wp, text_skip *ts, uint8_t *kept, const uint8_t *in, size_t n,
+                sp_error *err) {
+    for (size_t off = 0; off < n; off += FEED_BYTES) {
+        size_t k = n - off < FEED_BYTES ? n - off : FEED_BYTES;
+        const uint8_t *f = in + off;
+        if (ts) {
+            k = text_skip_run(ts, f, k, kept);
+            f = kept;
+        }
+        if (k && wiki_parser_feed(wp, f, k, err))
+            return -1;
+    }
+    return 0;
+}
+
+static text_skip *chunk_filter(const pool *p, uint64_t start, sp_error *err) {
+    uint64_t cap = p->a->opts->value_cap;
+    if (!cap)
+        return NULL;
+    return start ? text_skip_init_fragment(cap, err) : text_skip_init(cap, err);
+}
+
+/* A parser for the document from offset start, which is 0 or a cut point,
+ * whose line breaks before it are line_base. */
+static wiki_parser *chunk_parser(const pool *p, text_buffer *text, uint64_t start,
+                                 uint64_t line_base, wiki_page_fn on_page, void *ctx,
+                                 sp_error *err) {
+    wiki_parser *wp = wiki_parser_init(p->name, p->a->opts, text, on_page, ctx, err);
+    if (!wp || !start)
+        return wp;
+    size_t head_len;
+    const uint8_t *head = page_split_head(p->split, &head_len);
+    if (wiki_parser_init_fragment(wp, head, head_len, (long)line_base, err)) {
+        wiki_parser_destroy(wp);
+        return NULL;
+    }
+    return wp;
+}
+
+/* Ends a parse: the document's end, or the end of a chunk before a cut
+ * point (closed as the root would be). */
+static int chunk_finish(wiki_parser *wp, text_skip *ts, uint8_t *kept, bool last, sp_error *err) {
+    if (ts) {
+        size_t k = text_skip_finish(ts, kept);
+        if (k && wiki_parser_feed(wp, kept, k, err))
+            return -1;
+    }
+    if (!last && wiki_parser_feed(wp, root_end, sizeof root_end - 1, err))
+        return -1;
+    return wiki_parser_finish(wp, err);
+}
+
+static int parse_chunk(const pool *p, parser_kit *kit, const chunk_slot *s, uint64_t line_base,
+                       wiki_page_fn on_page, void *ctx, sp_error *err) {
+    text_skip *ts = NULL;
+    wiki_parser *wp = NULL;
+    int rc = -1;
+    if (p->a->opts->value_cap && !(ts = chunk_filter(p, s->start, err)))
+        goto out;
+    if (!(wp = chunk_parser(p, kit->text, s->start, line_base, on_page, ctx, err)))
+        goto out;
+    if (feed(wp, ts, kit->kept, s->in, s->len, err) ||
+        chunk_finish(wp, ts, kit->kept, s->last, err))
+        goto out;
+    rc = 0;
+out:
+    wiki_parser_destroy(wp);
+    text_skip_destroy(ts);
+    return rc;
+}
+
+static uint64_t count_newlines(const uint8_t *p, size_t n) {
+    uint64_t lines = 0;
+    const uint8_t *end = p + n;
+    while ((p = memchr(p, '\n', (size_t)(end - p)))) {
+        lines++;
+        p++;
+    }
+    return lines;
+}
+
+typedef struct worker_arg {
+    pool *p;
+    parser_kit *kit;
+} worker_arg;
+
+static void *worker_main(void *arg) {
+    pool *p = ((worker_arg *)arg)->p;
+    parser_kit *kit = ((worker_arg *)arg)->kit;
+    free(arg);
+    for (;;) {
+        pthread_mutex_lock(&p->mu);
+        while (!p->stop && p->taken == p->submitted)
+            pthread_cond_wait(&p->work, &p->mu);
+        if (p->stop) {
+            struct timespec ts;
+            clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+            p->worker_cpu += (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+            pthread_mutex_unlock(&p->mu);
+            return NULL;
+        }
+        chunk_slot *s = &p->slots[p->taken++ % p->nslots];
+        pthread_mutex_unlock(&p->mu);
+
+        s->err = (sp_error){0};
+        s->collect_failed = false;
+        s->out_len = 0;
+        (void)parse_chunk(p, kit, s, 0, collect_page, s, &s->err);
+        s->newlines = count_newlines(s->in, s->len);
+
+        pthread_mutex_lock(&p->mu);
+        s->done = true;
+        pthread_cond_broadcast(&p->done);
+        pthread_mutex_unlock(&p->mu);
+    }
+}
+
+/* ------------------------------------------------------------ in order */
+
+int parse_pool_page(void *ctx, const wiki_page *page, sp_error *err) {
+    const parse_pool_sink *sink = ctx;
+    if (page->skip != WIKI_KEEP)
+        return sink->emit(sink->ctx, page->skip, NULL, err);
+    sp_record rec = {.key = page->title, .key_len = page->title_len};
+    if (text_buffer_value(page->text, &rec, err))
+        return -1;
+    return sink->emit(sink->ctx, WIKI_KEEP, &rec, err);
+}
+
+static chunk_slot *slot_of(const pool *p, uint64_t chunk) {
+    return &p->slots[chunk % p->nslots];
+}
+
+static void submit(pool *p) {
+    pthread_mutex_lock(&p->mu);
+    p->submitted++;
+    pthread_cond_signal(&p->work);
+    pthread_mutex_unlock(&p->mu);
+}
+
+/* Hands on the oldest chunk not yet handed on. Returns 0 when done, 1 when
+ * it is not parsed yet and wait is false, -1 on error. */
+static int emit_next(pool *p, bool wait, sp_error *err) {
+    chunk_slot *s = slot_of(p, p->emitted);
+    pthread_mutex_lock(&p->mu);
+    while (!s->done) {
+        if (!wait) {
+            pthread_mutex_unlock(&p->mu);
+            return 1;
+        }
+        pthread_cond_wait(&p->done, &p->mu);
+    }
+    pthread_mutex_unlock(&p->mu);
+
+    for (size_t off = 0; off < s->out_len;) {
+        page_header h;
+        memcpy(&h, s->out + off, sizeof h);
+        sp_record rec = {.key = s->out + off + sizeof h,
+                         .key_len = h.title_len,
+                         .value = s->out + off + sizeof h + h.title_len,
+                         .value_len = h.value_len,
+                         .value_fd = -1};
+        off += sizeof h + h.title_len + (size_t)h.value_len;
+        if (p->a->emit(p->a->emit_ctx, (wiki_skip)h.skip, h.skip == WIKI_KEEP ? &rec : NULL, err)) {
+            /* As a failing sink stops the single parser, after which
+             * extract looks for damage too. */
+            p->xml_failed = true;
+            p->failed_end = s->start + s->len;
+            return -1;
+        }
+    }
+    if (s->err.set) {
+        *err = s->err;
+        if (!s->collect_failed) {
+            p->xml_failed = true;
+            p->failed_end = s->start + s->len;
+            /* The worker did not know the chunk's first line; now it is
+             * known. The parse is the same, so it fails the same way. */
+            if (s->start) {
+                parser_kit *kit = &p->kits[p->nworkers];
+                sp_error again = {0};
+                if (parse_chunk(p, kit, s, p->lines_before, discard_page, NULL, &again))
+                    *err = again;
+            }
+        }
+        return -1;
+    }
+    p->lines_before += s->newlines;
+    s->done = false;
+    p->emitted++;
+    return 0;
+}
+
+static int drain(pool *p, sp_error *err) {
+    while (p->emitted < p->submitted)
+        if (emit_next(p, true, err))
+            return -1;
+    return 0;
+}
+
+static void count_read(pool *p, size_t n) {
+    const parse_pool_args *a = p->a;
+    p->read_end += n;
+    a->stats->xml_bytes += n;
+    if (a->opts->progress) {
+        a->stats->input_bytes = source_offset(a->src);
+        a->opts->progress(a->opts->progress_ctx, a->stats);
+    }
+}
+
+/*
+ * After an XML error in compressed input. Decoders check their checksums
+ * only at the end of a block (900 kB for bz2), after handing out the
+ * damaged bytes, so the parser often trips over the damage first. Reading
+ * on a little tells "the file is damaged" (reported instead) from "the XML
+ * is bad" (kept).
+ */
+static void blame_damage(pool *p, uint8_t *buf, sp_error *err) {
+    source *src = p->a->src;
+    if (!strcmp(source_format(src), "none"))
+        return;
+    sp_error damage = {0};
+    while (p->read_end < p->failed_end + EXTRACT_DAMAGE_LOOKAHEAD) {
+        ssize_t n = source_read(src, buf, READ_BYTES, &damage);
+        if (n < 0) {
+            *err = damage;
+            return;
+        }
+        if (n == 0)
+            return;
+        p->read_end += (uint64_t)n;
+    }
+}
+
+/* The source failed after read_end bytes: the chunks before come first,
+ * unless their error is one the damage explains. */
+static int source_failed(pool *p, const sp_error *damage, sp_error *err) {
+    if (drain(p, err) == 0 || (p->xml_failed && strcmp(source_format(p->a->src), "none") &&
+                               p->read_end <= p->failed_end + EXTRACT_DAMAGE_LOOKAHEAD)) {
+        *err = *damage;
+        p->xml_failed = false;
+    }
+    return -1;
+}
+
+/*
+ * cur is full and holds no cut point after its start: every chunk before
+ * it is handed on, then the document is parsed here, as it streams in,
+ * until the next cut point (cur then holds the bytes from there) or the
+ * end (*eof).
+ */
+static int parse_inline(pool *p, chunk_slot *cur, bool *eof, sp_error *err) {
+    const parse_pool_args *a = p->a;
+    if (drain(p, err))
+        return -1;
+    parser_kit *kit = &p->kits[p->nworkers];
+    parse_pool_sink sink = {a->emit, a->emit_ctx};
+    text_skip *ts = NULL;
+    wiki_parser *wp = NULL;
+    int rc = -1;
+    uint64_t fed_to = cur->start + cur->len;
+    p->xml_failed = true;
+    p->failed_end = fed_to;
+    if (a->opts->value_cap && !(ts = chunk_filter(p, cur->start, err)))
+        goto out;
+    if (!(wp = chunk_parser(p, a->text, cur->start, p->lines_before, parse_pool_page, &sink, err)))
+        goto out;
+    if (feed(wp, ts, kit->kept, cur->in, cur->len, err))
+        goto out;
+    p->lines_before += count_newlines(cur->in, cur->len);
+    for (;;) {
+        sp_error damage = {0};
+        ssize_t n = source_read(a->src, cur->in, READ_BYTES, &damage);
+        if (n < 0) {
+            *err = damage;
+            p->xml_failed = false;
+            goto out;
+        }
+        page_split_scan(p->split, cur->in, (size_t)n);
+        count_read(p, (size_t)n);
+        if (n == 0) {
+            *eof = true;
+            rc = chunk_finish(wp, ts, kit->kept, true, err);
+            goto out;
+        }
+        uint64_t cut = page_split_last(p->split);
+        size_t k = cut > fed_to ? (size_t)(cut - fed_to) : (size_t)n;
+        p->failed_end = fed_to + (uint64_t)n;
+        if (feed(wp, ts, kit->kept, cur->in, k, err))
+            goto out;
+        p->lines_before += count_newlines(cur->in, k);
+        fed_to += k;
+        if (k < (size_t)n) {
+            if (chunk_finish(wp, ts, kit->kept, false, err))
+                goto out;
+            memmove(cur->in, cur->in + k, (size_t)n - k);
+            cur->len = (size_t)n - k;
+            cur->start = cut;
+            rc = 0;
+            goto out;
+        }
+    }
+out:
+    if (rc == 0)
+        p->xml_failed = false;
+    wiki_parser_destroy(wp);
+    text_skip_destroy(ts);
+    return rc;
+}
+
+static int pump(pool *p, sp_error *err) {
+    const parse_pool_args *a = p->a;
+    chunk_slot *cur = slot_of(p, 0);
+    cur->start = 0;
+    cur->len = 0;
+    for (;;) {
+        int got;
+        while (p->emitted < p->submitted && (got = emit_next(p, false, err)) != 1)
+            if (got < 0)
+                return -1;
+        size_t want = p->max - cur->len < READ_BYTES ? p->max - cur->len : READ_BYTES;
+        sp_error damage = {0};
+        ssize_t n = source_read(a->src, cur->in + cur->len, want, &damage);
+        if (n < 0)
+            return source_failed(p, &damage, err);
+        page_split_scan(p->split, cur->in + cur->len, (size_t)n);
+        cur->len += (size_t)n;
+        count_read(p, (size_t)n);
+        if (n == 0) {
+            cur->last = true;
+            submit(p);
+            return drain(p, err);
+        }
+        uint64_t cut = page_split_last(p->split);
+        if (cur->len >= p->chunk && cut > cur->start) {
+            while (p->submitted + 1 - p->emitted >= p->nslots)
+                if (emit_next(p, true, err))
+                    return -1;
+            chunk_slot *next = slot_of(p, p->submitted + 1);
+            size_t keep = (size_t)(cut - cur->start);
+            next->len = cur->len - keep;
+            next->start = cut;
+            next->last = false;
+            memcpy(next->in, cur->in + keep, next->len);
+            cur->len = keep;
+            cur->last = false;
+            submit(p);
+            cur = next;
+        } else if (cur->len == p->max) {
+            bool eof = false;
+            if (parse_inline(p, cur, &eof, err))
+                return -1;
+            if (eof)
+                return 0;
+        }
+    }
+}
+
+/* ------------------------------------------------------------ setup */
+
+static int kit_init(parser_kit *kit, const pool *p, sp_error *err) {
+    const extract_options *o = p->a->opts;
+    /* A chunk's text never spills: it fits in the chunk. */
+    size_t mem = o->value_cap ? (size_t)o->value_cap : p->max;
+    if (!(kit->text = text_buffer_init(o->value_cap, mem, o->tmp_dir, err)))
+        return -1;
+    if (!(kit->kept = malloc(FEED_BYTES + TEXT_SKIP_SLACK)))
+        return sp_errorf(err, "%s: out of memory", p->name);
+    return 0;
+}
+
+/* Workers finish the chunk they are on and leave. */
+static void stop_workers(pool *p) {
+    pthread_mutex_lock(&p->mu);
+    p->stop = true;
+    pthread_cond_broadcast(&p->work);
+    pthread_mutex_unlock(&p->mu);
+    for (unsigned i = 0; i < p->started; i++)
+        pthread_join(p->workers[i], NULL);
+    p->started = 0;
+}
+
+static void pool_destroy(pool *p) {
+    stop_workers(p);
+    free(p->workers);
+    if (p->kits)
+        for (unsigned i = 0; i <= p->nworkers; i++) {
+            text_buffer_destroy(p->kits[i].text);
+            free(p->kits[i].kept);
+        }
+    free(p->kits);
+    if (p->slots)
+        for (unsigned i = 0; i < p->nslots; i++) {
+            free(p->slots[i].in);
+            free(p->slots[i].out);
+        }
+    free(p->slots);
+    page_split_destroy(p->split);
+    pthread_cond_destroy(&p->work);
+    pthread_cond_destroy(&p->done);
+    pthread_mutex_destroy(&p->mu);
+}
+
+int parse_pool_run(const parse_pool_args *a, sp_error *err) {
+    pool p = {.a = a, .name = source_name(a->src)};
+    p.chunk = a->opts->chunk_bytes ? a->opts->chunk_bytes : PARSE_POOL_DEFAULT_CHUNK;
+    p.max = PARSE_POOL_MAX_FACTOR * p.chunk;
+    if (p.max < READ_BYTES)
+        p.max = READ_BYTES;
+    p.nworkers = a->threads;
+    p.nslots = 2 * a->threads + 1;
+    pthread_mutex_init(&p.mu, NULL);
+    pthread_cond_init(&p.work, NULL);
+    pthread_cond_init(&p.done, NULL);
+    int rc = -1;
+    if (!(p.split = page_split_init(err)))
+        goto out;
+    p.slots = calloc(p.nslots, sizeof *p.slots);
+    p.kits = calloc(p.nworkers + 1, sizeof *p.kits);
+    if (!p.slots || !p.kits) {
+        sp_errorf(err, "%s: out of memory", p.name);
+        goto out;
+    }
+    for (unsigned i = 0; i < p.nslots; i++)
+        if (!(p.slots[i].in = malloc(p.max))) {
+            sp_errorf(err, "%s: out of memory for %u parse chunks", p.name, p.nslots);
+            goto out;
+        }
+    /* The caller's kit: its own text buffer serves stretches parsed inline. */
+    for (unsigned i = 0; i <= p.nworkers; i++)
+        if (kit_init(&p.kits[i], &p, err))
+            goto out;
+    if (!(p.workers = calloc(p.nworkers, sizeof *p.workers))) {
+        sp_errorf(err, "%s: out of memory", p.name);
+        goto out;
+    }
+    for (unsigned i = 0; i < p.nworkers; i++) {
+        worker_arg *wa = malloc(sizeof *wa);
+        int e = wa ? pthread_create(&p.workers[i], NULL, worker_main,
+                                    memcpy(wa, &(worker_arg){&p, &p.kits[i]}, sizeof *wa))
+                   : -1;
+        if (e) {
+            free(wa);
+            sp_errorf(err, "%s: cannot start a parsing thread", p.name);
+            goto out;
+        }
+        p.started++;
+    }
+    rc = pump(&p, err);
+    stop_workers(&p);
+    a->stats->parse_cpu_seconds = p.worker_cpu;
+    if (rc && p.xml_failed)
+        blame_damage(&p, p.slots[0].in, err);
+out:
+    pool_destroy(&p);
+    return rc;
+}

@@ -1,0 +1,82 @@
+/*
+ * parse_pool.h: the XML parse of a dump on several threads, with exactly
+ * the results of the single-threaded parse.
+ *
+ * The caller's thread reads the decompressed document and cuts it at page
+ * boundaries (page_split.h) into chunks of about chunk_bytes. Each chunk is
+ * parsed by one libxml2 parser on a worker thread (in fragment mode after
+ * the document's head, see wikixml.h), text past the value cap dropped per
+ * chunk (text_skip.h), and its pages collected in the chunk's own buffer.
+ * The caller's thread hands the pages on in document order: chunk after
+ * chunk, each one's pages in order. So "a later page with the same title
+ * wins" and every count mean what they meant with one parser, and the
+ * records reach the single-threaded sink (truncate, sorter) in the same
+ * order whatever the thread count or chunk size.
+ *
+ * Bounded: at most 2 * threads + 1 chunks are read ahead; a chunk holds at
+ * most PARSE_POOL_MAX_FACTOR * chunk_bytes of XML, and its pages fit in as
+ * many bytes (a record is never longer than the XML it came from). A
+ * stretch of the document with no cut point for that long (one huge page,
+ * or markup page_split.h does not follow) is parsed by the caller's thread
+ * as it streams in, after every chunk before it, with the caller's spilling
+ * text buffer: as the single-threaded path does, in the same memory.
+ *
+ * Errors are the single-threaded path's: the first in document order wins
+ * (a sink error on a record before a parse error in the same chunk comes
+ * first). A worker parses without knowing on which line its chunk starts;
+ * the rare chunk that fails is parsed again by the caller's thread, once
+ * the lines before it are counted, for the message with the right line.
+ * A decompression error is reported instead of an XML error that it
+ * follows within EXTRACT_DAMAGE_LOOKAHEAD bytes (see extract.c).
+ */
+#ifndef SSTPIPE_EXTRACT_PARSE_POOL_H
+#define SSTPIPE_EXTRACT_PARSE_POOL_H
+
+#include "stages/common/error.h"
+#include "stages/common/record.h"
+#include "stages/extract/extract.h"
+#include "stages/extract/source.h"
+#include "stages/extract/text_buffer.h"
+#include "stages/extract/wikixml.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Chunk size when extract_options.chunk_bytes is 0. */
+#define PARSE_POOL_DEFAULT_CHUNK ((size_t)1 << 20)
+/* A chunk is cut at the first cut point past chunk_bytes, and at most this
+ * many times chunk_bytes long. */
+#define PARSE_POOL_MAX_FACTOR 4
+/* How far past an XML error to decompress looking for damaged data: more
+ * than a bz2 block (900 kB compressed) expands to in practice. */
+#define EXTRACT_DAMAGE_LOOKAHEAD ((uint64_t)8 << 20)
+
+/* One page handed on in order: rec is the title and the kept text (in
+ * memory or in a scratch file, see text_buffer.h); skip says why a page
+ * has no record, and then rec is NULL. */
+typedef int (*parse_pool_emit_fn)(void *ctx, wiki_skip skip, const sp_record *rec, sp_error *err);
+
+/* Where parse_pool_page hands a page on. */
+typedef struct parse_pool_sink {
+    parse_pool_emit_fn emit;
+    void *ctx;
+} parse_pool_sink;
+
+/* A wiki_page_fn (ctx: a parse_pool_sink) for a parser whose pages go
+ * straight on: the single-threaded path, and stretches parsed inline. */
+int parse_pool_page(void *ctx, const wiki_page *page, sp_error *err);
+
+typedef struct parse_pool_args {
+    const extract_options *opts; /* filter, value_cap, chunk_bytes, progress */
+    unsigned threads;            /* parsing threads (>= 2) */
+    source *src;
+    text_buffer *text; /* the caller's, for stretches parsed on its thread */
+    parse_pool_emit_fn emit;
+    void *emit_ctx;
+    extract_stats *stats; /* xml_bytes, input_bytes kept up to date; parse_cpu_seconds */
+} parse_pool_args;
+
+/* Reads src to its end, parsing on args->threads threads. */
+int parse_pool_run(const parse_pool_args *args, sp_error *err);
+
+#endif

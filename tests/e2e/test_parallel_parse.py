@@ -1,0 +1,180 @@
+"""test_parallel_parse.py: the parse on several threads ([build] threads,
+[build] chunk_size) gives what the single-threaded parse gives.
+
+For every corpus, the edge-case dump and generated dumps of both page-size
+profiles, in every compression, the table (build) and the record stream
+(extract, no value cap) are byte for byte the ones of `build.threads=1`, at
+2 and 8 threads and chunk sizes from 4K (a cut every few pages) up to the
+default. Bad inputs (cut short, malformed in a later chunk, a page too big
+for a chunk, markup the cutter does not follow, damaged compressed data)
+fail with the same exit code and the same message (line, offset) as with
+one thread. [sort] threads still sets the threads, as the old name of
+[build] threads, which wins when both are set.
+"""
+
+import sys
+
+sys.dont_write_bytecode = True  # keep the source tree clean under ctest
+
+import hashlib
+import os
+import unittest
+
+from sstpipe_e2e import (FORMS, E2ETest, parse_stats, sources, sstpipe, to_bz2,
+                         to_bz2_multistream, to_gz, to_zst, wikigen)
+
+# (threads, chunk size); the first is the reference.
+SETTINGS = [("1", "1M"), ("2", "4K"), ("8", "4K"), ("2", "64K")]
+
+
+def sha256(path):
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+def knobs(threads, chunk):
+    return ["--set", f"build.threads={threads}", "--set", f"build.chunk_size={chunk}"]
+
+
+class SameOutputsTest(E2ETest):
+    """What every test here compares: each setting against the first."""
+
+    def outputs(self, src, settings=SETTINGS, extract=True):
+        """{setting: (build result, table sha or None, extract result)}."""
+        got = {}
+        for threads, chunk in settings:
+            out = self.path(f"t{threads}-{chunk}.sst")
+            b = sstpipe("build", src, "-o", out, *knobs(threads, chunk))
+            table = sha256(out) if b.code == 0 else None
+            e = sstpipe("extract", src, *knobs(threads, chunk)) if extract else None
+            got[(threads, chunk)] = (b, table, e)
+        return got
+
+    def assertSameOutputs(self, src, what, settings=SETTINGS, extract=True):
+        got = self.outputs(src, settings, extract)
+        ref_b, ref_table, ref_e = got[settings[0]]
+        for key, (b, table, e) in got.items():
+            label = f"{what}, threads={key[0]} chunk_size={key[1]}"
+            self.assertEqual((b.code, b.err_text), (ref_b.code, ref_b.err_text),
+                             f"{label}: build differs from one thread" + b.describe())
+            self.assertEqual(table, ref_table, f"{label}: table differs from one thread")
+            if extract:
+                self.assertEqual((e.code, e.err_text), (ref_e.code, ref_e.err_text),
+                                 f"{label}: extract differs from one thread" + e.describe())
+                self.assertTrue(e.stdout == ref_e.stdout,
+                                f"{label}: extract's record stream differs from one thread")
+        return ref_b
+
+
+class ParallelParseTest(SameOutputsTest):
+    def test_corpora_and_edge_dump_every_form(self):
+        for name, xml_of, _ in sources():
+            xml = xml_of()
+            for form, (suffix, encode) in FORMS.items():
+                src = self.write_file(f"{name}-{form}{suffix}", encode(xml))
+                r = self.assertSameOutputs(src, f"{name} ({form})",
+                                           extract=form in ("plain", "bz2_multistream"))
+                self.assertEqual(r.code, 0, f"{name} ({form})" + r.describe())
+
+    def test_generated_dumps_both_profiles(self):
+        for profile in ("enwiki", "wiktionary"):
+            for fmt, suffix in (("xml", ".xml"), ("zst", ".xml.zst"), ("bz2", ".xml.bz2"),
+                                ("bz2-multistream", ".xml.bz2")):
+                src = wikigen(self.path(f"{profile}-{fmt}{suffix}"), "3M", "5", fmt, profile)
+                r = self.assertSameOutputs(src, f"{profile} {fmt}", extract=fmt == "xml")
+                self.assertEqual(r.code, 0, r.describe())
+
+    def test_threads_key_and_its_old_name(self):
+        src = wikigen(self.path("k.xml"), "256K", "3", "xml", "wiktionary")
+        cases = [((), None), (("--set", "build.threads=3"), 3), (("--set", "sort.threads=5"), 5),
+                 (("--set", "sort.threads=5", "--set", "build.threads=2"), 2)]
+        for args, want in cases:
+            r = sstpipe("build", src, "-o", self.path("k.sst"), "-v", *args)
+            self.assertOk(r)
+            threads = parse_stats(self, r.stderr, "extract")["threads"]
+            if want is None:
+                self.assertGreaterEqual(threads, 1)
+            else:
+                self.assertEqual(threads, want, f"{args}: threads used")
+
+
+def mutate_after(xml, marker, frac, old, new):
+    """xml with the first `old` at or after the first `marker` past frac of it
+    replaced by `new`."""
+    at = xml.find(marker, int(len(xml) * frac))
+    at = xml.find(old, at)
+    assert at >= 0, (marker, old)
+    return xml[:at] + new + xml[at + len(old):]
+
+
+class ParallelParseErrorsTest(SameOutputsTest):
+    @classmethod
+    def setUpClass(cls):
+        import tempfile
+        cls.classtmp = tempfile.mkdtemp(prefix="sstpipe-e2e-pp-")
+        path = wikigen(os.path.join(cls.classtmp, "base.xml"), "2M", "9", "xml", "wiktionary")
+        with open(path, "rb") as f:
+            cls.xml = f.read()
+
+    @classmethod
+    def tearDownClass(cls):
+        import shutil
+        shutil.rmtree(cls.classtmp, True)
+
+    def bad_inputs(self):
+        x = self.xml
+        big_page = (b"  <page>\n    <title>Huge</title>\n    <ns>0</ns>\n    <revision>\n"
+                    b"      <text>" + b"long line of text\n" * 20000 + b"</text>\n"
+                    b"    </revision>\n  </page>\n")
+        mid = x.find(b"  <page>", len(x) // 2)
+        return {
+            "truncated": x[:len(x) * 2 // 3],
+            "tag mismatch late": mutate_after(x, b"<page>", 0.8, b"</title>", b"</titel>"),
+            "unclosed page": mutate_after(x, b"<page>", 0.6, b"</page>", b""),
+            "nested page": mutate_after(x, b"<page>", 0.4, b"<page>", b"<page><page>"),
+            "bad entity late": mutate_after(x, b"<text", 0.9, b">", b">&bogus;"),
+            "bad ns": mutate_after(x, b"<page>", 0.7, b"<ns>", b"<ns>x"),
+            "page without title": x[:mid] + b"  <page><revision><text>a</text></revision>"
+                                  b"</page>\n" + x[mid:],
+            "lt in text": mutate_after(x, b"<text", 0.5, b">", b">a < b"),
+            "second root": x + b"<page/>\n",
+            "huge page then error": x[:mid] + big_page + x[mid:len(x) * 3 // 4],
+            "comments and CDATA with tags": x[:mid] + b"<!-- <page> --><?pi <page> ?>"
+                                            b"<![CDATA[ <page> ]]>\n" + x[mid:len(x) * 3 // 4],
+            "doctype": b"<!DOCTYPE mediawiki>\n" + x,
+            "lone CRs": x.replace(b"\n", b"\r", 3000)[:len(x) * 3 // 4],
+            "CRLF": x.replace(b"\n", b"\r\n")[:len(x) * 3 // 4],
+            "latin-1 declared": (b'<?xml version="1.0" encoding="ISO-8859-1"?>\n' +
+                                 x.replace("\u00e9".encode(), b"\xe9"))[:len(x) * 3 // 4],
+            "empty": b"",
+        }
+
+    def test_same_error_as_one_thread(self):
+        for name, data in self.bad_inputs().items():
+            forms = {"plain": data}
+            if name in ("truncated", "tag mismatch late", "huge page then error"):
+                forms.update(bz2=to_bz2(data), bz2_multistream=to_bz2_multistream(data),
+                             gz=to_gz(data), zst=to_zst(data))
+            for form, blob in forms.items():
+                src = self.write_file(f"bad-{form}.xml", blob)
+                r = self.assertSameOutputs(src, f"{name} ({form})")
+                if name not in ("lone CRs", "CRLF", "latin-1 declared"):
+                    self.assertNotEqual(r.code, 0, f"{name} ({form}) must fail" + r.describe())
+
+    def test_damaged_compressed_data_same_error(self):
+        for form, blob in (("bz2", to_bz2(self.xml)), ("bz2_multistream",
+                                                       to_bz2_multistream(self.xml)),
+                           ("gz", to_gz(self.xml)), ("zst", to_zst(self.xml))):
+            for frac in (0.3, 0.7, 1.0):
+                cut = blob[:int(len(blob) * frac) - 5]
+                damaged = bytearray(blob)
+                at = int(len(blob) * min(frac, 0.9))
+                damaged[at] ^= 0x55
+                for what, data in (("cut", cut), ("flipped", bytes(damaged))):
+                    src = self.write_file(f"dmg-{form}.bin", data)
+                    r = self.assertSameOutputs(src, f"{form} {what} at {frac}")
+                    self.assertNotEqual(r.code, 0, f"{form} {what} at {frac}" + r.describe())
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
