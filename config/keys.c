@@ -53,7 +53,7 @@ const key_info config_keys[CONFIG_KEY_COUNT] = {
                               "threads decompressing (bz2) and parsing the dump, 0 = every core "
                               "the process may run on; 1 parses on one thread"},
     /* Any size gives the same table; the limits keep a typo from costing
-     * memory (a chunk is held 2 * threads + 1 times, up to 4x its size). */
+     * memory (a chunk is held 2 * threads + 1 times, up to 2x its size). */
     [CONFIG_BUILD_CHUNK_SIZE] = {"build", "chunk_size", KT_SIZE, 4 * KIB, 64 * MIB, MIB, NULL,
                                  "XML bytes each parsing thread takes at once (cut at a page)"},
     [CONFIG_SST_BLOCK_SIZE] = {"sst", "block_size", KT_POW2, SST_MIN_BLOCK_SIZE, SST_MAX_BLOCK_SIZE,

@@ -44,9 +44,9 @@
 
 /* Chunk size when extract_options.chunk_bytes is 0. */
 #define PARSE_POOL_DEFAULT_CHUNK ((size_t)1 << 20)
-/* A chunk is cut at the first cut point past chunk_bytes, and at most this
- * many times chunk_bytes long. */
-#define PARSE_POOL_MAX_FACTOR 4
+/* Once a chunk holds chunk_bytes it is cut at the last cut point read; it
+ * grows to at most this many times chunk_bytes looking for one. */
+#define PARSE_POOL_MAX_FACTOR 2
 /* How far past an XML error to decompress looking for damaged data: more
  * than a bz2 block (900 kB compressed) expands to in practice. */
 #define EXTRACT_DAMAGE_LOOKAHEAD ((uint64_t)8 << 20)
