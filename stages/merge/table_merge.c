@@ -167,16 +167,29 @@ int table_merge(const char *out, const char *const *inputs, unsigned n,
     table_options opts;
     table_options_init(&opts);
     opts.max_value_bytes = 0;
+    unsigned bound_from = 0; /* the input whose value bound the output takes */
     for (unsigned i = 0; i < n; i++) {
         if (!(r.tables[i] = table_source_open(inputs[i], o->read_bytes, err)))
             goto done;
         const sst_footer *f = table_source_footer(r.tables[i]);
-        if (f->max_value_bytes > opts.max_value_bytes)
+        if (f->max_value_bytes > opts.max_value_bytes) {
             opts.max_value_bytes = f->max_value_bytes;
+            bound_from = i;
+        }
     }
     const sst_footer *first = table_source_footer(r.tables[0]);
     opts.block_size = o->block_size ? o->block_size : first->block_size;
     opts.cluster_size = o->cluster_size ? o->cluster_size : first->cluster_size;
+    /* Named here, before the writer would refuse the options without
+     * saying which input's footer asked for them. */
+    sp_error fit = {0};
+    if (sst_check_fit(opts.block_size, opts.max_value_bytes, &fit)) {
+        sp_errorf(err,
+                  "%s: values of up to %u bytes (its max_value_bytes) cannot go into the "
+                  "output: %s",
+                  inputs[bound_from], opts.max_value_bytes, fit.msg);
+        goto done;
+    }
     int base_i = o->canonical ? -1 : pick_base(r.tables, n, opts.block_size);
     unsigned k = 0;
     for (unsigned i = 0; i < n; i++)
