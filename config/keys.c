@@ -113,8 +113,8 @@ const key_info config_keys[CONFIG_KEY_COUNT] = {
 
 static const char *const progress_names[] = {"auto", "always", "never"};
 
-const char *const config_sections[] = {"input",   "extract", "truncate", "sort",  "build", "sst",
-                                       "verify",  "profile", "output",   "progress", "serve", NULL};
+const char *const config_sections[] = {"input",  "extract", "truncate", "sort",     "build", "sst",
+                                       "verify", "profile", "output",   "progress", "serve", NULL};
 
 /* Nightly writes these beside the SSTable; the table must not overwrite them. */
 static const char *const reserved_names[] = {"manifest.json", "verify.json", "profile.json",
