@@ -91,23 +91,27 @@ static int check_open(const Table *t) {
     return 0;
 }
 
-/* 1 found (*value set, a new reference), 0 absent, -1 error raised. */
-static int lookup(Table *t, PyObject *key, PyObject **value) {
+/* The raw lookup: 1 found (*v, *vlen set), 0 absent, -1 error raised. */
+static int find(Table *t, PyObject *key, const void **v, size_t *vlen) {
     if (check_open(t))
         return -1;
     Py_buffer view;
     PyObject *owned;
     if (key_buffer(key, &view, &owned))
         return -1;
+    char *msg = NULL;
+    int rc = sstpipe_get(t->t, view.buf, (size_t)view.len, v, vlen, &msg);
+    key_release(&view, owned);
+    if (rc < 0)
+        raise_msg(msg);
+    return rc;
+}
+
+/* 1 found (*value set, a new reference), 0 absent, -1 error raised. */
+static int lookup(Table *t, PyObject *key, PyObject **value) {
     const void *v;
     size_t vlen;
-    char *msg = NULL;
-    int rc = sstpipe_get(t->t, view.buf, (size_t)view.len, &v, &vlen, &msg);
-    key_release(&view, owned);
-    if (rc < 0) {
-        raise_msg(msg);
-        return -1;
-    }
+    int rc = find(t, key, &v, &vlen);
     if (rc == 1 && !(*value = out(t, v, vlen)))
         return -1;
     return rc;
@@ -183,21 +187,9 @@ static PyObject *table_subscript(PyObject *self, PyObject *key) {
 }
 
 static int table_contains(PyObject *self, PyObject *key) {
-    Table *t = (Table *)self;
-    if (check_open(t))
-        return -1;
-    Py_buffer view;
-    PyObject *owned;
-    if (key_buffer(key, &view, &owned))
-        return -1;
     const void *v;
     size_t vlen;
-    char *msg = NULL;
-    int rc = sstpipe_get(t->t, view.buf, (size_t)view.len, &v, &vlen, &msg);
-    key_release(&view, owned);
-    if (rc < 0)
-        raise_msg(msg);
-    return rc;
+    return find((Table *)self, key, &v, &vlen);
 }
 
 static Py_ssize_t table_len(PyObject *self) {
