@@ -2,7 +2,7 @@
  */
 #include "config/config.h"
 
-#include "command/commands.h"
+#include "pipeline/command/commands.h"
 #include "stages/common/cli.h"
 
 #include <stdio.h>

@@ -3,7 +3,7 @@
  * structs of the stages: the one place where a config key becomes a stage
  * option, for every command and for nightly. It lives in pipeline/ because
  * the config library is linked before the stages and must not depend on
- * them; the commands (command/) sit above both.
+ * them; the commands (pipeline/command/) sit above both.
  *
  * Each function sets every field of opts the config covers; call the
  * stage's *_options_init first. Pointers in the filled options (tmp_dir,

@@ -1,7 +1,7 @@
 /* nightly_cmd.c: the `sstpipe nightly` command line; the run itself is nightly.c. */
 #include "pipeline/nightly.h"
 
-#include "command/commands.h"
+#include "pipeline/command/commands.h"
 #include "stages/common/cli.h"
 #include "stages/sst/format.h"
 

@@ -11,7 +11,7 @@
  */
 #include "pipeline/tune.h"
 
-#include "command/commands.h"
+#include "pipeline/command/commands.h"
 #include "pipeline/config_apply.h"
 #include "pipeline/nightly_dirs.h"
 #include "stages/common/cli.h"

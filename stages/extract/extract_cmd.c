@@ -8,8 +8,8 @@
  */
 #include "stages/extract/extract.h"
 
-#include "command/commands.h"
-#include "command/flags.h"
+#include "pipeline/command/commands.h"
+#include "pipeline/command/flags.h"
 #include "pipeline/config_apply.h"
 #include "stages/common/cli.h"
 #include "stages/common/progress.h"

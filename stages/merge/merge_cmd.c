@@ -6,7 +6,7 @@
  * tables being merged, so they do not apply; -c and --set are accepted as
  * by every command).
  */
-#include "command/commands.h"
+#include "pipeline/command/commands.h"
 #include "stages/common/cli.h"
 #include "stages/common/size.h"
 #include "stages/merge/table_merge.h"

@@ -13,7 +13,7 @@
  */
 #include "stages/profile/profile.h"
 
-#include "command/commands.h"
+#include "pipeline/command/commands.h"
 #include "pipeline/config_apply.h"
 #include "stages/common/cli.h"
 

@@ -9,7 +9,7 @@
  * whole, sound table. jansson escapes the strings; UTF-8 is written as is,
  * not \u-escaped.
  */
-#include "command/commands.h"
+#include "pipeline/command/commands.h"
 #include "stages/common/cli.h"
 #include "stages/common/utf8.h"
 #include "stages/sst/sstpipe.h"

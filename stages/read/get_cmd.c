@@ -4,7 +4,7 @@
  * checked whole before its value is printed. Exit 0 found (the value and a
  * newline on stdout), 1 not found, 2 error.
  */
-#include "command/commands.h"
+#include "pipeline/command/commands.h"
 #include "stages/common/cli.h"
 #include "stages/sst/sstpipe.h"
 

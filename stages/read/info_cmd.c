@@ -5,7 +5,7 @@
  * the file really holds (data blocks are not read; `dump` checks those).
  * The JSON object is info_json's, which `serve` answers on /v1/info too.
  */
-#include "command/commands.h"
+#include "pipeline/command/commands.h"
 #include "stages/common/cli.h"
 #include "stages/common/size.h"
 #include "stages/read/info_json.h"

@@ -3,8 +3,8 @@
  * stream in, the same records with values cut, out. The bound is [truncate]
  * max_bytes of the config (-c FILE, --set), which --max-bytes overrides.
  */
-#include "command/commands.h"
-#include "command/flags.h"
+#include "pipeline/command/commands.h"
+#include "pipeline/command/flags.h"
 #include "stages/common/cli.h"
 #include "stages/common/stream_stage.h"
 #include "stages/truncate/truncate.h"

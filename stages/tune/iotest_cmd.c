@@ -8,7 +8,7 @@
  */
 #include "stages/tune/iotest.h"
 
-#include "command/commands.h"
+#include "pipeline/command/commands.h"
 #include "stages/common/cli.h"
 #include "stages/common/size.h"
 

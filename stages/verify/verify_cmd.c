@@ -8,7 +8,7 @@
  */
 #include "stages/verify/verify.h"
 
-#include "command/commands.h"
+#include "pipeline/command/commands.h"
 #include "pipeline/config_apply.h"
 #include "stages/common/cli.h"
 

@@ -4,7 +4,7 @@
 CMakeLists.txt) and, built from this checkout, `git describe` of a commit that
 exists in it; every JSON report (info, verify, profile, iotest, tune) and the
 nightly manifest record the same text as "sstpipe_version". The script that
-makes the version (cmake/version.cmake) gives the git part only for the top of
+makes the version (pipeline/cmake/version.cmake) gives the git part only for the top of
 a checkout: none outside git nor inside some other tree, a tag and "-dirty"
 where there are.
 """
@@ -114,7 +114,7 @@ class VersionTest(E2ETest):
 
 
 class VersionScriptTest(E2ETest):
-    """cmake/version.cmake on its own, on throwaway directories."""
+    """pipeline/cmake/version.cmake on its own, on throwaway directories."""
 
     def setUp(self):
         super().setUp()
@@ -129,7 +129,7 @@ class VersionScriptTest(E2ETest):
     def version_of(self, src):
         out = self.path("version.c")
         p = subprocess.run([self.cmake, f"-DSOURCE_DIR={src}", f"-DOUT={out}", "-DVERSION=1.2.3",
-                            "-P", os.path.join(self.source, "cmake", "version.cmake")],
+                            "-P", os.path.join(self.source, "pipeline", "cmake", "version.cmake")],
                            capture_output=True, text=True, env=self.env)
         self.assertEqual(p.returncode, 0, p.stderr)
         with open(out) as f:

@@ -1,4 +1,4 @@
-"""tests/python/test_sstpipe.py: the `sstpipe` Python module (python/sstpipe_py.c)
+"""tests/python/test_sstpipe.py: the `sstpipe` Python module (stages/sst/python/sstpipe_py.c)
 on a table built from a corpus dump, against `sstpipe dump` of the same
 table: every key and value, iteration order, len, `in`, get with a default,
 KeyError, str and bytes keys, decode=True, prefix and range scans against

@@ -1,11 +1,11 @@
 /*
- * test_command.c: the command table (command/command.h): every command's
+ * test_command.c: the command table (pipeline/command/command.h): every command's
  * declaration is well-formed (names unique, keys and help where they must
  * be), and the parser built from a table sets config keys from flags with
  * the flag as origin, keeps the other flags in order, checks the operand
  * count and handles --help, unknown flags and "--".
  */
-#include "command/commands.h"
+#include "pipeline/command/commands.h"
 
 #include <setjmp.h>
 #include <stdarg.h>

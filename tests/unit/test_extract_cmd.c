@@ -1,9 +1,9 @@
 /*
  * test_extract_cmd.c: `sstpipe extract` as a command (its table entry in
- * command/): flags, usage errors, the record stream it writes, and that a
+ * pipeline/command/): flags, usage errors, the record stream it writes, and that a
  * failed run leaves no output. The stage itself is test_extract.c.
  */
-#include "command/commands.h"
+#include "pipeline/command/commands.h"
 #include "stages/common/recstream.h"
 
 #include <fcntl.h>

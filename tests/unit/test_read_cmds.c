@@ -4,7 +4,7 @@
  * dump's JSON lines parsed back and compared with the records written, the
  * info text and JSON, and damaged tables reported as errors.
  */
-#include "command/commands.h"
+#include "pipeline/command/commands.h"
 #include "test_sst_util.h"
 
 #include <jansson.h>

@@ -3,7 +3,7 @@
  * (RS_SORTED, the input's value bound, sorted and deduplicated records),
  * its flag checking, and failures that leave no output and no scratch files.
  */
-#include "command/commands.h"
+#include "pipeline/command/commands.h"
 #include "stages/common/recstream.h"
 #include "stages/sort/sorter.h"
 

@@ -3,7 +3,7 @@
  * writes (header bound and flags, cut values), its flag checking, and that
  * a failure leaves no output file.
  */
-#include "command/commands.h"
+#include "pipeline/command/commands.h"
 #include "stages/common/recstream.h"
 #include "stages/truncate/truncate.h"
 

@@ -5,7 +5,7 @@
  * small for the stream's bound, bad input and bad flags are refused with
  * the right exit code and message, and leave no output or temp file.
  */
-#include "command/commands.h"
+#include "pipeline/command/commands.h"
 #include "stages/common/recstream.h"
 #include "stages/sst/table_reader.h"
 #include "test_sst_util.h"

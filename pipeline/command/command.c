@@ -6,7 +6,7 @@
  * list built from the command's flags. getopt's own messages are off: a bad
  * flag is one line of ours, naming it (sp_cli_bad_option).
  */
-#include "command/command.h"
+#include "pipeline/command/command.h"
 
 #include "stages/common/cli.h"
 

@@ -1,11 +1,11 @@
-# cmake/format-man.cmake: makes the man page sstpipe-format(5) from
+# pipeline/cmake/format-man.cmake: makes the man page sstpipe-format(5) from
 # stages/sst/FORMAT.md, the format's one specification, so the page can
 # never say something else. FORMAT.md's title becomes the DESCRIPTION, its
 # "##" sections the page's sections; go-md2man (Debian's go-md2man) turns the
 # Markdown into roff; the page is installed gzipped, as Debian policy wants.
 #
 # cmake -DSOURCE=FORMAT.md -DOUTPUT=sstpipe-format.5.gz -DMD2MAN=/usr/bin/go-md2man
-#       -DGZIP=/usr/bin/gzip -DVERSION=1.0.0 -P cmake/format-man.cmake
+#       -DGZIP=/usr/bin/gzip -DVERSION=1.0.0 -P pipeline/cmake/format-man.cmake
 foreach(var SOURCE OUTPUT MD2MAN GZIP VERSION)
   if(NOT DEFINED ${var})
     message(FATAL_ERROR "format-man.cmake: ${var} is not set")

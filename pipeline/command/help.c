@@ -7,7 +7,7 @@
  * "--memory SIZE  memory budget of the external sort (at least 1M) ([sort]
  * memory, default 256M)": the default is the one the config really has.
  */
-#include "command/command.h"
+#include "pipeline/command/command.h"
 
 #include <string.h>
 

@@ -1,5 +1,5 @@
-# cmake/install.cmake: what `cmake --install` puts where (and so what the
-# Debian package holds, cmake/package.cmake), beside the binaries:
+# pipeline/cmake/install.cmake: what `cmake --install` puts where (and so what the
+# Debian package holds, pipeline/cmake/package.cmake), beside the binaries:
 #   share/man/man5/sstpipe-format.5.gz  the file format, from stages/sst/FORMAT.md
 #   share/doc/sstpipe/                  README.md, FORMAT.md, MANIFEST.md and
 #                                       examples/ (default.ini, nightly.ini)
@@ -20,8 +20,8 @@ if(SSTPIPE_GO_MD2MAN)
     COMMAND ${CMAKE_COMMAND} -DSOURCE=${CMAKE_SOURCE_DIR}/stages/sst/FORMAT.md
             -DOUTPUT=${SSTPIPE_MAN_DIR}/sstpipe-format.5.gz -DMD2MAN=${SSTPIPE_GO_MD2MAN}
             -DGZIP=${SSTPIPE_GZIP} -DVERSION=${PROJECT_VERSION}
-            -P ${CMAKE_SOURCE_DIR}/cmake/format-man.cmake
-    DEPENDS ${CMAKE_SOURCE_DIR}/stages/sst/FORMAT.md ${CMAKE_SOURCE_DIR}/cmake/format-man.cmake
+            -P ${CMAKE_SOURCE_DIR}/pipeline/cmake/format-man.cmake
+    DEPENDS ${CMAKE_SOURCE_DIR}/stages/sst/FORMAT.md ${CMAKE_SOURCE_DIR}/pipeline/cmake/format-man.cmake
     COMMENT "sstpipe-format(5) from stages/sst/FORMAT.md" VERBATIM)
   add_custom_target(sp_man_format ALL DEPENDS ${SSTPIPE_MAN_DIR}/sstpipe-format.5.gz)
   install(FILES ${SSTPIPE_MAN_DIR}/sstpipe-format.5.gz DESTINATION ${CMAKE_INSTALL_MANDIR}/man5)

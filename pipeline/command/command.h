@@ -5,7 +5,7 @@
  * description, flags, operands and the function that runs it. Each flag is
  * declared once, as one sp_flag (long and short name, argument, help text,
  * and the config key it sets, if any); the flags several commands share
- * (-o, -v, --tmp, --block-size, ...) are declared once in command/flags.h.
+ * (-o, -v, --tmp, --block-size, ...) are declared once in pipeline/command/flags.h.
  * From the table come:
  *
  *   - the parser (command.c): -c FILE and --set (config_parse_args), then the

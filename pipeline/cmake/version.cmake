@@ -1,9 +1,9 @@
-# cmake/version.cmake: writes the build's version.c, run by the build (not
+# pipeline/cmake/version.cmake: writes the build's version.c, run by the build (not
 # only at configure time) so a new commit or an edit shows up in the next
 # `sstpipe --version` without a re-configure. configure_file leaves the file
 # untouched when nothing changed, so an unchanged version recompiles nothing.
 #
-# cmake -DSOURCE_DIR=... -DOUT=.../version.c -DVERSION=1.2.3 -P cmake/version.cmake
+# cmake -DSOURCE_DIR=... -DOUT=.../version.c -DVERSION=1.2.3 -P pipeline/cmake/version.cmake
 #
 # The git part is `git describe --tags --always --dirty` of SOURCE_DIR, and
 # only when SOURCE_DIR is the top of its own checkout: a release tarball

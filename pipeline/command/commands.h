@@ -5,7 +5,7 @@
 #ifndef SSTPIPE_COMMAND_COMMANDS_H
 #define SSTPIPE_COMMAND_COMMANDS_H
 
-#include "command/command.h"
+#include "pipeline/command/command.h"
 
 extern const sp_command build_command;
 extern const sp_command extract_command;

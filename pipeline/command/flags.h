@@ -9,7 +9,7 @@
 #ifndef SSTPIPE_COMMAND_FLAGS_H
 #define SSTPIPE_COMMAND_FLAGS_H
 
-#include "command/command.h"
+#include "pipeline/command/command.h"
 
 /* -o for a stage that writes a record stream (stdout when not given). */
 #define SP_FLAG_OUTPUT_STREAM                                                                      \

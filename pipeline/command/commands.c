@@ -2,7 +2,7 @@
  * commands.c: the list of sstpipe's commands and `sstpipe COMMAND ARGS...`
  * itself, which finds the command and hands it its arguments.
  */
-#include "command/commands.h"
+#include "pipeline/command/commands.h"
 
 #include "stages/common/cli.h"
 #include "stages/common/version.h"

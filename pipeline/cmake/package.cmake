@@ -1,4 +1,4 @@
-# cmake/package.cmake: the Debian package, `cpack -G DEB` in a build
+# pipeline/cmake/package.cmake: the Debian package, `cpack -G DEB` in a build
 # directory (README "Package"): sstpipe_VERSION-1_ARCH.deb holding what
 # `cmake --install` installs, under /usr. Its Depends come from the shared
 # libraries the binaries link, found by dpkg-shlibdeps (dpkg-dev) as Debian's
