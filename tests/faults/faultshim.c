@@ -7,7 +7,10 @@
  * renameat(2), ftruncate and close; "open", the calls that create a file (open and openat with
  * O_CREAT or O_TMPFILE, mkstemp, mkostemp); linkat (and link); symlink (and
  * symlinkat); mkdir (and mkdirat); sync_file_range; and "stdio", the writes
- * a stdio stream makes to its file. glibc's stdio writes through internal
+ * a stdio stream makes to its file. For the readers (`serve`, `get`), which
+ * write nothing, "pread" (pread, pread64: every block a table read makes
+ * without the map) and "open_read" (open and openat of an existing file,
+ * without O_CREAT or O_TMPFILE: a table being opened). glibc's stdio writes through internal
  * calls no preload sees, so fopen of a file under SSTPIPE_FAULT_DIR for
  * writing returns a stream (fopencookie) whose writes come through here:
  * each one (a flush) counts as one "stdio" call, its open as an "open" and
@@ -67,13 +70,16 @@ enum op {
     OP_SYNC_FILE_RANGE,
     OP_STDIO,
     OP_COPY_FILE_RANGE,
+    OP_PREAD,
+    OP_OPEN_READ,
     OP_COUNT
 };
 
 static const char *const op_names[OP_COUNT] = {
     "write",    "pwrite",    "fsync",           "fdatasync", "rename",
     "renameat", "ftruncate", "close",           "open",      "linkat",
-    "symlink",  "mkdir",     "sync_file_range", "stdio",     "copy_file_range"};
+    "symlink",  "mkdir",     "sync_file_range", "stdio",     "copy_file_range",
+    "pread",    "open_read"};
 
 static const struct {
     const char *name;
@@ -83,6 +89,7 @@ static const struct {
 
 static ssize_t (*real_write)(int, const void *, size_t);
 static ssize_t (*real_pwrite)(int, const void *, size_t, off_t);
+static ssize_t (*real_pread)(int, void *, size_t, off_t);
 static int (*real_fsync)(int);
 static int (*real_fdatasync)(int);
 static int (*real_rename)(const char *, const char *);
@@ -166,6 +173,7 @@ static void parse_fault(const char *spec) {
 static void shim_setup(void) {
     real_write = next_symbol("write");
     real_pwrite = next_symbol("pwrite");
+    real_pread = next_symbol("pread");
     real_fsync = next_symbol("fsync");
     real_fdatasync = next_symbol("fdatasync");
     real_rename = next_symbol("rename");
@@ -298,6 +306,14 @@ ssize_t pwrite64(int fd, const void *buf, size_t n, off_t off) {
     return pwrite(fd, buf, n, off);
 }
 
+ssize_t pread(int fd, void *buf, size_t n, off_t off) {
+    return hit_fd(OP_PREAD, fd) ? -1 : real_pread(fd, buf, n, off);
+}
+
+ssize_t pread64(int fd, void *buf, size_t n, off_t off) {
+    return pread(fd, buf, n, off);
+}
+
 /* Counted on the file written to. */
 ssize_t copy_file_range(int fd_in, off_t *off_in, int fd_out, off_t *off_out, size_t n,
                         unsigned flags) {
@@ -386,6 +402,8 @@ int openat(int dirfd, const char *path, int flags, ...) {
         va_end(ap);
         if (hit_path(OP_OPEN, dirfd, path))
             return -1;
+    } else if (hit_path(OP_OPEN_READ, dirfd, path)) {
+        return -1;
     }
     shim_init();
     return real_openat(dirfd, path, flags, mode);
@@ -400,6 +418,8 @@ int open(const char *path, int flags, ...) {
         va_end(ap);
         if (hit_path(OP_OPEN, AT_FDCWD, path))
             return -1;
+    } else if (hit_path(OP_OPEN_READ, AT_FDCWD, path)) {
+        return -1;
     }
     shim_init();
     return real_open(path, flags, mode);
