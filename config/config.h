@@ -29,6 +29,7 @@
 typedef enum config_key {
     CONFIG_INPUT_PATH,
     CONFIG_INPUT_DECOMPRESSOR,
+    CONFIG_INPUT_INCREMENTAL,
     CONFIG_EXTRACT_NAMESPACES,
     CONFIG_EXTRACT_REDIRECTS,
     CONFIG_TRUNCATE_MAX_BYTES,
@@ -82,6 +83,7 @@ typedef struct sp_config {
     struct {
         char *path;         /* a file or a glob; "" when unset */
         char *decompressor; /* external command; "" uses the built-in decoders */
+        char *incremental;  /* glob of daily adds/changes dumps; "" when unset */
     } input;
     struct {
         int namespaces[CONFIG_MAX_NAMESPACES];

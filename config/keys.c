@@ -29,6 +29,10 @@ const key_info config_keys[CONFIG_KEY_COUNT] = {
                                    "external decompressor command run by /bin/sh with the dump "
                                    "as stdin, e.g. lbzip2 -dc -n {threads} ({threads}: "
                                    "[build] threads); empty: the built-in decoders"},
+    [CONFIG_INPUT_INCREMENTAL] = {"input", "incremental", KT_STRING, 0, 0, 0, "",
+                                  "nightly: glob of daily adds/changes dumps (YYYYMMDD in each "
+                                  "name) merged, in date order, over the newest full dump; "
+                                  "empty: full dumps only"},
     [CONFIG_EXTRACT_NAMESPACES] = {"extract", "namespaces", KT_NAMESPACES, 0, 0, 0, "all",
                                    "namespace numbers to keep, comma separated, or all"},
     [CONFIG_EXTRACT_REDIRECTS] = {"extract", "redirects", KT_REDIRECTS, 0, 0, 0, "keep",
@@ -230,6 +234,8 @@ static char **string_field(sp_config *cfg, config_key key) {
         return &cfg->input.path;
     case CONFIG_INPUT_DECOMPRESSOR:
         return &cfg->input.decompressor;
+    case CONFIG_INPUT_INCREMENTAL:
+        return &cfg->input.incremental;
     case CONFIG_SORT_TMP_DIR:
         return &cfg->sort.tmp_dir;
     case CONFIG_OUTPUT_DIR:

@@ -15,12 +15,20 @@
  *   On any failure the staging directory becomes failed/<UTC>-<input name>
  *   with its log and a manifest saying what failed; current and the earlier
  *   builds are not touched.
+ *
+ * With [input] incremental set, steps 3-5 are nightly_incr.c's: the base
+ * (newest full dump by the date in its name) and the increments dated after
+ * it are checksummed; when current was published from exactly those inputs
+ * the run ends there ("up to date", exit 0, nothing built or recorded);
+ * otherwise each table not yet in cache/ is built and cached, and they are
+ * merged into the staged SSTable, which goes on through steps 6-8.
  */
 #include "pipeline/nightly.h"
 
 #include "pipeline/build.h"
 #include "pipeline/config_apply.h"
 #include "pipeline/nightly_dirs.h"
+#include "pipeline/nightly_incr.h"
 #include "pipeline/nightly_log.h"
 #include "pipeline/nightly_manifest.h"
 #include "stages/common/cli.h"
@@ -50,14 +58,13 @@ static void note_retired(void *ctx, const char *name) {
     nightly_logf(ctx, "retention: deleted %s", name);
 }
 
-static double cpu_now(void) {
+double nightly_cpu_now(void) {
     struct timespec ts;
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* Whether the first bytes are a compression format extract understands. */
-static bool looks_compressed(const char *path) {
+bool nightly_looks_compressed(const char *path) {
     unsigned char m[6] = {0};
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
@@ -84,17 +91,27 @@ static bool looks_compressed(const char *path) {
  * bound. When the estimate exceeds the sort's memory the sort spills runs:
  * up to twice the records while a merge pass writes the next generation.
  */
-static void estimate_space(const nightly_run_state *r, uint64_t *table, uint64_t *spill) {
+uint64_t nightly_table_estimate(const sp_config *cfg, uint64_t size, bool compressed) {
     double scale = 1.0;
-    if (r->compressed) {
-        scale = (double)r->cfg->truncate.max_bytes / 1024.0;
+    if (compressed) {
+        scale = (double)cfg->truncate.max_bytes / 1024.0;
         if (scale < 1)
             scale = 1;
         if (scale > 5)
             scale = 5;
     }
-    *table = (uint64_t)((double)r->input_size * scale);
-    *spill = *table > r->cfg->sort.memory ? 2 * *table : 0;
+    return (uint64_t)((double)size * scale);
+}
+
+static void estimate_space(const nightly_run_state *r, uint64_t *table, uint64_t *spill) {
+    uint64_t largest;
+    if (r->plan) {
+        /* Tables still to build plus the merged one; the largest build may spill. */
+        nightly_incr_space(r, table, &largest);
+    } else {
+        largest = *table = nightly_table_estimate(r->cfg, r->input_size, r->compressed);
+    }
+    *spill = largest > r->cfg->sort.memory ? 2 * largest : 0;
 }
 
 static int check_space(nightly_run_state *r) {
@@ -153,21 +170,22 @@ static int pick_input(nightly_run_state *r, const char *arg) {
         return sp_errorf(&r->err, "%s: input is not a regular file", r->input);
     r->input_size = (uint64_t)st.st_size;
     r->input_mtime = st.st_mtim.tv_sec;
-    r->compressed = looks_compressed(r->input);
+    r->compressed = nightly_looks_compressed(r->input);
     nightly_logf(&r->log, "input %s (%llu bytes)", r->input, (unsigned long long)r->input_size);
     return 0;
 }
 
 static int stage_checksum(nightly_run_state *r) {
     nightly_stage_begin(&r->log, "checksum", NULL, r->input_size);
-    double w = nightly_now(), c = cpu_now();
+    double w = nightly_now(), c = nightly_cpu_now();
     uint64_t size;
     int rc = nightly_hash_file(r->input, &size, &r->input_xxh3, &r->log.done, &r->err);
     nightly_stage_end(&r->log);
     if (rc)
         return -1;
     r->have_checksum = true;
-    nightly_manifest_stage(r, "checksum", nightly_now() - w, cpu_now() - c, size, 0, -1, -1);
+    nightly_manifest_stage(r, "checksum", nightly_now() - w, nightly_cpu_now() - c, size, 0, -1,
+                           -1);
     nightly_logf(&r->log, "input xxh3_64 %016llx", (unsigned long long)r->input_xxh3);
     return 0;
 }
@@ -184,7 +202,8 @@ static void on_build_progress(void *ctx, const build_progress *p) {
     }
 }
 
-static int stage_build(nightly_run_state *r) {
+int nightly_build_into(nightly_run_state *r, const char *input, uint64_t size, const char *out,
+                       build_stats *b) {
     build_options opts;
     build_options_init(&opts);
     config_apply_build(r->cfg, &opts);
@@ -193,23 +212,25 @@ static int stage_build(nightly_run_state *r) {
      * anonymous, so even a killed run leaves none behind. */
     if (!opts.sort.tmp_dir)
         opts.sort.tmp_dir = opts.extract.tmp_dir = r->staging;
-    nightly_logf(&r->log, "build: %s -> %s", r->input, r->table_path);
+    nightly_logf(&r->log, "build: %s -> %s", input, out);
     opts.progress = on_build_progress;
     opts.progress_ctx = &r->log;
-    nightly_stage_begin(&r->log, "build", NULL, r->input_size);
-    int rc = build_run(r->input, r->table_path, &opts, &r->build, &r->err);
+    nightly_stage_begin(&r->log, "build", NULL, size);
+    int rc = build_run(input, out, &opts, b, &r->err);
     nightly_stage_end(&r->log);
-    r->built = true;
-    const build_stats *b = &r->build;
-    nightly_manifest_stage(r, "read", b->read_phase.wall_seconds, b->read_phase.cpu_seconds,
-                           b->extract.input_bytes, b->sort.spilled_bytes, (int64_t)b->extract.pages,
-                           (int64_t)b->sort.records_in);
-    nightly_manifest_stage(r, "write", b->write_phase.wall_seconds, b->write_phase.cpu_seconds,
-                           b->sort.spilled_bytes, b->table.file_size, (int64_t)b->sort.records_in,
-                           (int64_t)b->table.records);
+    /* Each build's stages name their input: an incremental run has several. */
+    json_object_set_new(nightly_manifest_stage(r, "read", b->read_phase.wall_seconds,
+                                               b->read_phase.cpu_seconds, b->extract.input_bytes,
+                                               b->sort.spilled_bytes, (int64_t)b->extract.pages,
+                                               (int64_t)b->sort.records_in),
+                        "input", json_string(input));
+    json_object_set_new(nightly_manifest_stage(r, "write", b->write_phase.wall_seconds,
+                                               b->write_phase.cpu_seconds, b->sort.spilled_bytes,
+                                               b->table.file_size, (int64_t)b->sort.records_in,
+                                               (int64_t)b->table.records),
+                        "input", json_string(input));
     if (rc)
         return -1;
-    r->build_ok = true;
     nightly_logf(&r->log,
                  "build done: %llu pages, %llu records, %llu truncated, %llu duplicates "
                  "replaced, %llu bytes, %.1f s",
@@ -217,6 +238,14 @@ static int stage_build(nightly_run_state *r) {
                  (unsigned long long)b->truncated, (unsigned long long)b->sort.duplicates_replaced,
                  (unsigned long long)b->table.file_size,
                  b->read_phase.wall_seconds + b->write_phase.wall_seconds);
+    return 0;
+}
+
+static int stage_build(nightly_run_state *r) {
+    r->built = true;
+    if (nightly_build_into(r, r->input, r->input_size, r->table_path, &r->build))
+        return -1;
+    r->build_ok = true;
     return 0;
 }
 
@@ -251,14 +280,14 @@ static int stage_verify(nightly_run_state *r) {
     verify_report_init(&r->verify, &vo);
     r->verify_inited = true;
     nightly_stage_begin(&r->log, "verify", r->table_path, r->build.table.file_size);
-    double w = nightly_now(), c = cpu_now();
+    double w = nightly_now(), c = nightly_cpu_now();
     int rc = verify_file(r->table_path, &r->verify, &r->err);
     nightly_stage_end(&r->log);
     if (rc)
         return -1;
     r->verified = true;
-    nightly_manifest_stage(r, "verify", nightly_now() - w, cpu_now() - c, r->verify.bytes, 0,
-                           (int64_t)r->verify.records, (int64_t)r->verify.records);
+    nightly_manifest_stage(r, "verify", nightly_now() - w, nightly_cpu_now() - c, r->verify.bytes,
+                           0, (int64_t)r->verify.records, (int64_t)r->verify.records);
     char json[PATH_MAX];
     snprintf(json, sizeof json, "%s/verify.json", r->staging);
     if (verify_write_json(&r->verify, 1, json, &r->err))
@@ -288,7 +317,7 @@ static void stage_profile(nightly_run_state *r) {
     profile_result_init(&r->profile);
     r->profile_inited = true;
     nightly_stage_begin(&r->log, "profile", NULL, 0);
-    double w = nightly_now(), c = cpu_now();
+    double w = nightly_now(), c = nightly_cpu_now();
     sp_error err = {0};
     int rc = profile_run(r->table_path, &po, &r->profile, &err);
     nightly_stage_end(&r->log);
@@ -302,8 +331,9 @@ static void stage_profile(nightly_run_state *r) {
         return;
     }
     r->profiled = true;
-    nightly_manifest_stage(r, "profile", nightly_now() - w, cpu_now() - c, r->profile.bytes_read, 0,
-                           (int64_t)r->profile.lookups, (int64_t)r->profile.hits);
+    nightly_manifest_stage(r, "profile", nightly_now() - w, nightly_cpu_now() - c,
+                           r->profile.bytes_read, 0, (int64_t)r->profile.lookups,
+                           (int64_t)r->profile.hits);
     nightly_logf(&r->log, "profile: %llu lookups, avg %.1f us, p99 %.1f us, max %.1f us",
                  (unsigned long long)r->profile.lookups, r->profile.avg_ns / 1e3,
                  (double)r->profile.p99_ns / 1e3, (double)r->profile.max_ns / 1e3);
@@ -365,6 +395,8 @@ static int publish(nightly_run_state *r) {
     if (nightly_retain(r->dir, "builds", r->cfg->output.keep, protect, note_retired, &r->log,
                        &err) < 0)
         nightly_logf(&r->log, "warning: retention: %s", err.msg);
+    if (r->plan)
+        nightly_incr_retain(r);
     return 0;
 }
 
@@ -376,6 +408,58 @@ static int check_log(nightly_run_state *r) {
         return 0;
     errno = e;
     return sp_errorf_errno(&r->err, "%s/nightly.log: write failed", r->staging);
+}
+
+/* Build directories are named after the input (the newest one applied). */
+static void name_after(nightly_run_state *r, const char *path) {
+    char copy[PATH_MAX];
+    snprintf(copy, sizeof copy, "%s", path);
+    snprintf(r->input_base, sizeof r->input_base, "%.200s", basename(copy));
+}
+
+static int space_exit(const nightly_run_state *r) {
+    return r->avail_bytes && r->avail_bytes < r->need_bytes ? NIGHTLY_EXIT_NO_SPACE : SP_EXIT_FAIL;
+}
+
+/* Current already holds these inputs: nothing is built, nothing recorded. */
+static int up_to_date(nightly_run_state *r) {
+    const nightly_plan *p = r->plan;
+    nightly_logf(&r->log,
+                 "up to date: current (%s) was published from the same base and %zu "
+                 "increment(s)%s; nothing to build",
+                 p->up_to_date_with, p->n_incr, p->n_incr ? "" : " (none after the base)");
+    sp_error err = {0};
+    if (nightly_remove_tree(r->staging, &err))
+        nightly_logf(&r->log, "warning: %s", err.msg);
+    r->staging[0] = '\0';
+    return SP_EXIT_OK;
+}
+
+/* The incremental run up to the staged table (nightly_incr.h): -1 when
+ * the table is there, else the exit code to end with. */
+static int incremental_inputs(nightly_run_state *r, const char *base_arg) {
+    nightly_plan *p = r->plan;
+    if (nightly_incr_plan(r, base_arg))
+        return fail(r, "input", SP_EXIT_FAIL);
+    if (!(r->input = strdup(p->base.path))) {
+        sp_errorf(&r->err, "out of memory");
+        return fail(r, "input", SP_EXIT_FAIL);
+    }
+    r->input_size = p->base.size;
+    r->input_mtime = p->base.mtime;
+    r->compressed = p->base.compressed;
+    name_after(r, p->n_incr ? p->incr[p->n_incr - 1].path : p->base.path);
+    if (nightly_incr_checksum(r))
+        return fail(r, "checksum", SP_EXIT_FAIL);
+    if (nightly_incr_up_to_date(r))
+        return up_to_date(r);
+    if (check_space(r))
+        return fail(r, "space", space_exit(r));
+    if (nightly_incr_build(r))
+        return fail(r, "build", SP_EXIT_FAIL);
+    if (nightly_incr_merge(r))
+        return fail(r, "merge", SP_EXIT_FAIL);
+    return -1;
 }
 
 /* The steps after the lock; returns the exit code. */
@@ -406,19 +490,21 @@ static int run_locked(nightly_run_state *r, const char *input_arg) {
     snprintf(r->table_path, sizeof r->table_path, "%s/%s", r->staging, r->cfg->output.name);
     snprintf(r->input_base, sizeof r->input_base, "no-input");
 
-    if (pick_input(r, input_arg))
-        return fail(r, "input", SP_EXIT_FAIL);
-    char base[PATH_MAX];
-    snprintf(base, sizeof base, "%s", r->input);
-    snprintf(r->input_base, sizeof r->input_base, "%.200s", basename(base));
-    if (check_space(r))
-        return fail(r, "space",
-                    r->avail_bytes && r->avail_bytes < r->need_bytes ? NIGHTLY_EXIT_NO_SPACE
-                                                                     : SP_EXIT_FAIL);
-    if (stage_checksum(r))
-        return fail(r, "checksum", SP_EXIT_FAIL);
-    if (stage_build(r))
-        return fail(r, "build", SP_EXIT_FAIL);
+    if (r->plan) {
+        int rc = incremental_inputs(r, input_arg);
+        if (rc >= 0)
+            return rc;
+    } else {
+        if (pick_input(r, input_arg))
+            return fail(r, "input", SP_EXIT_FAIL);
+        name_after(r, r->input);
+        if (check_space(r))
+            return fail(r, "space", space_exit(r));
+        if (stage_checksum(r))
+            return fail(r, "checksum", SP_EXIT_FAIL);
+        if (stage_build(r))
+            return fail(r, "build", SP_EXIT_FAIL);
+    }
     if (test_hook_corrupt(r))
         return fail(r, "build", SP_EXIT_FAIL);
     if (stage_verify(r))
@@ -459,8 +545,13 @@ int nightly_run(const sp_config *cfg, const char *input) {
     snprintf(sub, sizeof sub, "%s/builds", r.dir);
     int lock_fd = -1;
     pid_t holder;
+    nightly_plan plan = {0};
+    if (*cfg->input.incremental)
+        r.plan = &plan;
     if (nightly_mkdirs(sub, &r.err) ||
-        (snprintf(sub, sizeof sub, "%s/failed", r.dir), nightly_mkdirs(sub, &r.err))) {
+        (snprintf(sub, sizeof sub, "%s/failed", r.dir), nightly_mkdirs(sub, &r.err)) ||
+        (r.plan && (snprintf(sub, sizeof sub, "%s/" NIGHTLY_CACHE_DIR, r.dir),
+                    nightly_mkdirs(sub, &r.err)))) {
         code = sp_cli_report(&r.err, SP_EXIT_FAIL);
     } else {
         int lk = nightly_lock(r.dir, &lock_fd, &holder, &r.err);
@@ -497,5 +588,6 @@ int nightly_run(const sp_config *cfg, const char *input) {
     json_decref(r.stages);
     json_decref(r.outputs);
     free(r.input);
+    nightly_plan_destroy(&plan);
     return code;
 }

@@ -27,7 +27,9 @@
 #define NIGHTLY_TEST_CORRUPT_ENV "SSTPIPE_TEST_CORRUPT_OFFSET"
 
 /* Runs one nightly build with cfg; input NULL takes the newest match of
- * [input] path. Returns an exit code (above). */
+ * [input] path (with [input] incremental: input is the base, the full dump
+ * the increments are merged over; 0 is also "up to date"). Returns an exit
+ * code (above). */
 int nightly_run(const sp_config *cfg, const char *input);
 
 #endif

@@ -33,7 +33,10 @@ const sp_command nightly_command = {
                    "built into a staging directory under [output] dir, verified, profiled and,\n"
                    "only if verify passed, published as DIR/builds/<UTC>-<input> with DIR/current\n"
                    "pointing at it. A failed run leaves its log and manifest in DIR/failed/ and\n"
-                   "never touches current. Keeps the newest [output] keep builds.",
+                   "never touches current. Keeps the newest [output] keep builds.\n"
+                   "With [input] incremental, the daily adds/changes dumps dated after the newest\n"
+                   "full dump are merged over it (tables cached in DIR/cache/); with nothing new\n"
+                   "since the last publish the run says \"up to date\" and exits 0.",
     .config_help = "every section applies (see config/nightly.ini)",
     .notes = "Exit codes: 0 published; 1 build failed (see DIR/failed/); 2 usage or config\n"
              "error; 3 verify found problems (not published); 4 another run holds the lock;\n"

@@ -5,6 +5,7 @@
  */
 #include "pipeline/nightly_manifest.h"
 
+#include "pipeline/nightly_incr.h"
 #include "stages/common/fileio.h"
 #include "stages/common/version.h"
 
@@ -68,9 +69,9 @@ static json_t *count_or_null(int64_t v) {
     return v < 0 ? json_null() : json_integer(v);
 }
 
-void nightly_manifest_stage(nightly_run_state *r, const char *name, double wall, double cpu,
-                            uint64_t bytes_in, uint64_t bytes_out, int64_t records_in,
-                            int64_t records_out) {
+json_t *nightly_manifest_stage(nightly_run_state *r, const char *name, double wall, double cpu,
+                               uint64_t bytes_in, uint64_t bytes_out, int64_t records_in,
+                               int64_t records_out) {
     json_t *s = json_object();
     json_object_set_new(s, "name", json_string(name));
     json_object_set_new(s, "wall_seconds", json_real(wall));
@@ -84,6 +85,7 @@ void nightly_manifest_stage(nightly_run_state *r, const char *name, double wall,
                         records_in >= 0 && wall > 0 ? json_real((double)records_in / wall)
                                                     : json_null());
     json_array_append_new(r->stages, s);
+    return s;
 }
 
 static int add_output(nightly_run_state *r, json_t *list, const char *name, bool required,
@@ -127,10 +129,7 @@ static json_t *input_json(const nightly_run_state *r) {
     return j;
 }
 
-static json_t *counts_json(const nightly_run_state *r) {
-    if (!r->built)
-        return json_null();
-    const build_stats *b = &r->build;
+json_t *nightly_counts_json(const build_stats *b) {
     return json_pack(
         "{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "input_bytes",
         (json_int_t)b->extract.input_bytes, "xml_bytes", (json_int_t)b->extract.xml_bytes, "pages",
@@ -201,9 +200,10 @@ static json_t *build_manifest(nightly_run_state *r) {
                             ? json_pack("{s:I, s:I}", "needed_bytes", (json_int_t)r->need_bytes,
                                         "available_bytes", (json_int_t)r->avail_bytes)
                             : json_null());
+    json_object_set_new(m, "incremental", nightly_incr_json(r));
     json_object_set_new(m, "config", config_to_json(r->cfg));
     json_object_set(m, "stages", r->stages);
-    json_object_set_new(m, "counts", counts_json(r));
+    json_object_set_new(m, "counts", r->built ? nightly_counts_json(&r->build) : json_null());
     json_object_set_new(m, "sort", sort_json(r));
     json_object_set_new(m, "sstable", sstable_json(r));
     /* _set takes a reference, _set_new steals one: the fresh empty array

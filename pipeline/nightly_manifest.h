@@ -20,6 +20,8 @@
 
 #define NIGHTLY_MANIFEST_VERSION 1
 
+struct nightly_plan;
+
 typedef struct nightly_run_state {
     const sp_config *cfg;
     const char *dir; /* [output] dir */
@@ -40,6 +42,7 @@ typedef struct nightly_run_state {
     uint64_t input_xxh3;
     bool have_checksum;
     uint64_t need_bytes, avail_bytes;
+    struct nightly_plan *plan; /* [input] incremental set: its inputs; else NULL */
     /* stages */
     json_t *stages; /* array of per-stage figures, in run order */
     build_stats build;
@@ -59,13 +62,27 @@ typedef struct nightly_run_state {
 /* XXH3-64 and size of a whole file in one sequential pass; progress into *done (may be NULL). */
 int nightly_hash_file(const char *path, uint64_t *size, uint64_t *hash, _Atomic uint64_t *done,
                       sp_error *err);
-/* Appends a stage's figures; records_in/out < 0 are recorded as null. */
-void nightly_manifest_stage(nightly_run_state *r, const char *name, double wall, double cpu,
-                            uint64_t bytes_in, uint64_t bytes_out, int64_t records_in,
-                            int64_t records_out);
+/* Appends a stage's figures; records_in/out < 0 are recorded as null.
+ * Returns the stage's object (owned by r->stages) for more fields. */
+json_t *nightly_manifest_stage(nightly_run_state *r, const char *name, double wall, double cpu,
+                               uint64_t bytes_in, uint64_t bytes_out, int64_t records_in,
+                               int64_t records_out);
 /* Sizes and XXH3-64 of the files in the staging directory (table, reports). */
 int nightly_manifest_outputs(nightly_run_state *r, sp_error *err);
+/* The manifest's "counts" of one build (new reference). */
+json_t *nightly_counts_json(const build_stats *b);
 /* Writes staging/manifest.json (atomically) from the state as it is now. */
 int nightly_manifest_write(nightly_run_state *r, sp_error *err);
+
+/* Helpers of nightly.c shared with nightly_incr.c. */
+double nightly_cpu_now(void);
+/* Whether the first bytes are a compression format extract understands. */
+bool nightly_looks_compressed(const char *path);
+/* The table a dump of size bytes gives at most (config/MANIFEST.md). */
+uint64_t nightly_table_estimate(const sp_config *cfg, uint64_t size, bool compressed);
+/* Builds input (size bytes) into out with the config's options, recording
+ * its read and write stages (each naming the input). */
+int nightly_build_into(nightly_run_state *r, const char *input, uint64_t size, const char *out,
+                       build_stats *st);
 
 #endif

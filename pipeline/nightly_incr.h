@@ -1,0 +1,91 @@
+/*
+ * nightly_incr.h: the incremental nightly ([input] incremental): the newest
+ * full dump (the base) plus every daily adds/changes dump dated after it,
+ * each built once into a table kept in [output] dir/cache/ and merged, the
+ * later day winning, into the table nightly verifies and publishes.
+ *
+ * A dump's date is the YYYYMMDD in its file name, the way Wikimedia names
+ * both kinds (enwiki-20261120-pages-articles-multistream.xml.bz2,
+ * enwiki-20261201-pages-meta-hist-incr.xml.bz2). A cached table is named
+ * by what it was built from and how: cache/<kind>-<date>-<XXH3-64 of the
+ * dump>-<options key>.sst, the options key being the XXH3-64 of the
+ * settings that change a table's bytes ([extract], [truncate], [sst]), so
+ * a changed dump or setting builds anew and nothing else does. Tables are
+ * built in the staging directory and renamed into cache/ whole, so a run
+ * that dies leaves no partial entry there.
+ *
+ * Internal to nightly*.c; the run's steps are in nightly.c.
+ */
+#ifndef SSTPIPE_PIPELINE_NIGHTLY_INCR_H
+#define SSTPIPE_PIPELINE_NIGHTLY_INCR_H
+
+#include "pipeline/build.h"
+#include "stages/common/error.h"
+#include "stages/merge/table_merge.h"
+
+#include <jansson.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#define NIGHTLY_CACHE_DIR "cache"
+
+struct nightly_run_state;
+
+/* One input dump of an incremental run. */
+typedef struct nightly_dump {
+    char *path;
+    uint32_t date; /* YYYYMMDD */
+    uint64_t size;
+    time_t mtime;
+    bool compressed;
+    uint64_t xxh3;
+    char table[NAME_MAX + 1]; /* its table's file name in cache/ */
+    bool cached;              /* that table was there already */
+    bool built;               /* built by this run: stats hold its figures */
+    build_stats stats;
+} nightly_dump;
+
+typedef struct nightly_plan {
+    nightly_dump base;
+    nightly_dump *incr; /* dated after the base, in date order */
+    size_t n_incr;
+    nightly_dump *skipped; /* dated on or before the base: not applied */
+    size_t n_skipped;
+    uint32_t *gaps; /* days after the base, up to the last increment, with no file */
+    size_t n_gaps;
+    uint64_t options_key;           /* XXH3-64 of the settings that shape a table */
+    uint64_t inputs_key;            /* XXH3-64 of the options key and every input's checksum */
+    char up_to_date_with[PATH_MAX]; /* set when current was built from the same inputs */
+    table_merge_stats merge;
+    bool merged;
+} nightly_plan;
+
+/* The YYYYMMDD in path's file name: the first run of exactly eight digits
+ * that is a calendar date. Error naming the file when there is none. */
+int nightly_dump_date(const char *path, uint32_t *date, sp_error *err);
+
+/* Picks the base (base_arg, or the newest-dated match of [input] path) and
+ * the increments (the matches of [input] incremental), with the skipped
+ * ones and the gaps; logs each. */
+int nightly_incr_plan(struct nightly_run_state *r, const char *base_arg);
+/* XXH3-64 of every input, then the options and inputs keys. */
+int nightly_incr_checksum(struct nightly_run_state *r);
+/* Whether current was published from exactly these inputs and options
+ * (plan->up_to_date_with names it then). */
+bool nightly_incr_up_to_date(struct nightly_run_state *r);
+/* Bytes the tables still to build and the merged output may take (the
+ * free-space check), and the largest single build (its sort may spill). */
+void nightly_incr_space(const struct nightly_run_state *r, uint64_t *need, uint64_t *largest);
+/* Builds the tables not in cache/ (a cached one that no longer opens is
+ * rebuilt), then merges base and increments into r->table_path. */
+int nightly_incr_build(struct nightly_run_state *r);
+int nightly_incr_merge(struct nightly_run_state *r);
+/* After a publish: deletes the tables in cache/ this run did not use. */
+void nightly_incr_retain(struct nightly_run_state *r);
+/* The manifest's "incremental" object (new reference). */
+json_t *nightly_incr_json(const struct nightly_run_state *r);
+void nightly_plan_destroy(nightly_plan *p);
+
+#endif

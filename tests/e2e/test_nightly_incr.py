@@ -1,0 +1,244 @@
+"""test_nightly_incr.py: the incremental nightly ([input] incremental) end to end.
+
+A full dump and a week of generated adds/changes dumps (wikigen
+--increment-of, several revisions a page, one day missing), arriving one a
+night: each night's published table holds exactly the records of one
+`build` of the base and the increments so far concatenated in date order,
+with the config's [extract] settings applied to the increments too; the
+base's table is built on the first night only and reused from cache/
+afterwards (the manifest and log say so); a day missing is a warning and a
+gap in the manifest; an increment dated on or before the base is skipped;
+a night with nothing new builds and publishes nothing ("up to date"); the
+same inputs give the same bytes in a fresh output directory; a corrupt
+increment fails the run and leaves current and the cached base as they
+were; a file without a date in its name is refused, naming it.
+"""
+
+import sys
+
+sys.dont_write_bytecode = True  # keep the source tree clean under ctest
+
+import bz2
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import unittest
+
+from sstpipe_e2e import E2ETest, run, sstpipe, sstpipe_bin, wikigen, wikigen_bin
+from test_merge import split_dump
+from test_nightly import xxh3_64
+
+BASE_DATE = "20261130"
+DAYS = ["20261201", "20261202", "20261203", "20261205", "20261206", "20261207"]  # no 1204
+INCR = "enwiki-{}-pages-meta-hist-incr.xml.bz2"
+
+
+class IncrementalNightly(E2ETest):
+    @classmethod
+    def setUpClass(cls):
+        cls.data = tempfile.mkdtemp(prefix="sstpipe-nightly-incr-")
+        cls.addClassCleanup(shutil.rmtree, cls.data, True)
+        cls.base = wikigen(os.path.join(cls.data, f"enwiki-{BASE_DATE}-pages-articles.xml.bz2"),
+                           "2M", "8", "bz2")
+        cls.made = os.path.join(cls.data, "made")
+        os.mkdir(cls.made)
+        r = run([wikigen_bin(), "--size", "2M", "--seed", "8", "--increment-of", BASE_DATE,
+                 "--days", "7", "--edits", "5", "--format", "bz2", "-o", cls.made])
+        assert r.code == 0, r.describe()
+        os.unlink(os.path.join(cls.made, INCR.format("20261204")))
+        # Dated on the base's day: its edits are in the full dump already.
+        r = run([wikigen_bin(), "--size", "2M", "--seed", "9", "--increment-of", "20261129",
+                 "--days", "1", "--new-pages", "40", "--format", "bz2", "-o", cls.made])
+        assert r.code == 0, r.describe()
+        assert sorted(os.listdir(cls.made)) == sorted(
+            [INCR.format(d) for d in ["20261130"] + DAYS]), os.listdir(cls.made)
+
+    def setUp(self):
+        super().setUp()
+        self.full = self.path("full")
+        self.incr = self.path("incr")
+        os.mkdir(self.full)
+        os.mkdir(self.incr)
+        shutil.copy(self.base, self.full)
+        self.out = self.path("out")
+        self.ini = self.config(self.out)
+
+    def config(self, out):
+        return self.write_file(os.path.basename(out) + ".ini", (
+            f"[input]\npath = {self.full}/enwiki-*-pages-articles.xml.bz2\n"
+            f"incremental = {self.incr}/enwiki-*-pages-meta-hist-incr.xml.bz2\n"
+            "[extract]\nnamespaces = 0,1,4\nredirects = skip\n"
+            "[sort]\nmemory = 4M\n"
+            f"[output]\ndir = {out}\nkeep = 3\n[profile]\nlookups = 50\n").encode())
+
+    def arrive(self, day):
+        shutil.copy(os.path.join(self.made, INCR.format(day)), self.incr)
+
+    def nightly(self, ini=None):
+        return subprocess.run([sstpipe_bin(), "nightly", "-c", ini or self.ini],
+                              capture_output=True, timeout=600)
+
+    def assertExit(self, p, code):
+        self.assertEqual(p.returncode, code,
+                         f"exit {p.returncode}, stderr:\n{p.stderr.decode(errors='replace')}")
+
+    def current(self):
+        return os.readlink(os.path.join(self.out, "current"))
+
+    def manifest(self, rel="current"):
+        with open(os.path.join(self.out, rel, "manifest.json")) as f:
+            return json.load(f)
+
+    def reference(self, days):
+        """The records of one build of the base and days' increments concatenated."""
+        with open(self.base, "rb") as f:
+            head, pages, tail = split_dump(bz2.decompress(f.read()))
+        for d in days:
+            with open(os.path.join(self.made, INCR.format(d)), "rb") as f:
+                pages += split_dump(bz2.decompress(f.read()))[1]
+        xml = self.write_file("concat.xml", head + b"".join(pages) + tail)
+        ref = self.path("ref.sst")
+        self.build(xml, ref, "-c", self.ini)
+        return self.dump(ref)
+
+    def test_a_week_night_by_night(self):
+        shutil.copy(os.path.join(self.made, INCR.format("20261130")), self.incr)
+        applied, published = [], set()
+        for night, day in enumerate(DAYS + [None]):
+            if day:
+                self.arrive(day)
+                applied.append(day)
+            p = self.nightly()
+            self.assertExit(p, 0)
+            err = p.stderr.decode()
+            what = f"night {night} (increments {applied})"
+            if day is None:
+                # Nothing arrived: nothing built, nothing published.
+                self.assertIn("up to date: current (", err, what)
+                self.assertNotIn("build: ", err, what)
+                self.assertEqual(len(published), len(DAYS), what)
+                self.assertEqual(sorted(os.listdir(os.path.join(self.out, "builds"))),
+                                 sorted(published)[-3:], what)
+                break
+            self.assertNotIn("up to date", err, what)
+            published.add(self.current()[len("builds/"):])
+            self.assertTrue(self.current().endswith(INCR.format(day)), self.current())
+            m = self.manifest()
+            self.assertEqual(m["status"], "published")
+            inc = m["incremental"]
+            self.assertEqual(inc["base"]["path"], os.path.realpath(
+                os.path.join(self.full, os.path.basename(self.base))))
+            self.assertEqual(inc["base"]["date"], "2026-11-30")
+            self.assertEqual(inc["base"]["size"], os.path.getsize(self.base))
+            self.assertEqual(inc["base"]["xxh3_64"], xxh3_64(self.base))
+            self.assertEqual(m["input"]["xxh3_64"], xxh3_64(self.base))
+            self.assertEqual([i["date"].replace("-", "") for i in inc["increments"]], applied)
+            for i, d in zip(inc["increments"], applied):
+                src = os.path.join(self.incr, INCR.format(d))
+                self.assertEqual(i["path"], os.path.realpath(src))
+                self.assertEqual((i["size"], i["xxh3_64"]), (os.path.getsize(src), xxh3_64(src)))
+                self.assertTrue(os.path.exists(os.path.join(self.out, i["table"])), i)
+            self.assertEqual([s["date"] for s in inc["skipped"]], ["2026-11-30"])
+            self.assertEqual(inc["gaps"], ["2026-12-04"] if "20261205" in applied else [], what)
+            if "20261205" in applied:
+                self.assertIn("warning: no increment dated 20261204", err, what)
+            # The base is built on the first night only; each increment once.
+            self.assertEqual(inc["base"]["cached"], night > 0, what)
+            self.assertEqual([i["cached"] for i in inc["increments"]],
+                             [True] * (len(applied) - 1) + [False], what)
+            built = [s["input"] for s in m["stages"] if s["name"] == "read"]
+            self.assertEqual(built, ([os.path.join(self.full, os.path.basename(self.base))]
+                                     if night == 0 else []) +
+                             [os.path.join(self.incr, INCR.format(day))], what)
+            if night:
+                self.assertIn("base: cached table reused: cache/base-20261130-", err, what)
+                self.assertIsNone(inc["base"]["counts"], what)
+            else:
+                self.assertGreater(inc["base"]["counts"]["skipped_redirects"], 0)
+            self.assertEqual(inc["merge"]["inputs"], len(applied) + 1)
+            # Only the tables this build used stay in the cache.
+            self.assertEqual(sorted(os.listdir(os.path.join(self.out, "cache"))),
+                             sorted([inc["base"]["table"][6:]] +
+                                    [i["table"][6:] for i in inc["increments"]]))
+            table = os.path.join(self.out, "current", "table.sst")
+            got = self.dump(table)
+            self.assertRecordsEqual(got, self.reference(applied), what)
+            self.assertEqual(m["sstable"]["records"], len(got))
+            self.assertEqual(m["verify"]["problem_count"], 0)
+        self.assertGreater(inc["merge"]["replaced"], 0, "no increment replaced a record")
+
+        # The same inputs, a fresh output directory: the same bytes.
+        fresh = self.path("fresh")
+        self.assertExit(self.nightly(self.config(fresh)), 0)
+        with open(os.path.join(fresh, "current", "table.sst"), "rb") as a, \
+                open(os.path.join(self.out, "current", "table.sst"), "rb") as b:
+            self.assertTrue(a.read() == b.read(), "same inputs, different bytes")
+
+    def test_corrupt_increment_leaves_current(self):
+        self.arrive("20261201")
+        self.assertExit(self.nightly(), 0)
+        before = self.current()
+        table_sum = xxh3_64(os.path.join(self.out, "current", "table.sst"))
+        cache = os.path.join(self.out, "cache")
+        cached = {n: xxh3_64(os.path.join(cache, n)) for n in os.listdir(cache)}
+        with open(os.path.join(self.made, INCR.format("20261202")), "rb") as f:
+            data = f.read()
+        bad = os.path.join(self.incr, INCR.format("20261202"))
+        with open(bad, "wb") as f:
+            f.write(data[: len(data) // 2])  # cut mid-stream, as a failed download
+        p = self.nightly()
+        self.assertExit(p, 1)
+        self.assertIn(bad, p.stderr.decode())
+        self.assertEqual(self.current(), before)
+        self.assertEqual(xxh3_64(os.path.join(self.out, "current", "table.sst")), table_sum)
+        self.assertEqual({n: xxh3_64(os.path.join(cache, n)) for n in os.listdir(cache)}, cached)
+        self.assertEqual([n for n in os.listdir(self.out) if n.startswith(".staging-")], [])
+        (failed,) = os.listdir(os.path.join(self.out, "failed"))
+        m = self.manifest("failed/" + failed)
+        self.assertEqual((m["status"], m["failed_stage"]), ("failed", "build"))
+        self.assertIn(bad, m["error"])
+        self.assertEqual(m["incremental"]["base"]["cached"], True)
+        # The whole file arrives: the next night applies it, the base still cached.
+        with open(bad, "wb") as f:
+            f.write(data)
+        p = self.nightly()
+        self.assertExit(p, 0)
+        self.assertIn("base: cached table reused", p.stderr.decode())
+        self.assertRecordsEqual(self.dump(os.path.join(self.out, "current", "table.sst")),
+                                self.reference(["20261201", "20261202"]), "after the repair")
+
+    def test_file_without_date_refused(self):
+        self.arrive("20261201")
+        self.assertExit(self.nightly(), 0)
+        before = self.current()
+        undated = os.path.join(self.incr, "enwiki-latest-pages-meta-hist-incr.xml.bz2")
+        shutil.copy(os.path.join(self.made, INCR.format("20261202")), undated)
+        p = self.nightly()
+        self.assertExit(p, 1)
+        self.assertIn(f"{undated}: no date (YYYYMMDD) in the file name", p.stderr.decode())
+        self.assertEqual(self.current(), before)
+        (failed,) = os.listdir(os.path.join(self.out, "failed"))
+        self.assertEqual(self.manifest("failed/" + failed)["failed_stage"], "input")
+        # A base without a date is refused the same way.
+        os.unlink(undated)
+        undated = os.path.join(self.full, "enwiki-latest-pages-articles.xml.bz2")
+        shutil.copy(self.base, undated)
+        p = self.nightly()
+        self.assertExit(p, 1)
+        self.assertIn(f"{undated}: no date (YYYYMMDD) in the file name", p.stderr.decode())
+        self.assertEqual(self.current(), before)
+
+    def test_two_files_one_day_refused(self):
+        self.arrive("20261201")
+        shutil.copy(os.path.join(self.made, INCR.format("20261201")),
+                    os.path.join(self.incr, INCR.format("mirror-20261201")))
+        p = self.nightly()
+        self.assertExit(p, 1)
+        self.assertIn("are both dated 20261201", p.stderr.decode())
+        self.assertFalse(os.path.lexists(os.path.join(self.out, "current")))
+
+
+if __name__ == "__main__":
+    unittest.main()
