@@ -2,7 +2,7 @@
 
 A Server starts the binary on 127.0.0.1 port 0, waits (bounded) for its
 "listening on HOST:PORT" line and knows the port; stop() sends a signal
-and returns the exit code. Client is one keep-alive HTTP/1.1 connection
+and returns the exit code; wait_for polls (bounded) for an event. Client is one keep-alive HTTP/1.1 connection
 (http.client) with helpers for the endpoints. Standard library only.
 """
 
@@ -18,6 +18,17 @@ import urllib.parse
 from sstpipe_e2e import sstpipe_bin
 
 START_SECONDS = 30
+BOUND = 60  # seconds any wait for an event may take at most
+
+
+def wait_for(what, predicate, seconds=BOUND):
+    """Polls predicate until it holds; fails naming what after seconds."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.02)
+    raise AssertionError(f"timed out after {seconds}s waiting for {what}")
 
 
 class Server:

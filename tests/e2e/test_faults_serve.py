@@ -35,20 +35,10 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 import faultlib  # noqa: E402
 from faultlib import errno_text, indices, sha  # noqa: E402
-from serve_client import Server  # noqa: E402
+from serve_client import BOUND, Server, wait_for  # noqa: E402
 from sstpipe_e2e import E2ETest, corpora_dir, parse_dump, sstpipe, sstpipe_bin  # noqa: E402
 
-BOUND = 60  # seconds any wait for an event may take at most
 LOOKUPS = 40  # keys asked per run
-
-
-def wait_for(what, predicate, seconds=BOUND):
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.02)
-    raise AssertionError(f"timed out after {seconds}s waiting for {what}")
 
 
 class ServeFaults(E2ETest):

@@ -35,19 +35,9 @@ import threading
 import time
 import unittest
 
-from serve_client import Server, quote
+from serve_client import BOUND, Server, quote, wait_for
 from sstpipe_e2e import E2ETest, corpora_dir, parse_dump, sstpipe, sstpipe_bin
 
-BOUND = 60  # seconds any wait for an event may take at most
-
-
-def wait_for(what, predicate, seconds=BOUND):
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.02)
-    raise AssertionError(f"timed out after {seconds}s waiting for {what}")
 
 
 class ServeTest(E2ETest):
