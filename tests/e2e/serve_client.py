@@ -2,8 +2,9 @@
 
 A Server starts the binary on 127.0.0.1 port 0, waits (bounded) for its
 "listening on HOST:PORT" line and knows the port; stop() sends a signal
-and returns the exit code; wait_for polls (bounded) for an event. Client is one keep-alive HTTP/1.1 connection
-(http.client) with helpers for the endpoints. Standard library only.
+and returns the exit code; wait_for polls (bounded) for an event. Client
+is one keep-alive HTTP/1.1 connection (http.client) with helpers for the
+endpoints. Standard library only.
 """
 
 import http.client
