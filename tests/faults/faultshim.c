@@ -76,10 +76,9 @@ enum op {
 };
 
 static const char *const op_names[OP_COUNT] = {
-    "write",    "pwrite",    "fsync",           "fdatasync", "rename",
-    "renameat", "ftruncate", "close",           "open",      "linkat",
-    "symlink",  "mkdir",     "sync_file_range", "stdio",     "copy_file_range",
-    "pread",    "open_read"};
+    "write",           "pwrite", "fsync",    "fdatasync", "rename", "renameat",        "ftruncate",
+    "close",           "open",   "linkat",   "symlink",   "mkdir",  "sync_file_range", "stdio",
+    "copy_file_range", "pread",  "open_read"};
 
 static const struct {
     const char *name;
@@ -393,35 +392,36 @@ static bool hit_path(enum op op, int dirfd, const char *path) {
     return hit(op, a);
 }
 
+/* The mode argument of an open that creates, read by the wrapper itself
+ * (a va_list cannot be handed on), and the fault check open and openat
+ * share: a create counts as "open", any other open as "open_read". */
+#define CREATE_MODE(flags, mode)                                                                   \
+    do {                                                                                           \
+        if (creates(flags)) {                                                                      \
+            va_list ap;                                                                            \
+            va_start(ap, flags);                                                                   \
+            mode = (mode_t)va_arg(ap, int);                                                        \
+            va_end(ap);                                                                            \
+        }                                                                                          \
+    } while (0)
+
+static bool open_hit(int dirfd, const char *path, int flags) {
+    return hit_path(creates(flags) ? OP_OPEN : OP_OPEN_READ, dirfd, path);
+}
+
 int openat(int dirfd, const char *path, int flags, ...) {
     mode_t mode = 0;
-    if (creates(flags)) {
-        va_list ap;
-        va_start(ap, flags);
-        mode = (mode_t)va_arg(ap, int);
-        va_end(ap);
-        if (hit_path(OP_OPEN, dirfd, path))
-            return -1;
-    } else if (hit_path(OP_OPEN_READ, dirfd, path)) {
+    CREATE_MODE(flags, mode);
+    if (open_hit(dirfd, path, flags))
         return -1;
-    }
-    shim_init();
     return real_openat(dirfd, path, flags, mode);
 }
 
 int open(const char *path, int flags, ...) {
     mode_t mode = 0;
-    if (creates(flags)) {
-        va_list ap;
-        va_start(ap, flags);
-        mode = (mode_t)va_arg(ap, int);
-        va_end(ap);
-        if (hit_path(OP_OPEN, AT_FDCWD, path))
-            return -1;
-    } else if (hit_path(OP_OPEN_READ, AT_FDCWD, path)) {
+    CREATE_MODE(flags, mode);
+    if (open_hit(AT_FDCWD, path, flags))
         return -1;
-    }
-    shim_init();
     return real_open(path, flags, mode);
 }
 
