@@ -111,6 +111,22 @@ static double elapsed(const struct timespec *a, const struct timespec *b) {
     return (double)(b->tv_sec - a->tv_sec) + (double)(b->tv_nsec - a->tv_nsec) / 1e9;
 }
 
+/* The keys, drawn through libsstpipe (profile_keys.h); the table is closed
+ * again before the lookups, which read through their own reader. */
+static int draw_keys(const char *path, uint64_t n, const profile_options *opts, profile_keys *keys,
+                     sp_error *err) {
+    char *msg = NULL;
+    sstpipe_table *t = sstpipe_open(path, &msg);
+    if (!t) {
+        sp_errorf(err, "%s", msg ? msg : "out of memory");
+        sstpipe_free(msg);
+        return -1;
+    }
+    int rc = profile_keys_draw(t, n, opts->misses_pct, opts->seed, keys, err);
+    sstpipe_close(t);
+    return rc;
+}
+
 int profile_run(const char *path, const profile_options *opts, profile_result *res, sp_error *err) {
     if (check_options(opts, err))
         return -1;
@@ -138,7 +154,7 @@ int profile_run(const char *path, const profile_options *opts, profile_result *r
     lookup_job *jobs = calloc(threads, sizeof *jobs);
     pthread_t *tids = calloc(threads, sizeof *tids);
     res->latencies_ns = calloc(n, sizeof *res->latencies_ns);
-    if (profile_keys_draw(r, n, opts->misses_pct, opts->seed, &keys, err))
+    if (draw_keys(path, n, opts, &keys, err))
         goto out;
     res->key_sequence_hash = keys.hash;
     res->misses_requested = keys.n_absent;

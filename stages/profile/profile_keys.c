@@ -1,8 +1,12 @@
 /*
  * profile_keys.c: drawing the key sequence; see profile_keys.h.
  *
- * Keys come from the blocks themselves, so sampling costs one block read
- * per key and memory for the keys only. Blocks are chosen uniformly and then
+ * Keys come from the blocks themselves, read through libsstpipe like any
+ * other reader: a block's first key from the index, then the library's
+ * iterator from it up to the next block's first key, every block checked
+ * as it is read. Sampling costs, per key, a read of the block drawn and of
+ * the start of the next one (where the walk sees the block end), and
+ * memory for the keys only. Blocks are chosen uniformly and then
  * a record within the block, so every block (every aligned read a lookup
  * makes) is equally likely; records in blocks holding fewer records are
  * drawn more often than records in fuller blocks, which is the right
@@ -13,6 +17,7 @@
 #include "stages/common/key.h"
 #include "stages/common/record.h"
 #include "stages/sst/coding.h"
+#include "stages/sst/sstpipe.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -56,60 +61,114 @@ static int grow(profile_keys *k, uint64_t *cap, uint64_t used, size_t need, sp_e
     return 0;
 }
 
+/* The records of one block, read with the library's iterator: the keys
+ * from the block's first (from the index) up to the next block's first. */
+typedef struct block_keys {
+    uint8_t *bytes;
+    uint64_t cap;
+    uint32_t *start; /* key i is bytes[start[i] .. start[i + 1]) */
+    uint32_t n, start_cap;
+} block_keys;
+
+static int block_keys_add(block_keys *bk, const void *key, size_t klen, sp_error *err) {
+    uint32_t used = bk->n ? bk->start[bk->n] : 0;
+    if (bk->n + 2 > bk->start_cap) {
+        uint32_t c = bk->start_cap ? 2 * bk->start_cap : 256;
+        uint32_t *p = realloc(bk->start, c * sizeof *p);
+        if (!p)
+            return sp_errorf(err, "out of memory for the keys of a block");
+        bk->start = p;
+        bk->start_cap = c;
+    }
+    if (used + klen > bk->cap) {
+        uint64_t c = bk->cap ? 2 * bk->cap : 1 << 16;
+        while (c < used + klen)
+            c *= 2;
+        uint8_t *p = realloc(bk->bytes, c);
+        if (!p)
+            return sp_errorf(err, "out of memory for the keys of a block");
+        bk->bytes = p;
+        bk->cap = c;
+    }
+    memcpy(bk->bytes + used, key, klen);
+    bk->start[bk->n] = used;
+    bk->start[++bk->n] = used + (uint32_t)klen;
+    return 0;
+}
+
+/* Block b's keys into bk: an iterator from its first key, stopped at the
+ * next block's first. The iterator checks every block it reads. */
+static int read_block_keys(sstpipe_table *t, uint64_t b, block_keys *bk, sp_error *err) {
+    bk->n = 0;
+    size_t flen = 0, stop_len = 0;
+    const void *first = sstpipe_block_first_key(t, b, &flen);
+    const void *stop = sstpipe_block_first_key(t, b + 1, &stop_len);
+    sstpipe_iter *it = sstpipe_iter_new(t, first, flen, NULL, 0);
+    if (!it)
+        return sp_errorf(err, "%s: out of memory for an iterator", sstpipe_path(t));
+    const void *k, *v;
+    size_t kl, vl;
+    char *msg = NULL;
+    int rc;
+    while ((rc = sstpipe_iter_next(it, &k, &kl, &v, &vl, &msg)) == 1 &&
+           (!stop || sp_key_cmp(k, kl, stop, stop_len) < 0))
+        if (block_keys_add(bk, k, kl, err)) {
+            sstpipe_iter_free(it);
+            return -1;
+        }
+    sstpipe_iter_free(it);
+    if (rc < 0) {
+        sp_errorf(err, "%s", msg ? msg : "out of memory");
+        sstpipe_free(msg);
+        return -1;
+    }
+    if (bk->n == 0)
+        return sp_errorf(err, "%s: block %llu: no record from its first key on", sstpipe_path(t),
+                         (unsigned long long)b);
+    return 0;
+}
+
 /* One record drawn uniformly from a uniformly drawn block: its key into
  * key/klen; with want_absent, the key with 0x00 appended, 0 returned when
  * that is not guaranteed absent (the caller draws again). */
-static int draw_one(sst_reader *r, uint8_t *buf, uint64_t *rng, bool want_absent, uint8_t *key,
-                    uint32_t *klen, sp_error *err) {
-    const sst_footer *f = sst_reader_footer(r);
-    uint64_t b = rand_below(rng, f->data_blocks);
-    block_view v;
-    if (sst_reader_read_block(r, b, buf, &v, err))
+static int draw_one(sstpipe_table *t, uint64_t blocks, block_keys *bk, uint64_t *rng,
+                    bool want_absent, uint8_t *key, uint32_t *klen, sp_error *err) {
+    uint64_t b = rand_below(rng, blocks);
+    if (read_block_keys(t, b, bk, err))
         return -1;
-    uint32_t j = (uint32_t)rand_below(rng, v.n_records);
-    block_iter it;
-    block_iter_init(&it, &v);
-    for (uint32_t i = 0; i <= j; i++)
-        if (block_iter_next(&it, sst_reader_path(r), err) != 1)
-            return sp_errorf(err, "%s: block %llu: cannot walk to record %u", sst_reader_path(r),
-                             (unsigned long long)b, j);
-    memcpy(key, it.key, it.key_len);
-    *klen = it.key_len;
+    uint32_t j = (uint32_t)rand_below(rng, bk->n);
+    *klen = bk->start[j + 1] - bk->start[j];
+    memcpy(key, bk->bytes + bk->start[j], *klen);
     if (!want_absent)
         return 1;
-    if (it.key_len == SP_MAX_KEY_BYTES)
+    if (*klen == SP_MAX_KEY_BYTES)
         return 0;
     key[(*klen)++] = 0;
     /* The next key: later in this block, or the next block's first. */
-    const uint8_t *next = NULL;
-    uint32_t nlen = 0;
-    int more = block_iter_next(&it, sst_reader_path(r), err);
-    if (more < 0)
-        return -1;
-    if (more == 1) {
-        next = it.key;
-        nlen = it.key_len;
-    } else if (b + 1 < f->data_blocks) {
-        next = sst_reader_block_first_key(r, b + 1, &nlen);
+    const void *next = NULL;
+    size_t nlen = 0;
+    if (j + 1 < bk->n) {
+        next = bk->bytes + bk->start[j + 1];
+        nlen = bk->start[j + 2] - bk->start[j + 1];
+    } else {
+        next = sstpipe_block_first_key(t, b + 1, &nlen);
     }
     return next && sp_key_cmp(next, nlen, key, *klen) == 0 ? 0 : 1;
 }
 
-int profile_keys_draw(sst_reader *r, uint64_t n, double misses_pct, uint64_t seed,
+int profile_keys_draw(sstpipe_table *t, uint64_t n, double misses_pct, uint64_t seed,
                       profile_keys *keys, sp_error *err) {
     memset(keys, 0, sizeof *keys);
-    const sst_footer *f = sst_reader_footer(r);
-    if (f->data_blocks == 0)
-        return sp_errorf(err, "%s: the table has no records to look up", sst_reader_path(r));
+    sstpipe_info info;
+    sstpipe_info_get(t, &info);
+    if (info.data_blocks == 0)
+        return sp_errorf(err, "%s: the table has no records to look up", sstpipe_path(t));
     keys->n = n;
     keys->start = malloc((n + 1) * sizeof *keys->start);
     keys->absent = calloc(n ? n : 1, sizeof *keys->absent);
-    uint8_t *buf = NULL;
-    if (posix_memalign((void **)&buf, 4096, f->block_size) != 0)
-        buf = NULL;
+    block_keys bk = {0};
     XXH3_state_t *h = XXH3_createState();
-    if (!keys->start || !keys->absent || !buf || !h) {
-        free(buf);
+    if (!keys->start || !keys->absent || !h) {
         XXH3_freeState(h);
         return sp_errorf(err, "out of memory for %llu profile keys", (unsigned long long)n);
     }
@@ -127,12 +186,12 @@ int profile_keys_draw(sst_reader *r, uint64_t n, double misses_pct, uint64_t see
         uint32_t klen = 0;
         int got;
         do {
-            got = draw_one(r, buf, &rng, absent, key, &klen, err);
+            got = draw_one(t, info.data_blocks, &bk, &rng, absent, key, &klen, err);
         } while (got == 0 && ++rejects < MAX_REJECTS);
         if (got <= 0) {
             rc = got < 0
                      ? -1
-                     : sp_errorf(err, "%s: cannot find keys guaranteed absent", sst_reader_path(r));
+                     : sp_errorf(err, "%s: cannot find keys guaranteed absent", sstpipe_path(t));
             break;
         }
         if (grow(keys, &cap, used, klen, err)) {
@@ -153,7 +212,8 @@ int profile_keys_draw(sst_reader *r, uint64_t n, double misses_pct, uint64_t see
     keys->start[n] = used;
     keys->hash = XXH3_64bits_digest(h);
     XXH3_freeState(h);
-    free(buf);
+    free(bk.bytes);
+    free(bk.start);
     return rc;
 }
 

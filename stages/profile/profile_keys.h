@@ -1,13 +1,15 @@
 /*
  * profile_keys.h: the key sequence a profile looks up (private to
  * stages/profile). Drawn before any lookup is timed, from a seeded
- * generator, reading one block per key and never the whole file.
+ * generator, through libsstpipe (its block first keys and iterator),
+ * reading one block per key and the start of the next, never the whole
+ * file.
  */
 #ifndef SSTPIPE_PROFILE_PROFILE_KEYS_H
 #define SSTPIPE_PROFILE_PROFILE_KEYS_H
 
 #include "stages/common/error.h"
-#include "stages/sst/table_reader.h"
+#include "stages/sst/sstpipe.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -28,7 +30,7 @@ typedef struct profile_keys {
  * way with a 0x00 byte appended -- the smallest string after it, so it is
  * absent unless it is exactly the next key, which is checked.
  */
-int profile_keys_draw(sst_reader *r, uint64_t n, double misses_pct, uint64_t seed,
+int profile_keys_draw(sstpipe_table *t, uint64_t n, double misses_pct, uint64_t seed,
                       profile_keys *keys, sp_error *err);
 void profile_keys_destroy(profile_keys *keys);
 

@@ -103,6 +103,14 @@ void sstpipe_info_get(const sstpipe_table *t, sstpipe_info *info);
 /* The path t was opened with; valid until sstpipe_close. */
 const char *sstpipe_path(const sstpipe_table *t);
 
+/* The first key of data block i (i < sstpipe_info's data_blocks), from the
+ * index held in memory: no I/O. NULL (and *klen untouched) when i is out of
+ * range. Blocks are all block_size bytes, so these keys cut a table into
+ * ranges of about equal size: iterators from consecutive split keys scan
+ * it in parallel, and a block drawn at random samples it (profile draws its
+ * keys this way). Valid until sstpipe_close; thread-safe. */
+const void *sstpipe_block_first_key(const sstpipe_table *t, uint64_t i, size_t *klen);
+
 /* Point lookup. 1 found (*value, *vlen set; see Lifetimes), 0 absent (an
  * empty key, or one longer than 320 bytes, is always absent), -1 error
  * (corrupt block, I/O) with *errmsg set. Thread-safe. */

@@ -10,12 +10,14 @@
  * and the kernel's sequential read-ahead applies to it. A scan reads one
  * block at first (a prefix scan is often one block) and doubles its reads
  * up to 1 MiB as it goes on. Each block gets the full check before any of
- * its bytes are returned, and the walk checks that each block's first key
- * sorts after the previous block's last, which no per-block check can see.
+ * its bytes are returned, and the walk (table_walk.c, the one verify uses
+ * too) checks that each block's first key sorts after the previous block's
+ * last, which no per-block check can see.
  */
 #include "stages/sst/sstpipe_table.h"
 
 #include "stages/common/key.h"
+#include "stages/sst/table_walk.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -40,8 +42,7 @@ struct sstpipe_iter {
     uint8_t *buf;
     uint64_t buf_first, buf_blocks, buf_cap, next_read;
     uint64_t block; /* the block being walked */
-    block_view view;
-    block_iter walk;
+    sst_walk walk;
 };
 
 static uint8_t *copy_bytes(const void *p, size_t n) {
@@ -61,6 +62,7 @@ sstpipe_iter *sstpipe_iter_new(sstpipe_table *t, const void *from, size_t flen, 
     it->block_size = f->block_size;
     it->blocks = f->data_blocks;
     it->next_read = 1;
+    sst_walk_init(&it->walk);
     if (!prefix)
         plen = 0;
     if (!from)
@@ -92,8 +94,8 @@ void sstpipe_iter_free(sstpipe_iter *it) {
     free(it);
 }
 
-/* Makes block i the one walked: read (with the blocks after it, up to
- * next_read) unless already held, and checked. */
+/* Makes block i the one walked, before its first record: read (with the
+ * blocks after it, up to next_read) unless already held, and checked. */
 static int load_block(sstpipe_iter *it, uint64_t i, sp_error *err) {
     if (i < it->buf_first || i >= it->buf_first + it->buf_blocks) {
         uint64_t n = it->next_read;
@@ -118,26 +120,25 @@ static int load_block(sstpipe_iter *it, uint64_t i, sp_error *err) {
     }
     it->block = i;
     const uint8_t *data = it->buf + (i - it->buf_first) * it->block_size;
-    return sst_reader_check_block(it->r, i, data, &it->view, err);
+    if (sst_reader_check_block(it->r, i, data, &it->walk.view, err))
+        return -1;
+    sst_walk_start(&it->walk);
+    return 0;
 }
 
 /* The walk ran off the end of its block: the next block's first record,
- * which must sort after the last one returned (still in it->walk.key). */
+ * which must sort after the last one returned. */
 static int next_block(sstpipe_iter *it, sp_error *err) {
     uint64_t i = it->block + 1;
     if (i >= it->blocks)
         return 0;
-    uint8_t last[SP_MAX_KEY_BYTES];
-    uint32_t last_len = it->walk.key_len;
-    memcpy(last, it->walk.key, last_len);
     if (load_block(it, i, err))
         return -1;
-    block_iter_init(&it->walk, &it->view);
     sp_error e = {0};
-    int rc = block_iter_next(&it->walk, "", &e);
+    int rc = sst_walk_next(&it->walk, &e);
     if (rc < 0)
         return sst_reader_block_error(it->r, i, &e, err);
-    if (rc == 1 && sp_key_cmp(last, last_len, it->walk.key, it->walk.key_len) >= 0)
+    if (rc == 1 && !sst_walk_first_in_order(&it->walk))
         return sp_errorf(err,
                          "%s: block %llu at byte %llu: first key does not sort after the "
                          "previous block's last",
@@ -148,7 +149,7 @@ static int next_block(sstpipe_iter *it, sp_error *err) {
 
 static int advance(sstpipe_iter *it, sp_error *err) {
     sp_error e = {0};
-    int rc = block_iter_next(&it->walk, "", &e);
+    int rc = sst_walk_next(&it->walk, &e);
     if (rc < 0)
         return sst_reader_block_error(it->r, it->block, &e, err);
     return rc ? rc : next_block(it, err);
@@ -165,12 +166,10 @@ static int seek(sstpipe_iter *it, sp_error *err) {
         i = 0;
     if (load_block(it, (uint64_t)i, err))
         return -1;
-    if (!it->start) {
-        block_iter_init(&it->walk, &it->view);
+    if (!it->start)
         return advance(it, err);
-    }
     sp_error e = {0};
-    int rc = block_iter_seek(&it->walk, &it->view, it->start, it->start_len, "", &e);
+    int rc = sst_walk_seek(&it->walk, it->start, it->start_len, &e);
     if (rc < 0)
         return sst_reader_block_error(it->r, (uint64_t)i, &e, err);
     return rc ? rc : next_block(it, err);
@@ -197,7 +196,7 @@ int sstpipe_iter_next(sstpipe_iter *it, const void **key, size_t *klen, const vo
         sstpipe_set_errmsg(errmsg, &it->err);
         return -1;
     }
-    const block_iter *w = &it->walk;
+    const block_iter *w = &it->walk.it;
     if (rc == 0 || (it->prefix_len && (w->key_len < it->prefix_len ||
                                        memcmp(w->key, it->prefix, it->prefix_len) != 0))) {
         it->state = IT_END;

@@ -199,6 +199,15 @@ const char *sstpipe_path(const sstpipe_table *t) {
     return sst_reader_path(t->r);
 }
 
+const void *sstpipe_block_first_key(const sstpipe_table *t, uint64_t i, size_t *klen) {
+    if (i >= sst_reader_footer(t->r)->data_blocks)
+        return NULL;
+    uint32_t n = 0;
+    const uint8_t *k = sst_reader_block_first_key(t->r, i, &n);
+    *klen = n;
+    return k;
+}
+
 /* ------------------------------------------------------------------ lookups */
 
 static int get_direct(const sstpipe_table *t, uint64_t i, const uint8_t *key, size_t klen,

@@ -21,6 +21,13 @@
  * start of a run, its first block's first key against the previous block's
  * last key, is recorded in the run and made at the merge.
  *
+ * Walking. Each block's records are walked with the table walk that
+ * libsstpipe's iterator uses (stages/sst/table_walk.h), so verify and every
+ * reader agree on what a block holds and on the order across blocks; verify
+ * adds what a reader does not need to look at (padding, UTF-8, the value
+ * bound, the index as read here) and walks on past a problem, naming its
+ * block and file offset.
+ *
  * What a mapping does not cover: a file truncated in place (sstpipe only
  * ever replaces a table by rename, which leaves the checked file whole)
  * while a populated chunk of it is being checked makes the touch of a lost
@@ -29,8 +36,10 @@
 #include "stages/verify/verify_check.h"
 
 #include "stages/common/fileio.h"
+#include "stages/common/key.h"
 #include "stages/sst/block.h"
 #include "stages/sst/coding.h"
+#include "stages/sst/table_walk.h"
 #include "stages/verify/verify_utf8.h"
 
 #include <pthread.h>
@@ -62,10 +71,7 @@ typedef struct run {
     uint64_t deferred_at;
     uint32_t first_len;
     uint8_t first_key[SP_MAX_KEY_BYTES];
-    /* the last key walked, for the next block */
-    bool have_last;
-    uint32_t last_len;
-    uint8_t last_key[SP_MAX_KEY_BYTES];
+    sst_walk walk; /* over the run's blocks; it knows the last key walked */
 } run;
 
 static void run_problem(run *r, int64_t block, uint64_t offset, const char *fmt, ...)
@@ -85,37 +91,36 @@ static void run_problem(run *r, int64_t block, uint64_t offset, const char *fmt,
 static bool check_block(run *r, uint64_t i, const uint8_t *data, bool report_open) {
     const checker *c = r->c;
     uint64_t off = i * c->bs;
-    block_view v;
+    sst_walk *w = &r->walk;
+    const block_view *v = &w->view;
+    const block_iter *it = &w->it;
     sp_error e = {0};
-    if (block_open(&v, data, c->bs, "", &e)) {
+    if (sst_walk_open(w, data, c->bs, &e)) {
         if (report_open)
             run_problem(r, (int64_t)i, off, "%s", block_msg(&e));
         r->unreadable++;
         return false;
     }
     r->blocks++;
-    uint32_t pad_end = c->bs - SST_BLOCK_TRAILER_FIXED - 4 * v.n_restarts;
-    size_t nz = first_nonzero(data + v.entries_len, pad_end - v.entries_len);
-    if (nz < pad_end - v.entries_len)
-        run_problem(r, (int64_t)i, off + v.entries_len + nz,
+    uint32_t pad_end = c->bs - SST_BLOCK_TRAILER_FIXED - 4 * v->n_restarts;
+    size_t nz = first_nonzero(data + v->entries_len, pad_end - v->entries_len);
+    if (nz < pad_end - v->entries_len)
+        run_problem(r, (int64_t)i, off + v->entries_len + nz,
                     "non-zero byte between the entries and the trailer");
     const index_entry *ie = i < c->n_entries ? &c->entries[i] : NULL;
-    block_iter it;
-    block_iter_init(&it, &v);
     for (;;) {
-        uint32_t pos = it.pos;
-        int rc = block_iter_next(&it, "", &e);
+        int rc = sst_walk_next(w, &e);
         if (rc < 0) {
-            run_problem(r, (int64_t)i, off + pos, "%s", block_msg(&e));
+            run_problem(r, (int64_t)i, off + w->entry_pos, "%s", block_msg(&e));
             r->unreadable++;
             break;
         }
         if (rc == 0)
             break;
-        uint64_t at = off + pos;
-        if (it.index == 1) {
-            if (r->have_last) {
-                if (key_cmp(r->last_key, r->last_len, it.key, it.key_len) >= 0)
+        uint64_t at = off + w->entry_pos;
+        if (it->index == 1) {
+            if (w->have_last) {
+                if (!sst_walk_first_in_order(w))
                     run_problem(r, (int64_t)i, at,
                                 "first key does not sort after the previous block's last key");
             } else {
@@ -123,43 +128,40 @@ static bool check_block(run *r, uint64_t i, const uint8_t *data, bool report_ope
                 r->count_before = r->count;
                 r->deferred_block = (int64_t)i;
                 r->deferred_at = at;
-                memcpy(r->first_key, it.key, it.key_len);
-                r->first_len = it.key_len;
+                memcpy(r->first_key, it->key, it->key_len);
+                r->first_len = it->key_len;
             }
-            if (ie && (ie->klen != it.key_len || memcmp(ie->key, it.key, it.key_len) != 0))
+            if (ie && (ie->klen != it->key_len || memcmp(ie->key, it->key, it->key_len) != 0))
                 run_problem(r, (int64_t)i, at,
                             "index entry %llu's key differs from the block's "
                             "first key",
                             (unsigned long long)i);
         }
-        if (!verify_utf8_valid(it.key, it.key_len, NULL))
-            run_problem(r, (int64_t)i, at, "key of record %u is not valid UTF-8", it.index - 1);
-        if (it.value_len > c->max_value)
+        if (!verify_utf8_valid(it->key, it->key_len, NULL))
+            run_problem(r, (int64_t)i, at, "key of record %u is not valid UTF-8", it->index - 1);
+        if (it->value_len > c->max_value)
             run_problem(r, (int64_t)i, at,
-                        "value of record %u has %u bytes, over the bound of %llu", it.index - 1,
-                        it.value_len, (unsigned long long)c->max_value);
+                        "value of record %u has %u bytes, over the bound of %llu", it->index - 1,
+                        it->value_len, (unsigned long long)c->max_value);
         size_t bad;
-        if (!verify_utf8_valid(it.value, it.value_len, &bad))
-            run_problem(r, (int64_t)i, (uint64_t)(it.value - data) + off + bad,
-                        "value of record %u is not valid UTF-8", it.index - 1);
+        if (!verify_utf8_valid(it->value, it->value_len, &bad))
+            run_problem(r, (int64_t)i, (uint64_t)(it->value - data) + off + bad,
+                        "value of record %u is not valid UTF-8", it->index - 1);
         r->records++;
-        r->key_bytes += it.key_len;
-        r->value_bytes += it.value_len;
+        r->key_bytes += it->key_len;
+        r->value_bytes += it->value_len;
     }
     /* A block that yields a record always yields its first one, so a run
-     * defers at most one comparison: the next block compares with this. */
-    if (it.key_len) {
-        memcpy(r->last_key, it.key, it.key_len);
-        r->last_len = it.key_len;
-        r->have_last = true;
-    }
+     * defers at most one comparison: the walk compares the next block with
+     * this one's last key. */
     return true;
 }
 
 static void check_run(run *r) {
     r->n = 0;
     r->count = r->records = r->key_bytes = r->value_bytes = r->blocks = r->unreadable = 0;
-    r->stopped = r->deferred = r->have_last = false;
+    r->stopped = r->deferred = false;
+    sst_walk_init(&r->walk);
     uint32_t bs = r->c->bs;
     for (uint64_t i = r->first; i < r->end; i++)
         if (!check_block(r, i, r->data + (i - r->first) * bs, !r->stop_at_bad) && r->stop_at_bad) {
@@ -169,7 +171,7 @@ static void check_run(run *r) {
 }
 
 static void deferred_check(checker *c, const run *r) {
-    if (c->have_last && key_cmp(c->last_key, c->last_len, r->first_key, r->first_len) >= 0)
+    if (c->have_last && sp_key_cmp(c->last_key, c->last_len, r->first_key, r->first_len) >= 0)
         checker_problem(c, r->deferred_block, r->deferred_at,
                         "first key does not sort after the previous block's last key");
 }
@@ -192,9 +194,11 @@ static void merge(checker *c, const run *r) {
     c->value_bytes += r->value_bytes;
     c->rep->blocks += r->blocks;
     c->unreadable_blocks += r->unreadable;
-    if (r->have_last) {
-        memcpy(c->last_key, r->last_key, r->last_len);
-        c->last_len = r->last_len;
+    uint32_t last_len;
+    const uint8_t *last = sst_walk_last_key(&r->walk, &last_len);
+    if (last) {
+        memcpy(c->last_key, last, last_len);
+        c->last_len = last_len;
         c->have_last = true;
     }
 }

@@ -80,11 +80,4 @@ static inline const char *block_msg(const sp_error *e) {
     return strncmp(e->msg, ": ", 2) == 0 ? e->msg + 2 : e->msg;
 }
 
-static inline int key_cmp(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen) {
-    int r = memcmp(a, b, alen < blen ? alen : blen);
-    if (r)
-        return r;
-    return alen < blen ? -1 : alen > blen;
-}
-
 #endif

@@ -11,7 +11,7 @@
  * length and the key bytes (the format mtbl_peer lookup reads).
  */
 #include "stages/profile/profile_keys.h"
-#include "stages/sst/table_reader.h"
+#include "stages/sst/sstpipe.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,10 +22,15 @@ int main(int argc, char **argv) {
         return 2;
     }
     sp_error err = {0};
-    sst_reader *r = sst_reader_open(argv[1], &err);
+    char *msg = NULL;
+    sstpipe_table *t = sstpipe_open(argv[1], &msg);
+    if (!t) {
+        fprintf(stderr, "bench_keys: %s\n", msg);
+        return 1;
+    }
     profile_keys keys;
-    if (!r || profile_keys_draw(r, strtoull(argv[2], NULL, 10), 0, strtoull(argv[3], NULL, 10),
-                                &keys, &err)) {
+    if (profile_keys_draw(t, strtoull(argv[2], NULL, 10), 0, strtoull(argv[3], NULL, 10), &keys,
+                          &err)) {
         fprintf(stderr, "bench_keys: %s\n", err.msg);
         return 1;
     }
@@ -47,6 +52,6 @@ int main(int argc, char **argv) {
     }
     printf("%016llx\n", (unsigned long long)keys.hash);
     profile_keys_destroy(&keys);
-    sst_reader_close(r);
+    sstpipe_close(t);
     return 0;
 }

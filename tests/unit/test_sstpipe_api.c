@@ -4,6 +4,7 @@
  * found; scans from any start and with any prefix (every key of the table,
  * keys between them, before and after all of them, block boundaries)
  * against a brute-force answer over the same records; the footer's counts;
+ * block first keys as split points covering the table;
  * and failures: a file that is not a table, a corrupt block (-1 with a
  * message naming file, block and offset, other blocks still answering, an
  * iterator staying at the error), direct I/O where the file system has
@@ -273,6 +274,55 @@ static void test_info_version_path(void **state) {
     sstpipe_free(NULL);
 }
 
+/* Block first keys as split points: block 0 starts at the smallest key,
+ * they rise strictly, and scans from each to the next cover every record
+ * exactly once, in order; past the last block there is none. */
+static void test_block_first_keys(void **state) {
+    fixture *f = *state;
+    sstpipe_table *t = open_mode(f->path, false);
+    sstpipe_info info;
+    sstpipe_info_get(t, &info);
+    assert_true(info.data_blocks > 10);
+    size_t seen = 0, klen = 0;
+    const void *first = sstpipe_block_first_key(t, 0, &klen);
+    assert_non_null(first);
+    assert_int_equal(klen, f->s.r[0].klen);
+    assert_memory_equal(first, f->s.r[0].key, klen);
+    for (uint64_t b = 0; b < info.data_blocks; b++) {
+        size_t lo_len = 0, hi_len = 0;
+        const void *lo = sstpipe_block_first_key(t, b, &lo_len);
+        const void *hi = sstpipe_block_first_key(t, b + 1, &hi_len);
+        assert_non_null(lo);
+        assert_true(hi || b + 1 == info.data_blocks);
+        if (hi)
+            assert_true(t_key_cmp(lo, lo_len, hi, hi_len) < 0);
+        sstpipe_iter *it = sstpipe_iter_new(t, lo, lo_len, NULL, 0);
+        const void *k, *v;
+        size_t kl, vl;
+        size_t in_block = 0;
+        while (sstpipe_iter_next(it, &k, &kl, &v, &vl, NULL) == 1 &&
+               (!hi || t_key_cmp(k, kl, hi, hi_len) < 0)) {
+            assert_true(seen < f->s.n);
+            if (in_block == 0) { /* a split key is its block's first record's key */
+                assert_int_equal(kl, lo_len);
+                assert_memory_equal(k, lo, kl);
+            }
+            assert_int_equal(kl, f->s.r[seen].klen);
+            assert_memory_equal(k, f->s.r[seen].key, kl);
+            seen++;
+            in_block++;
+        }
+        assert_true(in_block > 0);
+        sstpipe_iter_free(it);
+    }
+    assert_int_equal(seen, f->s.n);
+    klen = 77;
+    assert_null(sstpipe_block_first_key(t, info.data_blocks, &klen));
+    assert_null(sstpipe_block_first_key(t, UINT64_MAX, &klen));
+    assert_int_equal(klen, 77);
+    sstpipe_close(t);
+}
+
 static void test_empty_table(void **state) {
     fixture *f = *state;
     char *path = t_path(f->dir, "empty.sst");
@@ -421,7 +471,7 @@ int main(void) {
         T(test_get_mapped),           T(test_get_direct),           T(test_scan_mapped),
         T(test_scan_direct),          T(test_scan_block_edges),     T(test_info_version_path),
         T(test_empty_table),          T(test_open_failures),        T(test_direct_io_unsupported),
-        T(test_corrupt_block_mapped), T(test_corrupt_block_direct),
+        T(test_corrupt_block_mapped), T(test_corrupt_block_direct), T(test_block_first_keys),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

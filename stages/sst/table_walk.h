@@ -1,0 +1,64 @@
+/*
+ * table_walk.h: the one walk over a table's data blocks in file order,
+ * record by record, shared by libsstpipe's iterator (sstpipe_iter.c, which
+ * dump, profile's key sampling and the Python module use) and verify's
+ * check of the data blocks (stages/verify/verify_blocks.c).
+ *
+ * A walk holds the block being walked (its view and a block_iter) and the
+ * last key of the block walked before it, so that it can tell whether a
+ * block's first record sorts after the previous block's last: the one
+ * order check that no check of a single block can make. Blocks come from
+ * the caller (a read buffer, a mapping), which decides how far a block
+ * must be trusted: the iterator stops at the first problem, verify reports
+ * it with the file offset and walks on. Errors are block.h's, prefixed
+ * ": " for the caller to name the block and its offset.
+ */
+#ifndef SSTPIPE_SST_TABLE_WALK_H
+#define SSTPIPE_SST_TABLE_WALK_H
+
+#include "stages/common/error.h"
+#include "stages/common/record.h"
+#include "stages/sst/block.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef struct sst_walk {
+    block_view view;    /* the block being walked */
+    block_iter it;      /* its current record: it.key, it.value, it.index (1 for the first) */
+    uint32_t entry_pos; /* offset in the block of the current record's entry */
+    bool have_last;     /* an earlier block yielded a record: last_key is the latest */
+    uint32_t last_len;
+    uint8_t last_key[SP_MAX_KEY_BYTES];
+} sst_walk;
+
+/* A walk before its first block. */
+void sst_walk_init(sst_walk *w);
+
+/* Opens the block at data (block_open: checksum, trailer, restart points)
+ * and starts before its first record. The block walked before it, if it
+ * yielded a record, becomes the previous block even when this one fails to
+ * open. */
+int sst_walk_open(sst_walk *w, const uint8_t *data, uint32_t block_size, sp_error *err);
+
+/* As sst_walk_open, for a block the caller has opened into w->view
+ * already (sst_reader_check_block). */
+void sst_walk_start(sst_walk *w);
+
+/* The block's next record into w->it: 1, 0 at the block's end, -1 corrupt
+ * entry (the walk of this block cannot go on). */
+int sst_walk_next(sst_walk *w, sp_error *err);
+
+/* Restarts the walk of the current block at its first record whose key is
+ * >= key (block_iter_seek): 1 there, 0 every key is smaller (w->it then
+ * holds the block's last), -1 corrupt entry. */
+int sst_walk_seek(sst_walk *w, const uint8_t *key, size_t klen, sp_error *err);
+
+/* Whether the current record, a block's first, sorts after the previous
+ * block's last key (true when there was no previous block). */
+bool sst_walk_first_in_order(const sst_walk *w);
+
+/* The last key the walk returned, NULL before any. */
+const uint8_t *sst_walk_last_key(const sst_walk *w, uint32_t *klen);
+
+#endif
