@@ -134,9 +134,11 @@ int build_run(const char *input, const char *output, const build_options *opts, 
 }
 
 void build_print_stats(FILE *out, const build_stats *s) {
-    extract_stats_print(out, &s->extract);
-    truncate_stats_print(out, s->extract.records, s->truncated);
     char line[256];
+    extract_stats_format(&s->extract, line, sizeof line);
+    fprintf(out, "%s\n", line);
+    truncate_stats_format(s->extract.records, s->truncated, line, sizeof line);
+    fprintf(out, "%s\n", line);
     sort_stats_format(&s->sort, line, sizeof line);
     fprintf(out, "%s\n", line);
     table_stats_format(&s->table, line, sizeof line);

@@ -12,6 +12,7 @@
 #include "stages/extract/wikixml.h"
 
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -186,12 +187,12 @@ out:
     return rc;
 }
 
-void extract_stats_print(FILE *out, const extract_stats *s) {
-    fprintf(out,
-            "extract: input_bytes=%llu xml_bytes=%llu pages=%llu records=%llu "
-            "skipped_redirects=%llu skipped_namespace=%llu threads=%u\n",
-            (unsigned long long)s->input_bytes, (unsigned long long)s->xml_bytes,
-            (unsigned long long)s->pages, (unsigned long long)s->records,
-            (unsigned long long)s->skipped_redirects, (unsigned long long)s->skipped_namespace,
-            s->threads);
+void extract_stats_format(const extract_stats *s, char *buf, size_t cap) {
+    snprintf(buf, cap,
+             "extract: input_bytes=%llu xml_bytes=%llu pages=%llu records=%llu "
+             "skipped_redirects=%llu skipped_namespace=%llu threads=%u",
+             (unsigned long long)s->input_bytes, (unsigned long long)s->xml_bytes,
+             (unsigned long long)s->pages, (unsigned long long)s->records,
+             (unsigned long long)s->skipped_redirects, (unsigned long long)s->skipped_namespace,
+             s->threads);
 }

@@ -17,8 +17,8 @@
 #include "stages/common/record.h"
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
 
 typedef struct extract_stats extract_stats;
 
@@ -65,8 +65,10 @@ struct extract_stats {
 
 void extract_options_init(extract_options *opts);
 
-/* The `-v` line: "extract: input_bytes=N xml_bytes=N pages=N ...". */
-void extract_stats_print(FILE *out, const extract_stats *s);
+/* The `-v` line, without its newline, into buf (cap bytes; 256 hold it):
+ * "extract: input_bytes=N xml_bytes=N pages=N ...". The command prints
+ * it; the library prints nothing. */
+void extract_stats_format(const extract_stats *s, char *buf, size_t cap);
 
 /*
  * Extracts path ("-" for stdin) into sink. Errors name the file and the

@@ -39,8 +39,11 @@ static int run(const char *input, const char *output, const extract_options *opt
         sp_output_abort(&out);
         return sp_cli_report(&err, SP_EXIT_FAIL);
     }
-    if (verbose)
-        extract_stats_print(stderr, &stats);
+    if (verbose) {
+        char line[256];
+        extract_stats_format(&stats, line, sizeof line);
+        fprintf(stderr, "%s\n", line);
+    }
     return SP_EXIT_OK;
 }
 

@@ -64,8 +64,11 @@ static int run(sp_cmdline *cl) {
     if (table_merge(out_path, (const char *const *)cl->operands, (unsigned)cl->n_operands, &o, &st,
                     &err))
         return sp_cli_report(&err, SP_EXIT_FAIL);
-    if (sp_cmdline_has(cl, F_VERBOSE))
-        table_merge_stats_print(stderr, &st);
+    if (sp_cmdline_has(cl, F_VERBOSE)) {
+        char line[256];
+        table_merge_stats_format(&st, line, sizeof line);
+        fprintf(stderr, "%s\n", line);
+    }
     return SP_EXIT_OK;
 }
 

@@ -19,6 +19,7 @@
 #include "stages/sort/merge.h"
 #include "stages/sst/table_writer.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -218,11 +219,11 @@ done:
     return rc;
 }
 
-void table_merge_stats_print(FILE *out, const table_merge_stats *s) {
-    fprintf(out,
-            "merge: inputs=%u records=%llu replaced=%llu blocks_copied=%llu blocks_rebuilt=%llu "
-            "data_blocks=%llu file_size=%llu\n",
-            s->inputs, (unsigned long long)s->records, (unsigned long long)s->replaced,
-            (unsigned long long)s->blocks_copied, (unsigned long long)s->blocks_rebuilt,
-            (unsigned long long)s->data_blocks, (unsigned long long)s->file_size);
+void table_merge_stats_format(const table_merge_stats *s, char *buf, size_t cap) {
+    snprintf(buf, cap,
+             "merge: inputs=%u records=%llu replaced=%llu blocks_copied=%llu blocks_rebuilt=%llu "
+             "data_blocks=%llu file_size=%llu",
+             s->inputs, (unsigned long long)s->records, (unsigned long long)s->replaced,
+             (unsigned long long)s->blocks_copied, (unsigned long long)s->blocks_rebuilt,
+             (unsigned long long)s->data_blocks, (unsigned long long)s->file_size);
 }

@@ -23,8 +23,8 @@
 #include "stages/common/error.h"
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
 
 typedef struct table_merge_options {
     uint32_t block_size;   /* 0: the first input's */
@@ -48,7 +48,9 @@ void table_merge_options_init(table_merge_options *o);
  * atomically: out is the new table or, on any error, as it was. */
 int table_merge(const char *out, const char *const *inputs, unsigned n,
                 const table_merge_options *o, table_merge_stats *st, sp_error *err);
-/* The `-v` line: "merge: inputs=N records=N replaced=N blocks_copied=N ...". */
-void table_merge_stats_print(FILE *out, const table_merge_stats *s);
+/* The `-v` line, without its newline, into buf (cap bytes; 256 hold it):
+ * "merge: inputs=N records=N replaced=N blocks_copied=N ...". The command
+ * prints it; the library prints nothing. */
+void table_merge_stats_format(const table_merge_stats *s, char *buf, size_t cap);
 
 #endif

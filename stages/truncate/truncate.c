@@ -4,6 +4,7 @@
 #include "stages/common/fileio.h"
 #include "stages/common/utf8.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 void truncator_init(truncator *t, uint64_t max_bytes, sp_sink next) {
@@ -53,7 +54,7 @@ sp_sink truncator_sink(truncator *t) {
     return (sp_sink){.put = truncator_put, .ctx = t};
 }
 
-void truncate_stats_print(FILE *out, uint64_t records, uint64_t truncated) {
-    fprintf(out, "truncate: records=%llu truncated=%llu\n", (unsigned long long)records,
-            (unsigned long long)truncated);
+void truncate_stats_format(uint64_t records, uint64_t truncated, char *buf, size_t cap) {
+    snprintf(buf, cap, "truncate: records=%llu truncated=%llu", (unsigned long long)records,
+             (unsigned long long)truncated);
 }

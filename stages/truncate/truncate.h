@@ -11,8 +11,8 @@
 #include "stages/common/error.h"
 #include "stages/common/record.h"
 
+#include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
 
 #define TRUNCATE_DEFAULT_MAX_BYTES 1024
 
@@ -32,7 +32,8 @@ void truncator_init(truncator *t, uint64_t max_bytes, sp_sink next);
  */
 sp_sink truncator_sink(truncator *t);
 
-/* The `-v` line: "truncate: records=N truncated=N". */
-void truncate_stats_print(FILE *out, uint64_t records, uint64_t truncated);
+/* The `-v` line, without its newline, into buf (cap bytes; 64 hold it):
+ * "truncate: records=N truncated=N". The command prints it. */
+void truncate_stats_format(uint64_t records, uint64_t truncated, char *buf, size_t cap);
 
 #endif

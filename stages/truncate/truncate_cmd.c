@@ -34,8 +34,11 @@ static int run(const char *input, const char *output, uint64_t max_bytes, bool v
             goto done;
     if (got < 0 || stream_stage_finish(&st, &err))
         goto done;
-    if (verbose)
-        truncate_stats_print(stderr, t.records, t.truncated);
+    if (verbose) {
+        char line[64];
+        truncate_stats_format(t.records, t.truncated, line, sizeof line);
+        fprintf(stderr, "%s\n", line);
+    }
     rc = 0;
 done:
     stream_stage_close(&st);
