@@ -1,0 +1,143 @@
+#!/usr/bin/env python3
+"""lib_bench.py: libsstpipe from programs (issue 13), called from tests/bench/run.
+
+In the same run, on the same table (the run's ours.sst) and the keys that
+`sstpipe profile TABLE N --seed S` draws (written by bench_keys, its hash
+checked against profile's), back to back in each repetition:
+
+  - sstpipe_get warm p50 (lib_bench get: a fresh process, each key once, each
+    timed alone, as profile times its warm lookups) against profile's warm
+    p50 on the same keys; target: no slower (<= 1.0);
+  - lookups per second with 2 threads on one table against 1 thread
+    (lib_bench threads, every block checked first); target >= 1.8;
+  - Python: the sstpipe module's t[key] warm p50 and the throughput of 1M
+    lookups, against a dict of the same records (the floor of an in-process
+    lookup) and LevelDB through python3-plyvel (Debian's binding of a peer
+    SSTable library), built from the same records (lib_bench_py.py).
+
+Alone, for a quick check at a small size (it generates and builds its own
+table with the build directory's programs, and builds the bench programs):
+
+    tests/bench/lib_bench.py 64M --reps 1 --build-dir build
+"""
+
+import json
+import os
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PY_LOOKUPS = 1000000
+
+
+def measure(sstpipe, keysgen, libbench, pydir, sst, data, lookups, reps, log):
+    """Runs every measurement reps times; returns what rows() needs."""
+    out = {"profile": [], "get": [], "t1": [], "t2": [], "python": []}
+    keys = os.path.join(data, "lib-keys.bin")
+    pj = os.path.join(data, "lib-profile.json")
+    with open(sst, "rb") as f:  # warm: the table in the page cache
+        while f.read(1 << 20):
+            pass
+    for rep in range(reps):
+        log(f"rep {rep + 1}/{reps}: libsstpipe get vs profile, threads, Python")
+        seed = 2000 + rep
+        subprocess.run([sstpipe, "profile", sst, str(lookups), "--seed", str(seed), "--json", pj],
+                       check=True, stdout=subprocess.DEVNULL)
+        prof = json.load(open(pj))
+        h = subprocess.run([keysgen, sst, str(lookups), str(seed), keys], capture_output=True,
+                           check=True, text=True).stdout.strip()
+        if h != prof["key_sequence_hash"]:
+            sys.exit(f"lib_bench: bench_keys drew other keys than sstpipe profile ({h})")
+        get = json.loads(subprocess.run([libbench, "get", sst, keys], capture_output=True,
+                                        check=True, text=True).stdout)
+        out["profile"].append(prof["latency_ns"]["p50"])
+        out["get"].append(get)
+        for t in (1, 2):
+            r = subprocess.run([libbench, "threads", sst, keys, str(t), "5"],
+                               capture_output=True, check=True, text=True).stdout
+            out[f"t{t}"].append(json.loads(r))
+        env = dict(os.environ, PYTHONPATH=pydir)
+        r = subprocess.run(["/usr/bin/python3", os.path.join(HERE, "lib_bench_py.py"), sst, keys,
+                            os.path.join(data, "peer.leveldb"), str(PY_LOOKUPS)],
+                           capture_output=True, check=True, text=True, env=env).stdout
+        out["python"].append(json.loads(r))
+    return out
+
+
+def rows(res, row, med, paired):
+    """The table rows of this section."""
+    gp = [g["p50_ns"] for g in res["get"]]
+    r = paired(gp, res["profile"])
+    row("sstpipe_get warm p50 vs profile, same keys (us)", med(gp) / 1e3,
+        med(res["profile"]) / 1e3, r, "<= 1.0", r <= 1.0)
+    t1 = [x["lookups_per_sec"] for x in res["t1"]]
+    t2 = [x["lookups_per_sec"] for x in res["t2"]]
+    r = paired(t2, t1)
+    row("sstpipe_get 2 threads vs 1, one table (lookups/s)", med(t2), med(t1), r, ">= 1.8",
+        r >= 1.8)
+    py = res["python"]
+    sp = [p["sstpipe"]["p50_ns"] for p in py]
+    dp = [p["dict"]["p50_ns"] for p in py]
+    row("Python t[key] warm p50 vs dict (us)", med(sp) / 1e3, med(dp) / 1e3, paired(sp, dp),
+        "(info: dict is the floor)", None)
+    st = [p["sstpipe"]["lookups_per_sec"] for p in py]
+    dt = [p["dict"]["lookups_per_sec"] for p in py]
+    row("Python 1M t[key] vs dict (lookups/s)", med(st), med(dt), paired(st, dt),
+        "(info: dict is the floor)", None)
+    if all(p["plyvel"] for p in py):
+        lp = [p["plyvel"]["p50_ns"] for p in py]
+        lt = [p["plyvel"]["lookups_per_sec"] for p in py]
+        r = paired(sp, lp)
+        row("Python t[key] warm p50 vs LevelDB (plyvel) (us)", med(sp) / 1e3, med(lp) / 1e3, r,
+            "(info)", None)
+        row("Python 1M t[key] vs LevelDB (plyvel) (lookups/s)", med(st), med(lt),
+            paired(st, lt), "(info)", None)
+
+
+def main():
+    import argparse
+    import statistics
+    import tempfile
+    from importlib.machinery import SourceFileLoader
+    from importlib.util import module_from_spec, spec_from_loader
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("size", help="XML to generate, e.g. 64M")
+    ap.add_argument("--reps", type=int, default=1)
+    ap.add_argument("--lookups", type=int, default=100000)
+    ap.add_argument("--build-dir", default="build")
+    a = ap.parse_args()
+    size = int(a.size[:-1]) << {"K": 10, "M": 20, "G": 30}[a.size[-1]]
+    sys.path.insert(0, HERE)
+    loader = SourceFileLoader("benchrun", os.path.join(HERE, "run"))
+    run = module_from_spec(spec_from_loader("benchrun", loader))
+    loader.exec_module(run)
+    build = os.path.abspath(a.build_dir)
+    bench = os.path.join(build, "bench")
+    src = os.path.dirname(os.path.dirname(HERE))
+    subprocess.run(["cmake", "--build", build, "--target", "sstpipe", "wikigen", "sstpipe_lib",
+                    "sstpipe_py", "-j2"], check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(["cmake", "-S", HERE, "-B", bench, "-DCMAKE_BUILD_TYPE=Release",
+                    f"-DSSTPIPE_SOURCE={src}", f"-DSSTPIPE_BUILD={build}"], check=True,
+                   stdout=subprocess.DEVNULL)
+    subprocess.run(["cmake", "--build", bench, "-j2"], check=True, stdout=subprocess.DEVNULL)
+    sstpipe = os.path.join(build, "sstpipe")
+    with tempfile.TemporaryDirectory(prefix="sstpipe-bench-lib-", dir=build) as data:
+        dump = os.path.join(data, "dump.xml.zst")
+        subprocess.run([os.path.join(build, "wikigen"), "--size", str(size), "--seed", "1",
+                        "--format", "zst", "-o", dump], check=True)
+        sst = os.path.join(data, "ours.sst")
+        subprocess.run([sstpipe, "build", dump, "-o", sst], check=True)
+        res = measure(sstpipe, os.path.join(bench, "bench_keys"), os.path.join(bench, "lib_bench"),
+                      os.path.join(build, "python"), sst, data, a.lookups, a.reps, run.log)
+        table = []
+        rows(res, lambda *r: table.append(r), statistics.median,
+             lambda x, y: statistics.median(p / q for p, q in zip(x, y)))
+        print(json.dumps(res, indent=1))
+        for r in table:
+            print(f"{r[0]}: ours {r[1]:.3f} other {r[2]:.3f} ratio {r[3]:.3f} target {r[4]} "
+                  f"met {r[5]}")
+
+
+if __name__ == "__main__":
+    main()
