@@ -8,6 +8,12 @@ prefix scan and a full scan must agree with `sstpipe get` and `dump`. The
 installed header, SONAME link, pkg-config version, manual page and exported
 symbols are checked, and the installed Python module is imported from the
 prefix (SSTPIPE_PYTHON, the interpreter it was built for) and read too.
+
+The README's library examples, the complete C program and the Python
+script, are taken from README.md as they stand, built and run the same way
+on a table holding the keys they name ("Alan Turing", the prefix "Alan",
+the range [M, Ma)); their whole output must be what `sstpipe dump` says
+it should be.
 """
 
 import sys
@@ -22,7 +28,23 @@ import subprocess
 import tempfile
 import unittest
 
-from sstpipe_e2e import corpora_dir, sstpipe_bin
+from sstpipe_e2e import _page, corpora_dir, sstpipe_bin
+
+README = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "README.md")
+
+
+def readme_block(after, lang):
+    """The first ```lang block of README.md after the line holding `after`."""
+    with open(README, encoding="utf-8") as f:
+        text = f.read()
+    at = text.index(after)
+    start = text.index(f"```{lang}\n", at) + len(f"```{lang}\n")
+    return text[start:text.index("```\n", start)]
+
+
+# Pages whose titles the README's examples name, with some around them.
+EXAMPLE_TITLES = ["Al", "Alan Kay", "Alan Turing", "Alanine", "Alba", "Lisp", "M", "MIT",
+                  "Ma", "Mac", "Zebra"]
 
 APP_C = r"""
 #include <sstpipe/sstpipe.h>
@@ -140,6 +162,65 @@ class InstallTest(unittest.TestCase):
         self.assertEqual(out[-1], f"scanned {len(self.recs)} of {len(self.recs)}, library 1.0.0")
         absent = run([app, self.table, key + "\x7f", prefix]).stdout.splitlines()
         self.assertEqual(absent[0], "absent")
+
+    def example_table(self):
+        xml = os.path.join(self.tmp, "examples.xml")
+        pages = [_page(t, [f"The article {t}, {i} words."]) for i, t in enumerate(EXAMPLE_TITLES)]
+        with open(xml, "w", encoding="utf-8") as f:
+            f.write('<mediawiki xmlns="http://www.mediawiki.org/xml/export-0.11/" version="0.11">'
+                    "\n" + "".join(pages) + "</mediawiki>\n")
+        table = os.path.join(self.tmp, "examples.sst")
+        run([sstpipe_bin(), "build", xml, "-o", table])
+        recs = [(o["key"], o["value"]) for o in
+                map(json.loads, run([sstpipe_bin(), "dump", table]).stdout.splitlines())]
+        self.assertEqual([k for k, _ in recs], EXAMPLE_TITLES)
+        return table, recs
+
+    def test_readme_c_example(self):
+        libdir = self.libdir()
+        env = dict(os.environ, PKG_CONFIG_PATH=os.path.join(libdir, "pkgconfig"))
+        flags = run(["pkg-config", "--cflags", "--libs", "sstpipe"], env=env).stdout.split()
+        src = os.path.join(self.tmp, "readme")
+        os.makedirs(src)
+        with open(os.path.join(src, "app.c"), "w") as f:
+            f.write(readme_block("A complete C program", "c"))
+        app = os.path.join(src, "app")
+        run([os.environ.get("CC", "cc"), "-Wall", "-Wextra", "-Werror", "app.c", "-o", app] +
+            flags + ["-Wl,-rpath," + libdir], cwd=src, env=env)
+        table, recs = self.example_table()
+        values = dict(recs)
+
+        def line(k):
+            return f"{k} ({len(values[k].encode())} bytes)"
+
+        scans = ([line(k) for k, _ in recs if k.startswith("Alan")] +
+                 [line(k) for k, _ in recs if "M" <= k < "Ma"] + [line(k) for k, _ in recs])
+        head = f"{len(recs)} records, libsstpipe 1.0.0"
+        out = run([app, table, "Alan Turing"]).stdout
+        self.assertEqual(out, "\n".join([head, values["Alan Turing"]] + scans) + "\n")
+        out = run([app, table, "No such page"]).stdout
+        self.assertEqual(out, "\n".join([head, "No such page: not found"] + scans) + "\n")
+
+    def test_readme_python_example(self):
+        python = os.environ.get("SSTPIPE_PYTHON")
+        if not python:
+            self.skipTest("SSTPIPE_PYTHON is not set (no Python module in this build)")
+        (mod,) = glob.glob(os.path.join(self.prefix, "**", "sstpipe*.so"), recursive=True)
+        table, recs = self.example_table()
+        values = dict(recs)
+        code = readme_block("The same in Python", "python")
+        self.assertIn('"enwiki.sst"', code)
+        script = os.path.join(self.tmp, "example.py")
+        with open(script, "w") as f:
+            f.write(code.replace('"enwiki.sst"', repr(table)))
+        env = dict(os.environ, PYTHONPATH=os.path.dirname(mod))
+        out = run([python, script], env=env).stdout
+        info = json.loads(run([sstpipe_bin(), "info", table, "--json"]).stdout)
+        want = ([f"{len(recs)} records {info['block_size']} byte blocks",
+                 values["Alan Turing"], "-", "True"] +
+                [f"{k} {len(v)}" for k, v in recs if k.startswith("Alan")] +
+                [k for k, _ in recs if "M" <= k < "Ma"])
+        self.assertEqual(out, "\n".join(want) + "\n")
 
     def test_installed_python_module(self):
         python = os.environ.get("SSTPIPE_PYTHON")
