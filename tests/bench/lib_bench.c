@@ -18,8 +18,11 @@
  * threads: one untimed pass checks every block the keys reach, then
  * THREADS threads share the one table, each making PASSES passes over all
  * keys (thread t starting at key t * N / THREADS), started together; the
- * wall time from start to the last join gives lookups per second. Prints
- * JSON: threads, lookups, seconds, lookups_per_sec.
+ * wall time from start to the last join gives lookups per second, and the
+ * process's CPU time over the same span the CPU cost of one lookup (equal
+ * for 1 and 2 threads when the threads do not slow each other down, however
+ * busy the machine's cores are). Prints JSON: threads, lookups, seconds,
+ * lookups_per_sec, cpu_ns_per_lookup.
  *
  * Every key must be found (they were drawn from the table): a miss or an
  * error fails the run.
@@ -39,10 +42,14 @@ typedef struct keys {
     size_t *start; /* key i is bytes[start[i] .. start[i + 1]) */
 } keys;
 
-static uint64_t now_ns(void) {
+static uint64_t clock_ns(clockid_t c) {
     struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
+    clock_gettime(c, &t);
     return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+static uint64_t now_ns(void) {
+    return clock_ns(CLOCK_MONOTONIC);
 }
 
 static void die(const char *what, const char *msg) {
@@ -154,14 +161,17 @@ static int run_threads(sstpipe_table *t, const keys *k, unsigned threads, unsign
         if (pthread_create(&tids[i], NULL, job_run, &jobs[i]) != 0)
             die("pthread_create", "cannot start a thread");
     }
+    uint64_t c0 = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
     pthread_barrier_wait(&go);
     uint64_t t0 = now_ns();
     for (unsigned i = 0; i < threads; i++)
         pthread_join(tids[i], NULL);
     double s = (double)(now_ns() - t0) / 1e9;
+    double cpu = (double)(clock_ns(CLOCK_PROCESS_CPUTIME_ID) - c0);
     double n = (double)k->n * passes * threads;
-    printf("{\"threads\": %u, \"lookups\": %.0f, \"seconds\": %.6f, \"lookups_per_sec\": %.1f}\n",
-           threads, n, s, n / s);
+    printf("{\"threads\": %u, \"lookups\": %.0f, \"seconds\": %.6f, \"lookups_per_sec\": %.1f, "
+           "\"cpu_ns_per_lookup\": %.1f}\n",
+           threads, n, s, n / s, cpu / n);
     pthread_barrier_destroy(&go);
     free(jobs);
     free(tids);

@@ -9,7 +9,10 @@ checked against profile's), back to back in each repetition:
     timed alone, as profile times its warm lookups) against profile's warm
     p50 on the same keys; target: no slower (<= 1.0);
   - lookups per second with 2 threads on one table against 1 thread
-    (lib_bench threads, every block checked first); target >= 1.8;
+    (lib_bench threads, every block checked first); target >= 1.8; beside it
+    the CPU time per lookup of each, which tells contention between the
+    threads (CPU per lookup grows) from a machine with no idle second core
+    (it does not);
   - Python: the sstpipe module's t[key] warm p50 and the throughput of 1M
     lookups, against a dict of the same records (the floor of an in-process
     lookup) and LevelDB through python3-plyvel (Debian's binding of a peer
@@ -75,6 +78,10 @@ def rows(res, row, med, paired):
     r = paired(t2, t1)
     row("sstpipe_get 2 threads vs 1, one table (lookups/s)", med(t2), med(t1), r, ">= 1.8",
         r >= 1.8)
+    c1 = [x["cpu_ns_per_lookup"] for x in res["t1"]]
+    c2 = [x["cpu_ns_per_lookup"] for x in res["t2"]]
+    row("  same, CPU ns per lookup, 2 threads vs 1", med(c2), med(c1), paired(c2, c1),
+        "(info: 1.0 = no contention)", None)
     py = res["python"]
     sp = [p["sstpipe"]["p50_ns"] for p in py]
     dp = [p["dict"]["p50_ns"] for p in py]
