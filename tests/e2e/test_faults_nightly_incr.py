@@ -1,0 +1,181 @@
+"""test_faults_nightly_incr.py: I/O faults and SIGKILL at every call of an incremental nightly.
+
+The state before each faulted run: a published incremental nightly (a full
+dump and one day's increment, their tables in cache/) and the next day's
+increment just arrived. The faulted run checksums the inputs, reuses the
+cached base and first increment, builds the new increment's table in its
+staging directory and renames it into cache/ (fsyncing cache/), merges the
+three tables, verifies, profiles and publishes. The fault shim counts every
+call under [output] dir (test_faults_nightly.py lists them), then each run
+fails one, or kills the process just before it:
+
+- ENOSPC or EIO once: exit 1 with one "sstpipe: " line naming the file and
+  the errno, or a whole build published for the calls test_faults_nightly
+  allows to fail (the same check); either way `current` names a build that
+  verifies clean, the cached tables of the base and the first increment are
+  byte for byte as they were, no staging directory or temporary file is left
+  anywhere (cache/ included), and the next run publishes the reference
+  table (the bytes a fault-free run gives).
+- SIGKILL just before that call: the same, `current` naming the previous
+  build or (killed after the swap) the new one.
+
+The state is restored from a snapshot before each run, so every run makes
+the same calls.
+"""
+
+import sys
+
+sys.dont_write_bytecode = True  # keep the source tree clean under ctest
+
+import os
+import shutil
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "faults"))
+
+import faultlib  # noqa: E402
+from faultlib import ERRNOS, OPS, Tally, check_error_line, indices, sha, temp_leftovers  # noqa: E402
+from sstpipe_e2e import E2ETest, run, sstpipe, sstpipe_bin, wikigen, wikigen_bin  # noqa: E402
+import test_faults_nightly  # noqa: E402  (its whole-build check; not its tests)
+
+INCR = "enwiki-{}-pages-meta-hist-incr.xml.zst"
+
+
+class IncrementalNightlyFaults(E2ETest):
+    @classmethod
+    def setUpClass(cls):
+        cls.classtmp = tempfile.mkdtemp(prefix="sstpipe-faults-nightly-incr-")
+        cls.addClassCleanup(shutil.rmtree, cls.classtmp, True)
+        cls.full = os.path.join(cls.classtmp, "full")
+        cls.made = os.path.join(cls.classtmp, "made")
+        os.mkdir(cls.full)
+        os.mkdir(cls.made)
+        wikigen(os.path.join(cls.full, "enwiki-20261130-pages-articles.xml.zst"), "2M", "33",
+                "zst")
+        r = run([wikigen_bin(), "--size", "2M", "--seed", "33", "--increment-of", "20261130",
+                 "--days", "2", "--edits", "5", "--format", "zst", "-o", cls.made])
+        assert r.code == 0, r.describe()
+
+    def setUp(self):
+        super().setUp()
+        self.incr = self.path("incr")
+        os.mkdir(self.incr)
+        self.out = self.path("out")
+        self.ini = self.config(self.out)
+        shutil.copy(os.path.join(self.made, INCR.format("20261201")), self.incr)
+        self.publish("the first night")
+        # The cached tables the faulted runs must leave alone.
+        cache = os.path.join(self.out, "cache")
+        self.cached = {n: sha(os.path.join(cache, n)) for n in os.listdir(cache)}
+        self.assertEqual(len(self.cached), 2, self.cached)
+        shutil.copy(os.path.join(self.made, INCR.format("20261202")), self.incr)
+        self.snapshot = self.path("snapshot")
+        shutil.copytree(self.out, self.snapshot, symlinks=True)
+        self.argv = [sstpipe_bin(), "nightly", "-c", self.ini]
+        # The reference: what a fault-free run of the same inputs publishes.
+        ref_out = self.path("ref-out")
+        ref = faultlib.run(self.argv[:-1] + [self.config(ref_out)], preload=False)
+        self.assertEqual(ref.code, 0, ref.describe())
+        self.ref = os.path.join(ref_out, "current", "table.sst")
+
+    def config(self, out):
+        return self.write_file(os.path.basename(out) + ".ini", (
+            f"[input]\npath = {self.full}/enwiki-*-pages-articles.xml.zst\n"
+            f"incremental = {self.incr}/enwiki-*-pages-meta-hist-incr.xml.zst\n"
+            f"[output]\ndir = {out}\nkeep = 2\n[profile]\nlookups = 20\n"
+            "[sort]\nmemory = 1M\n").encode())
+
+    def publish(self, what):
+        r = faultlib.run([sstpipe_bin(), "nightly", "-c", self.ini], preload=False)
+        self.assertEqual(r.code, 0, what + " did not publish" + r.describe())
+        self.assertNotIn("up to date", r.stderr, what + r.describe())
+        self.assertEqual(temp_leftovers(self.out), [], what + r.describe())
+        return r
+
+    def restore(self):
+        shutil.rmtree(self.out)
+        shutil.copytree(self.snapshot, self.out, symlinks=True)
+
+    def current(self):
+        return os.readlink(os.path.join(self.out, "current"))
+
+    def assertAfter(self, before, what):
+        """current sound (the previous build, or the reference table), the
+        cache's old tables intact; then the next run ends with the reference
+        table published and nothing left over."""
+        cur = self.current()
+        if cur != before:
+            self.assertEqual(sha(os.path.join(self.out, "current", "table.sst")), sha(self.ref),
+                             what + ": current names a different table")
+        v = sstpipe("verify", os.path.join(self.out, "current", "table.sst"))
+        self.assertEqual(v.code, 0, what + ": current does not verify" + v.describe())
+        cache = os.path.join(self.out, "cache")
+        for name, digest in self.cached.items():
+            self.assertEqual(sha(os.path.join(cache, name)), digest,
+                             what + f": cache/{name} changed")
+        nxt = faultlib.run(self.argv, preload=False)
+        self.assertEqual(nxt.code, 0, what + ", then the next run" + nxt.describe())
+        self.assertEqual(temp_leftovers(self.out), [], what + ", then" + nxt.describe())
+        self.assertEqual(sha(os.path.join(self.out, "current", "table.sst")), sha(self.ref),
+                         what + ": the next run published a different table")
+
+    def test_errno_once_at_every_call(self):
+        self.restore()
+        counts = faultlib.count_calls(self, self.argv, self.out)
+        self.assertGreater(counts["rename"], 3, counts)
+        self.assertGreater(counts["fsync"], 3, counts)
+        tally = Tally("nightly-incremental")
+        for op in OPS:
+            for i, n in enumerate(indices(counts[op], 16)):
+                for action in ERRNOS if faultlib.LONG else (ERRNOS[i % 2],):
+                    what = f"incremental nightly {op}:{n}:{action}"
+                    self.restore()
+                    before = self.current()
+                    r = faultlib.run(self.argv, fault=f"{op}:{n}:{action}", fault_dir=self.out)
+                    if not r.fired:
+                        tally.not_reached += 1
+                        self.assertEqual(r.code, 0, what + r.describe())
+                    elif r.code == 0:
+                        self.assertNotEqual(self.current(), before, what + r.describe())
+                        whole = test_faults_nightly.NightlyFaults.assertWholeBuild
+                        whole(self, r, op, action, what)
+                        tally.absorbed += 1
+                    else:
+                        self.assertEqual(r.code, 1, what + r.describe())
+                        check_error_line(self, r, action, what)
+                        self.assertEqual(self.current(), before, what + r.describe())
+                        tally.failed_cleanly += 1
+                    self.assertEqual(temp_leftovers(self.out), [], what + r.describe())
+                    self.assertAfter(before, what)
+        print(tally.report())
+        self.assertGreater(tally.failed_cleanly, 10)
+
+    def test_sigkill_at_every_call(self):
+        self.restore()
+        counts = faultlib.count_calls(self, self.argv, self.out)
+        tally = Tally("nightly-incremental-kill")
+        for op in OPS:
+            for n in indices(counts[op], 6):
+                what = f"incremental nightly {op}:{n}:SIGKILL"
+                self.restore()
+                before = self.current()
+                r = faultlib.run(self.argv, fault=f"{op}:{n}:SIGKILL", fault_dir=self.out)
+                if not r.fired:
+                    tally.not_reached += 1
+                    continue
+                self.assertEqual(r.code, -9, what + r.describe())
+                # A killed run leaves its staging directory (and perhaps the
+                # temporary current symlink: the next run removes both)
+                # and nothing else: no partial table in cache/.
+                self.assertEqual([p for p in temp_leftovers(self.out)
+                                  if ".staging-" not in p and ".current.tmp-" not in p],
+                                 [], what + r.describe())
+                self.assertAfter(before, what)
+                tally.killed += 1
+        print(tally.report())
+        self.assertGreater(tally.killed, 10)
+
+
+if __name__ == "__main__":
+    unittest.main()
