@@ -30,6 +30,7 @@ typedef enum config_key {
     CONFIG_INPUT_PATH,
     CONFIG_INPUT_DECOMPRESSOR,
     CONFIG_INPUT_INCREMENTAL,
+    CONFIG_INPUT_DELETIONS,
     CONFIG_EXTRACT_NAMESPACES,
     CONFIG_EXTRACT_REDIRECTS,
     CONFIG_TRUNCATE_MAX_BYTES,
@@ -84,6 +85,7 @@ typedef struct sp_config {
         char *path;         /* a file or a glob; "" when unset */
         char *decompressor; /* external command; "" uses the built-in decoders */
         char *incremental;  /* glob of daily adds/changes dumps; "" when unset */
+        char *deletions;    /* titles an incremental nightly drops, one a line; "" */
     } input;
     struct {
         int namespaces[CONFIG_MAX_NAMESPACES];

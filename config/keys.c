@@ -33,6 +33,9 @@ const key_info config_keys[CONFIG_KEY_COUNT] = {
                                   "nightly: glob of daily adds/changes dumps (YYYYMMDD in each "
                                   "name) merged, in date order, over the newest full dump; "
                                   "empty: full dumps only"},
+    [CONFIG_INPUT_DELETIONS] = {"input", "deletions", KT_STRING, 0, 0, 0, "",
+                                "incremental nightly: file of titles (one a line) left out of "
+                                "the published table; empty: none"},
     [CONFIG_EXTRACT_NAMESPACES] = {"extract", "namespaces", KT_NAMESPACES, 0, 0, 0, "all",
                                    "namespace numbers to keep, comma separated, or all"},
     [CONFIG_EXTRACT_REDIRECTS] = {"extract", "redirects", KT_REDIRECTS, 0, 0, 0, "keep",
@@ -236,6 +239,8 @@ static char **string_field(sp_config *cfg, config_key key) {
         return &cfg->input.decompressor;
     case CONFIG_INPUT_INCREMENTAL:
         return &cfg->input.incremental;
+    case CONFIG_INPUT_DELETIONS:
+        return &cfg->input.deletions;
     case CONFIG_SORT_TMP_DIR:
         return &cfg->sort.tmp_dir;
     case CONFIG_OUTPUT_DIR:

@@ -19,6 +19,9 @@ static int run(sp_cmdline *cl) {
                                              "output.dir=DIR or -o DIR)");
     if (!cl->n_operands && !*cfg->input.path)
         return sp_cli_usage_error("nightly", "no INPUT given and [input] path is not set");
+    if (*cfg->input.deletions && !*cfg->input.incremental)
+        return sp_cli_usage_error("nightly", "[input] deletions applies to an incremental "
+                                             "nightly: set [input] incremental too");
     /* Options a record could not fit are refused now, not after the dump is read. */
     if (sst_check_fit((uint32_t)cfg->sst.block_size, (uint32_t)cfg->truncate.max_bytes, &err))
         return sp_cli_report(&err, SP_EXIT_USAGE);

@@ -15,6 +15,8 @@
 #include "pipeline/nightly_dirs.h"
 #include "pipeline/nightly_log.h"
 #include "pipeline/nightly_manifest.h"
+#include "stages/common/key.h"
+#include "stages/common/record.h"
 #include "stages/sst/format.h"
 #include "stages/sst/table_reader.h"
 
@@ -100,6 +102,8 @@ void nightly_plan_destroy(nightly_plan *p) {
         dump_free(&p->skipped[i]);
     free(p->incr);
     free(p->skipped);
+    free(p->deletions_text);
+    free(p->deletions);
     free(p->gaps);
     memset(p, 0, sizeof *p);
 }
@@ -170,6 +174,77 @@ static int list_dumps(const char *pattern, const char *key, nightly_dump **out, 
     return 0;
 }
 
+static int by_key(const void *a, const void *b) {
+    const table_merge_key *x = a, *y = b;
+    return sp_key_cmp(x->key, x->len, y->key, y->len);
+}
+
+/* [input] deletions: one title a line, exactly as in <title> (trailing
+ * CR and empty lines ignored), sorted and without repeats for the merge. */
+static int load_deletions(nightly_run_state *r) {
+    nightly_plan *p = r->plan;
+    const char *path = r->cfg->input.deletions;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return sp_errorf_errno(&r->err, "[input] deletions: %s: cannot open", path);
+    size_t cap = 0, len = 0;
+    char *text = NULL;
+    for (;;) {
+        if (len + 65536 > cap) {
+            char *grown = realloc(text, cap = 2 * cap + 65536);
+            if (!grown) {
+                free(text);
+                fclose(f);
+                return sp_errorf(&r->err, "[input] deletions: %s: out of memory", path);
+            }
+            text = grown;
+        }
+        size_t n = fread(text + len, 1, cap - len - 1, f);
+        len += n;
+        if (n == 0)
+            break;
+    }
+    bool bad = ferror(f);
+    fclose(f);
+    if (bad) {
+        free(text);
+        return sp_errorf_errno(&r->err, "[input] deletions: %s: read failed", path);
+    }
+    text[len] = '\n';
+    size_t lines = 0;
+    for (size_t i = 0; i <= len; i++)
+        lines += text[i] == '\n';
+    p->deletions_text = text;
+    if (!(p->deletions = calloc(lines ? lines : 1, sizeof *p->deletions)))
+        return sp_errorf(&r->err, "[input] deletions: %s: out of memory", path);
+    for (size_t start = 0, i = 0, line = 1; i <= len; i++) {
+        if (text[i] != '\n')
+            continue;
+        size_t end = i;
+        if (end > start && text[end - 1] == '\r')
+            end--;
+        if (end > start) {
+            if (end - start > SP_MAX_KEY_BYTES)
+                return sp_errorf(&r->err,
+                                 "[input] deletions: %s:%zu: a title of %zu bytes "
+                                 "(a key holds at most %u)",
+                                 path, line, end - start, SP_MAX_KEY_BYTES);
+            p->deletions[p->n_deletions++] =
+                (table_merge_key){(const uint8_t *)text + start, (uint32_t)(end - start)};
+        }
+        start = i + 1;
+        line++;
+    }
+    qsort(p->deletions, p->n_deletions, sizeof *p->deletions, by_key);
+    size_t k = 0;
+    for (size_t i = 0; i < p->n_deletions; i++)
+        if (!k || by_key(&p->deletions[k - 1], &p->deletions[i]))
+            p->deletions[k++] = p->deletions[i];
+    p->n_deletions = k;
+    nightly_logf(&r->log, "deletions %s: %zu titles to leave out", path, k);
+    return 0;
+}
+
 int nightly_incr_plan(nightly_run_state *r, const char *base_arg) {
     nightly_plan *p = r->plan;
     sp_error *err = &r->err;
@@ -217,7 +292,7 @@ int nightly_incr_plan(nightly_run_state *r, const char *base_arg) {
         p->incr[p->n_incr++] = all[i];
     }
     free(all);
-    if (rc)
+    if (rc || (*r->cfg->input.deletions && load_deletions(r)))
         return -1;
 
     nightly_logf(&r->log, "base %s (%llu bytes, dated %u)", p->base.path,
@@ -285,6 +360,9 @@ int nightly_incr_checksum(nightly_run_state *r) {
     int rc = hash_dump(r, &p->base);
     for (size_t i = 0; rc == 0 && i < p->n_incr; i++)
         rc = hash_dump(r, &p->incr[i]);
+    if (rc == 0 && *r->cfg->input.deletions)
+        rc = nightly_hash_file(r->cfg->input.deletions, &p->deletions_size, &p->deletions_xxh3,
+                               NULL, &r->err);
     nightly_stage_end(&r->log);
     if (rc)
         return -1;
@@ -308,6 +386,11 @@ int nightly_incr_checksum(nightly_run_state *r) {
     for (size_t i = 0; i < p->n_incr; i++) {
         name_table(&p->incr[i], "incr", p->options_key);
         XXH3_64bits_update(st, p->incr[i].table, strlen(p->incr[i].table));
+    }
+    if (*r->cfg->input.deletions) {
+        char del[64];
+        snprintf(del, sizeof del, "deletions-%016llx", (unsigned long long)p->deletions_xxh3);
+        XXH3_64bits_update(st, del, strlen(del));
     }
     p->inputs_key = XXH3_64bits_digest(st);
     XXH3_freeState(st);
@@ -445,6 +528,8 @@ int nightly_incr_merge(nightly_run_state *r) {
     table_merge_options_init(&o);
     o.block_size = (uint32_t)r->cfg->sst.block_size;
     o.cluster_size = (uint32_t)r->cfg->sst.cluster_size;
+    o.drop = p->deletions;
+    o.n_drop = p->n_deletions;
     if (rc == 0) {
         nightly_logf(&r->log, "merge: %zu table(s) -> %s", n, r->table_path);
         nightly_stage_begin(&r->log, "merge", NULL, 0);
@@ -476,10 +561,10 @@ int nightly_incr_merge(nightly_run_state *r) {
     sst_reader_close(t);
     r->build_ok = true;
     nightly_logf(&r->log,
-                 "merge done: %llu records, %llu replaced by a later day, %llu blocks copied, "
-                 "%llu rebuilt, %llu bytes",
+                 "merge done: %llu records, %llu replaced by a later day, %llu deleted, %llu "
+                 "blocks copied, %llu rebuilt, %llu bytes",
                  (unsigned long long)p->merge.records, (unsigned long long)p->merge.replaced,
-                 (unsigned long long)p->merge.blocks_copied,
+                 (unsigned long long)p->merge.dropped, (unsigned long long)p->merge.blocks_copied,
                  (unsigned long long)p->merge.blocks_rebuilt,
                  (unsigned long long)p->merge.file_size);
     return 0;
@@ -555,15 +640,28 @@ json_t *nightly_incr_json(const nightly_run_state *r) {
     json_object_set_new(j, "gaps", a);
     json_object_set_new(j, "options_xxh3_64", p->options_key ? hex(p->options_key) : json_null());
     json_object_set_new(j, "inputs_xxh3_64", p->inputs_key ? hex(p->inputs_key) : json_null());
+    if (*r->cfg->input.deletions) {
+        char *abs = realpath(r->cfg->input.deletions, NULL);
+        json_object_set_new(
+            j, "deletions",
+            json_pack("{s:s, s:I, s:o, s:I, s:o}", "path", abs ? abs : r->cfg->input.deletions,
+                      "size", (json_int_t)p->deletions_size, "xxh3_64",
+                      p->inputs_key ? hex(p->deletions_xxh3) : json_null(), "titles",
+                      (json_int_t)p->n_deletions, "dropped",
+                      p->merged ? json_integer((json_int_t)p->merge.dropped) : json_null()));
+        free(abs);
+    } else {
+        json_object_set_new(j, "deletions", json_null());
+    }
     const table_merge_stats *s = &p->merge;
     json_object_set_new(
         j, "merge",
-        p->merged
-            ? json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "inputs", (json_int_t)s->inputs,
-                        "records", (json_int_t)s->records, "replaced", (json_int_t)s->replaced,
-                        "blocks_copied", (json_int_t)s->blocks_copied, "blocks_rebuilt",
-                        (json_int_t)s->blocks_rebuilt, "data_blocks", (json_int_t)s->data_blocks,
-                        "file_size", (json_int_t)s->file_size)
-            : json_null());
+        p->merged ? json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "inputs",
+                              (json_int_t)s->inputs, "records", (json_int_t)s->records, "replaced",
+                              (json_int_t)s->replaced, "dropped", (json_int_t)s->dropped,
+                              "blocks_copied", (json_int_t)s->blocks_copied, "blocks_rebuilt",
+                              (json_int_t)s->blocks_rebuilt, "data_blocks",
+                              (json_int_t)s->data_blocks, "file_size", (json_int_t)s->file_size)
+                  : json_null());
     return j;
 }

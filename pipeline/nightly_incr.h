@@ -58,6 +58,11 @@ typedef struct nightly_plan {
     uint64_t options_key;           /* XXH3-64 of the settings that shape a table */
     uint64_t inputs_key;            /* XXH3-64 of the options key and every input's checksum */
     char up_to_date_with[PATH_MAX]; /* set when current was built from the same inputs */
+    /* [input] deletions: the file, and its titles in key order */
+    uint64_t deletions_size, deletions_xxh3;
+    char *deletions_text;
+    table_merge_key *deletions;
+    size_t n_deletions;
     table_merge_stats merge;
     bool merged;
 } nightly_plan;

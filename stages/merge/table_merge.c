@@ -37,9 +37,23 @@ typedef struct merge_run {
     unsigned *heap;
     table_writer *w;
     table_merge_stats *st;
+    const table_merge_key *drop; /* the drop list, from the first key not yet passed */
+    const table_merge_key *drop_end;
 } merge_run;
 
+/* Passes the drop list's keys below key (the output goes in key order, so
+ * they are behind it) and says whether the next one is key itself. */
+static bool drop_next_is(merge_run *r, const uint8_t *key, uint32_t len) {
+    while (r->drop < r->drop_end && sp_key_cmp(r->drop->key, r->drop->len, key, len) < 0)
+        r->drop++;
+    return r->drop < r->drop_end && sp_key_cmp(r->drop->key, r->drop->len, key, len) == 0;
+}
+
 static int put(merge_run *r, const sp_record *rec, sp_error *err) {
+    if (drop_next_is(r, rec->key, rec->key_len)) {
+        r->st->dropped++;
+        return 0;
+    }
     if (table_writer_add(r->w, rec, err))
         return -1;
     r->st->records++;
@@ -107,7 +121,12 @@ static int run_merge(merge_run *r, table_source *base, unsigned base_i, sp_error
         }
         table_source_block b;
         if (table_source_at_block_start(base, &b)) {
-            if (!ogot || sp_key_cmp(ok, okl, b.last, b.last_len) > 0) {
+            /* Copied whole only when no key of the others and none to drop falls into it. */
+            bool untouched = (!ogot || sp_key_cmp(ok, okl, b.last, b.last_len) > 0) &&
+                             !drop_next_is(r, b.first, b.first_len) &&
+                             (r->drop == r->drop_end ||
+                              sp_key_cmp(r->drop->key, r->drop->len, b.last, b.last_len) > 0);
+            if (untouched) {
                 if (copy_block(r, &b, err) || (bgot = table_source_skip_block(base, err)) < 0)
                     return -1;
                 continue;
@@ -155,7 +174,8 @@ int table_merge(const char *out, const char *const *inputs, unsigned n,
     st->inputs = n;
     if (n == 0)
         return sp_errorf(err, "merge: no input tables");
-    merge_run r = {.n = n, .st = st};
+    merge_run r = {
+        .n = n, .st = st, .drop = o->drop, .drop_end = o->drop ? o->drop + o->n_drop : NULL};
     r.tables = calloc(n, sizeof *r.tables);
     r.others = calloc(n, sizeof *r.others);
     r.other_index = calloc(n, sizeof *r.other_index);
@@ -221,9 +241,10 @@ done:
 
 void table_merge_stats_format(const table_merge_stats *s, char *buf, size_t cap) {
     snprintf(buf, cap,
-             "merge: inputs=%u records=%llu replaced=%llu blocks_copied=%llu blocks_rebuilt=%llu "
-             "data_blocks=%llu file_size=%llu",
+             "merge: inputs=%u records=%llu replaced=%llu dropped=%llu blocks_copied=%llu "
+             "blocks_rebuilt=%llu data_blocks=%llu file_size=%llu",
              s->inputs, (unsigned long long)s->records, (unsigned long long)s->replaced,
-             (unsigned long long)s->blocks_copied, (unsigned long long)s->blocks_rebuilt,
-             (unsigned long long)s->data_blocks, (unsigned long long)s->file_size);
+             (unsigned long long)s->dropped, (unsigned long long)s->blocks_copied,
+             (unsigned long long)s->blocks_rebuilt, (unsigned long long)s->data_blocks,
+             (unsigned long long)s->file_size);
 }

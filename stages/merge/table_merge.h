@@ -26,17 +26,29 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* A key, for table_merge_options' drop list. */
+typedef struct table_merge_key {
+    const uint8_t *key;
+    uint32_t len;
+} table_merge_key;
+
 typedef struct table_merge_options {
     uint32_t block_size;   /* 0: the first input's */
     uint32_t cluster_size; /* 0: the first input's */
     bool canonical;        /* re-encode everything: build's bytes */
     size_t read_bytes;     /* read buffer per input */
+    /* Keys left out of the output whichever input holds them (the nightly's
+     * [input] deletions): sorted in key order, no repeats; NULL for none.
+     * A base block holding one is rebuilt, not copied. */
+    const table_merge_key *drop;
+    size_t n_drop;
 } table_merge_options;
 
 typedef struct table_merge_stats {
     unsigned inputs;
     uint64_t records;        /* in the output */
     uint64_t replaced;       /* records of an earlier input replaced by a later one's */
+    uint64_t dropped;        /* records left out: their key is in the drop list */
     uint64_t blocks_copied;  /* base blocks copied as they are */
     uint64_t blocks_rebuilt; /* base blocks decoded and re-encoded */
     uint64_t data_blocks;    /* in the output */

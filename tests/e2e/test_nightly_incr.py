@@ -11,7 +11,8 @@ gap in the manifest; an increment dated on or before the base is skipped;
 a night with nothing new builds and publishes nothing ("up to date"); the
 same inputs give the same bytes in a fresh output directory; a corrupt
 increment fails the run and leaves current and the cached base as they
-were; a file without a date in its name is refused, naming it.
+were; a file without a date in its name is refused, naming it; the
+titles of [input] deletions are left out of the table.
 """
 
 import sys
@@ -175,6 +176,47 @@ class IncrementalNightly(E2ETest):
         with open(os.path.join(fresh, "current", "table.sst"), "rb") as a, \
                 open(os.path.join(self.out, "current", "table.sst"), "rb") as b:
             self.assertTrue(a.read() == b.read(), "same inputs, different bytes")
+
+    def test_deletions(self):
+        """[input] deletions: the titles listed are left out of the table,
+        those in blocks merge would copy too; a changed list is new input."""
+        ref = self.reference([])
+        keys = [k for k, _ in ref]
+        gone = {keys[0], keys[len(keys) // 2], keys[-1]}
+        listing = self.path("deleted.txt")
+        with open(listing, "wb") as f:
+            f.write(keys[0] + b"\r\n\n" + keys[len(keys) // 2] + b"\nNo such page\n" +
+                    keys[-1] + b"\n" + keys[0] + b"\n")
+        with open(self.ini, "a") as f:
+            f.write(f"[input]\ndeletions = {listing}\n")
+        p = self.nightly()
+        self.assertExit(p, 0)
+        got = self.dump(os.path.join(self.out, "current", "table.sst"))
+        self.assertRecordsEqual(got, [r for r in ref if r[0] not in gone], "base - deletions")
+        inc = self.manifest()["incremental"]
+        self.assertEqual((inc["deletions"]["titles"], inc["deletions"]["dropped"]), (4, 3))
+        self.assertEqual(inc["deletions"]["xxh3_64"], xxh3_64(listing))
+        self.assertEqual(inc["merge"]["dropped"], 3)
+        self.assertGreater(inc["merge"]["blocks_copied"], 0)
+        # An increment on top; the list shrinks: the title is back, from the base.
+        self.arrive("20261201")
+        with open(listing, "wb") as f:
+            f.write(keys[0] + b"\n")
+        p = self.nightly()
+        self.assertExit(p, 0)
+        self.assertIn("base: cached table reused", p.stderr.decode())
+        ref = self.reference(["20261201"])
+        self.assertRecordsEqual(self.dump(os.path.join(self.out, "current", "table.sst")),
+                                [r for r in ref if r[0] != keys[0]], "with an increment")
+        self.assertIn("up to date", self.nightly().stderr.decode())
+        # Editing the list alone is new input.
+        with open(listing, "wb") as f:
+            f.write(b"")
+        p = self.nightly()
+        self.assertExit(p, 0)
+        self.assertNotIn("up to date", p.stderr.decode())
+        self.assertRecordsEqual(self.dump(os.path.join(self.out, "current", "table.sst")), ref,
+                                "an empty list")
 
     def test_corrupt_increment_leaves_current(self):
         self.arrive("20261201")
