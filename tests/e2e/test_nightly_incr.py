@@ -218,6 +218,15 @@ class IncrementalNightly(E2ETest):
         self.assertRecordsEqual(self.dump(os.path.join(self.out, "current", "table.sst")), ref,
                                 "an empty list")
 
+    def test_deletions_need_incremental(self):
+        ini = self.write_file("plain.ini", (
+            f"[input]\npath = {self.full}/enwiki-*-pages-articles.xml.bz2\n"
+            f"deletions = {self.path('deleted.txt')}\n[output]\ndir = {self.out}\n").encode())
+        p = self.nightly(ini)
+        self.assertExit(p, 2)
+        self.assertIn("[input] deletions applies to an incremental nightly", p.stderr.decode())
+        self.assertFalse(os.path.exists(self.out))
+
     def test_corrupt_increment_leaves_current(self):
         self.arrive("20261201")
         self.assertExit(self.nightly(), 0)
