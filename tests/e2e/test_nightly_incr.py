@@ -218,6 +218,25 @@ class IncrementalNightly(E2ETest):
         self.assertRecordsEqual(self.dump(os.path.join(self.out, "current", "table.sst")), ref,
                                 "an empty list")
 
+    def test_new_full_dump_becomes_the_base(self):
+        self.arrive("20261201")
+        self.arrive("20261202")
+        self.assertExit(self.nightly(), 0)
+        newer = wikigen(os.path.join(self.full, "enwiki-20261202-pages-articles.xml.bz2"), "1M",
+                        "12", "bz2")
+        p = self.nightly()
+        self.assertExit(p, 0)
+        inc = self.manifest()["incremental"]
+        self.assertEqual(inc["base"]["path"], os.path.realpath(newer))
+        self.assertEqual((inc["base"]["cached"], inc["increments"]), (False, []))
+        self.assertEqual([s["date"] for s in inc["skipped"]], ["2026-12-01", "2026-12-02"])
+        # The old base's and increments' tables are gone from the cache.
+        self.assertEqual(os.listdir(os.path.join(self.out, "cache")), [inc["base"]["table"][6:]])
+        ref = self.path("newer.sst")
+        self.build(newer, ref, "-c", self.ini)
+        self.assertRecordsEqual(self.dump(os.path.join(self.out, "current", "table.sst")),
+                                self.dump(ref), "the new base alone")
+
     def test_deletions_need_incremental(self):
         ini = self.write_file("plain.ini", (
             f"[input]\npath = {self.full}/enwiki-*-pages-articles.xml.bz2\n"
