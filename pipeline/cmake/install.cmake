@@ -1,5 +1,7 @@
 # pipeline/cmake/install.cmake: what `cmake --install` puts where (and so what the
 # Debian package holds, pipeline/cmake/package.cmake), beside the binaries:
+#   share/man/man1/sstpipe.1.gz         generated from the command table
+#   share/bash-completion/completions/sstpipe   likewise
 #   share/man/man5/sstpipe-format.5.gz  the file format, from stages/sst/FORMAT.md
 #   share/doc/sstpipe/                  README.md, FORMAT.md, MANIFEST.md and
 #                                       examples/ (default.ini, nightly.ini)
@@ -34,3 +36,32 @@ install(FILES ${CMAKE_SOURCE_DIR}/README.md ${CMAKE_SOURCE_DIR}/stages/sst/FORMA
         DESTINATION ${CMAKE_INSTALL_DOCDIR})
 install(FILES ${CMAKE_SOURCE_DIR}/config/default.ini ${CMAKE_SOURCE_DIR}/config/nightly.ini
         DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples)
+
+# sstpipe(1) and the bash completion: the prose and logic of the
+# templates, the commands, options and keys printed by the built sstpipe
+# from its command table (`sstpipe --generate ...`, pipeline/command/generate.h), so
+# they always list what the parser takes (tests/e2e/test_man_page.py,
+# test_completion.py).
+set(SSTPIPE_FILL -DSSTPIPE=$<TARGET_FILE:sstpipe>
+    -DSSTPIPE_VERSION=${PROJECT_VERSION} -P ${CMAKE_SOURCE_DIR}/pipeline/cmake/fill-template.cmake)
+add_custom_command(
+  OUTPUT ${SSTPIPE_MAN_DIR}/sstpipe.1.gz
+  COMMAND ${CMAKE_COMMAND} -E make_directory ${SSTPIPE_MAN_DIR}
+  COMMAND ${CMAKE_COMMAND} -DTEMPLATE=${CMAKE_SOURCE_DIR}/pipeline/command/sstpipe.1.in
+          -DOUTPUT=${SSTPIPE_MAN_DIR}/sstpipe.1.gz -DGZIP=${SSTPIPE_GZIP}
+          -DGENERATE=SSTPIPE_MAN_COMMANDS:man-commands,SSTPIPE_MAN_CONFIG:man-config
+          ${SSTPIPE_FILL}
+  DEPENDS sstpipe ${CMAKE_SOURCE_DIR}/pipeline/command/sstpipe.1.in ${CMAKE_SOURCE_DIR}/pipeline/cmake/fill-template.cmake
+  COMMENT "sstpipe(1) from the command table" VERBATIM)
+set(SSTPIPE_COMPLETION ${CMAKE_BINARY_DIR}/completion/sstpipe)
+add_custom_command(
+  OUTPUT ${SSTPIPE_COMPLETION}
+  COMMAND ${CMAKE_COMMAND} -E make_directory ${CMAKE_BINARY_DIR}/completion
+  COMMAND ${CMAKE_COMMAND} -DTEMPLATE=${CMAKE_SOURCE_DIR}/pipeline/command/sstpipe.bash.in
+          -DOUTPUT=${SSTPIPE_COMPLETION} -DGENERATE=SSTPIPE_COMPLETION_DATA:bash-completion
+          ${SSTPIPE_FILL}
+  DEPENDS sstpipe ${CMAKE_SOURCE_DIR}/pipeline/command/sstpipe.bash.in ${CMAKE_SOURCE_DIR}/pipeline/cmake/fill-template.cmake
+  COMMENT "bash completion from the command table" VERBATIM)
+add_custom_target(sp_generated_docs ALL DEPENDS ${SSTPIPE_MAN_DIR}/sstpipe.1.gz ${SSTPIPE_COMPLETION})
+install(FILES ${SSTPIPE_MAN_DIR}/sstpipe.1.gz DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
+install(FILES ${SSTPIPE_COMPLETION} DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions)

@@ -20,7 +20,10 @@
 
 const sp_flag sp_common_flags[] = {
     {"config", 'c', "FILE", 0, NULL, NULL, SP_COMPLETE_FILE, NULL},
-    {"set", 0, "S.K=V", 0, NULL, NULL, SP_COMPLETE_NONE, NULL},
+    {"set", 0, "S.K=V", 0, NULL,
+     "set one key (repeatable), e.g. --set sst.block_size=16K; precedence: defaults < -c FILE "
+     "< --set < the flags above",
+     SP_COMPLETE_KEY, NULL},
     {"help", 'h', NULL, 0, NULL, "show this help", SP_COMPLETE_NONE, NULL},
 };
 const size_t sp_n_common_flags = sizeof sp_common_flags / sizeof sp_common_flags[0];

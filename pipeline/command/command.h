@@ -44,6 +44,7 @@ typedef enum sp_complete {
     SP_COMPLETE_FILE,  /* a file name */
     SP_COMPLETE_DIR,   /* a directory name */
     SP_COMPLETE_WORDS, /* one of the words in sp_flag.words / sp_operand.words */
+    SP_COMPLETE_KEY,   /* section.key=value: a config key (--set) */
 } sp_complete;
 
 /* The config key a flag sets, as sp_flag.key (0: the flag sets no key). */
@@ -117,7 +118,9 @@ struct sp_cmdline {
     int n_operands;
 };
 
-/* -c FILE, --set and -h: taken by every command, listed in every --help. */
+/* -c FILE, --set and -h: taken by every command, listed in every --help.
+ * -c's help says what the file means to each command (sp_command.config_help),
+ * so it is written by sp_flag_help; the others' is their own. */
 extern const sp_flag sp_common_flags[];
 extern const size_t sp_n_common_flags;
 
@@ -153,6 +156,11 @@ bool sp_cmdline_progress(const sp_cmdline *cl);
 static inline bool sp_cmdline_has(const sp_cmdline *cl, size_t i) {
     return cl->count[i] > 0;
 }
+
+/* The help text of flag f (one of cmd's or of sp_common_flags) as
+ * `sstpipe CMD --help` prints it, in buf or a constant (help.c), so the man
+ * page (command/man_page.c) says the same. */
+const char *sp_flag_help(const sp_command *cmd, const sp_flag *f, char *buf, size_t cap);
 
 /* `sstpipe CMD --help` (help.c). */
 void sp_command_help(const sp_command *cmd, FILE *out);

@@ -3,6 +3,7 @@
  * itself, which finds the command and hands it its arguments.
  */
 #include "pipeline/command/commands.h"
+#include "pipeline/command/generate.h"
 
 #include "stages/common/cli.h"
 #include "stages/common/version.h"
@@ -40,6 +41,8 @@ int sp_main(int argc, char **argv) {
         sp_commands_usage(stdout);
         return SP_EXIT_OK;
     }
+    if (!strcmp(argv[1], "--generate"))
+        return sp_generate_main(argc - 1, argv + 1);
     if (!strcmp(argv[1], "--version")) {
         printf("sstpipe %s\n", sp_version());
         return SP_EXIT_OK;

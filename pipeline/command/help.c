@@ -68,6 +68,26 @@ static void print_flag(FILE *out, const sp_flag *f, const char *help) {
     wrap(out, HELP_COLUMN, HELP_COLUMN, help);
 }
 
+const char *sp_flag_help(const sp_command *cmd, const sp_flag *f, char *buf, size_t cap) {
+    int key = sp_flag_key(f);
+    if (key >= 0) {
+        key_help(f, key, buf, cap);
+        return buf;
+    }
+    if (f == &sp_common_flags[0]) {
+        if (cmd->config_help)
+            snprintf(buf, cap, "INI file (config/default.ini lists every key); %s",
+                     cmd->config_help);
+        else
+            snprintf(buf, cap,
+                     "INI file, accepted as by every command; no key applies to %s (a bad file or "
+                     "key is still an error)",
+                     cmd->name);
+        return buf;
+    }
+    return f->help;
+}
+
 void sp_command_help(const sp_command *cmd, FILE *out) {
     const char *syn = cmd->synopsis;
     for (int first = 1; syn; first = 0) {
@@ -78,26 +98,11 @@ void sp_command_help(const sp_command *cmd, FILE *out) {
     }
     fprintf(out, "\n%s\n\n", cmd->description);
     char help[1024];
-    for (size_t i = 0; i < cmd->n_flags; i++) {
-        const sp_flag *f = &cmd->flags[i];
-        int key = sp_flag_key(f);
-        if (key >= 0)
-            key_help(f, key, help, sizeof help);
-        print_flag(out, f, key >= 0 ? help : f->help);
-    }
-    if (cmd->config_help)
-        snprintf(help, sizeof help, "INI file (config/default.ini lists every key); %s",
-                 cmd->config_help);
-    else
-        snprintf(help, sizeof help,
-                 "INI file, accepted as by every command; no key applies to %s (a bad file or "
-                 "key is still an error)",
-                 cmd->name);
-    print_flag(out, &sp_common_flags[0], help);
-    print_flag(out, &sp_common_flags[1],
-               "set one key (repeatable), e.g. --set sst.block_size=16K; precedence: defaults < "
-               "-c FILE < --set < the flags above");
-    print_flag(out, &sp_common_flags[2], sp_common_flags[2].help);
+    for (size_t i = 0; i < cmd->n_flags; i++)
+        print_flag(out, &cmd->flags[i], sp_flag_help(cmd, &cmd->flags[i], help, sizeof help));
+    for (size_t i = 0; i < sp_n_common_flags; i++)
+        print_flag(out, &sp_common_flags[i],
+                   sp_flag_help(cmd, &sp_common_flags[i], help, sizeof help));
     if (cmd->notes)
         fprintf(out, "\n%s\n", cmd->notes);
 }

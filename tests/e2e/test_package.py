@@ -102,7 +102,8 @@ class PackageTest(E2ETest):
     def test_contents_are_the_install(self):
         files = self.contents()
         for path in ["usr/bin/sstpipe", "usr/bin/wikigen",
-                     "usr/share/man/man5/sstpipe-format.5.gz",
+                     "usr/share/man/man1/sstpipe.1.gz", "usr/share/man/man5/sstpipe-format.5.gz",
+                     "usr/share/bash-completion/completions/sstpipe",
                      "usr/share/doc/sstpipe/README.md", "usr/share/doc/sstpipe/FORMAT.md",
                      "usr/share/doc/sstpipe/MANIFEST.md",
                      "usr/share/doc/sstpipe/examples/default.ini",
