@@ -21,6 +21,7 @@
 
 #include "pipeline/build.h"
 #include "stages/common/error.h"
+#include "stages/common/progress.h"
 #include "stages/profile/profile.h"
 #include "stages/tune/tune_report.h"
 #include "stages/verify/verify.h"
@@ -44,6 +45,11 @@ typedef struct tune_options {
     /* Called after each trial (may be NULL): i of n, the figures. */
     void (*progress)(void *ctx, size_t i, size_t n, const tune_trial *t);
     void *progress_ctx;
+    /* NULL, or the counters of a live progress line: the trial under way (a
+     * step of all of them), its phase (reading, writing, checking,
+     * profiling), input bytes read by the builds of every trial so far of
+     * trials x the source's size, its XML bytes, pages and records. */
+    sp_progress *live;
 } tune_options;
 
 /* Defaults: block sizes 4K,8K,16K,64K; cluster sizes 4K,64K; 10000 lookups. */

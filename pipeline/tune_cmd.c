@@ -7,11 +7,14 @@
  * nightly build: extract filters, max-bytes, sort memory, verify and
  * profile settings ([profile] cold is ignored: tune profiles both ways).
  * Without INPUT, [input] path (a file or a glob, newest match) is used.
+ * On a terminal (or with --progress) the live line shows the trial under
+ * way and, over all trials, the input read of trials x its size.
  * Exit 0 ok, 1 a trial failed or no room, 2 bad usage.
  */
 #include "pipeline/tune.h"
 
 #include "pipeline/command/commands.h"
+#include "pipeline/command/flags.h"
 #include "pipeline/config_apply.h"
 #include "pipeline/nightly_dirs.h"
 #include "stages/common/cli.h"
@@ -32,7 +35,9 @@ enum {
     F_CONFIG_OUT,
     F_JSON,
     F_SVG,
-    F_VERBOSE
+    F_VERBOSE,
+    F_PROGRESS,
+    F_NO_PROGRESS,
 };
 
 static const sp_flag flags[] = {
@@ -62,6 +67,8 @@ static const sp_flag flags[] = {
                SP_COMPLETE_FILE, NULL},
     [F_VERBOSE] = {"verbose", 'v', NULL, 0, NULL, "one line per finished trial on stderr",
                    SP_COMPLETE_NONE, NULL},
+    [F_PROGRESS] = SP_FLAG_PROGRESS,
+    [F_NO_PROGRESS] = SP_FLAG_NO_PROGRESS,
 };
 
 /* "4K,8K,16K": distinct powers of two in [min, max]. */
@@ -91,13 +98,14 @@ static int parse_sizes(const char *flag, const char *text, uint64_t min, uint64_
     return rc;
 }
 
+/* -v's line per trial; with the live line on screen (ctx) it first erases
+ * it, in the same write, and the meter draws it again below. */
 static void progress(void *ctx, size_t i, size_t n, const tune_trial *t) {
-    (void)ctx;
     fprintf(stderr,
-            "tune: trial=%zu/%zu block_size=%u cluster_size=%u file_size=%llu "
+            "%stune: trial=%zu/%zu block_size=%u cluster_size=%u file_size=%llu "
             "build_seconds=%.2f warm_p50_ns=%llu cold_p50_ns=%llu\n",
-            i + 1, n, t->block_size, t->cluster_size, (unsigned long long)t->file_size,
-            t->build_seconds, (unsigned long long)t->warm.p50_ns,
+            ctx ? "\r\033[K" : "", i + 1, n, t->block_size, t->cluster_size,
+            (unsigned long long)t->file_size, t->build_seconds, (unsigned long long)t->warm.p50_ns,
             (unsigned long long)(t->have_cold ? t->cold.p50_ns : 0));
 }
 
@@ -185,8 +193,18 @@ static int run(sp_cmdline *cl) {
         return sp_cli_usage_error("tune", "out of memory");
     tune_report rep;
     tune_report_init(&rep);
+    sp_progress prog;
+    sp_meter *meter = NULL;
+    if (sp_cmdline_progress(cl)) {
+        sp_progress_init(&prog, NULL); /* the size is the trials', set by tune_run */
+        o.live = &prog;
+        meter = sp_meter_start("tune", &prog, stderr);
+        o.progress_ctx = meter;
+    }
+    int rc = tune_run(input, &o, &rep, &err);
+    sp_meter_stop(meter, rc == 0);
     int code = SP_EXIT_OK;
-    if (tune_run(input, &o, &rep, &err) || (json_path && tune_write_json(&rep, json_path, &err)) ||
+    if (rc || (json_path && tune_write_json(&rep, json_path, &err)) ||
         (svg_path && tune_write_svg(&rep, svg_path, &err)) ||
         (config_out && tune_write_config(&rep, config_out, &err)))
         code = sp_cli_report(&err, SP_EXIT_FAIL);

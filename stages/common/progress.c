@@ -28,7 +28,7 @@ struct sp_meter {
 /* The meter on screen, for sp_meter_hold; one at a time. */
 static _Atomic(sp_meter *) active;
 
-static const char *const phase_names[] = {"reading", "merging", "writing", "checking"};
+static const char *const phase_names[] = {"reading", "merging", "writing", "checking", "profiling"};
 
 static double now(void) {
     struct timespec ts;
@@ -38,10 +38,12 @@ static double now(void) {
 
 void sp_progress_init(sp_progress *p, const char *input) {
     memset(p, 0, sizeof *p);
+    if (!input)
+        return;
     struct stat st;
     int rc = strcmp(input, "-") ? stat(input, &st) : fstat(STDIN_FILENO, &st);
     if (rc == 0 && S_ISREG(st.st_mode))
-        p->total_bytes = (uint64_t)st.st_size;
+        sp_progress_store(&p->total_bytes, (uint64_t)st.st_size);
 }
 
 void sp_progress_duration(double seconds, char *out, size_t cap) {
@@ -56,26 +58,34 @@ void sp_progress_text(const sp_progress *p, const char *what, double elapsed, ch
     uint64_t xml = atomic_load_explicit(&p->xml_bytes, memory_order_relaxed);
     uint64_t pages = atomic_load_explicit(&p->pages, memory_order_relaxed);
     uint64_t records = atomic_load_explicit(&p->records, memory_order_relaxed);
+    uint64_t total = atomic_load_explicit(&p->total_bytes, memory_order_relaxed);
+    uint64_t step = atomic_load_explicit(&p->step, memory_order_relaxed);
     char a[32], b[32], el[32];
-    size_t n = (size_t)snprintf(out, cap, "%s: %s %s", what,
-                                phase >= 0 && phase <= SP_PHASE_CHECKING ? phase_names[phase] : "",
-                                sp_format_size(in, a, sizeof a));
-    if (p->total_bytes && n < cap)
-        n += (size_t)snprintf(
-            out + n, cap - n, " of %s (%.1f%%)", sp_format_size(p->total_bytes, b, sizeof b),
-            100.0 * (double)(in < p->total_bytes ? in : p->total_bytes) / (double)p->total_bytes);
+    size_t n = (size_t)snprintf(out, cap, "%s: ", what);
+    if (p->steps && step && n < cap)
+        n += (size_t)snprintf(out + n, cap - n, "%s %llu of %llu, ", p->step_name,
+                              (unsigned long long)step, (unsigned long long)p->steps);
+    if (n < cap)
+        n += (size_t)snprintf(out + n, cap - n, "%s %s",
+                              phase >= 0 && phase <= SP_PHASE_PROFILING ? phase_names[phase] : "",
+                              sp_format_size(in, a, sizeof a));
+    if (total && n < cap)
+        n += (size_t)snprintf(out + n, cap - n, " of %s (%.1f%%)",
+                              sp_format_size(total, b, sizeof b),
+                              100.0 * (double)(in < total ? in : total) / (double)total);
     if (xml && n < cap)
         n += (size_t)snprintf(out + n, cap - n, ", xml %s", sp_format_size(xml, a, sizeof a));
     if (pages && n < cap)
         n += (size_t)snprintf(out + n, cap - n, ", %llu pages", (unsigned long long)pages);
     if (n < cap)
-        n += (size_t)snprintf(out + n, cap - n, ", %llu records", (unsigned long long)records);
+        n += (size_t)snprintf(out + n, cap - n, ", %llu %s", (unsigned long long)records,
+                              p->records_name ? p->records_name : "records");
     double rate = elapsed > 0 ? (double)in / elapsed : 0;
     sp_progress_duration(elapsed, el, sizeof el);
     if (n < cap)
         n += (size_t)snprintf(out + n, cap - n, ", %.1f MB/s, elapsed %s", rate / 1e6, el);
-    if (p->total_bytes && in < p->total_bytes && rate > 0 && n < cap) {
-        sp_progress_duration((double)(p->total_bytes - in) / rate, el, sizeof el);
+    if (total && in < total && rate > 0 && n < cap) {
+        sp_progress_duration((double)(total - in) / rate, el, sizeof el);
         snprintf(out + n, cap - n, ", ETA %s", el);
     }
 }

@@ -10,6 +10,11 @@
  * (phase, input read of its size with percent and ETA when the size is
  * known, XML bytes, pages, records, rate) and, when stopped, leaves one
  * clean final line. sp_progress_duration is also nightly's log's.
+ *
+ * Work done in steps (tune's trials, iotest's patterns, verify's files)
+ * names the step under way: "tune: trial 2 of 6, reading ...". Its
+ * total_bytes may change as the work learns its size (tune knows it once
+ * the sample is written), so it is atomic like the counters.
  */
 #ifndef SSTPIPE_COMMON_PROGRESS_H
 #define SSTPIPE_COMMON_PROGRESS_H
@@ -24,6 +29,7 @@ typedef enum sp_phase {
     SP_PHASE_MERGING,
     SP_PHASE_WRITING,
     SP_PHASE_CHECKING,
+    SP_PHASE_PROFILING, /* timing lookups (tune) */
 } sp_phase;
 
 typedef struct sp_progress {
@@ -32,11 +38,16 @@ typedef struct sp_progress {
     _Atomic uint64_t xml_bytes; /* XML after decompression; 0: not XML */
     _Atomic uint64_t pages;
     _Atomic uint64_t records;
-    uint64_t total_bytes; /* the input's size; 0 when unknown (a pipe) */
+    _Atomic uint64_t total_bytes; /* the input's size; 0 when unknown (a pipe) */
+    _Atomic uint64_t step;        /* 1-based step under way; 0: none (yet) */
+    uint64_t steps;               /* how many steps; 0: the work has none */
+    const char *step_name;        /* "trial", "pattern", "file" */
+    const char *records_name;     /* what records counts; NULL: "records" (iotest: "IOs") */
 } sp_progress;
 
 /* All counters 0, phase reading; total_bytes the size of input (a path,
- * "-" for stdin) when it is a regular file, else 0. */
+ * "-" for stdin) when it is a regular file, else 0 (and for input NULL:
+ * work whose size is found later). */
 void sp_progress_init(sp_progress *p, const char *input);
 
 static inline void sp_progress_store(_Atomic uint64_t *counter, uint64_t v) {
@@ -46,11 +57,18 @@ static inline void sp_progress_phase(sp_progress *p, sp_phase phase) {
     atomic_store_explicit(&p->phase, (int)phase, memory_order_relaxed);
 }
 
+/* Work in n steps called name ("trial"): the line names the one under way. */
+static inline void sp_progress_steps(sp_progress *p, const char *name, uint64_t n) {
+    p->step_name = name;
+    p->steps = n;
+}
+
 /* "1:02:03" */
 void sp_progress_duration(double seconds, char *out, size_t cap);
 
 /* The line: "build: reading 1.2G of 3.4G (35.2%), xml 5.6G, 1234 pages,
- * 1200 records, 210.3 MB/s, elapsed 0:00:05, ETA 0:00:12". */
+ * 1200 records, 210.3 MB/s, elapsed 0:00:05, ETA 0:00:12"; with steps,
+ * "tune: trial 2 of 6, reading ...". */
 void sp_progress_text(const sp_progress *p, const char *what, double elapsed, char *out,
                       size_t cap);
 

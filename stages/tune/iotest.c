@@ -133,6 +133,7 @@ typedef struct worker {
     unsigned queue_depth;
     uint64_t region_start, region_len; /* where its IOs go */
     double duration;
+    sp_progress *progress; /* or NULL */
     struct gate *gate;
     uint64_t rng;
     /* out */
@@ -168,9 +169,21 @@ static void queue_io(worker *w, struct io_uring *ring, slot *s, uint64_t *cursor
     io_uring_sqe_set_data(sqe, s);
 }
 
+/* The IOs a worker completes between two additions to the shared progress
+ * counters: their cache line is touched a few thousand times a second at
+ * most, not once per IO. */
+#define PROGRESS_EVERY_IOS 256
+
+static void add_progress(worker *w, uint64_t ios) {
+    if (!w->progress || !ios)
+        return;
+    atomic_fetch_add_explicit(&w->progress->records, ios, memory_order_relaxed);
+    atomic_fetch_add_explicit(&w->progress->in_bytes, ios * w->p.io_size, memory_order_relaxed);
+}
+
 static int run_ios(worker *w, struct io_uring *ring, slot *slots) {
     unsigned q = w->queue_depth, inflight = 0;
-    uint64_t cursor = 0;
+    uint64_t cursor = 0, reported = 0;
     w->start_ns = now_ns();
     uint64_t deadline = w->start_ns + (uint64_t)(w->duration * 1e9);
     for (unsigned i = 0; i < q; i++, inflight++)
@@ -209,6 +222,10 @@ static int run_ios(worker *w, struct io_uring *ring, slot *slots) {
         }
         io_uring_cq_advance(ring, seen);
         w->end_ns = now;
+        if (w->ios - reported >= PROGRESS_EVERY_IOS) {
+            add_progress(w, w->ios - reported);
+            reported = w->ios;
+        }
         if (rc && inflight) {
             /* Reads in flight must land before their buffers are freed. */
             io_uring_submit(ring);
@@ -219,6 +236,7 @@ static int run_ios(worker *w, struct io_uring *ring, slot *slots) {
             break;
         }
     }
+    add_progress(w, w->ios - reported);
     return rc;
 }
 
@@ -273,6 +291,7 @@ static int run_pattern(int fd, const char *path, const iotest_options *o, const 
                          .region_start = p->random ? 0 : i * slice,
                          .region_len = p->random ? o->file_size : slice,
                          .duration = o->duration,
+                         .progress = o->progress,
                          .gate = &start,
                          .rng = 0x9E3779B97F4A7C15ull * (i + 1)};
         latency_hist_init(&ws[i].hist);
@@ -341,7 +360,8 @@ static int create_test_file(iotest_result *res, sp_error *err) {
     return fd;
 }
 
-static int fill_test_file(int fd, const iotest_result *res, uint64_t size, sp_error *err) {
+static int fill_test_file(int fd, const iotest_result *res, uint64_t size, sp_progress *progress,
+                          sp_error *err) {
     uint8_t *buf;
     if (posix_memalign((void **)&buf, IOTEST_MIN_IO_SIZE, FILL_CHUNK))
         return sp_errorf(err, "out of memory for the fill buffer");
@@ -362,6 +382,8 @@ static int fill_test_file(int fd, const iotest_result *res, uint64_t size, sp_er
                                    res->file, (unsigned long long)off);
         else
             off += (uint64_t)k;
+        if (progress)
+            sp_progress_store(&progress->in_bytes, off);
     }
     free(buf);
     if (rc == 0 && fsync(fd))
@@ -415,9 +437,23 @@ int iotest_run(const char *dir, const iotest_options *opts, iotest_result *res, 
         return -1;
     int slot = sp_cleanup_add(res->file);
     uint64_t t0 = now_ns();
-    int rc = fill_test_file(fd, res, o.file_size, err);
+    if (o.progress) {
+        sp_progress_phase(o.progress, SP_PHASE_WRITING);
+        sp_progress_store(&o.progress->total_bytes, o.file_size);
+    }
+    int rc = fill_test_file(fd, res, o.file_size, o.progress, err);
     res->fill_seconds = (double)(now_ns() - t0) / 1e9;
+    if (o.progress) {
+        /* The patterns run for a time, not a size: no percent from here on. */
+        sp_progress_store(&o.progress->total_bytes, 0);
+        sp_progress_steps(o.progress, "pattern", o.n_patterns);
+    }
     for (size_t i = 0; i < o.n_patterns && rc == 0; i++) {
+        if (o.progress) {
+            sp_progress_store(&o.progress->step, i + 1);
+            sp_progress_phase(o.progress,
+                              o.patterns[i].write ? SP_PHASE_WRITING : SP_PHASE_READING);
+        }
         /* Nothing of the file in the page cache: each pattern starts cold. */
         if (!res->direct)
             fdatasync(fd);

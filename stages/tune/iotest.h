@@ -26,6 +26,7 @@
 #define SSTPIPE_TUNE_IOTEST_H
 
 #include "stages/common/error.h"
+#include "stages/common/progress.h"
 
 #include <jansson.h>
 #include <stdbool.h>
@@ -61,6 +62,11 @@ typedef struct iotest_options {
     unsigned queue_depth;           /* IOs in flight per thread (default 8) */
     const iotest_pattern *patterns; /* NULL: the six defaults */
     size_t n_patterns;
+    /* NULL (the default), or the counters of a live progress line: filling
+     * the test file (writing, bytes of its size), then each pattern as a
+     * step (reading or writing), in_bytes adding every IO's bytes and
+     * records counting the IOs of all patterns so far. */
+    sp_progress *progress;
 } iotest_options;
 
 typedef struct iotest_pattern_result {

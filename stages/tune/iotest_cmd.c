@@ -5,17 +5,20 @@
  * Exit 0 ok, 1 the test could not run (no room, io_uring, an IO error),
  * 2 bad usage. A file system without O_DIRECT is not an error: the run
  * falls back to buffered IO and says so in the report and on stderr.
+ * On a terminal (or with --progress) the live line shows the fill of the
+ * test file (percent, ETA), then the pattern under way, bytes moved and IOs.
  */
 #include "stages/tune/iotest.h"
 
 #include "pipeline/command/commands.h"
+#include "pipeline/command/flags.h"
 #include "stages/common/cli.h"
 #include "stages/common/size.h"
 
 #include <errno.h>
 #include <stdlib.h>
 
-enum { F_SIZE, F_DURATION, F_THREADS, F_QUEUE_DEPTH, F_PATTERN, F_JSON };
+enum { F_SIZE, F_DURATION, F_THREADS, F_QUEUE_DEPTH, F_PATTERN, F_JSON, F_PROGRESS, F_NO_PROGRESS };
 
 static const sp_flag flags[] = {
     [F_SIZE] = {"size", 0, "SIZE", 0, NULL, "test file size (1G)", SP_COMPLETE_NONE, NULL},
@@ -31,6 +34,8 @@ static const sp_flag flags[] = {
     [F_JSON] = {"json", 0, "PATH", 0, NULL,
                 "write every figure as JSON (fields in stages/tune/README.md)", SP_COMPLETE_FILE,
                 NULL},
+    [F_PROGRESS] = SP_FLAG_PROGRESS,
+    [F_NO_PROGRESS] = SP_FLAG_NO_PROGRESS,
 };
 
 static const sp_operand operands[] = {{"PATH", SP_COMPLETE_DIR, NULL}};
@@ -107,9 +112,18 @@ static int run(sp_cmdline *cl) {
     }
     iotest_result res;
     iotest_result_init(&res);
+    sp_progress prog;
+    sp_meter *meter = NULL;
+    if (sp_cmdline_progress(cl)) {
+        sp_progress_init(&prog, NULL);
+        prog.records_name = "IOs";
+        o.progress = &prog;
+        meter = sp_meter_start("iotest", &prog, stderr);
+    }
+    int rc = iotest_run(cl->operands[0], &o, &res, &err);
+    sp_meter_stop(meter, rc == 0);
     int code = SP_EXIT_OK;
-    if (iotest_run(cl->operands[0], &o, &res, &err) ||
-        (json_path && iotest_write_json(&res, json_path, &err))) {
+    if (rc || (json_path && iotest_write_json(&res, json_path, &err))) {
         code = sp_cli_report(&err, SP_EXIT_FAIL);
     } else {
         if (res.note[0])

@@ -512,6 +512,10 @@ int verify_file(const char *path, verify_report *rep, sp_error *err) {
         goto out;
     }
     c.size = (uint64_t)st.st_size;
+    if (rep->opts.progress) {
+        sp_progress_store(&rep->opts.progress->total_bytes, c.size);
+        sp_progress_phase(rep->opts.progress, SP_PHASE_CHECKING);
+    }
     posix_fadvise(c.fd, 0, 0, POSIX_FADV_SEQUENTIAL);
     /* Room for the largest block, the read size, and an 8-byte carry. */
     c.buf_cap = rep->opts.read_size > SST_MAX_BLOCK_SIZE ? rep->opts.read_size : SST_MAX_BLOCK_SIZE;
@@ -523,6 +527,10 @@ int verify_file(const char *path, verify_report *rep, sp_error *err) {
     }
     rc = check_file(&c, err);
     rep->records = c.records;
+    if (rep->opts.progress) {
+        sp_progress_store(&rep->opts.progress->in_bytes, rep->bytes);
+        sp_progress_store(&rep->opts.progress->records, c.records);
+    }
     /* Found index first, then data, then footer; reported in file order. */
     if (rep->n_problems > 1)
         qsort(rep->problems, rep->n_problems, sizeof *rep->problems, by_offset);

@@ -18,6 +18,7 @@
 #define SSTPIPE_VERIFY_VERIFY_H
 
 #include "stages/common/error.h"
+#include "stages/common/progress.h"
 
 #include <jansson.h>
 #include <stddef.h>
@@ -27,6 +28,10 @@
 typedef struct verify_options {
     size_t read_size;    /* bytes per sequential read (default 8 MiB) */
     size_t max_problems; /* problems kept in the list; all are counted (default 1000) */
+    /* NULL (the default), or where the check stores how far it has got: bytes
+     * read (in_bytes, of the file's size in total_bytes) and records checked,
+     * after every read of read_size, for a live progress line. */
+    sp_progress *progress;
 } verify_options;
 
 typedef struct verify_problem {

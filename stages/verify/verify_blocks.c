@@ -356,6 +356,10 @@ int check_blocks(checker *c, uint64_t n, bool stop_at_bad, sp_error *err) {
             merge(c, &runs[1]);
             stopped = runs[1].stopped;
         }
+        if (c->rep->opts.progress) {
+            sp_progress_store(&c->rep->opts.progress->in_bytes, c->rep->bytes);
+            sp_progress_store(&c->rep->opts.progress->records, c->records);
+        }
         if (s->map) {
             munmap(s->map, s->map_len);
             s->map = NULL;

@@ -4,22 +4,26 @@
  * Every file is checked even after one fails, so one run answers for a whole
  * nightly batch. Exit 0: all clean; 1: problems found; 2: some file could not
  * be checked (or a usage error). Read size and the problems listed come
- * from [verify] of the config (-c FILE, --set).
+ * from [verify] of the config (-c FILE, --set). On a terminal (or with
+ * --progress) each file's check shows the live progress line.
  */
 #include "stages/verify/verify.h"
 
 #include "pipeline/command/commands.h"
+#include "pipeline/command/flags.h"
 #include "pipeline/config_apply.h"
 #include "stages/common/cli.h"
 
 #include <stdlib.h>
 
-enum { F_JSON };
+enum { F_JSON, F_PROGRESS, F_NO_PROGRESS };
 
 static const sp_flag flags[] = {
     [F_JSON] = {"json", 0, "PATH", 0, NULL,
                 "also write the report as JSON (fields in stages/verify/README.md)",
                 SP_COMPLETE_FILE, NULL},
+    [F_PROGRESS] = SP_FLAG_PROGRESS,
+    [F_NO_PROGRESS] = SP_FLAG_NO_PROGRESS,
 };
 
 static int run(sp_cmdline *cl) {
@@ -34,11 +38,28 @@ static int run(sp_cmdline *cl) {
         sp_errorf(&err, "verify: out of memory");
         return sp_cli_report(&err, SP_EXIT_USAGE);
     }
+    /* One live line per file, ended before its report goes to stdout, so the
+     * two never share a line on a terminal. */
+    sp_progress prog;
+    bool show = sp_cmdline_progress(cl);
     int code = SP_EXIT_OK;
     for (int i = 0; i < n; i++) {
         sp_error err = {0};
+        sp_meter *meter = NULL;
+        if (show) {
+            sp_progress_init(&prog, cl->operands[i]);
+            sp_progress_phase(&prog, SP_PHASE_CHECKING);
+            if (n > 1) {
+                sp_progress_steps(&prog, "file", (uint64_t)n);
+                sp_progress_store(&prog.step, (uint64_t)i + 1);
+            }
+            opts.progress = &prog;
+            meter = sp_meter_start("verify", &prog, stderr);
+        }
         verify_report_init(&reps[i], &opts);
-        if (verify_file(cl->operands[i], &reps[i], &err)) {
+        int rc = verify_file(cl->operands[i], &reps[i], &err);
+        sp_meter_stop(meter, rc == 0);
+        if (rc) {
             fflush(stdout);
             sp_cli_report(&err, SP_EXIT_USAGE);
             code = SP_EXIT_USAGE;

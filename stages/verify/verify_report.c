@@ -15,6 +15,7 @@
 void verify_options_init(verify_options *opts) {
     opts->read_size = 8u << 20;
     opts->max_problems = 1000;
+    opts->progress = NULL;
 }
 
 void verify_report_init(verify_report *rep, const verify_options *opts) {

@@ -3,8 +3,12 @@
 Under a pseudo-terminal the line appears within a second of the start, with
 the phase, bytes of the input's size, percent, pages and records, and ends
 with a clean final line; piped, stderr stays empty; --progress forces it on
-a pipe and --no-progress (or [progress] show = never) turns it off.
+a pipe and --no-progress (or [progress] show = never) turns it off. Also for
+verify (one line per file, bytes of the file, records as the report's), tune
+(trial i of n, percent of all trials' input, its phases) and iotest (the
+fill with percent, then pattern i of n, bytes and IOs as the report's).
 """
+import json
 import os
 import pty
 import re
@@ -112,6 +116,109 @@ class ProgressTest(unittest.TestCase):
         code, _, err = run_on_pty([sstpipe_bin(), "write", so, "-o", self.out("x.sst")])
         self.assertEqual(code, 0)
         self.assertRegex(err, rb"write: writing .*\(100\.0%\), \d+ records.*, done\r\n$")
+
+    def table(self):
+        """A table of the class's dump, built once."""
+        path = self.out("v.sst")
+        if not os.path.exists(path):
+            subprocess.run([sstpipe_bin(), "build", self.dump, "-o", path], check=True)
+        return path
+
+    def assertLiveLines(self, err, line, final):
+        """Every rewrite of the line matches line; the one newline ends the final line."""
+        lines = [l for l in err.split(b"\r\x1b[K") if l]
+        self.assertTrue(lines, err)
+        for l in lines:
+            self.assertRegex(l, line)
+        self.assertRegex(lines[-1], final)
+        self.assertTrue(err.endswith(b", done\r\n"), err[-200:])
+        self.assertEqual(err.count(b"\n"), 1, err)
+
+    def test_verify(self):
+        table = self.table()
+        size = os.path.getsize(table)
+        code, first, err = run_on_pty([sstpipe_bin(), "verify", table])
+        self.assertEqual(code, 0, err)
+        self.assertLess(first, 1.0, err[:300])
+        self.assertLiveLines(err, rb"^verify: checking [0-9.]+[KMG]? of [0-9.]+[KMG]? \(\d+\.\d%\), "
+                                  rb"\d+ records, [0-9.]+ MB/s, elapsed \d+:\d\d:\d\d",
+                             rb"\(100\.0%\), [1-9]\d* records")
+        # The final line's records are the report's.
+        r = subprocess.run([sstpipe_bin(), "verify", table, "--json", self.out("v.json")],
+                           capture_output=True)
+        self.assertEqual((r.returncode, r.stderr), (0, b""))
+        with open(self.out("v.json")) as f:
+            rep = json.load(f)["files"][0]
+        self.assertEqual(rep["bytes"], size)
+        self.assertIn(b", %d records," % rep["records"], err.split(b"\r\x1b[K")[-1])
+        # Several files: one line each, naming the file of how many, ended
+        # before its report reaches stdout.
+        r = subprocess.run([sstpipe_bin(), "verify", table, table, "--progress"],
+                           capture_output=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        finals = r.stderr.decode().split("\n")
+        self.assertRegex(finals[0], r"verify: file 1 of 2, checking .*\(100\.0%\).*, done$")
+        self.assertRegex(finals[1], r"verify: file 2 of 2, checking .*\(100\.0%\).*, done$")
+        self.assertEqual(finals[2:], [""])
+        # Piped: nothing; --no-progress on a terminal: nothing.
+        r = subprocess.run([sstpipe_bin(), "verify", table], capture_output=True)
+        self.assertEqual((r.returncode, r.stderr), (0, b""))
+        code, _, err = run_on_pty([sstpipe_bin(), "verify", table, "--no-progress"])
+        self.assertEqual((code, err), (0, b""))
+
+    def test_tune(self):
+        scratch = self.out("tune")
+        os.makedirs(scratch, exist_ok=True)
+        args = [sstpipe_bin(), "tune", self.dump, "--tmp", scratch, "--sample", "4M",
+                "--block-sizes", "4K,8K", "--cluster-sizes", "4K", "--lookups", "200"]
+        code, first, err = run_on_pty(args, timeout=600)
+        self.assertEqual(code, 0, err)
+        self.assertLess(first, 1.0, err[:300])
+        # Each trial is a step; the percent is of both trials' input. Which
+        # moments the meter drew depends on timing: every line is checked,
+        # and the final one exactly.
+        self.assertLiveLines(err, rb"^tune: (trial [12] of 2, )?(reading|writing|checking|profiling) ",
+                             rb"^tune: trial 2 of 2, profiling [0-9.]+[KMG]? of [0-9.]+[KMG]? "
+                             rb"\(100\.0%\), xml [0-9.]+[KMG]?, \d+ pages, [1-9]\d* records")
+        r = subprocess.run(args, capture_output=True, timeout=600)
+        self.assertEqual((r.returncode, r.stderr), (0, b""))
+        # -v's trial lines and the live line share the terminal cleanly.
+        code, _, err = run_on_pty(args + ["-v"], timeout=600)
+        self.assertEqual(code, 0, err)
+        text = [l.split("\r\x1b[K")[-1] for l in err.decode().split("\r\n")]
+        self.assertEqual(len([l for l in text if l.startswith("tune: trial=")]), 2, err)
+        self.assertTrue(text[-2].endswith(", done") and text[-1] == "", err)
+
+    def test_iotest(self):
+        disk = self.out("disk")
+        os.makedirs(disk, exist_ok=True)
+        args = [sstpipe_bin(), "iotest", disk, "--size", "8M", "--threads", "1",
+                "--queue-depth", "2", "--duration", "0.5", "--pattern", "rr:4K",
+                "--pattern", "sw:8K"]
+        code, first, err = run_on_pty(args)
+        self.assertEqual(code, 0, err)
+        self.assertLess(first, 1.0, err[:300])
+        # The fill (writing, of the file's size) has a percent; each pattern
+        # is a step without one. Which moments the meter drew depends on
+        # timing: every line is checked, and the final one exactly.
+        self.assertLiveLines(err, rb"^iotest: (reading 0, 0 IOs|writing [0-9.]+[KMG]? of 8M "
+                                  rb"\(\d+\.\d%\)|pattern 1 of 2, reading [0-9.]+[KMG]?, \d+ IOs|"
+                                  rb"pattern 2 of 2, writing [0-9.]+[KMG]?, \d+ IOs), ",
+                             rb"^iotest: pattern 2 of 2, writing [0-9.]+[KMG]?, [1-9]\d* IOs, "
+                             rb"[0-9.]+ MB/s, elapsed \d+:\d\d:\d\d")
+        # Its IOs are the report's.
+        r = subprocess.run(args + ["--progress", "--json", self.out("io.json")],
+                           capture_output=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(self.out("io.json")) as f:
+            rep = json.load(f)
+        ios = sum(p["ios"] for p in rep["patterns"])
+        final = [l for l in r.stderr.split(b"\n") if l.endswith(b", done")]
+        self.assertEqual(len(final), 1, r.stderr)
+        self.assertIn(b", %d IOs," % ios, final[0])
+        r = subprocess.run(args, capture_output=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertNotIn(b"iotest: pattern", r.stderr)
 
     def test_error_stands_on_its_own_line(self):
         bad = self.out("bad.xml")
