@@ -15,6 +15,8 @@
  *   On any failure the staging directory becomes failed/<UTC>-<input name>
  *   with its log and a manifest saying what failed; current and the earlier
  *   builds are not touched.
+ *   9. either way, write the build's report.html and [output] dir/index.html
+ *      (stages/report); a page that cannot be written is only a warning.
  *
  * With [input] incremental set, steps 3-5 are nightly_incr.c's: the base
  * (newest full dump by the date in its name) and the increments dated after
@@ -34,6 +36,7 @@
 #include "stages/common/cli.h"
 #include "stages/common/fileio.h"
 #include "stages/common/size.h"
+#include "stages/report/report.h"
 #include "stages/sst/format.h"
 
 #include <errno.h>
@@ -339,6 +342,29 @@ static void stage_profile(nightly_run_state *r) {
                  (double)r->profile.p99_ns / 1e3, (double)r->profile.max_ns / 1e3);
 }
 
+/*
+ * The pages, once the build is where it stays (builds/ or failed/) and
+ * retention is done: its report.html, then the output directory's
+ * index.html. Each is written atomically; one that cannot be written is a
+ * warning in the log and nothing more: a page never fails a run, and never
+ * un-publishes a build that verified.
+ */
+static void write_pages(nightly_run_state *r) {
+    char build[2 * PATH_MAX]; /* [output] dir is at most 2048 bytes */
+    snprintf(build, sizeof build, "%s/%s", r->dir, r->final_rel);
+    sp_error err = {0};
+    /* We hold the lock: a page's temporary file is a killed writer's. */
+    if (report_remove_stale(r->dir, &err) < 0)
+        nightly_logf(&r->log, "warning: %s", err.msg);
+    sp_error_clear(&err);
+    if (report_write_build(build, &err))
+        nightly_logf(&r->log, "warning: report not written: %s", err.msg);
+    sp_error_clear(&err);
+    if (report_write_index(r->dir, NULL, &err))
+        nightly_logf(&r->log, "warning: report not written: %s", err.msg);
+    sp_error_clear(&err);
+}
+
 /* Moves the staging directory to failed/ with a manifest saying why. */
 static int fail(nightly_run_state *r, const char *stage, int code) {
     r->failed_stage = stage;
@@ -357,6 +383,7 @@ static int fail(nightly_run_state *r, const char *stage, int code) {
                          r->final_rel);
             nightly_retain(r->dir, "failed", r->cfg->output.keep, NULL, note_retired, &r->log,
                            &err);
+            write_pages(r);
         }
     }
     if (err.set)
@@ -397,6 +424,7 @@ static int publish(nightly_run_state *r) {
         nightly_logf(&r->log, "warning: retention: %s", err.msg);
     if (r->plan)
         nightly_incr_retain(r);
+    write_pages(r);
     return 0;
 }
 

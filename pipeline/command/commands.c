@@ -29,6 +29,7 @@ const sp_command *const sp_commands[] = {
     &tune_command,
     &nightly_command,
     &serve_command,
+    &report_command,
     NULL,
 };
 

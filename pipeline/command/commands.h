@@ -23,5 +23,6 @@ extern const sp_command iotest_command;
 extern const sp_command tune_command;
 extern const sp_command nightly_command;
 extern const sp_command serve_command;
+extern const sp_command report_command;
 
 #endif

@@ -70,4 +70,33 @@ int profile_write_json(const profile_result *res, const char *json_path, sp_erro
 /* Histogram and CDF of the latencies on a log time axis, percentiles marked. */
 int profile_write_svg(const profile_result *res, const char *svg_path, sp_error *err);
 
+/*
+ * What the latency chart is drawn from: the histogram of every lookup and
+ * the CDF sampled at PROFILE_CHART_CDF ranks, small enough to travel in the
+ * JSON report ("latency_chart"), so a page made later from profile.json or
+ * the nightly manifest (stages/report) draws the same picture without the
+ * latencies themselves.
+ */
+#define PROFILE_CHART_BINS 60
+#define PROFILE_CHART_CDF 400
+
+typedef struct profile_chart {
+    const char *path; /* not owned */
+    uint64_t lookups;
+    bool cold;
+    unsigned threads, queue_depth;
+    double avg_ns;
+    uint64_t min_ns, p50_ns, p90_ns, p99_ns, p999_ns, max_ns;
+    uint64_t bins[PROFILE_CHART_BINS];  /* lookups per bin of the log axis from min to max */
+    uint64_t n_cdf;                     /* min(lookups, PROFILE_CHART_CDF) */
+    uint64_t cdf_ns[PROFILE_CHART_CDF]; /* the latency of rank k * (lookups - 1) / (n_cdf - 1) */
+} profile_chart;
+
+void profile_chart_from_result(const profile_result *res, profile_chart *c);
+/* From a profile JSON object (profile.json, the manifest's "profile"); -1
+ * with err naming what is missing or out of range. */
+int profile_chart_from_json(const json_t *profile, profile_chart *c, sp_error *err);
+/* The chart's SVG; standalone: with the XML declaration, for a file. */
+void profile_chart_draw(const profile_chart *c, FILE *o, bool standalone);
+
 #endif

@@ -51,6 +51,21 @@ void profile_print(const profile_result *r, FILE *out) {
     fprintf(out, "Max time: %s\n", profile_fmt_ns((double)r->max_ns, a, sizeof a));
 }
 
+/* The histogram and sampled CDF the latency chart is drawn from. */
+static json_t *chart_json(const profile_result *r) {
+    profile_chart *c = malloc(sizeof *c);
+    if (!c)
+        return NULL;
+    profile_chart_from_result(r, c);
+    json_t *bins = json_array(), *cdf = json_array();
+    for (int i = 0; i < PROFILE_CHART_BINS; i++)
+        json_array_append_new(bins, json_integer((json_int_t)c->bins[i]));
+    for (uint64_t k = 0; k < c->n_cdf; k++)
+        json_array_append_new(cdf, json_integer((json_int_t)c->cdf_ns[k]));
+    free(c);
+    return json_pack("{s:o, s:o}", "bins", bins, "cdf_ns", cdf);
+}
+
 json_t *profile_result_to_json(const profile_result *r) {
     json_t *lat = json_pack("{s:I, s:f, s:I, s:I, s:I, s:I, s:I}", "min", (json_int_t)r->min_ns,
                             "avg", r->avg_ns, "p50", (json_int_t)r->p50_ns, "p90",
@@ -79,6 +94,7 @@ json_t *profile_result_to_json(const profile_result *r) {
                   (json_int_t)r->max_reads_per_lookup, "bytes_per_lookup", r->bytes_per_lookup,
                   "seconds", r->seconds, "lookups_per_sec", r->lookups_per_sec, "latency_ns", lat,
                   "key_sequence_hash", hash));
+    json_object_set_new(root, "latency_chart", chart_json(r));
     return root;
 }
 

@@ -3,13 +3,15 @@
  * bars (left axis: lookups per bin) and the CDF (right axis: percent of
  * lookups at or under a latency) over one log-scaled time axis, with p50,
  * p90, p99 and p99.9 marked. Plain SVG text, no library: the picture is a
- * few hundred elements.
+ * few hundred elements, drawn from a profile_chart (a histogram and a
+ * sampled CDF) so that the same picture can be drawn again later from the
+ * JSON report, inline in a nightly report page.
  */
 #include "stages/profile/profile.h"
 
 #include "stages/common/cli.h"
 #include "stages/common/fileio.h"
-#include "stages/common/xml_escape.h"
+#include "stages/common/svg.h"
 #include "stages/profile/profile_fmt.h"
 
 #include <math.h>
@@ -42,55 +44,127 @@ static const char *decade_label(int d, char *buf, size_t cap) {
     return buf;
 }
 
-static void draw(const profile_result *r, FILE *o) {
-    const uint64_t *lat = r->latencies_ns;
-    uint64_t n = r->lookups;
-    axis a = {floor(log10(r->min_ns ? (double)r->min_ns : 1)),
-              ceil(log10(r->max_ns ? (double)r->max_ns : 1))};
+static axis chart_axis(const profile_chart *c) {
+    axis a = {floor(log10(c->min_ns ? (double)c->min_ns : 1)),
+              ceil(log10(c->max_ns ? (double)c->max_ns : 1))};
     if (a.hi <= a.lo)
         a.hi = a.lo + 1;
-    uint64_t bins[BINS] = {0}, top = 1;
+    return a;
+}
+
+void profile_chart_from_result(const profile_result *r, profile_chart *c) {
+    memset(c, 0, sizeof *c);
+    c->path = r->path;
+    c->lookups = r->lookups;
+    c->cold = r->opts.cold;
+    c->threads = r->opts.threads;
+    c->queue_depth = r->opts.queue_depth;
+    c->avg_ns = r->avg_ns;
+    c->min_ns = r->min_ns;
+    c->p50_ns = r->p50_ns;
+    c->p90_ns = r->p90_ns;
+    c->p99_ns = r->p99_ns;
+    c->p999_ns = r->p999_ns;
+    c->max_ns = r->max_ns;
+    const uint64_t *lat = r->latencies_ns;
+    uint64_t n = r->latencies_ns ? r->lookups : 0;
+    axis a = chart_axis(c);
     for (uint64_t i = 0; i < n; i++) {
         double l = log10(lat[i] ? (double)lat[i] : 1);
-        int b = (int)((l - a.lo) / (a.hi - a.lo) * BINS);
-        b = b < 0 ? 0 : b >= BINS ? BINS - 1 : b;
-        if (++bins[b] > top)
-            top = bins[b];
+        int b = (int)((l - a.lo) / (a.hi - a.lo) * PROFILE_CHART_BINS);
+        c->bins[b < 0 ? 0 : b >= PROFILE_CHART_BINS ? PROFILE_CHART_BINS - 1 : b]++;
     }
-    char t[32];
-    fprintf(o,
-            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
-            "viewBox=\"0 0 %d %d\" font-family=\"sans-serif\" font-size=\"12\">\n"
-            "<rect width=\"%d\" height=\"%d\" fill=\"white\"/>\n",
-            W, H, W, H, W, H);
-    fprintf(o,
-            "<text x=\"%d\" y=\"28\" text-anchor=\"middle\" font-size=\"15\">"
-            "sstpipe profile: ",
-            W / 2);
-    sp_xml_escape(o, r->path);
-    fprintf(o,
-            "</text>\n<text x=\"%d\" y=\"48\" text-anchor=\"middle\">%llu lookups, %s, "
-            "threads %u, queue depth %u, avg %s</text>\n",
-            W / 2, (unsigned long long)n, r->opts.cold ? "cold" : "warm", r->opts.threads,
-            r->opts.queue_depth, profile_fmt_ns(r->avg_ns, t, sizeof t));
+    c->n_cdf = n < PROFILE_CHART_CDF ? n : PROFILE_CHART_CDF;
+    for (uint64_t k = 0; k < c->n_cdf; k++)
+        c->cdf_ns[k] = lat[c->n_cdf > 1 ? k * (n - 1) / (c->n_cdf - 1) : 0];
+}
+
+static int get_u64(const json_t *o, const char *name, uint64_t *out, sp_error *err) {
+    json_t *v = json_object_get(o, name);
+    if (!json_is_integer(v) || json_integer_value(v) < 0)
+        return sp_errorf(err, "profile: \"%s\" is missing or not a count", name);
+    *out = (uint64_t)json_integer_value(v);
+    return 0;
+}
+
+static int get_counts(const json_t *o, const char *name, uint64_t *out, size_t cap, uint64_t *n,
+                      sp_error *err) {
+    json_t *a = json_object_get(o, name);
+    if (!json_is_array(a) || json_array_size(a) > cap)
+        return sp_errorf(err, "profile: latency_chart \"%s\" is missing or longer than %zu", name,
+                         cap);
+    for (size_t i = 0; i < json_array_size(a); i++) {
+        json_t *v = json_array_get(a, i);
+        if (!json_is_integer(v) || json_integer_value(v) < 0)
+            return sp_errorf(err, "profile: latency_chart \"%s\"[%zu] is not a count", name, i);
+        out[i] = (uint64_t)json_integer_value(v);
+    }
+    *n = json_array_size(a);
+    return 0;
+}
+
+int profile_chart_from_json(const json_t *p, profile_chart *c, sp_error *err) {
+    memset(c, 0, sizeof *c);
+    json_t *lat = json_object_get(p, "latency_ns"), *ch = json_object_get(p, "latency_chart");
+    if (!json_is_object(lat) || !json_is_object(ch))
+        return sp_errorf(err, "profile: no \"latency_ns\" or \"latency_chart\"");
+    c->path = json_string_value(json_object_get(p, "file"));
+    c->cold = json_is_string(json_object_get(p, "mode")) &&
+              !strcmp(json_string_value(json_object_get(p, "mode")), "cold");
+    uint64_t th = 0, qd = 0, bins = 0;
+    if (!c->path)
+        return sp_errorf(err, "profile: \"file\" is missing");
+    if (get_u64(p, "lookups", &c->lookups, err) || get_u64(p, "threads", &th, err) ||
+        get_u64(p, "queue_depth", &qd, err) || get_u64(lat, "min", &c->min_ns, err) ||
+        get_u64(lat, "p50", &c->p50_ns, err) || get_u64(lat, "p90", &c->p90_ns, err) ||
+        get_u64(lat, "p99", &c->p99_ns, err) || get_u64(lat, "p99_9", &c->p999_ns, err) ||
+        get_u64(lat, "max", &c->max_ns, err) ||
+        get_counts(ch, "bins", c->bins, PROFILE_CHART_BINS, &bins, err) ||
+        get_counts(ch, "cdf_ns", c->cdf_ns, PROFILE_CHART_CDF, &c->n_cdf, err))
+        return -1;
+    c->threads = (unsigned)th;
+    c->queue_depth = (unsigned)qd;
+    c->avg_ns = json_number_value(json_object_get(lat, "avg"));
+    if (bins != PROFILE_CHART_BINS || !c->lookups ||
+        c->n_cdf != (c->lookups < PROFILE_CHART_CDF ? c->lookups : PROFILE_CHART_CDF))
+        return sp_errorf(err, "profile: latency_chart does not match %llu lookups",
+                         (unsigned long long)c->lookups);
+    return 0;
+}
+
+void profile_chart_draw(const profile_chart *c, FILE *o, bool standalone) {
+    uint64_t n = c->lookups;
+    axis a = chart_axis(c);
+    uint64_t top = 1;
+    for (int b = 0; b < PROFILE_CHART_BINS; b++)
+        if (c->bins[b] > top)
+            top = c->bins[b];
+    char t[32], label[64];
+    snprintf(label, sizeof label, "latency of %llu lookups", (unsigned long long)n);
+    sp_svg_begin(o, W, H, standalone, label);
+    sp_svg_textf(o, W / 2, 28, "text-anchor=\"middle\" font-size=\"15\"", "sstpipe profile: %s",
+                 c->path ? c->path : "");
+    sp_svg_textf(o, W / 2, 48, "text-anchor=\"middle\"",
+                 "%llu lookups, %s, threads %u, queue depth %u, avg %s", (unsigned long long)n,
+                 c->cold ? "cold" : "warm", c->threads, c->queue_depth,
+                 profile_fmt_ns(c->avg_ns, t, sizeof t));
     /* histogram */
     fprintf(o, "<g fill=\"#7aa6d6\" stroke=\"none\">\n");
-    for (int b = 0; b < BINS; b++) {
-        if (!bins[b])
+    for (int b = 0; b < PROFILE_CHART_BINS; b++) {
+        if (!c->bins[b])
             continue;
-        double bx0 = X0 + (X1 - X0) * b / BINS, bw = (X1 - X0) / BINS;
-        double bh = (Y1 - Y0) * (double)bins[b] / (double)top;
+        double bx0 = X0 + (X1 - X0) * b / PROFILE_CHART_BINS, bw = (X1 - X0) / PROFILE_CHART_BINS;
+        double bh = (Y1 - Y0) * (double)c->bins[b] / (double)top;
         fprintf(o, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\"/>\n", bx0, Y1 - bh,
                 bw - 1, bh);
     }
     fprintf(o, "</g>\n");
     /* CDF */
     fprintf(o, "<polyline fill=\"none\" stroke=\"#222\" stroke-width=\"2\" points=\"");
-    uint64_t pts = n < CDF_POINTS ? n : CDF_POINTS;
+    uint64_t pts = c->n_cdf;
     for (uint64_t k = 0; k < pts; k++) {
         uint64_t i = pts > 1 ? k * (n - 1) / (pts - 1) : 0;
-        fprintf(o, "%.1f,%.1f ", x_of(&a, (double)lat[i]),
+        fprintf(o, "%.1f,%.1f ", x_of(&a, (double)c->cdf_ns[k]),
                 Y1 - (Y1 - Y0) * (double)(i + 1) / (double)n);
     }
     fprintf(o, "\"/>\n");
@@ -98,18 +172,18 @@ static void draw(const profile_result *r, FILE *o) {
     const struct {
         const char *name;
         uint64_t ns;
-    } marks[] = {{"p50", r->p50_ns}, {"p90", r->p90_ns}, {"p99", r->p99_ns}, {"p99.9", r->p999_ns}};
+    } marks[] = {{"p50", c->p50_ns}, {"p90", c->p90_ns}, {"p99", c->p99_ns}, {"p99.9", c->p999_ns}};
     /* Labels stacked one per row inside the plot, with a white halo so
      * neither the CDF nor each other hide them. */
     for (int m = 0; m < 4; m++) {
         double x = x_of(&a, (double)marks[m].ns);
         fprintf(o,
                 "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#c0392b\" "
-                "stroke-dasharray=\"4,3\"/>\n"
-                "<text x=\"%.1f\" y=\"%.1f\" fill=\"#c0392b\" stroke=\"white\" "
-                "stroke-width=\"3\" paint-order=\"stroke\">%s %s</text>\n",
-                x, Y0, x, Y1, x + 4, Y0 + 40 + 16.0 * m, marks[m].name,
-                profile_fmt_ns((double)marks[m].ns, t, sizeof t));
+                "stroke-dasharray=\"4,3\"/>\n",
+                x, Y0, x, Y1);
+        sp_svg_textf(o, x + 4, Y0 + 40 + 16.0 * m,
+                     "fill=\"#c0392b\" stroke=\"white\" stroke-width=\"3\" paint-order=\"stroke\"",
+                     "%s %s", marks[m].name, profile_fmt_ns((double)marks[m].ns, t, sizeof t));
     }
     /* axes */
     fprintf(o,
@@ -119,26 +193,24 @@ static void draw(const profile_result *r, FILE *o) {
             X0, Y1, X1, Y1, X0, Y0, X0, Y1, X1, Y0, X1, Y1);
     for (double d = a.lo; d <= a.hi + 1e-9; d += 1) {
         double x = X0 + (d - a.lo) / (a.hi - a.lo) * (X1 - X0);
-        fprintf(o,
-                "<line x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.0f\" stroke=\"#000\"/>"
-                "<text x=\"%.1f\" y=\"%.0f\" text-anchor=\"middle\">%s</text>\n",
-                x, Y1, x, Y1 + 6, x, Y1 + 20, decade_label((int)d, t, sizeof t));
+        fprintf(o, "<line x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.0f\" stroke=\"#000\"/>\n", x,
+                Y1, x, Y1 + 6);
+        sp_svg_text(o, x, Y1 + 20, "text-anchor=\"middle\"", decade_label((int)d, t, sizeof t));
     }
     for (int k = 0; k <= 4; k++) {
         double y = Y1 - (Y1 - Y0) * k / 4;
-        fprintf(o,
-                "<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">%llu</text>"
-                "<text x=\"%.0f\" y=\"%.1f\">%d%%</text>\n",
-                X0 - 6, y + 4, (unsigned long long)(top * (uint64_t)k / 4), X1 + 6, y + 4, 25 * k);
+        sp_svg_textf(o, X0 - 6, y + 4, "text-anchor=\"end\"", "%llu",
+                     (unsigned long long)(top * (uint64_t)k / 4));
+        sp_svg_textf(o, X1 + 6, y + 4, "", "%d%%", 25 * k);
     }
+    sp_svg_text(o, (X0 + X1) / 2, H - 40, "text-anchor=\"middle\"", "lookup latency (log scale)");
     fprintf(o,
-            "<text x=\"%.0f\" y=\"%d\" text-anchor=\"middle\">lookup latency (log scale)</text>\n"
             "<text transform=\"translate(28 %.0f) rotate(-90)\" text-anchor=\"middle\">"
             "lookups per bin (bars)</text>\n"
             "<text transform=\"translate(%d %.0f) rotate(90)\" text-anchor=\"middle\">"
-            "cumulative %% of lookups (line)</text>\n"
-            "</svg>\n",
-            (X0 + X1) / 2, H - 40, (Y0 + Y1) / 2, W - 30, (Y0 + Y1) / 2);
+            "cumulative %% of lookups (line)</text>\n",
+            (Y0 + Y1) / 2, W - 30, (Y0 + Y1) / 2);
+    sp_svg_end(o);
 }
 
 int profile_write_svg(const profile_result *r, const char *svg_path, sp_error *err) {
@@ -149,8 +221,14 @@ int profile_write_svg(const profile_result *r, const char *svg_path, sp_error *e
     FILE *mem = open_memstream(&text, &len);
     if (!mem)
         return sp_errorf_errno(err, "%s: cannot build the picture", svg_path);
-    draw(r, mem);
-    if (fclose(mem) != 0) {
+    profile_chart *c = malloc(sizeof *c); /* 4 KiB: not on the stack */
+    bool drawn = c != NULL;
+    if (c) {
+        profile_chart_from_result(r, c);
+        profile_chart_draw(c, mem, true);
+        free(c);
+    }
+    if (fclose(mem) != 0 || !drawn) {
         free(text);
         return sp_errorf(err, "%s: cannot build the picture (out of memory)", svg_path);
     }

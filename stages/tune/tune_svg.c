@@ -7,7 +7,7 @@
 #include "stages/tune/tune_report.h"
 
 #include "stages/common/size.h"
-#include "stages/common/xml_escape.h"
+#include "stages/common/svg.h"
 #include "stages/tune/write_text.h"
 
 #include <math.h>
@@ -148,20 +148,13 @@ static int draw(const tune_report *r, FILE *o) {
     bool cold = r->trials[0].have_cold;
     frame f;
     set_frame(r, blocks, nb, &f);
-    fprintf(o,
-            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
-            "viewBox=\"0 0 %d %d\" font-family=\"sans-serif\" font-size=\"12\">\n"
-            "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n"
-            "<text x=\"%.1f\" y=\"30\" font-size=\"16\">sstpipe tune: ",
-            W, H, W, H, X0);
-    sp_xml_escape(o, r->input ? r->input : "");
-    fprintf(o,
-            "</text>\n<text x=\"%.1f\" y=\"50\" fill=\"#555\">p50 lookup latency per block "
-            "size, %llu lookups per profile; %s</text>\n",
-            X0, (unsigned long long)r->lookups,
-            cold ? "solid: cold (O_DIRECT), dashed: warm (page cache)"
-                 : "dashed: warm (page cache); no cold figures");
+    sp_svg_begin(o, W, H, true, "tune: p50 lookup latency per block size");
+    sp_svg_textf(o, X0, 30, "font-size=\"16\"", "sstpipe tune: %s", r->input ? r->input : "");
+    sp_svg_textf(o, X0, 50, "fill=\"#555\"",
+                 "p50 lookup latency per block size, %llu lookups per profile; %s",
+                 (unsigned long long)r->lookups,
+                 cold ? "solid: cold (O_DIRECT), dashed: warm (page cache)"
+                      : "dashed: warm (page cache); no cold figures");
     draw_axes(o, &f, blocks, nb);
     for (size_t c = 0; c < nc; c++) {
         const char *colour = colours[c % N_COLOURS];
@@ -189,7 +182,7 @@ static int draw(const tune_report *r, FILE *o) {
                 sp_format_size(b->block_size, bs, sizeof bs),
                 sp_format_size(b->cluster_size, cs, sizeof cs));
     }
-    fputs("</svg>\n", o);
+    sp_svg_end(o);
     free(blocks);
     free(clusters);
     return 0;

@@ -20,10 +20,14 @@ ftruncate, close, the log's stdio writes), then each run fails one of them:
     must record the profile's error, naming profile.json and the errno,
     and profile.json must be absent;
   - a write (or the close) of nightly.log after the `current` swap: the
-    run must say so in a warning naming nightly.log and the errno.
+    run must say so in a warning naming nightly.log and the errno;
+  - a call writing the HTML pages (report.html, index.html), which are
+    written after the swap and never fail a build: the run must log a
+    warning naming the page and the errno, and leave no partial page.
 - ENOSPC from that call on (a disk that stays full): the same, except
   that the failed run may be unable to record itself; the next run must
-  clean up after it and publish.
+  clean up after it and publish. A disk that fills only after the publish
+  (while the pages are written) leaves the build published with a warning.
 - SIGKILL just before that call: `current` names the previous build, or
   (killed after the swap) the new one, and verifies clean; the next run
   cleans up and publishes.
@@ -35,6 +39,7 @@ sys.dont_write_bytecode = True  # keep the source tree clean under ctest
 
 import json
 import os
+import re
 import shutil
 import tempfile
 import unittest
@@ -142,6 +147,16 @@ class NightlyFaults(E2ETest):
             self.assertEqual(logged[:swap], lines[:swap],
                              what + ": the log lost lines from before the swap" + r.describe())
             return "log-after-publish"
+        m = re.search(r"nightly: warning: report not written: (\S.*?/(report|index)\.html): (.*)",
+                      r.stderr)
+        if m:
+            self.assertIn(err, m.group(3), what + r.describe())
+            # Atomic: the page is whole or absent, never torn.
+            page = m.group(1)
+            if os.path.exists(page):
+                with open(page, encoding="utf-8") as f:
+                    self.assertTrue(f.read().endswith("</html>\n"), what + ": a torn page")
+            return "html-page"
         self.fail(what + ": a failed call went unnoticed" + r.describe())
 
     def test_errno_once_at_every_call(self):
@@ -186,6 +201,16 @@ class NightlyFaults(E2ETest):
                 r = faultlib.run(self.argv, fault=f"{op}:{n}:ENOSPC:sticky", fault_dir=self.out)
                 if not r.fired:
                     tally.not_reached += 1
+                    continue
+                if r.code == 0:
+                    # The disk filled only once the build was published:
+                    # the pages, written last, could not be; a warning.
+                    self.assertRegex(r.stderr, r"nightly: warning: report not written: \S+"
+                                     r"\.html: .*No space left on device", what + r.describe())
+                    self.assertNotEqual(self.current(), before, what + r.describe())
+                    self.assertCurrentSound(self.current(), what)
+                    self.publish(self.dump, what + ", then")
+                    tally.absorbed += 1
                     continue
                 self.assertEqual(r.code, 1, what + r.describe())
                 check_error_line(self, r, "ENOSPC", what)

@@ -120,8 +120,8 @@ class NightlyTest(E2ETest):
         self.assertEqual(self.current(), "builds/" + name)
         build = os.path.join(self.out, "builds", name)
         self.assertEqual(sorted(os.listdir(build)), ["manifest.json", "nightly.log",
-                                                     "profile.json", "table.sst",
-                                                     "verify.json"])
+                                                     "profile.json", "report.html",
+                                                     "table.sst", "verify.json"])
         table = os.path.join(self.out, "current", "table.sst")
 
         # The same bytes as `sstpipe build` with the same options.

@@ -1,0 +1,461 @@
+"""test_report.py: the nightly's HTML pages, checked in a real browser.
+
+Nightly runs over generated dumps and a real corpus (one of them made to
+fail verify by the SSTPIPE_TEST_CORRUPT_OFFSET hook), whose input names hold
+'<', '&', markup and non-ASCII, leave report.html in every build directory
+and index.html in [output] dir. Each page:
+
+- is valid HTML5 by Debian's `tidy` (no error, no warning);
+- loads from disk in headless Chromium, which takes a screenshot (kept under
+  the build tree, test-artifacts/report/) and dumps the DOM; every figure the
+  DOM shows (the elements tagged data-field) equals the manifest's, and the
+  names render as text, never as elements;
+- makes no request: Chromium runs with its proxy pointed at a listening
+  socket of this test that records every request (direct DNS refused, so
+  nothing goes around it). Chromium itself asks its own services (update,
+  time, accounts) whatever the page; those hosts are learnt from a run on
+  about:blank and set aside, and any other request fails the test. A
+  control page with one remote image must reach the proxy, so the check is
+  shown able to fail. The page text also names no http(s) URL other than
+  the SVG namespace, and has no script, link, img, iframe, @import or
+  url(), so no request to any host, Chromium's own included, can come from
+  it.
+
+Also: a failed build's report shows the failure (stage, error, verify's
+problem); `sstpipe report DIR` rewrites the same bytes; a bad manifest is
+named with its line and column, its page skipped, the others written; an
+index that cannot be written is a warning and the build is still published.
+
+Skipped (exit 77 through tests/skip_status) only when chromium is absent;
+pipeline/install-deps installs it (and tidy) on CI.
+"""
+
+import sys
+
+sys.dont_write_bytecode = True  # keep the source tree clean under ctest
+
+import glob
+import html.parser
+import json
+import math
+import os
+import re
+import shutil
+import socket
+import subprocess
+import tempfile
+import threading
+import unittest
+import urllib.parse
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "faults"))
+
+from faultlib import temp_leftovers  # noqa: E402
+from sstpipe_e2e import E2ETest, corpora_dir, sstpipe, wikigen  # noqa: E402
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-headless-shell")
+PATIENCE = 300  # seconds one browser run may take, however loaded the machine
+
+# Input names people would not type, which a page must show as text.
+NAMES = ["a<b>&amp;é.xml.zst", "Ünïcode & <i>x.xml.zst", "plain.xml.zst"]
+
+
+class Dom(html.parser.HTMLParser):
+    """The dumped DOM: every data-field's text, the elements seen, the title."""
+
+    def __init__(self):
+        super().__init__()
+        self.fields = {}   # name -> [texts]
+        self.tags = {}     # tag -> count
+        self.title = ""
+        self.rows = {}     # data-build -> {field: text}
+        self.stack = []    # open data-field spans: [name, text, empty]
+        self.row = None
+        self.in_title = False
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        self.tags[tag] = self.tags.get(tag, 0) + 1
+        if tag == "title":
+            self.in_title = True
+        if tag == "tr" and "data-build" in a:
+            self.row = self.rows.setdefault(a["data-build"], {})
+        if "data-field" in a and tag == "span":
+            self.stack.append([a["data-field"], "", "data-empty" in a])
+
+    def handle_endtag(self, tag):
+        if tag == "title":
+            self.in_title = False
+        if tag == "tr":
+            self.row = None
+        if tag == "span" and self.stack:
+            name, text, empty = self.stack.pop()
+            text = "" if empty else text
+            self.fields.setdefault(name, []).append(text)
+            if self.row is not None:
+                self.row[name] = text
+
+    def handle_data(self, data):
+        if self.in_title:
+            self.title += data
+        for s in self.stack:
+            s[1] += data
+
+
+class RecordingProxy:
+    """A listening socket on 127.0.0.1 that records each connection (its
+    first line) and closes it: the proxy Chromium is given."""
+
+    def __init__(self):
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        self.sock.settimeout(0.2)
+        self.port = self.sock.getsockname()[1]
+        self.seen = []
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self.serve, daemon=True)
+        self.thread.start()
+
+    def serve(self):
+        while not self.stop.is_set():
+            try:
+                c, _ = self.sock.accept()
+            except socket.timeout:
+                continue
+            except OSError:
+                return
+            c.settimeout(5)
+            try:
+                self.seen.append(c.recv(4096).split(b"\r\n", 1)[0].decode("latin-1"))
+            except OSError:
+                self.seen.append("(connection, nothing read)")
+            c.close()
+
+    def hosts(self, since=0):
+        """The hosts of the requests seen from index since: "GET http://h/..."
+        or "CONNECT h:443 ..."."""
+        out = []
+        for line in self.seen[since:]:
+            m = re.match(r"^[A-Z]+ (?:[a-z]+://)?([^/:\s]+)", line)
+            out.append(m.group(1) if m else line)
+        return out
+
+    def close(self):
+        self.stop.set()
+        self.thread.join(10)
+        self.sock.close()
+
+
+def artifacts_dir():
+    base = os.environ.get("SSTPIPE_BUILD_DIR") or tempfile.gettempdir()
+    d = os.path.join(base, "test-artifacts", "report")
+    os.makedirs(d, exist_ok=True)
+    return d
+
+
+def as_number(text):
+    return float(text)
+
+
+class ReportTest(E2ETest):
+    @classmethod
+    def setUpClass(cls):
+        if not CHROMIUM:
+            raise unittest.SkipTest("chromium is not installed (pipeline/install-deps installs it)")
+        cls.classtmp = tempfile.mkdtemp(prefix="sstpipe-report-")
+        cls.addClassCleanup(shutil.rmtree, cls.classtmp, True)
+        cls.proxy = RecordingProxy()
+        cls.addClassCleanup(cls.proxy.close)
+        cls.own_hosts = None  # Chromium's own, from a run on about:blank
+        cls.out = os.path.join(cls.classtmp, "out")
+        cls.ini = os.path.join(cls.classtmp, "nightly.ini")
+        with open(cls.ini, "w") as f:
+            f.write(f"[output]\ndir = {cls.out}\nkeep = 10\n[profile]\nlookups = 300\n"
+                    "[sort]\nmemory = 1M\n")
+        cls.runs = []
+        dumps = [wikigen(os.path.join(cls.classtmp, n), size, seed, "zst")
+                 for n, size, seed in zip(NAMES, ["1M", "2M", "3M"], ["41", "42", "43"])]
+        corpus = os.path.join(corpora_dir(), "enwiki-206pages.xml.bz2")
+        # Four published nights and one refused by verify, in run order.
+        for dump, corrupt in [(dumps[0], None), (dumps[1], None), (corpus, None),
+                              (dumps[1], "5000"), (dumps[2], None)]:
+            os.environ.pop("SSTPIPE_TEST_CORRUPT_OFFSET", None)
+            if corrupt:
+                os.environ["SSTPIPE_TEST_CORRUPT_OFFSET"] = corrupt
+            try:
+                cls.runs.append(sstpipe("nightly", "-c", cls.ini, dump))
+            finally:
+                os.environ.pop("SSTPIPE_TEST_CORRUPT_OFFSET", None)
+
+    # ------------------------------------------------------------ helpers
+
+    def builds(self):
+        return sorted(glob.glob(os.path.join(self.out, "builds", "*")) +
+                      glob.glob(os.path.join(self.out, "failed", "*")))
+
+    def manifest(self, build):
+        with open(os.path.join(build, "manifest.json")) as f:
+            return json.load(f)
+
+    def pages(self):
+        return [os.path.join(b, "report.html") for b in self.builds()] + \
+               [os.path.join(self.out, "index.html")]
+
+    def chromium_own_hosts(self):
+        if ReportTest.own_hosts is None:
+            since = len(self.proxy.seen)
+            self.browse(None, "about-blank")
+            ReportTest.own_hosts = set(self.proxy.hosts(since))
+        return ReportTest.own_hosts
+
+    def page_requests(self, since):
+        """What reached the proxy from index since, less Chromium's own."""
+        own = self.chromium_own_hosts()
+        return [line for line, h in zip(self.proxy.seen[since:], self.proxy.hosts(since))
+                if h not in own]
+
+    def browse(self, page, shot_name):
+        """Loads page (None: about:blank) from disk in Chromium; returns the
+        dumped DOM (text). The screenshot is kept in the build tree."""
+        shot = os.path.join(artifacts_dir(), shot_name + ".png")
+        if os.path.exists(shot):
+            os.unlink(shot)
+        profile = tempfile.mkdtemp(prefix="chromium-", dir=self.tmp)
+        url = "file://" + urllib.parse.quote(os.path.abspath(page)) if page else "about:blank"
+        argv = [CHROMIUM, "--headless", "--disable-gpu", "--no-sandbox",
+                f"--user-data-dir={profile}",
+                f"--proxy-server=http://127.0.0.1:{self.proxy.port}",
+                "--proxy-bypass-list=<-loopback>",
+                "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
+                "--disable-background-networking", "--disable-component-update",
+                "--disable-sync", "--no-first-run", "--disable-default-apps",
+                "--window-size=1280,4000", f"--screenshot={shot}", "--dump-dom", url]
+        p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           timeout=PATIENCE, cwd=self.tmp)
+        self.assertEqual(p.returncode, 0, f"chromium failed on {page}: {p.stderr[-2000:]!r}")
+        self.assertTrue(os.path.getsize(shot) > 1000, f"no screenshot of {page}")
+        return p.stdout.decode("utf-8")
+
+    def parse(self, text):
+        d = Dom()
+        d.feed(text)
+        d.close()
+        return d
+
+    def field(self, dom, name):
+        self.assertIn(name, dom.fields, f"the page shows no {name}")
+        return dom.fields[name][0]
+
+    def assertShown(self, dom, name, value, what):
+        """The DOM's figure for name equals the manifest's value."""
+        text = self.field(dom, name)
+        if isinstance(value, bool):
+            self.assertEqual(text, "true" if value else "false", f"{what}: {name}")
+        elif isinstance(value, int):
+            self.assertEqual(text, str(value), f"{what}: {name}")
+        elif isinstance(value, float):
+            self.assertTrue(math.isclose(as_number(text), value, rel_tol=1e-5, abs_tol=1e-9),
+                            f"{what}: {name} shows {text}, the manifest has {value}")
+        elif value is None:
+            self.assertEqual(text, "", f"{what}: {name}")
+        else:
+            self.assertEqual(text, value, f"{what}: {name}")
+
+    def assertSelfContained(self, page):
+        with open(page, encoding="utf-8") as f:
+            text = f.read()
+        urls = set(re.findall(r"https?://[^\s\"'<>)]*", text))
+        self.assertLessEqual(urls, {"http://www.w3.org/2000/svg"}, f"{page} names URLs")
+        for bad in ["<script", "<link", "<img", "<iframe", "<object", "<embed", "@import",
+                    "url("]:
+            self.assertNotIn(bad, text.lower(), f"{page} loads something: {bad}")
+
+    # ------------------------------------------------------------ tests
+
+    def test_runs_published_and_failed(self):
+        codes = [r.code for r in self.runs]
+        self.assertEqual(codes, [0, 0, 0, 3, 0], "\n".join(r.describe() for r in self.runs))
+        self.assertEqual(len(glob.glob(os.path.join(self.out, "builds", "*"))), 4)
+        self.assertEqual(len(glob.glob(os.path.join(self.out, "failed", "*"))), 1)
+        self.assertEqual(temp_leftovers(self.out), [])
+        for r in self.runs:
+            self.assertNotIn("report not written", r.stderr.decode(), r.describe())
+
+    def test_pages_are_valid_html5(self):
+        tidy = shutil.which("tidy")
+        self.assertIsNotNone(tidy, "tidy is not installed (pipeline/install-deps installs it)")
+        for page in self.pages():
+            p = subprocess.run([tidy, "-q", "-e", "--show-warnings", "yes", page],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+            self.assertEqual((p.returncode, p.stderr.decode()), (0, ""), f"tidy on {page}")
+
+    def test_reports_in_chromium(self):
+        since = len(self.proxy.seen)
+        for i, build in enumerate(self.builds()):
+            m = self.manifest(build)
+            page = os.path.join(build, "report.html")
+            self.assertSelfContained(page)
+            dom = self.parse(self.browse(page, f"report-{i}-{m['status']}"))
+            what = m["build_dir"]
+            # The name renders as text: the title is the manifest's name, and
+            # the markup in the input names made no element.
+            self.assertEqual(dom.title, f"sstpipe nightly: {m['build_dir']} ({m['status']})")
+            self.assertNotIn("b", dom.tags, what)
+            self.assertNotIn("i", dom.tags, what)
+            self.assertShown(dom, "build_dir", m["build_dir"], what)
+            for k in ["status", "exit_code", "started_at", "finished_at", "wall_seconds",
+                      "host", "pid", "peak_rss_bytes", "sstpipe_version"]:
+                self.assertShown(dom, k, m[k], what)
+            for k in ["path", "size", "mtime", "xxh3_64", "compressed"]:
+                self.assertShown(dom, "input." + k, m["input"][k], what)
+            for s in m["stages"]:
+                for k in ["wall_seconds", "cpu_seconds", "bytes_in", "bytes_out", "mb_per_s"]:
+                    self.assertShown(dom, f"stages.{s['name']}.{k}", s[k], what)
+                for k in ["records_in", "records_out"]:
+                    if s[k] is not None:
+                        self.assertShown(dom, f"stages.{s['name']}.{k}", s[k], what)
+            for k in m["counts"]:
+                if k not in ("input_bytes",):
+                    self.assertShown(dom, "counts." + k, m["counts"][k], what)
+            for section, keys in m["config"].items():
+                for key, e in keys.items():
+                    self.assertShown(dom, f"config.{section}.{key}", e["value"], what)
+            v = m["verify"]
+            self.assertShown(dom, "verify.problem_count", v["problem_count"], what)
+            self.assertShown(dom, "verify.records", v["records"], what)
+            self.assertShown(dom, "verify.blocks", v["blocks"], what)
+            if m["status"] == "published":
+                t = m["sstable"]
+                for k in t:
+                    self.assertShown(dom, "sstable." + k, t[k], what)
+                self.assertShown(dom, "compactness",
+                                 (t["key_bytes"] + t["value_bytes"]) / t["file_size"], what)
+                p = m["profile"]
+                for k in ["lookups", "mode", "threads", "queue_depth"]:
+                    self.assertShown(dom, "profile." + k, p[k], what)
+                for k, ns in p["latency_ns"].items():
+                    self.assertShown(dom, "profile.latency_ns." + k, ns, what)
+                # The stage bars and the latency histogram + CDF, inline.
+                self.assertEqual(dom.tags.get("svg"), 2, what)
+                self.assertShown(dom, "verify.ok", "clean", what)
+            else:
+                self.assertShown(dom, "failed_stage", "verify", what)
+                self.assertShown(dom, "error", m["error"], what)
+                self.assertShown(dom, "verify.ok", "problems found", what)
+                self.assertIn("block checksum mismatch", m["error"])
+        self.assertEqual(self.page_requests(since), [], "a page made a request")
+
+    def test_index_in_chromium(self):
+        since = len(self.proxy.seen)
+        page = os.path.join(self.out, "index.html")
+        self.assertSelfContained(page)
+        dom = self.parse(self.browse(page, "index"))
+        builds = self.builds()
+        self.assertShown(dom, "builds", len(builds), "index")
+        rel = [os.path.relpath(b, self.out) for b in builds]
+        self.assertEqual(sorted(dom.rows), sorted(rel))
+        # Newest first: the row order is the names' time order, reversed.
+        order = [b for b in re.findall(r'data-build="([^"]*)"', open(page).read())]
+        stamps = [html.unescape(b).split("/", 1)[1] for b in order]
+        self.assertEqual(stamps, sorted(stamps, reverse=True))
+        for b, r in zip(builds, rel):
+            m = self.manifest(b)
+            row = dom.rows[r]
+            self.assertEqual(row["status"], m["status"], r)
+            self.assertEqual(row["started_at"], m["started_at"], r)
+            self.assertEqual(row["input"], os.path.basename(m["input"]["path"]), r)
+            if m["status"] == "published":
+                self.assertEqual(row["records"], str(m["sstable"]["records"]), r)
+                self.assertEqual(row["file_size"], str(m["sstable"]["file_size"]), r)
+                build_s = sum(s["wall_seconds"] for s in m["stages"]
+                              if s["name"] in ("read", "write", "merge"))
+                self.assertTrue(math.isclose(float(row["build_seconds"]), build_s,
+                                             abs_tol=0.0015), r)
+                mode = m["profile"]["mode"]
+                self.assertEqual(row[f"p50_{mode}_ns"], str(m["profile"]["latency_ns"]["p50"]))
+                self.assertEqual(row[f"p99_{mode}_ns"], str(m["profile"]["latency_ns"]["p99"]))
+            else:
+                # The table that failed verify, as the manifest has it.
+                t = m["sstable"] or {}
+                self.assertEqual(row.get("records"), str(t["records"]) if t else None, r)
+        # Four trend charts: records, size, build time, latency.
+        self.assertEqual(dom.tags.get("svg"), 4)
+        # Each row links to its report, which exists beside it.
+        for href in re.findall(r'href="([^"]*)"', open(page).read()):
+            target = os.path.join(self.out, urllib.parse.unquote(html.unescape(href)))
+            self.assertTrue(os.path.isfile(target), href)
+        self.assertEqual(self.page_requests(since), [], "the index made a request")
+
+    def test_request_check_can_fail(self):
+        """The control: a page with one remote image reaches the proxy."""
+        page = self.write_file("control.html", (
+            "<!DOCTYPE html><html><head><title>c</title></head><body>"
+            "<img src=\"http://example.invalid/x.png\" alt=\"x\"></body></html>").encode())
+        since = len(self.proxy.seen)
+        self.browse(page, "control")
+        self.assertEqual(self.page_requests(since), ["GET http://example.invalid/x.png HTTP/1.1"])
+
+    def test_report_command_rewrites_the_same_pages(self):
+        copy = self.path("copy")
+        shutil.copytree(self.out, copy, symlinks=True)
+        before = {}
+        for p in glob.glob(os.path.join(copy, "*", "*", "report.html")) + \
+                [os.path.join(copy, "index.html")]:
+            with open(p, "rb") as f:
+                before[p] = f.read()
+            os.unlink(p)
+        r = sstpipe("report", copy)
+        self.assertEqual(r.code, 0, r.describe())
+        self.assertIn(f"wrote {copy}/index.html (5 builds) and 5 report.html", r.stdout.decode())
+        for p, data in before.items():
+            with open(p, "rb") as f:
+                got = f.read()
+            # The same bytes; only the index names the directory it is in.
+            if p.endswith("index.html"):
+                data = data.replace(self.out.encode(), copy.encode())
+            self.assertEqual(got, data, p)
+        self.assertEqual(temp_leftovers(copy), [])
+
+    def test_report_command_errors(self):
+        r = sstpipe("report", self.path("nothing"))
+        self.assertEqual(r.code, 1, r.describe())
+        self.assertEqual(r.stderr.decode().strip(),
+                         f"sstpipe: {self.path('nothing')}: not a nightly output directory "
+                         "(no builds/ or failed/)")
+        r = sstpipe("report")
+        self.assertEqual(r.code, 2, r.describe())
+        copy = self.path("copy")
+        shutil.copytree(self.out, copy, symlinks=True)
+        bad = sorted(glob.glob(os.path.join(copy, "builds", "*")))[0]
+        with open(os.path.join(bad, "manifest.json"), "r+b") as f:
+            f.truncate(100)
+        os.unlink(os.path.join(bad, "report.html"))
+        r = sstpipe("report", copy)
+        self.assertEqual(r.code, 1, r.describe())
+        lines = r.stderr.decode().strip().splitlines()
+        self.assertEqual(len(lines), 1, r.describe())
+        self.assertRegex(lines[0], r"^sstpipe: " + re.escape(bad) +
+                         r"/manifest\.json: line \d+, column \d+: ")
+        self.assertFalse(os.path.exists(os.path.join(bad, "report.html")))
+        self.assertIn("(5 builds) and 4 report.html", r.stdout.decode())
+        with open(os.path.join(copy, "index.html"), encoding="utf-8") as f:
+            self.assertIn("manifest unreadable: ", f.read())
+
+    def test_page_failure_does_not_fail_the_build(self):
+        out = self.path("out2")
+        os.makedirs(os.path.join(out, "index.html"))  # the index cannot be written
+        ini = self.write_file("n2.ini", f"[output]\ndir = {out}\n[profile]\nlookups = 20\n"
+                              .encode())
+        dump = glob.glob(os.path.join(self.classtmp, "plain.xml.zst"))[0]
+        r = sstpipe("nightly", "-c", ini, dump)
+        self.assertEqual(r.code, 0, r.describe())
+        self.assertRegex(r.stderr.decode(), r"nightly: warning: report not written: " +
+                         re.escape(out) + r"/index\.html: .*Is a directory")
+        self.assertTrue(os.path.exists(os.path.join(out, "current", "table.sst")))
+        self.assertTrue(os.path.exists(os.path.join(out, "current", "report.html")))
+        self.assertEqual(temp_leftovers(out), [])
+
+
+if __name__ == "__main__":
+    unittest.main()
