@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -90,9 +91,13 @@ static int serve(const sp_config *cfg, const char *target) {
                             .max_connections = (unsigned)cfg->serve.max_connections,
                             .timeout_s = (unsigned)cfg->serve.timeout,
                             .max_request_bytes = (size_t)cfg->serve.max_request_bytes};
+    /* A nightly directory's pages are served beside the lookups. */
+    struct stat st;
+    bool nightly_dir = stat(target, &st) == 0 && S_ISDIR(st.st_mode);
     serve_handler handler = {.metrics = metrics,
                              .prefix_limit_max = (uint32_t)cfg->serve.prefix_limit_max,
-                             .copy_values = cfg->serve.cold};
+                             .copy_values = cfg->serve.cold,
+                             .pages_dir = nightly_dir ? target : NULL};
     http = serve_http_start(&o, holder, &handler, &err);
     if (!http)
         goto out;
@@ -151,6 +156,7 @@ const sp_command serve_command = {
                    "  GET /v1/get?key=K                          the value (404 when absent)\n"
                    "  GET /v1/prefix?prefix=P&limit=N&from=K     JSON [{\"key\", \"value\"}...]\n"
                    "  GET /v1/info    GET /healthz    GET /metrics\n"
+                   "  GET /    GET /builds/NAME/report.html     the nightly's HTML pages\n"
                    "\n"
                    "With port 0 any free port is taken; the bound address is printed as\n"
                    "\"listening on HOST:PORT\" on stdout.",

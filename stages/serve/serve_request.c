@@ -12,6 +12,7 @@
 
 #include "stages/common/record.h"
 #include "stages/read/info_json.h"
+#include "stages/serve/serve_pages.h"
 
 #include <jansson.h>
 #include <stdarg.h>
@@ -172,6 +173,18 @@ static void handle_metrics(const serve_handler *h, served_table *t, serve_reply 
         reply_text(out, 503, "out of memory");
 }
 
+static void handle_page(const serve_handler *h, const serve_request *req, serve_reply *out) {
+    char *body;
+    size_t len;
+    char reason[SERVE_REASON_CAP];
+    unsigned status = serve_page_read(h->pages_dir, req->path, &body, &len, reason);
+    if (status != 200) {
+        reply_text(out, status, "%s", reason);
+        return;
+    }
+    reply_owned(out, "text/html; charset=utf-8", body, len);
+}
+
 void serve_handle(const serve_handler *h, const serve_request *req, served_table *t,
                   serve_reply *out) {
     memset(out, 0, sizeof *out);
@@ -187,6 +200,8 @@ void serve_handle(const serve_handler *h, const serve_request *req, served_table
     for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++)
         if (!strcmp(req->path, routes[i].path))
             out->endpoint = routes[i].ep;
+    if (h->pages_dir && serve_page_path(req->path))
+        out->endpoint = SERVE_EP_PAGE;
     if (out->endpoint == SERVE_EP_OTHER) {
         reply_text(out, 404,
                    "no such endpoint: %.100s (see /v1/get, /v1/prefix, /v1/info, "
@@ -212,6 +227,9 @@ void serve_handle(const serve_handler *h, const serve_request *req, served_table
         break;
     case SERVE_EP_HEALTHZ:
         reply_text(out, 200, "ok");
+        break;
+    case SERVE_EP_PAGE:
+        handle_page(h, req, out);
         break;
     default:
         handle_metrics(h, t, out);

@@ -9,6 +9,9 @@
  *   GET /v1/info                              200 what `sstpipe info --json` prints
  *   GET /healthz                              200 "ok"
  *   GET /metrics                              200 Prometheus text
+ *   GET /, /builds/<name>/report.html, ...    the nightly's HTML pages, when
+ *                                             serving a nightly directory
+ *                                             (serve_pages.h)
  *
  * Anything else is a 4xx whose body is one line saying why: an unknown path
  * 404, a method other than GET or HEAD 405, a missing, badly encoded or
@@ -58,7 +61,8 @@ typedef struct serve_reply {
 typedef struct serve_handler {
     serve_metrics *metrics;
     uint32_t prefix_limit_max;
-    bool copy_values; /* values live in a per-thread buffer (direct I/O) */
+    bool copy_values;      /* values live in a per-thread buffer (direct I/O) */
+    const char *pages_dir; /* the nightly directory whose pages are served, or NULL */
 } serve_handler;
 
 /* Fills out for req, answered from t. Never fails: every problem is a

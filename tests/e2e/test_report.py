@@ -21,6 +21,11 @@ and index.html in [output] dir. Each page:
   url(), so no request to any host, Chromium's own included, can come from
   it.
 
+`sstpipe serve NIGHTLY_DIR` serves index.html at / and every report its
+links name, byte for byte, and answers 404 to everything else: the table,
+manifests and logs, "..", encoded "..", a build that is a symlink to /, a
+report that is a symlink to a file outside, a missing build.
+
 Also: a failed build's report shows the failure (stage, error, verify's
 problem); `sstpipe report DIR` rewrites the same bytes; a bad manifest is
 named with its line and column, its page skipped, the others written; an
@@ -51,6 +56,7 @@ import urllib.parse
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "faults"))
 
 from faultlib import temp_leftovers  # noqa: E402
+from serve_client import Server  # noqa: E402
 from sstpipe_e2e import E2ETest, corpora_dir, sstpipe, wikigen  # noqa: E402
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-headless-shell")
@@ -212,8 +218,10 @@ class ReportTest(E2ETest):
     def page_requests(self, since):
         """What reached the proxy from index since, less Chromium's own."""
         own = self.chromium_own_hosts()
+        # A connection that sent no request line is Chromium opening a
+        # spare connection to its proxy ahead of need: it names no host.
         return [line for line, h in zip(self.proxy.seen[since:], self.proxy.hosts(since))
-                if h not in own]
+                if h not in own and line not in ("", "(connection, nothing read)")]
 
     def browse(self, page, shot_name):
         """Loads page (None: about:blank) from disk in Chromium; returns the
@@ -455,6 +463,70 @@ class ReportTest(E2ETest):
         self.assertTrue(os.path.exists(os.path.join(out, "current", "table.sst")))
         self.assertTrue(os.path.exists(os.path.join(out, "current", "report.html")))
         self.assertEqual(temp_leftovers(out), [])
+
+    def test_serve_pages(self):
+        """`sstpipe serve NIGHTLY_DIR` serves index.html at / and each report
+        beside it, read-only, and nothing else of the directory."""
+        copy = self.path("served")
+        shutil.copytree(self.out, copy, symlinks=True)
+        one = sorted(glob.glob(os.path.join(copy, "builds", "*")))[0]
+        name = os.path.basename(one)
+        # Ways out of the directory a request might try: a build that is a
+        # link to /, a report that is a link to a file outside.
+        os.symlink("/", os.path.join(copy, "builds", "20990101T000000Z-evil"))
+        os.makedirs(os.path.join(copy, "failed", "20990101T000000Z-link"))
+        secret = self.write_file("secret.html", b"<p>CONTENT-OUTSIDE</p>")
+        os.symlink(secret, os.path.join(copy, "failed", "20990101T000000Z-link", "report.html"))
+        srv = Server(copy).start(self.path("serve.err"))
+        self.addCleanup(srv.kill)
+        c = srv.client()
+        with open(os.path.join(copy, "index.html"), "rb") as f:
+            index = f.read()
+        for path in ["/", "/index.html"]:
+            status, headers, body = c.request(path)
+            self.assertEqual((status, headers["content-type"], body),
+                             (200, "text/html; charset=utf-8", index), path)
+        # Every link of the index, as the index writes it, is its report.
+        links = re.findall(r'href="([^"]*)"', index.decode())
+        self.assertEqual(len(links), 5)
+        for href in links:
+            status, _, body = c.request("/" + html.unescape(href))
+            with open(os.path.join(copy, urllib.parse.unquote(html.unescape(href))), "rb") as f:
+                self.assertEqual((status, body), (200, f.read()), href)
+        status, headers, body = c.request("/", method="HEAD")
+        self.assertEqual((status, body), (200, b""))
+        status, headers, _ = c.request("/", method="POST", body=b"x")
+        self.assertEqual((status, headers.get("allow")), (405, "GET, HEAD"))
+        q = urllib.parse.quote(name)
+        for path in [f"/builds/{q}/table.sst", f"/builds/{q}/manifest.json",
+                     f"/builds/{q}/nightly.log", f"/builds/{q}/", "/builds/", "/builds",
+                     f"/builds/{q}", "/builds/../secret.html", "/builds/..%2F..%2Fsecret.html",
+                     f"/builds/{q}/../../../secret.html", "/builds/../../report.html",
+                     "/builds/%2E%2E/report.html", "/builds/.lock/report.html",
+                     "/builds/20990101T000000Z-evil/report.html",
+                     "/builds/20990101T000000Z-evil/etc/passwd",
+                     "/failed/20990101T000000Z-link/report.html",
+                     "/failed/no-such-build/report.html", "/current/report.html",
+                     "/nightly.ini", "/.lock", "/index.html/", "//index.html"]:
+            status, _, body = c.request(path)
+            self.assertEqual(status, 404, f"{path}: {body[:200]!r}")
+            self.assertNotIn(b"CONTENT-OUTSIDE", body, path)
+        # The lookups are still there.
+        status, _, body = c.request("/healthz")
+        self.assertEqual((status, body), (200, b"ok\n"))
+        m = c.metrics()
+        self.assertGreaterEqual(m['sstpipe_serve_requests_total{endpoint="page",status="200"}'], 8)
+        self.assertGreaterEqual(m['sstpipe_serve_requests_total{endpoint="page",status="404"}'], 10)
+        c.close()
+        self.assertEqual(srv.stop(), 0, srv.stderr())
+        # Serving a table file, there are no pages.
+        srv = Server(os.path.join(one, "table.sst")).start(self.path("serve2.err"))
+        self.addCleanup(srv.kill)
+        c = srv.client()
+        status, _, _ = c.request("/")
+        self.assertEqual(status, 404)
+        c.close()
+        self.assertEqual(srv.stop(), 0, srv.stderr())
 
 
 if __name__ == "__main__":

@@ -11,7 +11,9 @@
  * is sound), an error body is one line, a 200 from /v1/get is the stored
  * value of the decoded key, and a 200 from /v1/prefix is a JSON array of at
  * most limit records in key order, each stored and starting with the
- * prefix.
+ * prefix. The nightly pages (serve_pages.h) are served from a small
+ * directory with symlinks leading out of it: a page served must be one of
+ * its two pages, never the file outside.
  */
 #include "fuzz_file.h"
 #include "stages/serve/serve_request.h"
@@ -22,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define LIMIT_MAX 8
@@ -184,6 +187,68 @@ static void check_prefix(const query *q, const serve_reply *r) {
     json_decref(arr);
 }
 
+/*
+ * A nightly directory with two pages, a build that is a symlink to the
+ * directory's parent and a report that is a symlink to a file outside:
+ * whatever path comes in, a page served must be one of the two pages,
+ * never the file outside (made once per process, removed at exit).
+ */
+static char pages_root[64];
+static const char INDEX_PAGE[] = "<p>index</p>\n", REPORT_PAGE[] = "<p>report</p>\n";
+
+static void put(const char *path, const char *text) {
+    FILE *f = fopen(path, "w");
+    if (!f || fputs(text, f) < 0 || fclose(f))
+        fuzz_fail("cannot write %s", path);
+}
+
+static void remove_pages(void) {
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", pages_root);
+    if (system(cmd) != 0)
+        fprintf(stderr, "fuzz_serve: could not remove %s\n", pages_root);
+}
+
+static const char *pages_dir(void) {
+    static char dir[96];
+    if (dir[0])
+        return dir;
+    snprintf(pages_root, sizeof pages_root, "/tmp/fuzz-serve-pages.XXXXXX");
+    if (!mkdtemp(pages_root))
+        fuzz_fail("mkdtemp failed");
+    atexit(remove_pages);
+    char p[256];
+    snprintf(p, sizeof p, "%s/secret.html", pages_root);
+    put(p, "secret\n");
+    snprintf(dir, sizeof dir, "%s/out", pages_root);
+    const char *dirs[] = {"", "/builds", "/builds/20260101T000000Z-x", "/failed",
+                          "/failed/20260101T000000Z-y"};
+    for (size_t i = 0; i < sizeof dirs / sizeof *dirs; i++) {
+        snprintf(p, sizeof p, "%s%s", dir, dirs[i]);
+        if (mkdir(p, 0755))
+            fuzz_fail("mkdir %s failed", p);
+    }
+    snprintf(p, sizeof p, "%s/index.html", dir);
+    put(p, INDEX_PAGE);
+    snprintf(p, sizeof p, "%s/builds/20260101T000000Z-x/report.html", dir);
+    put(p, REPORT_PAGE);
+    char target[256];
+    snprintf(p, sizeof p, "%s/builds/20260101T000000Z-up", dir);
+    if (symlink(pages_root, p))
+        fuzz_fail("symlink failed");
+    snprintf(p, sizeof p, "%s/failed/20260101T000000Z-y/report.html", dir);
+    snprintf(target, sizeof target, "%s/secret.html", pages_root);
+    if (symlink(target, p))
+        fuzz_fail("symlink failed");
+    return dir;
+}
+
+static void check_page(const serve_reply *r) {
+    if (!(r->len == strlen(INDEX_PAGE) && !memcmp(r->body, INDEX_PAGE, r->len)) &&
+        !(r->len == strlen(REPORT_PAGE) && !memcmp(r->body, REPORT_PAGE, r->len)))
+        fuzz_fail("served something that is not a page: %.*s", (int)r->len, (const char *)r->body);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (!served.table)
         make_table();
@@ -203,7 +268,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     query q;
     split_query(qs, &q);
 
-    serve_handler h = {.metrics = &metrics, .prefix_limit_max = LIMIT_MAX, .copy_values = false};
+    serve_handler h = {.metrics = &metrics,
+                       .prefix_limit_max = LIMIT_MAX,
+                       .copy_values = false,
+                       .pages_dir = pages_dir()};
     serve_request req = {.method = line, .path = path, .param = lookup, .param_ctx = &q};
     serve_reply r;
     serve_handle(&h, &req, &served, &r);
@@ -218,6 +286,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (!r.len || nl != (const char *)r.body + r.len - 1)
             fuzz_fail("error body is not one line: %.*s", (int)r.len, (const char *)r.body);
     }
+    if (r.endpoint == SERVE_EP_PAGE && r.status == 200)
+        check_page(&r);
     if (r.endpoint == SERVE_EP_GET)
         check_get(&q, &r);
     else if (r.endpoint == SERVE_EP_PREFIX)
