@@ -240,7 +240,7 @@ static void page(FILE *o, const char *out_dir, build_row *rows, size_t n) {
           o);
     for (size_t i = 0; i < n; i++)
         write_row(o, &rows[i]);
-    fputs("</table>\n<p class=\"muted\">Build time: the read and write stages. Latency: the "
+    fputs("</table>\n<p class=\"muted\">Build time: the read, write and merge stages. Latency: the "
           "nightly profile, warm or cold as [profile] cold says.</p>\n<h2>Trends</h2>\n",
           o);
     trends(o, rows, n);
