@@ -61,6 +61,8 @@ struct extract_stats {
      * the process's CPU time they split a build's cost by stage. */
     double parse_cpu_seconds;
     double caller_cpu_seconds;
+    /* Chunks parsed by the workers (0 with one thread). */
+    uint64_t parse_chunks;
 };
 
 void extract_options_init(extract_options *opts);

@@ -258,6 +258,7 @@ static chunk_slot *slot_of(const pool *p, uint64_t chunk) {
 }
 
 static void submit(pool *p) {
+    p->a->stats->parse_chunks++;
     pthread_mutex_lock(&p->mu);
     p->submitted++;
     pthread_cond_signal(&p->work);
@@ -444,7 +445,13 @@ static int pump(pool *p, sp_error *err) {
         while (p->emitted < p->submitted && (got = emit_next(p, false, err)) != 1)
             if (got < 0)
                 return -1;
-        size_t want = p->max - cur->len < READ_BYTES ? p->max - cur->len : READ_BYTES;
+        /* At most chunk bytes at a time: a read is cut at its last cut
+         * point, so a larger read would make every chunk as large as it. */
+        size_t want = p->max - cur->len;
+        if (want > READ_BYTES)
+            want = READ_BYTES;
+        if (want > p->chunk)
+            want = p->chunk;
         sp_error damage = {0};
         ssize_t n = source_read(a->src, cur->in + cur->len, want, &damage);
         if (n < 0)

@@ -73,7 +73,8 @@ typedef struct parse_pool_args {
     text_buffer *text; /* the caller's, for stretches parsed on its thread */
     parse_pool_emit_fn emit;
     void *emit_ctx;
-    extract_stats *stats; /* xml_bytes, input_bytes kept up to date; parse_cpu_seconds */
+    extract_stats
+        *stats; /* xml_bytes, input_bytes kept up to date; parse_cpu_seconds, parse_chunks */
 } parse_pool_args;
 
 /* Reads src to its end, parsing on args->threads threads. */

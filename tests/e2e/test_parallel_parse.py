@@ -84,6 +84,21 @@ class ParallelParseTest(SameOutputsTest):
                 r = self.assertSameOutputs(src, f"{profile} {fmt}", extract=fmt == "xml")
                 self.assertEqual(r.code, 0, r.describe())
 
+    def test_chunk_size_is_honoured(self):
+        # A plain file reads 1 MiB at a time; chunks must still be about
+        # chunk_size, or the small settings above would test 1 MiB chunks.
+        src = wikigen(self.path("c.xml"), "3M", "7", "xml", "wiktionary")
+        for threads, chunk in (("2", 4096), ("8", 65536)):
+            r = sstpipe("build", src, "-o", self.path("c.sst"), "-v", *knobs(threads, chunk))
+            self.assertOk(r)
+            xml = parse_stats(self, r.stderr, "extract")["xml_bytes"]
+            chunks = parse_stats(self, r.stderr, "build")["parse_chunks"]
+            # Pages are ~1.1 KB: a chunk ends within a page of chunk_size.
+            self.assertGreaterEqual(chunks, xml // (chunk + 4096),
+                                    f"threads={threads} chunk_size={chunk}: {chunks} chunks "
+                                    f"for {xml} bytes")
+            self.assertLessEqual(chunks, parse_stats(self, r.stderr, "extract")["pages"])
+
     def test_threads_key_and_its_old_name(self):
         src = wikigen(self.path("k.xml"), "256K", "3", "xml", "wiktionary")
         cases = [((), None), (("--set", "build.threads=3"), 3), (("--set", "sort.threads=5"), 5),

@@ -11,9 +11,15 @@
  *     the parser sees them whole;
  *   bit 7: no value cap (page text spills to a scratch file beyond the
  *     memory buffer) instead of extract's usual 1 KiB cap.
- * Errors are expected and fine; a crash, a sanitizer report, a leak, or a
+ * Every input is extracted twice: on one thread (the reference), and on
+ * the parse pool (parse_pool.h) with 2 + bits 3-4 threads and a chunk size
+ * that bits 5-6 pick from 16 bytes (a cut at every page) to 4 KiB, so that
+ * cut points land everywhere a mutation puts a page boundary. The two must
+ * agree: the same records in the same order and the same counts, and the
+ * same error message (line, offset) when the reference fails.
+ * Errors are expected and fine; a crash, a sanitizer report, a leak, a
  * record breaking extract's promises (key length, value cap, readable
- * spilled value) is a finding.
+ * spilled value) or a difference between the two parses is a finding.
  */
 #include "fuzz_file.h"
 #include "stages/extract/extract.h"
@@ -21,15 +27,39 @@
 #include <archive.h>
 #include <archive_entry.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
+
+/* Chunk sizes the pool is tried with (bits 5-6 of the first byte). */
+static const size_t chunk_sizes[] = {16, 61, 512, 4096};
 
 typedef struct check_ctx {
     uint64_t value_cap;
+    /* Every record as key_len, key, value_len, value: what the two parses
+     * compare. */
+    uint8_t *log;
+    size_t log_len, log_cap;
 } check_ctx;
+
+static void log_bytes(check_ctx *c, const void *p, size_t n) {
+    if (c->log_cap - c->log_len < n) {
+        size_t cap = c->log_cap ? c->log_cap : 4096;
+        while (cap - c->log_len < n)
+            cap *= 2;
+        if (!(c->log = realloc(c->log, cap)))
+            fuzz_fail("out of memory for the record log");
+        c->log_cap = cap;
+    }
+    memcpy(c->log + c->log_len, p, n);
+    c->log_len += n;
+}
 
 static int check_record(void *ctx, const sp_record *rec, sp_error *err) {
     (void)err;
-    const check_ctx *c = ctx;
+    check_ctx *c = ctx;
+    log_bytes(c, &rec->key_len, sizeof rec->key_len);
+    log_bytes(c, rec->key, rec->key_len);
+    log_bytes(c, &rec->value_len, sizeof rec->value_len);
     if (rec->key_len > SP_MAX_KEY_BYTES)
         fuzz_fail("extract emitted a key of %u bytes", rec->key_len);
     if (c->value_cap && rec->value_len > c->value_cap)
@@ -44,12 +74,33 @@ static int check_record(void *ctx, const sp_record *rec, sp_error *err) {
             if (n <= 0)
                 fuzz_fail("spilled value shorter than its length %llu",
                           (unsigned long long)rec->value_len);
+            log_bytes(c, buf, (size_t)n);
             at += (uint64_t)n;
         }
     } else if (rec->value_len && !rec->value) {
         fuzz_fail("record with value_len %llu and no value", (unsigned long long)rec->value_len);
+    } else {
+        log_bytes(c, rec->value, (size_t)rec->value_len);
     }
     return 0;
+}
+
+/* One extract of path on `threads` threads into c's log. */
+static int extract_into(const char *path, unsigned threads, size_t chunk, check_ctx *c,
+                        extract_stats *stats, sp_error *err) {
+    extract_options opts;
+    extract_options_init(&opts);
+    opts.value_cap = c->value_cap;
+    opts.threads = threads;
+    opts.chunk_bytes = chunk;
+    sp_sink sink = {.put = check_record, .ctx = c};
+    int rc = extract_file(path, &opts, &sink, stats, err);
+    if (rc != 0)
+        fuzz_check_error(err, path);
+    if (stats->records > stats->pages)
+        fuzz_fail("%llu records from %llu pages", (unsigned long long)stats->records,
+                  (unsigned long long)stats->pages);
+    return rc;
 }
 
 /* data compressed with filter (an archive_write_add_filter_* function) into
@@ -91,8 +142,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         archive_write_add_filter_xz,
         archive_write_add_filter_zstd,
     };
-    unsigned mode = data[0] & 7u;
-    check_ctx ctx = {.value_cap = (data[0] & 0x80u) ? 0 : 1024};
+    unsigned mode_byte = data[0], mode = mode_byte & 7u;
+    uint64_t value_cap = (mode_byte & 0x80u) ? 0 : 1024;
     data++, size--;
 
     uint8_t *packed = NULL;
@@ -106,17 +157,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
     fuzz_file file;
     fuzz_file_init(&file, data, size);
-    extract_options opts;
-    extract_options_init(&opts);
-    opts.value_cap = ctx.value_cap;
-    sp_sink sink = {.put = check_record, .ctx = &ctx};
-    extract_stats stats;
-    sp_error err = {0};
-    if (extract_file(file.path, &opts, &sink, &stats, &err) != 0)
-        fuzz_check_error(&err, file.path);
-    if (stats.records > stats.pages)
-        fuzz_fail("%llu records from %llu pages", (unsigned long long)stats.records,
-                  (unsigned long long)stats.pages);
+    check_ctx one = {.value_cap = value_cap}, pool = {.value_cap = value_cap};
+    extract_stats s1, sn;
+    sp_error e1 = {0}, en = {0};
+    unsigned threads = 2 + ((mode_byte >> 3) & 3u);
+    size_t chunk = chunk_sizes[(mode_byte >> 5) & 3u];
+    int rc1 = extract_into(file.path, 1, 0, &one, &s1, &e1);
+    int rcn = extract_into(file.path, threads, chunk, &pool, &sn, &en);
+    if (rc1 != rcn)
+        fuzz_fail("one thread %s, %u threads (chunk %zu) %s: %s", rc1 ? "fails" : "succeeds",
+                  threads, chunk, rcn ? "fail" : "succeed", rc1 ? e1.msg : en.msg);
+    if (rc1 && strcmp(e1.msg, en.msg))
+        fuzz_fail("one thread: %s; %u threads (chunk %zu): %s", e1.msg, threads, chunk, en.msg);
+    if (one.log_len != pool.log_len || (one.log_len && memcmp(one.log, pool.log, one.log_len)))
+        fuzz_fail("%u threads (chunk %zu) emit other records than one thread", threads, chunk);
+    if (s1.pages != sn.pages || s1.records != sn.records ||
+        s1.skipped_redirects != sn.skipped_redirects ||
+        s1.skipped_namespace != sn.skipped_namespace || (!rc1 && s1.xml_bytes != sn.xml_bytes))
+        fuzz_fail("%u threads (chunk %zu) count other pages than one thread", threads, chunk);
+    free(one.log);
+    free(pool.log);
     fuzz_file_destroy(&file);
     free(packed);
     return 0;
