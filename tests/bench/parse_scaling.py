@@ -20,8 +20,9 @@ sort: serial), and of the write phase (merge and table writer: serial). With
 N cores the read phase takes max(caller, (decode + parse + caller) / N), or
 at least the decode itself where one thread decodes (.zst, plain XML), and
 the write phase adds its own time, which predicts the build's wall time and
-speed-up at 8, 16 and 64 cores. The section of tests/bench/RESULTS.md between
-the parse-scaling markers is rewritten from these measurements.
+speed-up at 8, 16 and 64 cores. These go into the run's JSON (`parse_scaling`:
+`stage_cpu_seconds_per_gib`, `model_seconds_per_gib`), from which
+tests/bench/report writes the results-scaling table of RESULTS.md.
 """
 
 import os
@@ -32,8 +33,6 @@ import subprocess
 
 MIB = 1 << 20
 GIB = 1 << 30
-BEGIN = "<!-- parse-scaling:begin (written by tests/bench/parse_scaling.py) -->"
-END = "<!-- parse-scaling:end -->"
 CORES = (1, 2, 8, 16, 64)
 FIGURE_RE = re.compile(r"([a-z_]+)=([0-9.]+)")
 
@@ -89,8 +88,8 @@ def plain_copy(zst, name, size):
 
 def measure(ctx):
     """ctx: sstpipe, peer, data, reps, memory, threads, timed, row, med, paired,
-    log, shapes ({name: {"zst", "bz2", "bz2ms": path}}), results_md (None: leave
-    RESULTS.md alone). Adds rows; returns the section's JSON."""
+    log, shapes ({name: {"zst", "bz2", "bz2ms": path}}). Adds rows; returns the
+    section's JSON."""
     res = {"shapes": {}}
     mem = str(ctx.memory)
     budget = ctx.memory / MIB
@@ -175,42 +174,4 @@ def measure(ctx):
         if len(tables) != 1:
             ctx.row(f"[{label}] tables identical across formats and cores", len(tables), 1, None,
                     "1 distinct table", False)
-    if ctx.results_md:
-        write_results(ctx, res)
     return res
-
-
-def write_results(ctx, res):
-    """Rewrites the parse-scaling section of RESULTS.md from res."""
-    lines = [BEGIN, "", f"## Parse on every core: scaling model (issue 16)", "",
-             f"Machine-written by `tests/bench/parse_scaling.py` from the run of {ctx.date} "
-             f"({ctx.size >> 20} MiB of XML per shape, {ctx.reps} reps, sort budget "
-             f"{ctx.memory >> 20} MiB, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f} "
-             "at the end). CPU seconds per GiB of XML, medians of the builds' own `-v` figures "
-             "at the default thread count; decode = read-phase process CPU less the parsing "
-             "workers' and the calling thread's; caller and write are serial, and so is decode "
-             "for .zst and plain XML (one thread; bz2 decodes on every core). Predicted wall "
-             "time per GiB on N cores: max(serial, (decode + parse + caller) / N) + write, "
-             "serial being the caller, or the decode where it runs on one thread.", "",
-             "| shape | input | decode | parse | caller (serial) | write (serial) | "
-             + " | ".join(f"s/GiB @{n}" for n in CORES) + " |",
-             "|---|---|---:|---:|---:|---:|" + "---:|" * len(CORES)]
-    for shape, s in res["shapes"].items():
-        for src, c in s["stage_cpu_seconds_per_gib"].items():
-            m = s["model_seconds_per_gib"][src]
-            lines.append(f"| {shape} | .{src} | {c['decode']:.2f} | {c['parse']:.2f} | "
-                         f"{c['caller']:.2f} | {c['write']:.2f} | "
-                         + " | ".join(f"{m[n]:.2f}" for n in CORES) + " |")
-    lines += ["", "Where the serial caller's CPU per GiB exceeds (decode + parse + caller) / 64, "
-              "a 64-core machine waits on the calling thread rather than on decoding; the "
-              "benchmark table's `parallel-bound at 64 cores` row says which case was measured. "
-              "This 2-core machine cannot show 8 to 64 cores: those columns are the model's "
-              "predictions from the figures measured here.", "", END]
-    text = open(ctx.results_md).read() if os.path.exists(ctx.results_md) else ""
-    section = "\n".join(lines)
-    if BEGIN in text and END in text:
-        text = text[:text.index(BEGIN)] + section + text[text.index(END) + len(END):]
-    else:
-        text = text.rstrip("\n") + "\n\n" + section + "\n"
-    with open(ctx.results_md, "w") as f:
-        f.write(text)
