@@ -4,16 +4,19 @@
  *
  * Most of a dump is text, where '<' never occurs (it is escaped), so the
  * scanner jumps from '<' to '<' with memchr and follows markup byte by byte
- * only inside tags, which are short. The encoding is decided as
- * text_skip.c decides it (a document starting "<?xml " names its encoding,
- * one starting with another '<' is UTF-8): only an ASCII-compatible
- * encoding lets '<', '>' and quotes be found by their bytes.
+ * only inside tags, which are short. Comments, CDATA sections and
+ * processing instructions are skipped by xml_lex.h's rules, the ones
+ * text_skip.c follows too. The encoding is decided as text_skip.c decides
+ * it (a document starting "<?xml " names its encoding, one starting with
+ * another '<' is UTF-8): only an ASCII-compatible encoding lets '<', '>'
+ * and quotes be found by their bytes.
  */
 #include "stages/extract/page_split.h"
 
+#include "stages/extract/xml_lex.h"
+
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 typedef enum scan_mode {
     S_START,   /* before the first byte, or after a UTF-8 byte order mark */
@@ -21,10 +24,7 @@ typedef enum scan_mode {
     S_LT,      /* after '<' */
     S_TAG,     /* in a start tag (quote: in an attribute value) */
     S_END_TAG, /* in "</...>" */
-    S_BANG,    /* after "<!": matching "--" or "[CDATA[" */
-    S_COMMENT, /* in a comment: run counts trailing '-' */
-    S_CDATA,   /* in a CDATA section: run counts trailing ']' */
-    S_PI,      /* in a processing instruction: run is 1 after '?' */
+    S_SKIP,    /* after "<!" or "<?": a comment, CDATA or PI (xml_lex.h) */
     S_OFF,     /* unsure: no more cut points */
 } scan_mode;
 
@@ -35,9 +35,7 @@ struct page_split {
     uint64_t last; /* the latest cut point, 0: none */
     long depth;
     int bom; /* bytes of byte order mark matched */
-    const char *opener;
-    size_t matched;
-    int run;
+    xml_lex_skip skip;
     uint8_t quote, prev;
     bool root_seen;  /* the root start tag has begun */
     bool capturing;  /* copying the declaration or the root tag into head */
@@ -77,34 +75,17 @@ static void capture(page_split *s, uint8_t c) {
     s->head[s->head_len++] = c == '\n' || c == '\r' || c == '\t' ? ' ' : c;
 }
 
-static bool is_space(uint8_t c) {
-    return c == ' ' || c == '\t' || c == '\n' || c == '\r';
-}
-
 /* The XML declaration now in head: keep it if its encoding is UTF-8 (or
  * none is named), else give up. */
 static void decl_end(page_split *s) {
-    const char *d = (const char *)s->head, *end = d + s->head_len;
+    const char *d = (const char *)s->head;
     s->capturing = false;
     s->decl_done = true;
-    if (s->head_len < 6 || memcmp(d, "<?xml", 5) || !is_space((uint8_t)d[5])) {
+    if (s->head_len < 6 || memcmp(d, "<?xml", 5) || !xml_lex_space((uint8_t)d[5])) {
         s->head_len = 0; /* another processing instruction, not part of the head */
         return;
     }
-    const char *p = memmem(d, s->head_len, "encoding", 8);
-    if (!p)
-        return;
-    for (p += 8; p < end && is_space((uint8_t)*p); p++)
-        ;
-    if (p < end && *p == '=')
-        for (p++; p < end && is_space((uint8_t)*p); p++)
-            ;
-    const char *close =
-        p < end && (*p == '"' || *p == '\'') ? memchr(p + 1, *p, (size_t)(end - p - 1)) : NULL;
-    size_t n = close ? (size_t)(close - p - 1) : 0;
-    if (!close || !((n == 5 && !strncasecmp(p + 1, "UTF-8", 5)) ||
-                    (n == 4 && !strncasecmp(p + 1, "UTF8", 4)) ||
-                    (n == 8 && !strncasecmp(p + 1, "US-ASCII", 8))))
+    if (!xml_lex_decl_ok(d, s->head_len, true))
         s->mode = S_OFF;
 }
 
@@ -127,12 +108,11 @@ static void lt_byte(page_split *s, uint8_t c) {
     if (c == '/') {
         s->mode = S_END_TAG;
     } else if (c == '!') {
-        s->mode = S_BANG;
-        s->opener = NULL;
-        s->matched = 0;
+        s->mode = S_SKIP;
+        xml_lex_bang(&s->skip);
     } else if (c == '?') {
-        s->mode = S_PI;
-        s->run = 0;
+        s->mode = S_SKIP;
+        xml_lex_pi(&s->skip);
         /* Only a declaration at the very start is part of the head. */
         s->capturing = !s->decl_done && !s->root_seen && s->lt == (uint64_t)s->bom;
         capture(s, '<');
@@ -185,33 +165,19 @@ static void markup_byte(page_split *s, uint8_t c) {
                 s->mode = S_OFF;
         }
         break;
-    case S_BANG:
-        if (!s->opener)
-            s->opener = c == '-' ? "--" : c == '[' ? "[CDATA[" : NULL;
-        if (!s->opener || c != (uint8_t)s->opener[s->matched]) {
-            s->mode = S_OFF; /* a DOCTYPE, refused by the parser, or worse */
-        } else if (!s->opener[++s->matched]) {
-            s->mode = s->opener[0] == '-' ? S_COMMENT : S_CDATA;
-            s->run = 0;
-        }
-        break;
-    case S_COMMENT:
-    case S_CDATA: {
-        uint8_t closer = s->mode == S_COMMENT ? '-' : ']';
-        if (c == '>' && s->run == 2)
-            s->mode = S_OUT;
-        else
-            s->run = c != closer ? 0 : s->run < 2 ? s->run + 1 : 2;
-        break;
-    }
-    case S_PI:
-        capture(s, c);
-        if (c == '>' && s->run) {
+    case S_SKIP:
+        capture(s, c); /* the XML declaration, when it is the PI at the start */
+        switch (xml_lex_skip_byte(&s->skip, c)) {
+        case XML_LEX_DONE:
             s->mode = S_OUT;
             if (s->capturing)
                 decl_end(s);
-        } else {
-            s->run = c == '?';
+            break;
+        case XML_LEX_DOUBT:
+            s->mode = S_OFF; /* a DOCTYPE, refused by the parser, or worse */
+            break;
+        case XML_LEX_MORE:
+            break;
         }
         break;
     default:

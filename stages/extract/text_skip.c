@@ -5,8 +5,10 @@
  * A lexer that knows just enough XML to find where the content of each text
  * element starts and ends: start tags (attribute values may hold '>'), end
  * tags, and the comments, CDATA sections and processing instructions whose
- * insides must not be taken for tags. Anything it does not follow, such as
- * a DOCTYPE, turns it off for the rest of the document.
+ * insides must not be taken for tags (their rules, and which encodings a
+ * declaration may name, are xml_lex.h's, shared with page_split.c). Anything
+ * it does not follow, such as a DOCTYPE, turns it off for the rest of the
+ * document.
  *
  * Why dropping is safe: dropped bytes are character data of a text element
  * after value_cap decoded bytes of that same element's character data, with
@@ -27,12 +29,12 @@
 #include "stages/extract/text_skip.h"
 
 #include "stages/common/utf8.h"
+#include "stages/extract/xml_lex.h"
 
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #ifdef __SSE2__
 #include <emmintrin.h>
 #endif
@@ -59,11 +61,7 @@ typedef enum mode {
     M_OFF,      /* not UTF-8, or markup the lexer does not follow */
     M_OUT,      /* outside markup and outside text content */
     M_LT,       /* after '<' */
-    M_BANG,     /* after "<!" */
-    M_OPENER,   /* in "<!--" or "<![CDATA[" */
-    M_COMMENT,  /* run: trailing '-' */
-    M_CDATA,    /* run: trailing ']' */
-    M_PI,       /* run: last byte was '?' */
+    M_SKIP,     /* after "<!" or "<?": a comment, CDATA or PI (xml_lex.h) */
     M_END_TAG,  /* in "</...>" */
     M_NAME,     /* in a start tag's name */
     M_ATTRS,    /* in a start tag after its name; last: previous byte */
@@ -89,9 +87,7 @@ struct text_skip {
     char decl[DECL_MAX];
     size_t decl_len;
 
-    const char *opener;
-    size_t matched;
-    unsigned run;
+    xml_lex_skip skip;
     uint8_t quote, last;
     char name[TAG_NAME_MAX];
     size_t name_len;
@@ -131,10 +127,6 @@ text_skip *text_skip_init_fragment(uint64_t value_cap, sp_error *err) {
 
 void text_skip_destroy(text_skip *t) {
     free(t);
-}
-
-static bool is_space(uint8_t c) {
-    return c == ' ' || c == '\t' || c == '\n' || c == '\r';
 }
 
 /* ------------------------------------------------------------ text content */
@@ -607,7 +599,7 @@ static void start_tag_end(text_skip *t, bool empty) {
 }
 
 static bool name_end(uint8_t c) {
-    return c == '>' || c == '/' || c == '<' || is_space(c);
+    return c == '>' || c == '/' || c == '<' || xml_lex_space(c);
 }
 
 static void name_add(text_skip *t, const uint8_t *p, size_t n) {
@@ -622,7 +614,7 @@ static void name_add(text_skip *t, const uint8_t *p, size_t n) {
 static void name_byte(text_skip *t, uint8_t c) {
     if (c == '>') {
         start_tag_end(t, false);
-    } else if (c == '/' || is_space(c)) {
+    } else if (c == '/' || xml_lex_space(c)) {
         t->mode = M_ATTRS;
         t->last = c;
     } else if (c == '<') {
@@ -632,27 +624,9 @@ static void name_byte(text_skip *t, uint8_t c) {
     }
 }
 
-static bool equals_nocase(const char *s, size_t len, const char *want) {
-    return len == strlen(want) && !strncasecmp(s, want, len);
-}
-
 /* The XML declaration is complete: UTF-8 (or no encoding named) or not. */
 static void decl_end(text_skip *t) {
-    const char *d = t->decl, *end = t->decl + t->decl_len;
-    const char *p = memmem(d, t->decl_len, "encoding", 8);
-    t->mode = M_OUT;
-    if (!p)
-        return;
-    for (p += 8; p < end && is_space((uint8_t)*p); p++)
-        ;
-    if (p < end && *p == '=')
-        for (p++; p < end && is_space((uint8_t)*p); p++)
-            ;
-    const char *close =
-        p < end && (*p == '"' || *p == '\'') ? memchr(p + 1, *p, (size_t)(end - p - 1)) : NULL;
-    if (!close || !(equals_nocase(p + 1, (size_t)(close - p - 1), "UTF-8") ||
-                    equals_nocase(p + 1, (size_t)(close - p - 1), "UTF8")))
-        t->mode = M_OFF;
+    t->mode = xml_lex_decl_ok(t->decl, t->decl_len, false) ? M_OUT : M_OFF;
 }
 
 /* One byte of markup, already copied to the output. */
@@ -669,10 +643,11 @@ static void markup_byte(text_skip *t, uint8_t c) {
         break;
     case M_LT:
         if (c == '!') {
-            t->mode = M_BANG;
+            t->mode = M_SKIP;
+            xml_lex_bang(&t->skip);
         } else if (c == '?') {
-            t->mode = M_PI;
-            t->run = 0;
+            t->mode = M_SKIP;
+            xml_lex_pi(&t->skip);
         } else if (c == '/') {
             t->mode = M_END_TAG;
         } else {
@@ -681,34 +656,19 @@ static void markup_byte(text_skip *t, uint8_t c) {
             name_byte(t, c);
         }
         break;
-    case M_BANG:
-        /* A DOCTYPE (refused by the parser) or worse: stop following. */
-        t->opener = c == '-' ? "<!--" : c == '[' ? "<![CDATA[" : NULL;
-        t->matched = 3;
-        t->mode = t->opener ? M_OPENER : M_OFF;
-        break;
-    case M_OPENER:
-        if (c != (uint8_t)t->opener[t->matched]) {
+    case M_SKIP:
+        /* Anything but a comment, CDATA or PI after "<!" (a DOCTYPE,
+         * refused by the parser) or worse: stop following. */
+        switch (xml_lex_skip_byte(&t->skip, c)) {
+        case XML_LEX_DONE:
+            t->mode = M_OUT;
+            break;
+        case XML_LEX_DOUBT:
             t->mode = M_OFF;
-        } else if (!t->opener[++t->matched]) {
-            t->mode = t->opener[2] == '-' ? M_COMMENT : M_CDATA;
-            t->run = 0;
+            break;
+        case XML_LEX_MORE:
+            break;
         }
-        break;
-    case M_COMMENT:
-    case M_CDATA: {
-        uint8_t closer = t->mode == M_COMMENT ? '-' : ']';
-        if (c == '>' && t->run == 2)
-            t->mode = M_OUT;
-        else
-            t->run = c != closer ? 0 : t->run < 2 ? t->run + 1 : 2;
-        break;
-    }
-    case M_PI:
-        if (c == '>' && t->run)
-            t->mode = M_OUT;
-        else
-            t->run = c == '?';
         break;
     case M_NAME:
         name_byte(t, c);
@@ -745,7 +705,7 @@ static uint8_t *head_end(text_skip *t, uint8_t *o) {
     /* UTF-16 or UTF-32 ('<' then NUL, a byte order mark), EBCDIC, or "<?xml"
      * not followed by the rest of a declaration: pass it all. */
     t->mode = M_OFF;
-    if (decl && is_space(h[p + 5])) {
+    if (decl && xml_lex_space(h[p + 5])) {
         t->mode = M_DECL;
         t->decl_len = HEAD_BYTES - p;
         memcpy(t->decl, h + p, t->decl_len);
