@@ -460,6 +460,12 @@ static int up_to_date(nightly_run_state *r) {
     if (nightly_remove_tree(r->staging, &err))
         nightly_logf(&r->log, "warning: %s", err.msg);
     r->staging[0] = '\0';
+    /* A run killed after its publish may have left current's report, the
+     * index or a page's temporary file behind: the pages are made from the
+     * manifests alone, so writing them again mends that and otherwise
+     * gives the same bytes. */
+    snprintf(r->final_rel, sizeof r->final_rel, "%s", p->up_to_date_with);
+    write_pages(r);
     return SP_EXIT_OK;
 }
 
