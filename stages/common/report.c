@@ -1,4 +1,4 @@
-/* report.c: JSON report files; see report.h. */
+/* report.c: report files, text and JSON; see report.h. */
 #include "stages/common/report.h"
 
 #include "stages/common/cli.h"
@@ -6,6 +6,17 @@
 
 #include <stdlib.h>
 #include <string.h>
+
+int sp_report_write_text(const char *path, const char *text, size_t len, sp_error *err) {
+    sp_output out;
+    if (sp_output_open(&out, path, err))
+        return -1;
+    if (sp_write_all(out.fd, text, len, path, err)) {
+        sp_output_abort(&out);
+        return -1;
+    }
+    return sp_output_commit(&out, err);
+}
 
 int sp_report_write_json(json_t *root, const char *path, sp_error *err) {
     if (root && json_object_set_new(root, "sstpipe_version", json_string(sp_version()))) {
@@ -16,15 +27,14 @@ int sp_report_write_json(json_t *root, const char *path, sp_error *err) {
     json_decref(root);
     if (!text)
         return sp_errorf(err, "%s: cannot build the JSON report (out of memory)", path);
-    sp_output out;
-    int rc = sp_output_open(&out, path, err);
-    if (rc == 0 && (sp_write_all(out.fd, text, strlen(text), path, err) ||
-                    sp_write_all(out.fd, "\n", 1, path, err))) {
-        sp_output_abort(&out);
-        rc = -1;
-    } else if (rc == 0) {
-        rc = sp_output_commit(&out, err);
+    size_t len = strlen(text);
+    char *line = realloc(text, len + 2);
+    if (!line) {
+        free(text);
+        return sp_errorf(err, "%s: cannot build the JSON report (out of memory)", path);
     }
-    free(text);
+    memcpy(line + len, "\n", 2);
+    int rc = sp_report_write_text(path, line, len + 1, err);
+    free(line);
     return rc;
 }

@@ -7,6 +7,7 @@
  */
 #include "stages/report/report.h"
 
+#include "stages/common/report.h"
 #include "stages/common/svg.h"
 #include "stages/profile/profile.h"
 #include "stages/report/report_html.h"
@@ -447,7 +448,7 @@ int report_write_build(const char *build_dir, sp_error *err) {
         free(text);
         return sp_errorf(err, "%s: cannot build the page (out of memory)", path);
     }
-    int rc = report_write_file(path, text, len, err);
+    int rc = sp_report_write_text(path, text, len, err);
     free(text);
     return rc;
 }

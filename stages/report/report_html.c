@@ -1,8 +1,6 @@
 /* report_html.c: the pages' shared frame and helpers; see report_html.h. */
 #include "stages/report/report_html.h"
 
-#include "stages/common/cli.h"
-#include "stages/common/fileio.h"
 #include "stages/common/version.h"
 #include "stages/common/xml_escape.h"
 
@@ -124,15 +122,4 @@ int report_load_manifest(const char *dir, json_t **m, sp_error *err) {
         return sp_errorf(err, "%s: not a JSON object", path);
     }
     return 0;
-}
-
-int report_write_file(const char *path, const char *text, size_t len, sp_error *err) {
-    sp_output out;
-    if (sp_output_open(&out, path, err))
-        return -1;
-    if (sp_write_all(out.fd, text, len, path, err)) {
-        sp_output_abort(&out);
-        return -1;
-    }
-    return sp_output_commit(&out, err);
 }

@@ -42,7 +42,5 @@ const char *html_seconds(double s, char *buf, size_t cap);
 /* dir/manifest.json, parsed; -1 with an error naming the file and the
  * line and column of a syntax error. */
 int report_load_manifest(const char *dir, json_t **m, sp_error *err);
-/* Writes len bytes of text to path atomically. */
-int report_write_file(const char *path, const char *text, size_t len, sp_error *err);
 
 #endif

@@ -7,6 +7,7 @@
  */
 #include "stages/report/report.h"
 
+#include "stages/common/report.h"
 #include "stages/common/svg.h"
 #include "stages/report/report_html.h"
 
@@ -277,7 +278,7 @@ int report_write_index(const char *out_dir, size_t *n_builds, sp_error *err) {
     } else {
         page(mem, out_dir, rows, n);
         rc = fclose(mem) ? sp_errorf(err, "%s: cannot build the page (out of memory)", path)
-                         : report_write_file(path, text, len, err);
+                         : sp_report_write_text(path, text, len, err);
     }
     free(text);
     for (size_t i = 0; i < n; i++)

@@ -6,7 +6,6 @@
 
 #include "stages/common/report.h"
 #include "stages/common/size.h"
-#include "stages/tune/write_text.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -228,7 +227,7 @@ int tune_write_config(const tune_report *r, const char *path, sp_error *err) {
     char *text = tune_config_snippet(r);
     if (!text)
         return sp_errorf(err, "%s: no recommendation to write", path);
-    int rc = tune_write_text(path, text, strlen(text), err);
+    int rc = sp_report_write_text(path, text, strlen(text), err);
     free(text);
     return rc;
 }

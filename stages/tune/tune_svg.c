@@ -6,9 +6,9 @@
  */
 #include "stages/tune/tune_report.h"
 
+#include "stages/common/report.h"
 #include "stages/common/size.h"
 #include "stages/common/svg.h"
-#include "stages/tune/write_text.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -201,7 +201,7 @@ int tune_write_svg(const tune_report *r, const char *path, sp_error *err) {
         free(text);
         return sp_errorf(err, "%s: cannot build the chart (out of memory)", path);
     }
-    int rc = tune_write_text(path, text, len, err);
+    int rc = sp_report_write_text(path, text, len, err);
     free(text);
     return rc;
 }
