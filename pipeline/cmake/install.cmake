@@ -3,7 +3,7 @@
 #   share/man/man1/sstpipe.1.gz         generated from the command table
 #   share/bash-completion/completions/sstpipe   likewise
 #   share/man/man5/sstpipe-format.5.gz  the file format, from stages/sst/FORMAT.md
-#   share/doc/sstpipe/                  README.md, FORMAT.md, MANIFEST.md and
+#   share/doc/sstpipe/                  README.md, FORMAT.md, TABLESET.md, MANIFEST.md and
 #                                       examples/ (default.ini, nightly.ini)
 # Man pages are made at build time into build/man/, gzipped as Debian wants.
 include(GNUInstallDirs)
@@ -32,7 +32,7 @@ else()
 endif()
 
 install(FILES ${CMAKE_SOURCE_DIR}/README.md ${CMAKE_SOURCE_DIR}/stages/sst/FORMAT.md
-              ${CMAKE_SOURCE_DIR}/config/MANIFEST.md
+              ${CMAKE_SOURCE_DIR}/stages/sst/TABLESET.md ${CMAKE_SOURCE_DIR}/config/MANIFEST.md
         DESTINATION ${CMAKE_INSTALL_DOCDIR})
 install(FILES ${CMAKE_SOURCE_DIR}/config/default.ini ${CMAKE_SOURCE_DIR}/config/nightly.ini
         DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples)

@@ -105,7 +105,7 @@ class PackageTest(E2ETest):
                      "usr/share/man/man1/sstpipe.1.gz", "usr/share/man/man5/sstpipe-format.5.gz",
                      "usr/share/bash-completion/completions/sstpipe",
                      "usr/share/doc/sstpipe/README.md", "usr/share/doc/sstpipe/FORMAT.md",
-                     "usr/share/doc/sstpipe/MANIFEST.md",
+                     "usr/share/doc/sstpipe/MANIFEST.md", "usr/share/doc/sstpipe/TABLESET.md",
                      "usr/share/doc/sstpipe/examples/default.ini",
                      "usr/share/doc/sstpipe/examples/nightly.ini"]:
             self.assertIn(path, files)

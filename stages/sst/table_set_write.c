@@ -1,0 +1,103 @@
+/*
+ * table_set_write.c: writes a table set's manifest (table_set.h), the last
+ * step of publishing a set, called by the sharded build's finishing step
+ * once every shard file is complete.
+ *
+ * The manifest is what makes a directory a set, so it is written through
+ * an output file (fileio.h: temporary file in the directory, fsync, rename,
+ * fsync of the directory): a crash leaves the old manifest or the new one.
+ * Before anything is written the text is read back by the reader's own
+ * parser (table_set_parse), so the writer can never publish a manifest
+ * that a reader refuses: the rules are the reader's, stated once.
+ */
+#include "stages/sst/table_set.h"
+
+#include "stages/common/fileio.h"
+#include "stages/common/version.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static json_t *hex_or_null(const uint8_t *b, size_t n, bool has) {
+    if (!has)
+        return json_null();
+    char *h = malloc(2 * n + 1);
+    if (!h)
+        return NULL;
+    for (size_t i = 0; i < n; i++)
+        snprintf(h + 2 * i, 3, "%02x", b[i]);
+    json_t *s = json_stringn(h, 2 * n);
+    free(h);
+    return s;
+}
+
+static json_t *shard_json(const table_set_shard *s) {
+    return json_pack("{s:s, s:o, s:o, s:I, s:I, s:s}", "file", s->file, "lo",
+                     hex_or_null(s->lo, s->lo_len, s->has_lo), "hi",
+                     hex_or_null(s->hi, s->hi_len, s->has_hi), "records", (json_int_t)s->records,
+                     "bytes", (json_int_t)s->bytes, "checksum", s->checksum);
+}
+
+/* The manifest's JSON text (malloc'd), or NULL with err set. */
+static char *manifest_text(const char *name, const table_set_shard *shards, size_t n,
+                           const char *options_json, const char *inputs_json, sp_error *err) {
+    json_error_t je;
+    json_t *options = json_loads(options_json ? options_json : "", 0, &je);
+    if (!json_is_object(options)) {
+        json_decref(options);
+        sp_errorf(err, "%s: the options given are not a JSON object", name);
+        return NULL;
+    }
+    json_t *inputs = json_loads(inputs_json ? inputs_json : "", 0, &je);
+    if (!json_is_array(inputs)) {
+        json_decref(options);
+        json_decref(inputs);
+        sp_errorf(err, "%s: the inputs given are not a JSON array", name);
+        return NULL;
+    }
+    json_t *arr = json_array();
+    for (size_t i = 0; arr && i < n; i++)
+        if (json_array_append_new(arr, shard_json(&shards[i])) != 0) {
+            json_decref(arr);
+            arr = NULL;
+        }
+    json_t *root = json_pack("{s:s, s:i, s:o, s:o, s:o, s:s}", "format", TABLE_SET_FORMAT,
+                             "version", TABLE_SET_VERSION, "shards", arr, "options", options,
+                             "inputs", inputs, "sstpipe_version", sp_version());
+    char *text = root ? json_dumps(root, JSON_PRESERVE_ORDER | JSON_INDENT(1)) : NULL;
+    json_decref(root);
+    if (!text)
+        sp_errorf(err, "%s: out of memory (or a file name that is not UTF-8)", name);
+    return text;
+}
+
+int table_set_write_manifest(const char *dir, const table_set_shard *shards, size_t n,
+                             const char *options_json, const char *inputs_json, sp_error *err) {
+    size_t plen = strlen(dir) + sizeof TABLE_SET_MANIFEST + 1;
+    char *path = malloc(plen);
+    if (!path)
+        return sp_errorf(err, "%s: out of memory", dir);
+    snprintf(path, plen, "%s/%s", dir, TABLE_SET_MANIFEST);
+    char *text = NULL;
+    table_set *check = NULL;
+    sp_outfile out = {.fd = -1, .cleanup_slot = -1};
+    int rc = -1;
+    if (table_set_check_shards(path, shards, n, err) ||
+        !(text = manifest_text(path, shards, n, options_json, inputs_json, err)) ||
+        !(check = table_set_parse(text, strlen(text), path, dir, err)))
+        goto done;
+    size_t len = strlen(text);
+    text[len] = '\n'; /* json_dumps's NUL becomes the file's last newline */
+    if (sp_outfile_open(&out, path, err) || sp_write_all(out.fd, text, len + 1, path, err) ||
+        sp_outfile_commit(&out, err))
+        goto done;
+    rc = 0;
+done:
+    sp_outfile_abort(&out);
+    table_set_free(check);
+    free(text);
+    free(path);
+    return rc;
+}
