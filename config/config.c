@@ -174,3 +174,10 @@ unsigned config_threads(const sp_config *cfg) {
         return (unsigned)cfg->sort.threads;
     return (unsigned)cfg->build.threads;
 }
+
+bool config_cluster_set(const sp_config *cfg) {
+    for (int k = CONFIG_CLUSTER_RUNNER; k <= CONFIG_CLUSTER_PARALLEL_SSHLOGIN; k++)
+        if (cfg->origin[k] != CONFIG_FROM_DEFAULT)
+            return true;
+    return false;
+}

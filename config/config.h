@@ -61,6 +61,15 @@ typedef enum config_key {
     CONFIG_SERVE_TIMEOUT,
     CONFIG_SERVE_MAX_REQUEST_BYTES,
     CONFIG_SERVE_PREFIX_LIMIT_MAX,
+    CONFIG_CLUSTER_RUNNER,
+    CONFIG_CLUSTER_TASKS,
+    CONFIG_CLUSTER_SHARDS,
+    CONFIG_CLUSTER_SHARED_DIR,
+    CONFIG_CLUSTER_RETRIES,
+    CONFIG_CLUSTER_JOBS,
+    CONFIG_CLUSTER_SLURM_PARTITION,
+    CONFIG_CLUSTER_SLURM_ARGS,
+    CONFIG_CLUSTER_PARALLEL_SSHLOGIN,
     CONFIG_KEY_COUNT
 } config_key;
 
@@ -72,6 +81,13 @@ typedef enum config_origin {
 } config_origin;
 
 #define CONFIG_MAX_NAMESPACES 64
+
+/* [cluster] runner: what starts a cluster build's tasks. */
+typedef enum config_runner {
+    CONFIG_RUNNER_LOCAL,    /* processes on this machine */
+    CONFIG_RUNNER_PARALLEL, /* GNU parallel, on this machine or its --sshlogin hosts */
+    CONFIG_RUNNER_SLURM,    /* sbatch job arrays */
+} config_runner;
 
 /* [progress] show: when a long command shows its live line on stderr. */
 typedef enum config_progress {
@@ -138,6 +154,17 @@ typedef struct sp_config {
         uint64_t max_request_bytes;
         uint64_t prefix_limit_max;
     } serve;
+    struct {
+        config_runner runner;
+        uint64_t tasks;   /* map tasks; 0: from the input size */
+        uint64_t shards;  /* key ranges; 1: one table */
+        char *shared_dir; /* where tasks write; every node must see it */
+        uint64_t retries; /* extra attempts of a failed task */
+        uint64_t jobs;    /* local, parallel: tasks at once; 0: one per core */
+        char *slurm_partition;
+        char *slurm_args;        /* more sbatch options, split at white space */
+        char *parallel_sshlogin; /* GNU parallel's --sshloginfile */
+    } cluster;
     /* Where each key's value came from. */
     config_origin origin[CONFIG_KEY_COUNT];
     char *where[CONFIG_KEY_COUNT]; /* NULL for defaults */
@@ -162,6 +189,10 @@ int config_set_flag(sp_config *cfg, config_key key, const char *flag, const char
  * scan stops at "--". Afterwards argv holds only the command's own flags.
  */
 int config_parse_args(sp_config *cfg, int *argc, char **argv, sp_error *err);
+
+/* Whether the build is a cluster build: some [cluster] key was set (in
+ * the -c file, by --set or a flag). */
+bool config_cluster_set(const sp_config *cfg);
 
 /* The threads a build or extract decompresses and parses with (0: every
  * core): [build] threads, or [sort] threads, its old name, when only that

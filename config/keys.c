@@ -116,12 +116,39 @@ const key_info config_keys[CONFIG_KEY_COUNT] = {
                                         "longest request line and headers, together"},
     [CONFIG_SERVE_PREFIX_LIMIT_MAX] = {"serve", "prefix_limit_max", KT_COUNT, 1, 100000, 1000, NULL,
                                        "most records one /v1/prefix request returns"},
+    [CONFIG_CLUSTER_RUNNER] = {"cluster", "runner", KT_RUNNER, 0, 0, 0, "local",
+                               "what runs a cluster build's tasks: local (processes here), "
+                               "parallel (GNU parallel) or slurm (sbatch job arrays)"},
+    [CONFIG_CLUSTER_TASKS] = {"cluster", "tasks", KT_COUNT, 0, 1000000, 0, NULL,
+                              "map tasks the input is cut into, 0 = from its size "
+                              "(64 to 256 MiB of it each)"},
+    [CONFIG_CLUSTER_SHARDS] = {"cluster", "shards", KT_COUNT, 1, 65536, 1, NULL,
+                               "key ranges, one table each; 1 = the output is one table, "
+                               "more = a table set directory"},
+    [CONFIG_CLUSTER_SHARED_DIR] = {"cluster", "shared_dir", KT_STRING, 0, 0, 0, "",
+                                   "directory the tasks write into, seen by every node "
+                                   "(required for a cluster build)"},
+    [CONFIG_CLUSTER_RETRIES] = {"cluster", "retries", KT_COUNT, 0, 100, 2, NULL,
+                                "extra attempts of a failed, killed or cancelled task"},
+    [CONFIG_CLUSTER_JOBS] = {"cluster", "jobs", KT_COUNT, 0, 4096, 0, NULL,
+                             "tasks run at once by the local and parallel runners, 0 = "
+                             "number of cores"},
+    [CONFIG_CLUSTER_SLURM_PARTITION] = {"cluster", "slurm_partition", KT_STRING, 0, 0, 0, "",
+                                        "Slurm partition of the job arrays (empty: the "
+                                        "cluster's default)"},
+    [CONFIG_CLUSTER_SLURM_ARGS] = {"cluster", "slurm_args", KT_STRING, 0, 0, 0, "",
+                                   "more sbatch options: account, time and memory limits"},
+    [CONFIG_CLUSTER_PARALLEL_SSHLOGIN] = {"cluster", "parallel_sshlogin", KT_STRING, 0, 0, 0, "",
+                                          "GNU parallel login file of remote hosts that "
+                                          "share shared_dir (empty: this machine)"},
 };
 
 static const char *const progress_names[] = {"auto", "always", "never"};
+static const char *const runner_names[] = {"local", "parallel", "slurm"};
 
-const char *const config_sections[] = {"input",  "extract", "truncate", "sort",     "build", "sst",
-                                       "verify", "profile", "output",   "progress", "serve", NULL};
+const char *const config_sections[] = {"input", "extract", "truncate", "sort",   "build",
+                                       "sst",   "verify",  "profile",  "output", "progress",
+                                       "serve", "cluster", NULL};
 
 /* Nightly writes these beside the SSTable; the table must not overwrite them. */
 static const char *const reserved_names[] = {"manifest.json", "verify.json", "profile.json",
@@ -249,6 +276,14 @@ static char **string_field(sp_config *cfg, config_key key) {
         return &cfg->output.name;
     case CONFIG_SERVE_LISTEN:
         return &cfg->serve.listen;
+    case CONFIG_CLUSTER_SHARED_DIR:
+        return &cfg->cluster.shared_dir;
+    case CONFIG_CLUSTER_SLURM_PARTITION:
+        return &cfg->cluster.slurm_partition;
+    case CONFIG_CLUSTER_SLURM_ARGS:
+        return &cfg->cluster.slurm_args;
+    case CONFIG_CLUSTER_PARALLEL_SSHLOGIN:
+        return &cfg->cluster.parallel_sshlogin;
     default:
         return NULL;
     }
@@ -307,6 +342,14 @@ static uint64_t *number_field(sp_config *cfg, config_key key) {
         return &cfg->serve.max_request_bytes;
     case CONFIG_SERVE_PREFIX_LIMIT_MAX:
         return &cfg->serve.prefix_limit_max;
+    case CONFIG_CLUSTER_TASKS:
+        return &cfg->cluster.tasks;
+    case CONFIG_CLUSTER_SHARDS:
+        return &cfg->cluster.shards;
+    case CONFIG_CLUSTER_RETRIES:
+        return &cfg->cluster.retries;
+    case CONFIG_CLUSTER_JOBS:
+        return &cfg->cluster.jobs;
     default:
         return NULL;
     }
@@ -353,6 +396,13 @@ int config_store(sp_config *cfg, config_key key, const char *text, const char *w
                 return 0;
             }
         return sp_errorf(err, "%s: '%s' must be auto, always or never", what, text);
+    case KT_RUNNER:
+        for (int i = 0; i < 3; i++)
+            if (!strcasecmp(text, runner_names[i])) {
+                cfg->cluster.runner = (config_runner)i;
+                return 0;
+            }
+        return sp_errorf(err, "%s: '%s' must be local, parallel or slurm", what, text);
     case KT_SIZE:
     case KT_POW2:
     case KT_COUNT:
@@ -394,6 +444,9 @@ const char *config_value_text(const sp_config *cfg, config_key key, char *buf, s
     case KT_PROGRESS:
         snprintf(buf, cap, "%s", progress_names[cfg->progress.show]);
         break;
+    case KT_RUNNER:
+        snprintf(buf, cap, "%s", runner_names[cfg->cluster.runner]);
+        break;
     case KT_SIZE:
     case KT_POW2:
         sp_format_size(*number_field(c, key), buf, cap);
@@ -429,6 +482,8 @@ json_t *config_value_json(const sp_config *cfg, config_key key) {
         return json_real(cfg->profile.misses);
     case KT_PROGRESS:
         return json_string(progress_names[cfg->progress.show]);
+    case KT_RUNNER:
+        return json_string(runner_names[cfg->cluster.runner]);
     default:
         return json_integer((json_int_t)*number_field(c, key));
     }

@@ -24,6 +24,7 @@ typedef enum key_type {
     KT_NAMESPACES, /* "all" or a comma list of namespace numbers */
     KT_PERCENT,    /* a number from 0 to 100 */
     KT_PROGRESS,   /* auto, always or never */
+    KT_RUNNER,     /* local, parallel or slurm */
 } key_type;
 
 typedef struct key_info {

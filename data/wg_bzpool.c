@@ -25,6 +25,8 @@ typedef struct job {
     char *out;
     size_t out_cap;
     unsigned out_len;
+    char *notes; /* its pages' "id:title\n" lines, for the index */
+    size_t notes_len, notes_cap;
     int state;
     int rc; /* a libbz2 code, or BZ_MEM_ERROR when the output could not be allocated */
 } job;
@@ -41,7 +43,26 @@ struct wg_bzpool {
     pthread_cond_t work, done;
     bool stop;
     uint64_t bytes_out, streams;
+    char *index; /* "offset:id:title\n" of every page written */
+    size_t index_len, index_cap;
 };
+
+/* Appends n bytes to a growing buffer. */
+static int append(char **buf, size_t *len, size_t *cap, const void *p, size_t n) {
+    if (*len + n > *cap) {
+        size_t c = *cap ? *cap : 1u << 16;
+        while (c < *len + n)
+            c *= 2;
+        char *b = realloc(*buf, c);
+        if (!b)
+            return -1;
+        *buf = b;
+        *cap = c;
+    }
+    memcpy(*buf + *len, p, n);
+    *len += n;
+    return 0;
+}
 
 static void compress_job(job *j) {
     size_t bound = j->len + j->len / 100 + 600;
@@ -113,6 +134,34 @@ int wg_bzpool_open(wg_bzpool **out, unsigned threads, int fd, const char *name, 
     return 0;
 }
 
+int wg_bzpool_note(wg_bzpool *p, const void *line, size_t n, sp_error *err) {
+    job *j = &p->jobs[p->tail % p->slots];
+    if (append(&j->notes, &j->notes_len, &j->notes_cap, line, n))
+        return sp_errorf(err, "wikigen: out of memory (index)");
+    return 0;
+}
+
+/* The job's notes into the index, each line prefixed with offset. */
+static int index_stream(wg_bzpool *p, job *j, uint64_t offset, sp_error *err) {
+    char prefix[32];
+    int plen = snprintf(prefix, sizeof prefix, "%llu:", (unsigned long long)offset);
+    for (size_t at = 0; at < j->notes_len;) {
+        const char *nl = memchr(j->notes + at, '\n', j->notes_len - at);
+        size_t n = (size_t)(nl - (j->notes + at)) + 1;
+        if (append(&p->index, &p->index_len, &p->index_cap, prefix, (size_t)plen) ||
+            append(&p->index, &p->index_len, &p->index_cap, j->notes + at, n))
+            return sp_errorf(err, "wikigen: out of memory (index)");
+        at += n;
+    }
+    j->notes_len = 0;
+    return 0;
+}
+
+const char *wg_bzpool_index(const wg_bzpool *p, size_t *len) {
+    *len = p->index_len;
+    return p->index;
+}
+
 int wg_bzpool_write(wg_bzpool *p, const void *buf, size_t n, sp_error *err) {
     job *j = &p->jobs[p->tail % p->slots];
     if (j->len + n > j->cap) {
@@ -144,7 +193,8 @@ static int write_oldest(wg_bzpool *p, bool wait, sp_error *err) {
     if (j->rc != BZ_OK)
         return sp_errorf(err, "%s: bzip2 compression of stream %llu failed (libbz2 error %d)",
                          p->name, (unsigned long long)p->head + 1, j->rc);
-    if (sp_write_all(p->fd, j->out, j->out_len, p->name, err))
+    if (index_stream(p, j, p->bytes_out, err) ||
+        sp_write_all(p->fd, j->out, j->out_len, p->name, err))
         return -1;
     p->bytes_out += j->out_len;
     j->len = 0;
@@ -201,8 +251,10 @@ void wg_bzpool_destroy(wg_bzpool *p) {
     for (unsigned i = 0; p->jobs && i < p->slots; i++) {
         free(p->jobs[i].in);
         free(p->jobs[i].out);
+        free(p->jobs[i].notes);
     }
     free(p->jobs);
+    free(p->index);
     free(p->threads);
     pthread_mutex_destroy(&p->mu);
     pthread_cond_destroy(&p->work);

@@ -26,6 +26,12 @@ int wg_bzpool_write(wg_bzpool *p, const void *buf, size_t n, sp_error *err);
 int wg_bzpool_end_stream(wg_bzpool *p, sp_error *err);
 /* Ends the last stream and waits until every stream is written. */
 int wg_bzpool_finish(wg_bzpool *p, sp_error *err);
+/* Adds "id:title\n" to the stream being collected, for the index
+ * (-multistream-index.txt: "offset:id:title" a page, offset the stream's
+ * in the output), which the pool then keeps. */
+int wg_bzpool_note(wg_bzpool *p, const void *line, size_t n, sp_error *err);
+/* The index of the streams written so far, and its length. */
+const char *wg_bzpool_index(const wg_bzpool *p, size_t *len);
 uint64_t wg_bzpool_bytes_out(const wg_bzpool *p);
 uint64_t wg_bzpool_streams(const wg_bzpool *p);
 void wg_bzpool_destroy(wg_bzpool *p);

@@ -290,6 +290,8 @@ static int write_page(dump *d, uint64_t i, uint64_t room, sp_error *err) {
         target_len = wg_title(&d->titles, j, target);
     }
     d->page_id += 1 + wg_below(r, 8);
+    if (wg_sink_index_page(d->sink, d->page_id, title, title_len, err))
+        return -1;
 
     if (wg_buf_reserve(&d->out, 0, err))
         return -1;

@@ -137,6 +137,20 @@ int wg_sink_write(wg_sink *s, const void *p, size_t n, sp_error *err) {
     }
 }
 
+int wg_sink_index_page(wg_sink *s, uint64_t id, const char *title, size_t len, sp_error *err) {
+    if (!s->pool)
+        return 0;
+    char line[64 + 1024];
+    int n = snprintf(line, sizeof line, "%llu:%.*s\n", (unsigned long long)id,
+                     (int)(len < 1024 ? len : 1024), title);
+    return wg_bzpool_note(s->pool, line, (size_t)n, err);
+}
+
+const char *wg_sink_index(const wg_sink *s, size_t *len) {
+    *len = 0;
+    return s->pool ? wg_bzpool_index(s->pool, len) : NULL;
+}
+
 int wg_sink_end_stream(wg_sink *s, sp_error *err) {
     return s->pool ? wg_bzpool_end_stream(s->pool, err) : 0;
 }

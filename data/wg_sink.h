@@ -31,6 +31,12 @@ int wg_sink_open(wg_sink **out, wg_format format, unsigned threads, int fd, cons
                  sp_error *err);
 int wg_sink_write(wg_sink *s, const void *p, size_t n, sp_error *err);
 int wg_sink_end_stream(wg_sink *s, sp_error *err);
+/* A page of the stream being written, for the multistream index (a no-op
+ * for the other formats): its id and title as the index lists them. */
+int wg_sink_index_page(wg_sink *s, uint64_t id, const char *title, size_t len, sp_error *err);
+/* The multistream index so far ("offset:id:title" a line), or NULL for the
+ * other formats. */
+const char *wg_sink_index(const wg_sink *s, size_t *len);
 /* Ends the last stream and writes everything out. */
 int wg_sink_finish(wg_sink *s, sp_error *err);
 /* Bytes written to fd so far. */

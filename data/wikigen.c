@@ -10,7 +10,12 @@
 #include "data/wg_sink.h"
 #include "stages/common/cleanup.h"
 #include "stages/common/cli.h"
+#include "stages/common/fileio.h"
 #include "stages/common/size.h"
+
+#include <bzlib.h>
+#include <limits.h>
+#include <stdint.h>
 
 #include <ctype.h>
 #include <errno.h>
@@ -23,7 +28,7 @@
 
 static const char usage[] =
     "Usage: wikigen --size SIZE [--seed N] [--format FORMAT] [--duplicates PCT] [--profile NAME]\n"
-    "               [--threads N] [-o FILE] [-v]\n"
+    "               [--threads N] [--index FILE] [-o FILE] [-v]\n"
     "Writes a synthetic MediaWiki XML export (schema 0.11) of about SIZE bytes of XML.\n"
     "\n"
     "  --size SIZE        bytes of XML to generate (K, M, G suffixes: 64M, 1G)\n"
@@ -36,6 +41,9 @@ static const char usage[] =
     "                     Wiktionary, Wikiquote or Wikisource dumps)\n"
     "  --threads N        threads compressing bz2-multistream (default: the number of\n"
     "                     cores); the output is the same for any N\n"
+    "  --index FILE       bz2-multistream: also write its -multistream-index.txt.bz2 as\n"
+    "                     Wikimedia does (\"offset:page id:title\" a page, offset the\n"
+    "                     byte where the page's stream starts)\n"
     "  -o, --output FILE  write FILE (through a temporary file renamed on success);\n"
     "                     default stdout\n"
     "  -v, --verbose      print one line of statistics on stderr\n"
@@ -102,6 +110,31 @@ static bool parse_format(const char *s, wg_format *f) {
     return false;
 }
 
+/* The multistream index, bz2-compressed, through a temporary file. */
+static int write_index(const char *path, const wg_sink *sink, sp_error *err) {
+    size_t len;
+    const char *text = wg_sink_index(sink, &len);
+    if (!text)
+        text = "";
+    unsigned cap = (unsigned)(len + len / 100 + 600);
+    char *z = malloc(cap);
+    if (!z || len > UINT_MAX / 2)
+        return free(z), sp_errorf(err, "wikigen: out of memory (index)");
+    int rc = BZ2_bzBuffToBuffCompress(z, &cap, (char *)(uintptr_t)text, (unsigned)len, 9, 0, 0);
+    if (rc != BZ_OK) {
+        free(z);
+        return sp_errorf(err, "%s: bzip2 compression failed (libbz2 error %d)", path, rc);
+    }
+    sp_output idx;
+    rc = sp_output_open(&idx, path, err);
+    if (!rc && (sp_write_all(idx.fd, z, cap, idx.name, err) || sp_output_commit(&idx, err))) {
+        sp_output_abort(&idx);
+        rc = -1;
+    }
+    free(z);
+    return rc;
+}
+
 static int fail(const sp_error *err) {
     fprintf(stderr, "wikigen: %s\n", err->set ? err->msg : "unknown error");
     return SP_EXIT_FAIL;
@@ -124,12 +157,13 @@ int main(int argc, char **argv) {
         {"edits", required_argument, NULL, 'E'},
         {"new-pages", required_argument, NULL, 'N'},
         {"wiki", required_argument, NULL, 'W'},
+        {"index", required_argument, NULL, 'X'},
         {NULL, 0, NULL, 0},
         // clang-format on
     };
     wg_dump_options o = {.seed = 1, .dup_per_million = 5000};
     wg_format format = WG_FORMAT_XML;
-    const char *path = NULL;
+    const char *path = NULL, *index_path = NULL;
     bool have_size = false, verbose = false;
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     unsigned threads = cores > 0 ? (unsigned)(cores < 256 ? cores : 256) : 1;
@@ -215,6 +249,9 @@ int main(int argc, char **argv) {
                 return usage_error("--wiki: '%s' is not a file name prefix", optarg);
             io.wiki = optarg;
             break;
+        case 'X':
+            index_path = optarg;
+            break;
         case 'v':
             verbose = true;
             break;
@@ -229,6 +266,8 @@ int main(int argc, char **argv) {
         return usage_error("unexpected argument '%s'", argv[optind]);
     if (!have_size)
         return usage_error("%s", "--size is required");
+    if (index_path && (format != WG_FORMAT_BZ2_MULTI || incr))
+        return usage_error("%s", "--index goes with --format bz2-multistream (and no increments)");
     o.pages_per_stream = format == WG_FORMAT_BZ2_MULTI ? 100 : 0;
     if (incr) {
         if (!path || !strcmp(path, "-"))
@@ -254,6 +293,8 @@ int main(int argc, char **argv) {
     int rc = wg_sink_open(&sink, format, threads, out.fd, out.name, &err);
     if (!rc)
         rc = wg_dump_write(&o, sink, &stats, &err);
+    if (!rc && index_path)
+        rc = write_index(index_path, sink, &err);
     if (!rc)
         rc = sp_output_commit(&out, &err);
     if (rc) {

@@ -67,6 +67,62 @@ static int relay_put(void *ctx, const sp_record *rec, sp_error *err) {
     return 0;
 }
 
+/* Resource figures of a finished run. */
+static void finish_stats(build_stats *stats, const truncator *tr, sorter *so, double w0, double c0,
+                         double w1, double c1) {
+    double w2 = now_wall(), c2 = now_cpu();
+    stats->truncated = tr->truncated;
+    stats->sort = *sorter_stats(so);
+    stats->read_phase = (stage_times){w1 - w0, c1 - c0};
+    stats->write_phase = (stage_times){w2 - w1, c2 - c1};
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) == 0)
+        stats->peak_rss_bytes = (uint64_t)ru.ru_maxrss * 1024;
+}
+
+int build_sorted(const char *input, const build_options *opts, const sp_sink *sink,
+                 build_stats *stats, sp_error *err) {
+    build_stats local;
+    if (!stats)
+        stats = &local;
+    memset(stats, 0, sizeof *stats);
+    if (opts->max_bytes == 0 || opts->max_bytes > UINT32_MAX)
+        return sp_errorf(err, "max-bytes must be from 1 to 4294967295");
+    sorter *so = sorter_init(&opts->sort, err);
+    if (!so)
+        return -1;
+
+    truncator tr;
+    truncator_init(&tr, opts->max_bytes, sorter_sink(so));
+    sp_sink to_truncate = truncator_sink(&tr);
+    extract_options xopts = opts->extract;
+    xopts.value_cap = opts->max_bytes + 1;
+    progress_relay relay = {.opts = opts, .now = {.phase = BUILD_READING}};
+    xopts.progress = opts->progress ? relay_extract : NULL;
+    xopts.progress_ctx = &relay;
+
+    double w0 = now_wall(), c0 = now_cpu();
+    int rc = extract_file(input, &xopts, &to_truncate, &stats->extract, err);
+    double w1 = now_wall(), c1 = now_cpu();
+    if (rc == 0) {
+        sp_sink to_table = *sink;
+        if (opts->progress) {
+            relay.now.phase = BUILD_WRITING;
+            relay.now.input_bytes = stats->extract.input_bytes;
+            relay.now.xml_bytes = stats->extract.xml_bytes;
+            relay.now.pages = stats->extract.pages;
+            relay.now.records_total = sorter_stats(so)->records_in;
+            relay.table = to_table;
+            to_table = (sp_sink){.put = relay_put, .ctx = &relay};
+            opts->progress(opts->progress_ctx, &relay.now);
+        }
+        rc = sorter_finish(so, &to_table, err);
+    }
+    finish_stats(stats, &tr, so, w0, c0, w1, c1);
+    sorter_destroy(so);
+    return rc;
+}
+
 int build_run(const char *input, const char *output, const build_options *opts, build_stats *stats,
               sp_error *err) {
     build_stats local;
@@ -84,51 +140,15 @@ int build_run(const char *input, const char *output, const build_options *opts, 
     table_writer *tw = table_writer_init(output, &topts, err);
     if (!tw)
         return -1;
-    sorter *so = sorter_init(&opts->sort, err);
-    if (!so) {
-        table_writer_destroy(tw);
-        return -1;
-    }
-
-    truncator tr;
-    truncator_init(&tr, opts->max_bytes, sorter_sink(so));
-    sp_sink to_truncate = truncator_sink(&tr);
-    extract_options xopts = opts->extract;
-    xopts.value_cap = opts->max_bytes + 1;
-    progress_relay relay = {.opts = opts, .now = {.phase = BUILD_READING}};
-    xopts.progress = opts->progress ? relay_extract : NULL;
-    xopts.progress_ctx = &relay;
-
-    double w0 = now_wall(), c0 = now_cpu();
-    int rc = extract_file(input, &xopts, &to_truncate, &stats->extract, err);
-    double w1 = now_wall(), c1 = now_cpu();
-    if (rc == 0) {
-        sp_sink to_table = table_writer_sink(tw);
-        if (opts->progress) {
-            relay.now.phase = BUILD_WRITING;
-            relay.now.input_bytes = stats->extract.input_bytes;
-            relay.now.xml_bytes = stats->extract.xml_bytes;
-            relay.now.pages = stats->extract.pages;
-            relay.now.records_total = sorter_stats(so)->records_in;
-            relay.table = to_table;
-            to_table = (sp_sink){.put = relay_put, .ctx = &relay};
-            opts->progress(opts->progress_ctx, &relay.now);
-        }
-        rc = sorter_finish(so, &to_table, err);
-    }
+    sp_sink to_table = table_writer_sink(tw);
+    int rc = build_sorted(input, opts, &to_table, stats, err);
+    /* The write phase includes the table's index, footer and fsync. */
+    double w = now_wall(), c = now_cpu();
     if (rc == 0)
         rc = table_writer_finish(tw, err);
-    double w2 = now_wall(), c2 = now_cpu();
-
-    stats->truncated = tr.truncated;
-    stats->sort = *sorter_stats(so);
+    stats->write_phase.wall_seconds += now_wall() - w;
+    stats->write_phase.cpu_seconds += now_cpu() - c;
     stats->table = *table_writer_stats(tw);
-    stats->read_phase = (stage_times){w1 - w0, c1 - c0};
-    stats->write_phase = (stage_times){w2 - w1, c2 - c1};
-    struct rusage ru;
-    if (getrusage(RUSAGE_SELF, &ru) == 0)
-        stats->peak_rss_bytes = (uint64_t)ru.ru_maxrss * 1024;
-    sorter_destroy(so);
     table_writer_destroy(tw);
     return rc;
 }

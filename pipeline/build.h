@@ -56,6 +56,16 @@ void build_options_init(build_options *opts);
 int build_run(const char *input, const char *output, const build_options *opts, build_stats *stats,
               sp_error *err);
 
+/*
+ * What build_run writes into its table: the records of input (or of
+ * opts->extract.slice of it), truncated, sorted and unique (a later page
+ * with the same title wins), into sink in key order. opts->table is not
+ * used; stats->table is left zero. A cluster map task's records go this way
+ * into its per-shard tables (pipeline/cluster_task.h).
+ */
+int build_sorted(const char *input, const build_options *opts, const sp_sink *sink,
+                 build_stats *stats, sp_error *err);
+
 /* The -v lines, one per stage (the same keys each stage command prints). */
 void build_print_stats(FILE *out, const build_stats *s);
 

@@ -4,6 +4,7 @@
  * override; config_apply_build turns the result into build options.
  */
 #include "pipeline/build.h"
+#include "pipeline/cluster_build.h"
 
 #include "pipeline/command/commands.h"
 #include "pipeline/command/flags.h"
@@ -43,6 +44,19 @@ static void on_progress(void *ctx, const build_progress *bp) {
                       bp->phase == BUILD_WRITING ? bp->records_written : bp->records_read);
 }
 
+/* A [cluster] section: plan, tasks, finish (pipeline/cluster_build.h). */
+static int run_cluster(sp_cmdline *cl, const char *output) {
+    sp_error err = {0};
+    if (!*cl->cfg.cluster.shared_dir)
+        return sp_cli_usage_error("build", "[cluster] shared_dir is required for a cluster build");
+    cluster_build_stats st;
+    int rc = cluster_build((const char *const *)cl->operands, (size_t)cl->n_operands, output,
+                           &cl->cfg, &st, &err);
+    if (sp_cmdline_has(cl, F_VERBOSE) && st.plan[0])
+        cluster_build_stats_print(stderr, &st);
+    return rc ? sp_cli_report(&err, SP_EXIT_FAIL) : SP_EXIT_OK;
+}
+
 static int run(sp_cmdline *cl) {
     const char *output = cl->value[F_OUTPUT];
     if (!output)
@@ -53,6 +67,11 @@ static int run(sp_cmdline *cl) {
     config_apply_build(&cl->cfg, &opts);
     if (sst_check_fit(opts.table.block_size, (uint32_t)opts.max_bytes, &err))
         return sp_cli_report(&err, SP_EXIT_USAGE);
+    if (config_cluster_set(&cl->cfg))
+        return run_cluster(cl, output);
+    if (cl->n_operands != 1)
+        return sp_cli_usage_error("build", "expected one INPUT (several make a cluster build: "
+                                           "a [cluster] section)");
 
     sp_progress prog;
     sp_meter *meter = NULL;
@@ -75,13 +94,16 @@ static int run(sp_cmdline *cl) {
 const sp_command build_command = {
     .name = "build",
     .summary = "dump -> SSTable in one process (extract|truncate|sort|write)",
-    .synopsis = "INPUT -o FILE [options]",
+    .synopsis = "INPUT -o FILE [options]\nINPUT... -o OUT -c CLUSTER.ini",
     .description = "Turns a MediaWiki XML dump (bz2, gz, xz, zst or plain; '-' for stdin) into an\n"
                    "SSTable: one record per page, key = title, value = the first max-bytes of the\n"
-                   "last revision's text. Same bytes as extract | truncate | sort | write.",
+                   "last revision's text. Same bytes as extract | truncate | sort | write.\n"
+                   "With a [cluster] section it is a cluster build: the inputs cut into map\n"
+                   "tasks, reduce tasks per key range, run by [cluster] runner; OUT is one table\n"
+                   "(shards = 1, the same bytes) or a table set directory.",
     .config_help = "this command reads [input] decompressor, [extract], [truncate], [sort] "
-                   "(threads: decompression threads) and [sst]",
+                   "(threads: decompression threads), [sst] and [cluster]",
     SP_FLAGS(flags),
-    SP_OPERANDS(sp_input_operand, 1, 1, "expected one INPUT"),
+    SP_OPERANDS(sp_input_operand, 1, -1, "expected one INPUT"),
     .run = run,
 };

@@ -30,6 +30,7 @@ const sp_command *const sp_commands[] = {
     &nightly_command,
     &serve_command,
     &report_command,
+    &task_command,
     NULL,
 };
 

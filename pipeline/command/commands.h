@@ -24,5 +24,6 @@ extern const sp_command tune_command;
 extern const sp_command nightly_command;
 extern const sp_command serve_command;
 extern const sp_command report_command;
+extern const sp_command task_command;
 
 #endif

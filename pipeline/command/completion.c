@@ -61,13 +61,16 @@ static const sp_flag *flag_at(const sp_command *cmd, size_t i) {
 void sp_generate_bash_completion(FILE *out) {
     fputs("_sstpipe_commands() {\n    echo '", out);
     for (const sp_command *const *c = sp_commands; *c; c++)
-        fprintf(out, "%s%s", c == sp_commands ? "" : " ", (*c)->name);
+        if (!(*c)->hidden)
+            fprintf(out, "%s%s", c == sp_commands ? "" : " ", (*c)->name);
     fputs("'\n}\n\n", out);
 
     fputs("# _sstpipe_flags COMMAND: every flag it takes\n_sstpipe_flags() {\n    case $1 in\n",
           out);
     for (const sp_command *const *c = sp_commands; *c; c++) {
         const sp_command *cmd = *c;
+        if (cmd->hidden)
+            continue;
         fprintf(out, "    %s) echo '", cmd->name);
         for (size_t i = 0; i < cmd->n_flags + sp_n_common_flags; i++) {
             if (i)
@@ -83,7 +86,7 @@ void sp_generate_bash_completion(FILE *out) {
           out);
     for (const sp_command *const *c = sp_commands; *c; c++) {
         const sp_command *cmd = *c;
-        for (size_t i = 0; i < cmd->n_flags + sp_n_common_flags; i++) {
+        for (size_t i = 0; !cmd->hidden && i < cmd->n_flags + sp_n_common_flags; i++) {
             const sp_flag *f = flag_at(cmd, i);
             if (!f->arg)
                 continue;
@@ -102,7 +105,7 @@ void sp_generate_bash_completion(FILE *out) {
           out);
     for (const sp_command *const *c = sp_commands; *c; c++) {
         const sp_command *cmd = *c;
-        if (!cmd->n_operands)
+        if (!cmd->n_operands || cmd->hidden)
             continue;
         fprintf(out, "    %s) echo '", cmd->name);
         for (size_t i = 0; i < cmd->n_operands; i++) {

@@ -112,5 +112,6 @@ void sp_commands_usage(FILE *out) {
                  "       sstpipe --version\n\n"
                  "commands:\n");
     for (size_t i = 0; sp_commands[i]; i++)
-        fprintf(out, "  %-10s %s\n", sp_commands[i]->name, sp_commands[i]->summary);
+        if (!sp_commands[i]->hidden)
+            fprintf(out, "  %-10s %s\n", sp_commands[i]->name, sp_commands[i]->summary);
 }

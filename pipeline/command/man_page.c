@@ -95,7 +95,8 @@ static void command_section(FILE *out, const sp_command *cmd) {
 
 void sp_generate_man_commands(FILE *out) {
     for (const sp_command *const *c = sp_commands; *c; c++)
-        command_section(out, *c);
+        if (!(*c)->hidden)
+            command_section(out, *c);
 }
 
 void sp_generate_man_config(FILE *out) {

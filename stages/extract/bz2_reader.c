@@ -86,7 +86,9 @@ typedef struct segment {
 
 struct bz2_reader {
     int fd;
-    int wake_fd; /* readable once closing: the scanner may wait on a pipe */
+    uint64_t base;  /* the file offset of head[0]: offsets in messages are the file's */
+    uint64_t limit; /* bytes of fd to read after head; UINT64_MAX: to its end */
+    int wake_fd;    /* readable once closing: the scanner may wait on a pipe */
     char *name;
     pthread_mutex_t mu;
     pthread_cond_t work_cv;  /* a block segment was queued */
@@ -360,7 +362,7 @@ static void scan_fail(bz2_reader *r, int err_no, const char *fmt, ...) {
 
 static void scan_corrupt(bz2_reader *r, uint64_t byte, const char *why) {
     scan_fail(r, 0, "%s: corrupt or truncated bzip2 data near compressed byte %llu (%s)", r->name,
-              (unsigned long long)byte, why);
+              (unsigned long long)(r->base + byte), why);
 }
 
 /* Queues the segment [start, end) of the file, which the window holds. */
@@ -402,20 +404,23 @@ static bool scan_fill(bz2_reader *r, uint64_t keep) {
     while (poll(p, 2, -1) < 0) {
         if (errno != EINTR) {
             scan_fail(r, errno, "%s: poll failed near byte %llu", r->name,
-                      (unsigned long long)(r->win_off + r->win_len));
+                      (unsigned long long)(r->base + r->win_off + r->win_len));
             return false;
         }
     }
     if (p[1].revents)
         return false;
-    ssize_t n;
-    while ((n = read(r->fd, r->win + r->win_len, READ_CHUNK)) < 0) {
+    size_t want = READ_CHUNK < r->limit ? READ_CHUNK : (size_t)r->limit;
+    ssize_t n = 0;
+    while (want && (n = read(r->fd, r->win + r->win_len, want)) < 0) {
         if (errno != EINTR) {
             scan_fail(r, errno, "%s: read failed near byte %llu", r->name,
-                      (unsigned long long)(r->win_off + r->win_len));
+                      (unsigned long long)(r->base + r->win_off + r->win_len));
             return false;
         }
     }
+    if (r->limit != UINT64_MAX)
+        r->limit -= (uint64_t)n;
     r->win_len += (size_t)n;
     r->eof = n == 0;
     return true;
@@ -506,7 +511,7 @@ static void release(bz2_reader *r, segment *g) {
 static int corrupt(bz2_reader *r, uint64_t byte, const char *why) {
     return sp_errorf(&r->error,
                      "%s: corrupt or truncated bzip2 data near compressed byte %llu (%s)", r->name,
-                     (unsigned long long)byte, why);
+                     (unsigned long long)(r->base + byte), why);
 }
 
 /* The outcome of a decode that did not succeed, for segment g. */
@@ -649,7 +654,7 @@ ssize_t bz2_reader_read(bz2_reader *r, void *buf, size_t n, sp_error *err) {
 }
 
 uint64_t bz2_reader_offset(const bz2_reader *r) {
-    return r->offset;
+    return r->base + r->offset;
 }
 
 static void segment_free(segment *g) {
@@ -692,7 +697,7 @@ void bz2_reader_close(bz2_reader *r) {
 }
 
 bz2_reader *bz2_reader_open(int fd, const char *name, const uint8_t *head, size_t head_len,
-                            unsigned threads, sp_error *err) {
+                            const bz2_reader_range *range, unsigned threads, sp_error *err) {
     if (threads == 0) {
         long cores = sysconf(_SC_NPROCESSORS_ONLN);
         threads = cores > 0 ? (unsigned)cores : 1;
@@ -707,6 +712,8 @@ bz2_reader *bz2_reader_open(int fd, const char *name, const uint8_t *head, size_
     pthread_cond_init(&r->done_cv, NULL);
     pthread_cond_init(&r->space_cv, NULL);
     r->fd = fd;
+    r->base = range ? range->base : 0;
+    r->limit = range ? range->limit : UINT64_MAX;
     r->wake_fd = eventfd(0, EFD_CLOEXEC);
     r->nslots = (uint64_t)SLOTS_PER_THREAD * threads + 2;
     r->name = strdup(name);

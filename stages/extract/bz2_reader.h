@@ -21,14 +21,23 @@
 
 typedef struct bz2_reader bz2_reader;
 
+/* Part of a file: the streams from base on, limit bytes after the head
+ * (a cluster map task's slice, source.h). */
+typedef struct bz2_reader_range {
+    uint64_t
+        base; /* the file offset of head[0]; offsets and messages count from the file's start */
+    uint64_t limit; /* bytes of fd read after head at most */
+} bz2_reader_range;
+
 /*
  * Starts decoding fd, whose first head_len bytes (starting "BZh1".."BZh9")
- * the caller already read into head to recognise the format. threads is the
- * number of decoding threads (0: one per online core). name is the file's
- * name for errors. The reader does not close fd.
+ * the caller already read into head to recognise the format. range is NULL
+ * for the whole file. threads is the number of decoding threads (0: one per
+ * online core). name is the file's name for errors. The reader does not
+ * close fd.
  */
 bz2_reader *bz2_reader_open(int fd, const char *name, const uint8_t *head, size_t head_len,
-                            unsigned threads, sp_error *err);
+                            const bz2_reader_range *range, unsigned threads, sp_error *err);
 
 /* Like source_read: fills buf unless the data ends (0) or is bad (-1). */
 ssize_t bz2_reader_read(bz2_reader *r, void *buf, size_t n, sp_error *err);

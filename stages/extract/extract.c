@@ -147,7 +147,8 @@ int extract_file(const char *path, const extract_options *opts, const sp_sink *s
     source *src = source_open_with(path,
                                    &(source_options){.threads = threads,
                                                      .decompressor = opts->decompressor,
-                                                     .tmp_dir = opts->tmp_dir},
+                                                     .tmp_dir = opts->tmp_dir,
+                                                     .slice = opts->slice},
                                    err);
     if (!src)
         goto out;

@@ -15,6 +15,7 @@
 
 #include "stages/common/error.h"
 #include "stages/common/record.h"
+#include "stages/extract/source.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -42,6 +43,9 @@ typedef struct extract_options {
     /* External decompressor command (see source.h); NULL or "": the
      * built-in decoders. */
     const char *decompressor;
+    /* Only this part of the input, framed (source.h; a cluster map task);
+     * NULL: the whole input. */
+    const source_slice *slice;
     /* Called after each chunk of input is parsed (about every MiB of XML)
      * with the counts so far; NULL for none. */
     void (*progress)(void *ctx, const extract_stats *so_far);

@@ -72,6 +72,13 @@ struct source {
 
     source_queue *q; /* every kind but SOURCE_BZ2, once source_open started it */
 
+    /* A slice: the compressed bytes left to read, and how much of the
+     * framing was handed out (source_slice). */
+    const source_slice *slice;
+    uint64_t remaining;
+    size_t head_pos, tail_pos;
+    bool data_done;
+
     /* The first decoded byte, read by source_open to tell empty input. */
     bool have_peek;
     uint8_t peek;
@@ -119,12 +126,18 @@ static int wait_readable(source *s) {
 
 /* read(2) from in_fd: the count, 0 at the end, -1 with read_errno set. */
 static ssize_t read_into(source *s, uint8_t *buf, size_t n) {
+    if (s->slice && s->kind != SOURCE_BZ2 && n > s->remaining)
+        n = (size_t)s->remaining;
+    if (s->slice && !n)
+        return 0;
     for (;;) {
         if (s->wake_fd >= 0 && wait_readable(s))
             return -1;
         ssize_t r = read(s->in_fd, buf, n);
         if (r >= 0) {
             s->offset += (uint64_t)r;
+            if (s->slice)
+                s->remaining -= (uint64_t)r;
             return r;
         }
         if (errno != EINTR) {
@@ -343,7 +356,9 @@ static int start_builtin(source *s, const source_options *opts, sp_error *err) {
     if (s->head_len >= 4 && !memcmp(s->block, "BZh", 3) && s->block[3] >= '1' &&
         s->block[3] <= '9') {
         s->kind = SOURCE_BZ2;
-        s->bz = bz2_reader_open(s->fd, s->name, s->block, s->head_len, opts->threads, err);
+        bz2_reader_range range = {.base = s->offset - s->head_len, .limit = s->remaining};
+        s->bz = bz2_reader_open(s->fd, s->name, s->block, s->head_len, s->slice ? &range : NULL,
+                                opts->threads, err);
         return s->bz ? 0 : -1;
     }
     if (!strcmp(s->format, "gzip")) {
@@ -382,6 +397,27 @@ static int make_wakeable(source *s, sp_error *err) {
     return 0;
 }
 
+/* Positions fd at the slice's start; read_into and the bz2 reader stop at
+ * its end. */
+static int start_slice(source *s, const source_slice *slice, bool command, sp_error *err) {
+    struct stat st;
+    if (command)
+        return sp_errorf(err, "%s: a part of a file cannot be read through a decompressor command",
+                         s->name);
+    if (fstat(s->fd, &st) || !S_ISREG(st.st_mode) ||
+        slice->start + slice->length > (uint64_t)st.st_size)
+        return sp_errorf(err, "%s: bytes %llu to %llu are not part of this file", s->name,
+                         (unsigned long long)slice->start,
+                         (unsigned long long)(slice->start + slice->length));
+    if (lseek(s->fd, (off_t)slice->start, SEEK_SET) < 0)
+        return sp_errorf_errno(err, "%s: cannot seek to byte %llu", s->name,
+                               (unsigned long long)slice->start);
+    s->slice = slice;
+    s->offset = slice->start;
+    s->remaining = slice->length;
+    return 0;
+}
+
 source *source_open_with(const char *path, const source_options *opts, sp_error *err) {
     source_options defaults;
     source_options_init(&defaults);
@@ -404,6 +440,8 @@ source *source_open_with(const char *path, const source_options *opts, sp_error 
         goto fail;
     s->in_fd = s->fd;
     bool command = opts->decompressor && *opts->decompressor;
+    if (opts->slice && start_slice(s, opts->slice, command, err))
+        goto fail;
     if (command ? start_command(s, opts, err) : start_builtin(s, opts, err))
         goto fail;
     if (s->kind != SOURCE_BZ2 &&
@@ -425,7 +463,36 @@ fail:
     return NULL;
 }
 
+/* Copies what is left of a framing part (head or tail) into buf. */
+static size_t frame_copy(const void *part, size_t len, size_t *pos, uint8_t *buf, size_t n) {
+    size_t k = len - *pos < n ? len - *pos : n;
+    if (k)
+        memcpy(buf, (const uint8_t *)part + *pos, k);
+    *pos += k;
+    return k;
+}
+
+static ssize_t data_read(source *s, void *buf, size_t n, sp_error *err);
+
 ssize_t source_read(source *s, void *buf, size_t n, sp_error *err) {
+    const source_slice *sl = s->slice;
+    if (!sl)
+        return data_read(s, buf, n, err);
+    uint8_t *p = buf;
+    size_t got = frame_copy(sl->head, sl->head_len, &s->head_pos, p, n);
+    while (got < n && !s->data_done) {
+        ssize_t r = data_read(s, p + got, n - got, err);
+        if (r < 0)
+            return -1;
+        s->data_done = r == 0;
+        got += (size_t)r;
+    }
+    if (s->data_done)
+        got += frame_copy(sl->tail, sl->tail_len, &s->tail_pos, p + got, n - got);
+    return (ssize_t)got;
+}
+
+static ssize_t data_read(source *s, void *buf, size_t n, sp_error *err) {
     uint8_t *p = buf;
     size_t got = 0;
     if (s->have_peek && n) {

@@ -25,6 +25,22 @@
 
 typedef struct source source;
 
+/*
+ * A part of a file read as if it were the whole input: the compressed bytes
+ * [start, start + length) of a regular file, with head and tail handed out
+ * before and after their decompressed bytes. A cluster map task reads its
+ * streams of a multistream dump this way, framed by the dump's header and
+ * <siteinfo> (from the first stream) and a closing </mediawiki>, so the
+ * parser sees a whole document. Offsets in messages stay the file's.
+ */
+typedef struct source_slice {
+    uint64_t start, length;
+    const void *head; /* may be NULL when head_len is 0 */
+    size_t head_len;
+    const void *tail;
+    size_t tail_len;
+} source_slice;
+
 typedef struct source_options {
     /* Threads decompressing: bz2 decoding threads, or the {threads} of the
      * decompressor command; 0 (the default): one per online core. The
@@ -36,6 +52,9 @@ typedef struct source_options {
     /* Directory for the decompressor's stderr scratch file (NULL: $TMPDIR
      * or /tmp). */
     const char *tmp_dir;
+    /* Only this part of the file (a regular file, no decompressor command);
+     * NULL: all of it. */
+    const source_slice *slice;
 } source_options;
 
 void source_options_init(source_options *opts);

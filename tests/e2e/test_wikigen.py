@@ -240,6 +240,32 @@ class WikigenTest(unittest.TestCase):
                             "bz2-multistream", "--threads", threads).stdout
             self.assertEqual(again, data, threads)
 
+    def test_bz2_multistream_index(self):
+        """--index writes Wikimedia's -multistream-index.txt.bz2: a line
+        "offset:page id:title" per page, in dump order, offset the byte where
+        the page's stream starts; the dump itself is unchanged."""
+        index = os.path.join(self.tmp, "x-multistream-index.txt.bz2")
+        args = ("--size", "1M", "--seed", str(SEED), "--format", "bz2-multistream")
+        data = wikigen(*args, "--index", index).stdout
+        self.assertEqual(data, wikigen(*args).stdout)
+        xml = b"".join(bz2_streams(data))
+        with open(index, "rb") as f:
+            lines = bz2.decompress(f.read()).decode("utf-8").splitlines()
+        _, pages = parse_dump(xml)
+        pids = [m.group(1).decode() for m in re.finditer(rb"<ns>\d+</ns>\n    <id>(\d+)</id>", xml)]
+        self.assertEqual(len(lines), len(pages))
+        streams = {}
+        for line, page, pid in zip(lines, pages, pids):
+            off, got_pid, got_title = line.split(":", 2)
+            self.assertEqual((got_pid, got_title), (pid, page["title"]), line)
+            if off not in streams:
+                streams[off] = bz2.BZ2Decompressor().decompress(data[int(off):])
+                self.assertTrue(streams[off].startswith(b"  <page>\n"), line)
+            self.assertIn(b"<id>" + pid.encode() + b"</id>", streams[off], line)
+        self.assertEqual(len(streams), (len(pages) + 99) // 100)
+        r = wikigen("--size", "1M", "--format", "bz2", "--index", index, check=False)
+        self.assertEqual(r.returncode, 2)
+
     def test_zst_is_the_same_xml(self):
         path = os.path.join(self.tmp, "dump.xml.zst")
         wikigen("--size", str(SIZE), "--seed", str(SEED), "--format", "zst", "-o", path)

@@ -1,0 +1,34 @@
+/*
+ * cluster_build.h: `sstpipe build` with a [cluster] section: plan
+ * (cluster_plan.h), the map stage, the reduce stage, then the finishing
+ * step (cluster_task.h) in this process.
+ */
+#ifndef SSTPIPE_PIPELINE_CLUSTER_BUILD_H
+#define SSTPIPE_PIPELINE_CLUSTER_BUILD_H
+
+#include "config/config.h"
+#include "stages/common/error.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef struct cluster_build_stats {
+    char plan[4096];  /* the plan's path */
+    size_t maps;      /* map tasks */
+    unsigned shards;  /* reduce tasks */
+    bool resumed;     /* an earlier run's plan was found */
+    size_t maps_done; /* map tasks already committed when this run started */
+} cluster_build_stats;
+
+/*
+ * Builds inputs[0..n) into output with cfg's build options and its
+ * [cluster] section. On a task's failure err is one line: the task, its
+ * input or key range, its error and its log.
+ */
+int cluster_build(const char *const *inputs, size_t n, const char *output, const sp_config *cfg,
+                  cluster_build_stats *st, sp_error *err);
+
+/* The -v line: "cluster: plan=... maps=N shards=N resumed=0 maps_done=N". */
+void cluster_build_stats_print(FILE *out, const cluster_build_stats *st);
+
+#endif

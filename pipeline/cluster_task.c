@@ -1,0 +1,479 @@
+/*
+ * cluster_task.c: map, reduce and finish of a cluster build; see
+ * cluster_task.h.
+ *
+ * A map task's records come out of the sort in key order, so the shard a
+ * record belongs to only ever grows: the partitioning sink moves from one
+ * shard's table writer to the next, and every shard gets a table (an
+ * empty one when the range holds none of the task's keys), so a reduce
+ * task never has to tell "no keys" from "not done".
+ */
+#include "pipeline/cluster_task.h"
+
+#include "pipeline/build.h"
+#include "pipeline/config_apply.h"
+#include "stages/common/cleanup.h"
+#include "stages/common/fileio.h"
+#include "stages/extract/source.h"
+#include "stages/merge/table_merge.h"
+#include "stages/sst/table_writer.h"
+#include "stages/verify/verify.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* The dump's header read before a later task's streams: at most this much
+ * XML of its first stream. */
+#define HEAD_MAX ((size_t)4 << 20)
+static const char closing_tag[] = "</mediawiki>\n";
+
+/* snprintf for paths (vsnprintf: a path is at most PATH_MAX, whatever the
+ * compiler can prove about its parts); a longer one is cut, and then
+ * fails to open, named in the error. */
+static void pathf(char *buf, size_t cap, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void pathf(char *buf, size_t cap, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, cap, fmt, ap);
+    va_end(ap);
+}
+
+static double process_cpu(void) {
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru))
+        return 0;
+    return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+           (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+}
+
+static int make_dir(const char *path, sp_error *err) {
+    if (mkdir(path, 0777) && errno != EEXIST)
+        return sp_errorf_errno(err, "%s: cannot create the directory", path);
+    return 0;
+}
+
+static int sync_dir(const char *path, sp_error *err) {
+    int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return sp_errorf_errno(err, "%s: cannot open the directory", path);
+    int rc = fsync(fd) ? sp_errorf_errno(err, "%s: fsync failed", path) : 0;
+    close(fd);
+    return rc;
+}
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    return remove(path) && errno != ENOENT ? -1 : 0;
+}
+
+/* rm -r path; 0 when it is gone. */
+static int remove_tree(const char *path) {
+    return nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS) && errno != ENOENT ? -1 : 0;
+}
+
+static void map_dir(const cluster_plan *p, size_t task, char *buf, size_t cap) {
+    pathf(buf, cap, "%s/map/%05zu", p->dir, task);
+}
+
+static void shard_name(unsigned shard, char *buf, size_t cap) {
+    snprintf(buf, cap, "shard-%04u.sst", shard);
+}
+
+bool cluster_map_done(const cluster_plan *p, size_t task) {
+    char path[PATH_MAX];
+    map_dir(p, task, path, sizeof path);
+    return access(path, F_OK) == 0;
+}
+
+/* ------------------------------------------------------------ map */
+
+/* The XML before the first <page> of the dump's first stream: the
+ * <mediawiki> start tag and <siteinfo>, which a later task's streams need
+ * in front of them to be a document. */
+static int read_head(const cluster_plan *p, const cluster_input *in, char **head, size_t *len,
+                     sp_error *err) {
+    source_slice slice = {.start = 0, .length = in->head_end};
+    source *src = source_open_with(in->path, &(source_options){.threads = 1, .slice = &slice}, err);
+    if (!src)
+        return -1;
+    (void)p;
+    char *buf = malloc(HEAD_MAX + 1);
+    size_t got = 0;
+    int rc = buf ? 0 : sp_errorf(err, "out of memory");
+    while (rc == 0 && got < HEAD_MAX) {
+        ssize_t r = source_read(src, buf + got, HEAD_MAX - got, err);
+        if (r < 0)
+            rc = -1;
+        if (r <= 0)
+            break;
+        got += (size_t)r;
+    }
+    source_close(src);
+    if (rc) {
+        free(buf);
+        return -1;
+    }
+    buf[got] = '\0';
+    char *page = NULL;
+    for (char *s = buf; (s = memmem(s, got - (size_t)(s - buf), "<page", 5)); s += 5)
+        if (s + 5 < buf + got && (s[5] == '>' || s[5] == ' ' || s[5] == '\t' || s[5] == '\n')) {
+            page = s;
+            break;
+        }
+    if (!page && got == HEAD_MAX) {
+        free(buf);
+        return sp_errorf(err, "%s: the first stream holds more than %zu MiB of XML before a page",
+                         in->path, HEAD_MAX >> 20);
+    }
+    *len = page ? (size_t)(page - buf) : got;
+    *head = buf;
+    return 0;
+}
+
+typedef struct partition {
+    const cluster_plan *plan;
+    table_writer **writers;
+    unsigned cur;
+    uint64_t records;
+} partition;
+
+static int partition_put(void *ctx, const sp_record *rec, sp_error *err) {
+    partition *pt = ctx;
+    /* Keys arrive in order: the shard only moves up. */
+    while (pt->cur + 1 < pt->plan->shards &&
+           cluster_plan_shard_of(pt->plan, rec->key, rec->key_len) > pt->cur)
+        pt->cur++;
+    pt->records++;
+    return table_writer_add(pt->writers[pt->cur], rec, err);
+}
+
+/* Removes the temporary directories of dead attempts of this task on this
+ * host (a live one, or another host's, may still be running). */
+static void remove_dead_attempts(const char *maps, size_t task, const char *host) {
+    DIR *d = opendir(maps);
+    if (!d)
+        return;
+    char prefix[64];
+    snprintf(prefix, sizeof prefix, ".tmp-%05zu-", task);
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (strncmp(e->d_name, prefix, strlen(prefix)))
+            continue;
+        const char *rest = e->d_name + strlen(prefix);
+        const char *dash = strrchr(rest, '-');
+        if (!dash || (size_t)(dash - rest) != strlen(host) || strncmp(rest, host, strlen(host)))
+            continue;
+        long pid = strtol(dash + 1, NULL, 10);
+        if (pid > 0 && kill((pid_t)pid, 0) && errno == ESRCH) {
+            char path[PATH_MAX];
+            pathf(path, sizeof path, "%s/%s", maps, e->d_name);
+            remove_tree(path);
+        }
+    }
+    closedir(d);
+}
+
+static int map_run(const cluster_plan *p, size_t task, cluster_task_stats *st, sp_error *err) {
+    const cluster_map_task *t = &p->maps[task];
+    const cluster_input *in = &p->inputs[t->input];
+    char maps[PATH_MAX], final[PATH_MAX], tmp[PATH_MAX], host[128] = "host";
+    pathf(maps, sizeof maps, "%s/map", p->dir);
+    map_dir(p, task, final, sizeof final);
+    if (access(final, F_OK) == 0) {
+        st->skipped = true;
+        return 0;
+    }
+    gethostname(host, sizeof host - 1);
+    for (char *c = host; *c; c++)
+        if (*c == '/' || *c == '-')
+            *c = '_';
+    if (make_dir(maps, err))
+        return -1;
+    remove_dead_attempts(maps, task, host);
+    pathf(tmp, sizeof tmp, "%s/.tmp-%05zu-%s-%ld", maps, task, host, (long)getpid());
+    if (make_dir(tmp, err))
+        return -1;
+    int slot = sp_cleanup_add(tmp);
+
+    sp_config cfg;
+    build_options opts;
+    build_options_init(&opts);
+    char *head = NULL;
+    size_t head_len = 0;
+    table_writer **writers = calloc(p->shards, sizeof *writers);
+    int rc = -1;
+    if (cluster_plan_config(p, &cfg, err))
+        goto out;
+    config_apply_build(&cfg, &opts);
+    /* A task's slice: the whole file, or its streams framed as a document. */
+    bool whole = t->start == 0 && t->end == in->size;
+    source_slice slice = {.start = t->start, .length = t->end - t->start};
+    if (!whole) {
+        if (t->start > 0 && read_head(p, in, &head, &head_len, err))
+            goto out;
+        slice.head = head;
+        slice.head_len = head_len;
+        if (t->end < in->size) {
+            slice.tail = closing_tag;
+            slice.tail_len = sizeof closing_tag - 1;
+        }
+        opts.extract.slice = &slice;
+    }
+    table_options topts = opts.table;
+    topts.max_value_bytes = (uint32_t)opts.max_bytes;
+    if (!writers) {
+        sp_errorf(err, "out of memory");
+        goto out;
+    }
+    for (unsigned r = 0; r < p->shards; r++) {
+        char name[32], path[PATH_MAX];
+        shard_name(r, name, sizeof name);
+        pathf(path, sizeof path, "%s/%s", tmp, name);
+        if (!(writers[r] = table_writer_init(path, &topts, err)))
+            goto out;
+    }
+    partition pt = {.plan = p, .writers = writers};
+    sp_sink sink = {.put = partition_put, .ctx = &pt};
+    build_stats bs;
+    if (build_sorted(in->path, &opts, &sink, &bs, err))
+        goto out;
+    st->input_bytes = bs.extract.input_bytes - (whole ? 0 : t->start);
+    st->xml_bytes = bs.extract.xml_bytes;
+    st->records = pt.records;
+    for (unsigned r = 0; r < p->shards; r++) {
+        if (table_writer_finish(writers[r], err))
+            goto out;
+        st->output_bytes += table_writer_stats(writers[r])->file_size;
+    }
+    if (sync_dir(tmp, err))
+        goto out;
+    if (rename(tmp, final)) {
+        /* Another attempt committed first: its output is the same. */
+        if (errno != ENOTEMPTY && errno != EEXIST) {
+            sp_errorf_errno(err, "%s: cannot commit as %s", tmp, final);
+            goto out;
+        }
+        remove_tree(tmp);
+    }
+    rc = sync_dir(maps, err);
+out:
+    for (unsigned r = 0; writers && r < p->shards; r++)
+        table_writer_destroy(writers[r]);
+    free(writers);
+    free(head);
+    config_destroy(&cfg);
+    if (rc)
+        remove_tree(tmp);
+    sp_cleanup_remove(slot);
+    return rc;
+}
+
+int cluster_map(const cluster_plan *p, size_t task, cluster_task_stats *st, sp_error *err) {
+    cluster_task_stats local;
+    if (!st)
+        st = &local;
+    memset(st, 0, sizeof *st);
+    char what[PATH_MAX + 128];
+    if (task >= p->n_maps)
+        return sp_errorf(err, "%s: no map task %zu (the plan has %zu)", p->path, task, p->n_maps);
+    cluster_plan_describe_map(p, task, what, sizeof what);
+    sp_error e = {0};
+    double cpu0 = process_cpu();
+    int rc = map_run(p, task, st, &e);
+    st->cpu_seconds = process_cpu() - cpu0;
+    return rc ? sp_errorf(err, "%s: %s", what, e.msg) : 0;
+}
+
+/* ------------------------------------------------------------ reduce */
+
+static void reduce_path(const cluster_plan *p, unsigned shard, char *buf, size_t cap) {
+    char name[32];
+    shard_name(shard, name, sizeof name);
+    pathf(buf, cap, "%s/reduce/%s", p->dir, name);
+}
+
+/* A killed attempt's table under its temporary name (fileio.h: killed
+ * between naming it and the rename); a runner runs one attempt of a task at
+ * a time, so any such file is a dead one's. */
+static void remove_dead_shard(const char *dir, const char *name) {
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    char prefix[64];
+    snprintf(prefix, sizeof prefix, "%s.tmp.", name);
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (strncmp(e->d_name, prefix, strlen(prefix)))
+            continue;
+        char path[PATH_MAX];
+        pathf(path, sizeof path, "%s/%s", dir, e->d_name);
+        unlink(path);
+    }
+    closedir(d);
+}
+
+static int reduce_run(const cluster_plan *p, unsigned shard, cluster_task_stats *st,
+                      sp_error *err) {
+    char dir[PATH_MAX], out[PATH_MAX], name[32];
+    pathf(dir, sizeof dir, "%s/reduce", p->dir);
+    reduce_path(p, shard, out, sizeof out);
+    if (access(out, F_OK) == 0) {
+        st->skipped = true;
+        return 0;
+    }
+    if (make_dir(dir, err))
+        return -1;
+    shard_name(shard, name, sizeof name);
+    remove_dead_shard(dir, name);
+    char **inputs = calloc(p->n_maps, sizeof *inputs);
+    int rc = inputs ? 0 : sp_errorf(err, "out of memory");
+    for (size_t i = 0; rc == 0 && i < p->n_maps; i++) {
+        struct stat sb;
+        if (!(inputs[i] = malloc(PATH_MAX))) {
+            rc = sp_errorf(err, "out of memory");
+            break;
+        }
+        map_dir(p, i, inputs[i], PATH_MAX);
+        size_t n = strlen(inputs[i]);
+        pathf(inputs[i] + n, PATH_MAX - n, "/%s", name);
+        if (stat(inputs[i], &sb))
+            rc = sp_errorf(err, "map task %zu is not done (%s missing)", i, inputs[i]);
+        else
+            st->input_bytes += (uint64_t)sb.st_size;
+    }
+    if (rc == 0) {
+        table_merge_options mo;
+        table_merge_options_init(&mo);
+        /* build's bytes: every record re-encoded, blocks filled as build does. */
+        mo.canonical = true;
+        table_merge_stats ms;
+        rc = table_merge(out, (const char *const *)inputs, (unsigned)p->n_maps, &mo, &ms, err);
+        st->records = ms.records;
+        st->output_bytes = ms.file_size;
+    }
+    for (size_t i = 0; inputs && i < p->n_maps; i++)
+        free(inputs[i]);
+    free(inputs);
+    return rc;
+}
+
+int cluster_reduce(const cluster_plan *p, unsigned shard, cluster_task_stats *st, sp_error *err) {
+    cluster_task_stats local;
+    if (!st)
+        st = &local;
+    memset(st, 0, sizeof *st);
+    if (shard >= p->shards)
+        return sp_errorf(err, "%s: no reduce task %u (the plan has %u)", p->path, shard, p->shards);
+    char what[4096];
+    cluster_plan_describe_reduce(p, shard, what, sizeof what);
+    sp_error e = {0};
+    double cpu0 = process_cpu();
+    int rc = reduce_run(p, shard, st, &e);
+    st->cpu_seconds = process_cpu() - cpu0;
+    return rc ? sp_errorf(err, "%s: %s", what, e.msg) : 0;
+}
+
+/* ------------------------------------------------------------ finish */
+
+static int verify_shard(const char *path, unsigned shard, sp_error *err) {
+    verify_report rep;
+    verify_report_init(&rep, NULL);
+    int rc = verify_file(path, &rep, err);
+    if (rc == 0 && rep.problem_count)
+        rc = sp_errorf(err, "shard %u (%s): verify found %llu problems, the first: %s at byte %llu",
+                       shard, path, (unsigned long long)rep.problem_count,
+                       rep.n_problems ? rep.problems[0].what : "?",
+                       (unsigned long long)(rep.n_problems ? rep.problems[0].offset : 0));
+    verify_report_destroy(&rep);
+    return rc;
+}
+
+/* Copies from into a new file at to, committed atomically (another file
+ * system than the shared directory's). */
+static int copy_file(const char *from, const char *to, sp_error *err) {
+    int in = open(from, O_RDONLY | O_CLOEXEC);
+    if (in < 0)
+        return sp_errorf_errno(err, "%s: cannot open", from);
+    sp_outfile of;
+    if (sp_outfile_open(&of, to, err)) {
+        close(in);
+        return -1;
+    }
+    char *buf = malloc(1 << 20);
+    int rc = buf ? 0 : sp_errorf(err, "out of memory");
+    while (rc == 0) {
+        ssize_t n = sp_read_full(in, buf, 1 << 20, from, err);
+        if (n < 0)
+            rc = -1;
+        if (n <= 0)
+            break;
+        rc = sp_write_all(of.fd, buf, (size_t)n, to, err);
+    }
+    free(buf);
+    close(in);
+    if (rc == 0)
+        rc = sp_outfile_commit(&of, err);
+    sp_outfile_abort(&of);
+    return rc;
+}
+
+static int publish_table(const char *from, const char *to, sp_error *err) {
+    if (rename(from, to) == 0) {
+        char dir[PATH_MAX];
+        pathf(dir, sizeof dir, "%s", to);
+        char *slash = strrchr(dir, '/');
+        if (slash)
+            *(slash == dir ? slash + 1 : slash) = '\0';
+        return sync_dir(slash ? dir : ".", err);
+    }
+    if (errno != EXDEV)
+        return sp_errorf_errno(err, "%s: cannot publish as %s", from, to);
+    return copy_file(from, to, err);
+}
+
+int cluster_finish(const cluster_plan *p, sp_error *err) {
+    char path[PATH_MAX];
+    for (unsigned r = 0; r < p->shards; r++) {
+        reduce_path(p, r, path, sizeof path);
+        if (access(path, F_OK))
+            return sp_errorf(err, "finish: reduce task %u is not done (%s missing)", r, path);
+        if (verify_shard(path, r, err))
+            return -1;
+    }
+    if (p->shards > 1)
+        return sp_errorf(err,
+                         "finish: %u shards make a table set, which this build cannot write "
+                         "yet (shards = 1 publishes one table)",
+                         p->shards);
+    reduce_path(p, 0, path, sizeof path);
+    if (publish_table(path, p->output, err))
+        return -1;
+    /* Published: the tasks' outputs are no longer needed. A failure to
+     * remove them leaves only disk space taken. */
+    remove_tree(p->dir);
+    return 0;
+}
+
+void cluster_task_stats_print(FILE *out, const char *stage, size_t index,
+                              const cluster_task_stats *st) {
+    fprintf(out,
+            "task: stage=%s index=%zu skipped=%d cpu_seconds=%.3f input_bytes=%llu xml_bytes=%llu "
+            "records=%llu output_bytes=%llu\n",
+            stage, index, st->skipped ? 1 : 0, st->cpu_seconds, (unsigned long long)st->input_bytes,
+            (unsigned long long)st->xml_bytes, (unsigned long long)st->records,
+            (unsigned long long)st->output_bytes);
+}

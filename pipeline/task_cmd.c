@@ -1,0 +1,71 @@
+/*
+ * task_cmd.c: `sstpipe task map|reduce|finish --plan PLAN --task I`, one
+ * task of a cluster build (pipeline/cluster_task.h), as a runner starts it
+ * on whatever node it picks. Hidden from --help, the man page and the
+ * completion: users run `sstpipe build` with a [cluster] section, which
+ * plans and starts these. Exit 0 when the task's output is committed
+ * (also at once when it already was); otherwise one line on stderr naming
+ * the task and its input or key range, exit 1.
+ */
+#include "pipeline/cluster_plan.h"
+#include "pipeline/cluster_task.h"
+#include "pipeline/command/commands.h"
+#include "stages/common/cli.h"
+#include "stages/common/size.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { F_PLAN, F_TASK, F_VERBOSE };
+
+static const sp_flag flags[] = {
+    [F_PLAN] = {"plan", 0, "FILE", 0, NULL, "the build's plan.json (required)", SP_COMPLETE_FILE,
+                NULL},
+    [F_TASK] = {"task", 0, "I", 0, NULL, "the task's index (required)", SP_COMPLETE_NONE, NULL},
+    [F_VERBOSE] = {"verbose", 'v', NULL, 0, NULL, "print the task's statistics line on stderr",
+                   SP_COMPLETE_NONE, NULL},
+};
+
+static const sp_operand operands[] = {{"STAGE", SP_COMPLETE_WORDS, "map reduce finish"}};
+
+static int run(sp_cmdline *cl) {
+    const char *stage = cl->operands[0];
+    if (strcmp(stage, "map") && strcmp(stage, "reduce") && strcmp(stage, "finish"))
+        return sp_cli_usage_error("task", "'%s' is not a stage (map, reduce or finish)", stage);
+    if (!cl->value[F_PLAN] || !cl->value[F_TASK])
+        return sp_cli_usage_error("task", "--plan FILE and --task I are required");
+    sp_error err = {0};
+    uint64_t index;
+    if (sp_parse_count(cl->value[F_TASK], "--task", 0, UINT32_MAX, &index, &err))
+        return sp_cli_report(&err, SP_EXIT_USAGE);
+    cluster_plan *p;
+    if (cluster_plan_load(&p, cl->value[F_PLAN], &err))
+        return sp_cli_report(&err, SP_EXIT_FAIL);
+    cluster_task_stats st = {0};
+    int rc;
+    if (!strcmp(stage, "map"))
+        rc = cluster_map(p, (size_t)index, &st, &err);
+    else if (!strcmp(stage, "reduce"))
+        rc = cluster_reduce(p, (unsigned)index, &st, &err);
+    else
+        rc = index ? sp_errorf(&err, "%s: there is one finish task, 0", p->path)
+                   : cluster_finish(p, &err);
+    cluster_plan_destroy(p);
+    if (rc == 0 && sp_cmdline_has(cl, F_VERBOSE))
+        cluster_task_stats_print(stderr, stage, (size_t)index, &st);
+    return rc ? sp_cli_report(&err, SP_EXIT_FAIL) : SP_EXIT_OK;
+}
+
+const sp_command task_command = {
+    .name = "task",
+    .summary = "one task of a cluster build (started by the build's runner)",
+    .synopsis = "map|reduce|finish --plan PLAN.json --task I",
+    .description = "Runs one task of a cluster build planned by `sstpipe build` with a [cluster]\n"
+                   "section: map I parses its part of the input into sorted runs per shard,\n"
+                   "reduce I merges shard I's runs into its table, finish verifies and publishes.",
+    .hidden = true,
+    SP_FLAGS(flags),
+    SP_OPERANDS(operands, 1, 1, "expected one STAGE (map, reduce or finish)"),
+    .run = run,
+};

@@ -1,0 +1,160 @@
+"""test_faults_cluster.py: ENOSPC, EIO and SIGKILL at a cluster build's task I/O.
+
+A map task writes one table per shard into a temporary directory of the
+shared directory and commits it by renaming the directory; a reduce task
+writes its shard table as build writes a table (anonymous file, fsync,
+rename). The fault shim counts the calls one map task and one reduce task
+of a two-shard plan make in the shared directory, then each run fails one:
+exit 1, one error line naming the task, its range and the errno, nothing
+committed (no map/IIIII, no reduce/shard file), no temporary file left.
+Then SIGKILL at call indices spread over each task: nothing that looks done
+unless the kill came after the commit, and the task run again gives the
+reference bytes. The input lives outside the shared directory.
+"""
+
+import sys
+
+sys.dont_write_bytecode = True  # keep the source tree clean under ctest
+
+import json
+import os
+import random
+import shutil
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "faults"))
+
+import faultlib  # noqa: E402
+from faultlib import ERRNOS, OPS, Tally, check_error_line, indices, sha  # noqa: E402
+from sstpipe_e2e import E2ETest, run, sstpipe, sstpipe_bin, wikigen_bin  # noqa: E402
+
+
+class ClusterTaskFaults(E2ETest):
+    @classmethod
+    def setUpClass(cls):
+        cls.classtmp = tempfile.mkdtemp(prefix="sstpipe-faults-cluster-")
+        cls.addClassCleanup(shutil.rmtree, cls.classtmp, True)
+        cls.src = os.path.join(cls.classtmp, "gen.xml.bz2")
+        r = run([wikigen_bin(), "--size", "4M" if not faultlib.LONG else "32M", "--seed", "41",
+                 "--format", "bz2-multistream", "--duplicates", "5", "-o", cls.src])
+        assert r.code == 0, r.describe()
+
+    def setUp(self):
+        super().setUp()
+        self.shared = self.path("shared")
+        cfg = self.write_file("c.ini", f"[cluster]\nshared_dir = {self.shared}\ntasks = 3\n"
+                              "shards = 2\nretries = 0\n".encode())
+        # Plan, map and reduce; the finish refuses a set until the set writer
+        # is there, or publishes it: either way the tasks' outputs are made.
+        r = sstpipe("build", "-c", cfg, self.src, "-o", self.path("set"), "-v")
+        line = [ln for ln in r.err_text.splitlines() if ln.startswith("cluster: plan=")]
+        self.assertTrue(line, r.describe())
+        self.plan = line[0].split()[1].split("=", 1)[1]
+        self.dir = os.path.dirname(self.plan)
+        with open(self.plan) as f:
+            self.maps = json.load(f)["maps"]
+        self.map_dir = os.path.join(self.dir, "map", "00001")
+        self.shard = os.path.join(self.dir, "reduce", "shard-0001.sst")
+        self.ref_map = {n: sha(os.path.join(self.map_dir, n)) for n in os.listdir(self.map_dir)}
+        self.ref_shard = sha(self.shard)
+
+    def task(self, stage):
+        return [sstpipe_bin(), "task", stage, "--plan", self.plan, "--task", "1"]
+
+    def temps(self):
+        found = []
+        for root, dirs, files in os.walk(self.dir):
+            found += [os.path.join(root, n) for n in dirs + files if ".tmp" in n]
+        return found
+
+    def reset(self, stage):
+        shutil.rmtree(self.map_dir, True)
+        if os.path.exists(self.shard):
+            os.unlink(self.shard)
+        if stage == "reduce":
+            r = faultlib.run(self.task("map"), preload=False)
+            self.assertEqual(r.code, 0, r.describe())
+
+    def committed(self, stage):
+        return os.path.exists(self.map_dir if stage == "map" else self.shard)
+
+    def check_output(self, stage, what):
+        if stage == "map":
+            got = {n: sha(os.path.join(self.map_dir, n)) for n in os.listdir(self.map_dir)}
+            self.assertEqual(got, self.ref_map, what + ": not the reference tables")
+        else:
+            self.assertEqual(sha(self.shard), self.ref_shard, what + ": not the reference shard")
+
+    def sweep(self, stage):
+        self.reset(stage)
+        counts = faultlib.count_calls(self, self.task(stage), self.dir)
+        tally = Tally(f"cluster {stage}")
+        names = {"map": f"map task 1 (gen.xml.bz2 bytes {self.maps[1]['start']}-"
+                        f"{self.maps[1]['end']})",
+                 "reduce": "reduce task 1 (keys "}
+        for op in OPS:
+            for n in indices(counts[op], 12):
+                for action in ERRNOS:
+                    self.reset(stage)
+                    what = f"{stage} {op}:{n}:{action}"
+                    r = faultlib.run(self.task(stage), fault=f"{op}:{n}:{action}",
+                                     fault_dir=self.dir)
+                    self.assertEqual(self.temps(), [], what + r.describe())
+                    if not r.fired:
+                        tally.not_reached += 1
+                        self.assertEqual(r.code, 0, what + r.describe())
+                        continue
+                    if r.code == 0:
+                        # Only a close after everything was synced may fail unseen.
+                        self.assertEqual(op, "close", what + ": a failed call went unnoticed" +
+                                         r.describe())
+                        self.check_output(stage, what)
+                        tally.absorbed += 1
+                        continue
+                    self.assertEqual(r.code, 1, what + r.describe())
+                    check_error_line(self, r, action, what)
+                    self.assertIn(names[stage], r.stderr, what + ": the task is not named")
+                    # The fsync of the directory after the commit may fail
+                    # with the output already in place (and whole).
+                    if self.committed(stage):
+                        self.assertEqual(op, "fsync", what + ": a failed task looks done" +
+                                         r.describe())
+                        self.check_output(stage, what)
+                    tally.failed_cleanly += 1
+        print(tally.report())
+        self.assertGreater(tally.failed_cleanly, 0)
+
+    def test_map_errors_at_every_call(self):
+        self.sweep("map")
+
+    def test_reduce_errors_at_every_call(self):
+        self.sweep("reduce")
+
+    def test_kill_at_random_calls(self):
+        rng = random.Random(43)
+        tally = Tally("cluster-kill")
+        for stage in ("map", "reduce"):
+            self.reset(stage)
+            counts = faultlib.count_calls(self, self.task(stage), self.dir)
+            ops = [op for op in OPS if counts[op]]
+            for _ in range(24 if faultlib.LONG else 5):
+                self.reset(stage)
+                op = rng.choice(ops)
+                n = rng.randint(1, counts[op])
+                what = f"{stage} {op}:{n}:SIGKILL"
+                r = faultlib.run(self.task(stage), fault=f"{op}:{n}:SIGKILL", fault_dir=self.dir)
+                self.assertEqual(r.code, -9, what + r.describe())
+                if self.committed(stage):
+                    self.check_output(stage, what)  # killed after its commit
+                # Run again: the output, whole, and no attempt left behind.
+                r2 = faultlib.run(self.task(stage), preload=False)
+                self.assertEqual(r2.code, 0, what + ": the next run failed" + r2.describe())
+                self.check_output(stage, what)
+                self.assertEqual(self.temps(), [], what + ": the dead attempt was left")
+                tally.killed += 1
+        print(tally.report())
+
+
+if __name__ == "__main__":
+    unittest.main()
