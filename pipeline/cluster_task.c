@@ -16,6 +16,8 @@
 #include "stages/common/fileio.h"
 #include "stages/extract/source.h"
 #include "stages/merge/table_merge.h"
+#include "stages/sst/sstpipe.h"
+#include "stages/sst/table_set.h"
 #include "stages/sst/table_writer.h"
 #include "stages/verify/verify.h"
 
@@ -23,6 +25,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <jansson.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -389,10 +392,11 @@ int cluster_reduce(const cluster_plan *p, unsigned shard, cluster_task_stats *st
 
 /* ------------------------------------------------------------ finish */
 
-static int verify_shard(const char *path, unsigned shard, sp_error *err) {
+static int verify_shard(const char *path, unsigned shard, uint64_t *records, sp_error *err) {
     verify_report rep;
     verify_report_init(&rep, NULL);
     int rc = verify_file(path, &rep, err);
+    *records = rep.records;
     if (rc == 0 && rep.problem_count)
         rc = sp_errorf(err, "shard %u (%s): verify found %llu problems, the first: %s at byte %llu",
                        shard, path, (unsigned long long)rep.problem_count,
@@ -431,41 +435,174 @@ static int copy_file(const char *from, const char *to, sp_error *err) {
     return rc;
 }
 
+/* The directory part of path ("." when it has none). */
+static void dir_of(const char *path, char *buf, size_t cap) {
+    pathf(buf, cap, "%s", path);
+    char *slash = strrchr(buf, '/');
+    if (!slash)
+        pathf(buf, cap, ".");
+    else
+        *(slash == buf ? slash + 1 : slash) = '\0';
+}
+
 static int publish_table(const char *from, const char *to, sp_error *err) {
     if (rename(from, to) == 0) {
         char dir[PATH_MAX];
-        pathf(dir, sizeof dir, "%s", to);
-        char *slash = strrchr(dir, '/');
-        if (slash)
-            *(slash == dir ? slash + 1 : slash) = '\0';
-        return sync_dir(slash ? dir : ".", err);
+        dir_of(to, dir, sizeof dir);
+        return sync_dir(dir, err);
     }
     if (errno != EXDEV)
         return sp_errorf_errno(err, "%s: cannot publish as %s", from, to);
     return copy_file(from, to, err);
 }
 
+/* The shards' common table options as `info --json` names them, from
+ * shard 0's footer (every shard is built with the same options). */
+static char *set_options_json(const char *shard0, sp_error *err) {
+    char *msg = NULL;
+    sstpipe_table *t = sstpipe_open(shard0, &msg);
+    if (!t) {
+        sp_errorf(err, "%s", msg ? msg : "cannot open the shard");
+        sstpipe_free(msg);
+        return NULL;
+    }
+    sstpipe_info f;
+    sstpipe_info_get(t, &f);
+    sstpipe_close(t);
+    json_t *o = json_pack("{s:I, s:I, s:I, s:I, s:I, s:s}", "format_version",
+                          (json_int_t)f.format_version, "block_size", (json_int_t)f.block_size,
+                          "cluster_size", (json_int_t)f.cluster_size, "max_value_bytes",
+                          (json_int_t)f.max_value_bytes, "restart_interval",
+                          (json_int_t)f.restart_interval, "checksum", "xxh3-64");
+    char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
+    json_decref(o);
+    if (!text)
+        sp_errorf(err, "out of memory");
+    return text;
+}
+
+static char *set_inputs_json(const cluster_plan *p, sp_error *err) {
+    json_t *a = json_array();
+    for (size_t i = 0; a && i < p->n_inputs; i++)
+        json_array_append_new(a, json_pack("{s:s, s:I}", "path", p->inputs[i].path, "size",
+                                           (json_int_t)p->inputs[i].size));
+    char *text = a ? json_dumps(a, JSON_COMPACT) : NULL;
+    json_decref(a);
+    if (!text)
+        sp_errorf(err, "out of memory");
+    return text;
+}
+
+/* A shard's table into the set's directory: a second name for the same
+ * file (the build's copy stays until the set is published), or a copy on
+ * another file system. */
+static int place_shard(const char *from, const char *to, sp_error *err) {
+    if (link(from, to) == 0)
+        return 0;
+    if (errno != EXDEV && errno != EPERM)
+        return sp_errorf_errno(err, "%s: cannot link into the table set as %s", from, to);
+    return copy_file(from, to, err);
+}
+
+/* OUT as a table set: the shards and the manifest in a directory beside
+ * it, fsynced, then renamed onto OUT (exchanged with what was there, which
+ * is then removed). */
+static int publish_set(const cluster_plan *p, const uint64_t *records, sp_error *err) {
+    char tmp[PATH_MAX], parent[PATH_MAX];
+    pathf(tmp, sizeof tmp, "%s.tmp.%ld", p->output, (long)getpid());
+    dir_of(p->output, parent, sizeof parent);
+    remove_tree(tmp);
+    if (mkdir(tmp, 0777))
+        return sp_errorf_errno(err, "%s: cannot create the directory", tmp);
+    int slot = sp_cleanup_add(tmp);
+    table_set_shard *shards = calloc(p->shards, sizeof *shards);
+    char(*names)[32] = calloc(p->shards, sizeof *names);
+    char(*sums)[TABLE_SET_CHECKSUM_HEX] = calloc(p->shards, sizeof *sums);
+    char *options = NULL, *inputs = NULL;
+    int rc = shards && names && sums ? 0 : sp_errorf(err, "out of memory");
+    for (unsigned r = 0; rc == 0 && r < p->shards; r++) {
+        char from[PATH_MAX], to[PATH_MAX];
+        struct stat st;
+        reduce_path(p, r, from, sizeof from);
+        shard_name(r, names[r], sizeof names[r]);
+        pathf(to, sizeof to, "%s/%s", tmp, names[r]);
+        if (place_shard(from, to, err) || table_set_file_checksum(to, sums[r], err)) {
+            rc = -1;
+            break;
+        }
+        if (stat(to, &st)) {
+            rc = sp_errorf_errno(err, "%s: cannot stat", to);
+            break;
+        }
+        shards[r] = (table_set_shard){.file = names[r],
+                                      .has_lo = r > 0,
+                                      .has_hi = r + 1 < p->shards,
+                                      .records = records[r],
+                                      .bytes = (uint64_t)st.st_size,
+                                      .checksum = sums[r]};
+        if (r > 0) {
+            shards[r].lo = p->splits[r - 1].bytes;
+            shards[r].lo_len = p->splits[r - 1].len;
+        }
+        if (r + 1 < p->shards) {
+            shards[r].hi = p->splits[r].bytes;
+            shards[r].hi_len = p->splits[r].len;
+        }
+    }
+    if (rc == 0) {
+        char shard0[PATH_MAX];
+        pathf(shard0, sizeof shard0, "%s/%s", tmp, names[0]);
+        if (!(options = set_options_json(shard0, err)) || !(inputs = set_inputs_json(p, err)))
+            rc = -1;
+    }
+    if (rc == 0)
+        rc = table_set_write_manifest(tmp, shards, p->shards, options, inputs, err);
+    if (rc == 0)
+        rc = sync_dir(tmp, err);
+    if (rc == 0 && rename(tmp, p->output)) {
+        /* Something is at OUT already (an earlier set or table): swap. */
+        if ((errno != EEXIST && errno != ENOTEMPTY && errno != ENOTDIR && errno != EISDIR) ||
+            renameat2(AT_FDCWD, tmp, AT_FDCWD, p->output, RENAME_EXCHANGE))
+            rc = sp_errorf_errno(err, "%s: cannot publish the table set as %s", tmp, p->output);
+    }
+    if (rc == 0)
+        rc = sync_dir(parent, err);
+    /* After a swap tmp holds what OUT was; after a failure, the set. */
+    remove_tree(tmp);
+    sp_cleanup_remove(slot);
+    free(options);
+    free(inputs);
+    free(sums);
+    free(names);
+    free(shards);
+    return rc;
+}
+
 int cluster_finish(const cluster_plan *p, sp_error *err) {
     char path[PATH_MAX];
-    for (unsigned r = 0; r < p->shards; r++) {
+    uint64_t *records = calloc(p->shards, sizeof *records);
+    if (!records)
+        return sp_errorf(err, "out of memory");
+    int rc = 0;
+    for (unsigned r = 0; rc == 0 && r < p->shards; r++) {
         reduce_path(p, r, path, sizeof path);
         if (access(path, F_OK))
-            return sp_errorf(err, "finish: reduce task %u is not done (%s missing)", r, path);
-        if (verify_shard(path, r, err))
-            return -1;
+            rc = sp_errorf(err, "finish: reduce task %u is not done (%s missing)", r, path);
+        else
+            rc = verify_shard(path, r, &records[r], err);
     }
-    if (p->shards > 1)
-        return sp_errorf(err,
-                         "finish: %u shards make a table set, which this build cannot write "
-                         "yet (shards = 1 publishes one table)",
-                         p->shards);
-    reduce_path(p, 0, path, sizeof path);
-    if (publish_table(path, p->output, err))
-        return -1;
+    if (rc == 0 && p->shards == 1) {
+        reduce_path(p, 0, path, sizeof path);
+        rc = publish_table(path, p->output, err);
+    } else if (rc == 0) {
+        rc = publish_set(p, records, err);
+    }
+    free(records);
     /* Published: the tasks' outputs are no longer needed. A failure to
      * remove them leaves only disk space taken. */
-    remove_tree(p->dir);
-    return 0;
+    if (rc == 0)
+        remove_tree(p->dir);
+    return rc;
 }
 
 void cluster_task_stats_print(FILE *out, const char *stage, size_t index,

@@ -27,7 +27,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 import faultlib  # noqa: E402
 from faultlib import ERRNOS, OPS, Tally, check_error_line, indices, sha  # noqa: E402
-from sstpipe_e2e import E2ETest, run, sstpipe, sstpipe_bin, wikigen_bin  # noqa: E402
+from sstpipe_e2e import E2ETest, run, sstpipe_bin, wikigen_bin  # noqa: E402
 
 
 class ClusterTaskFaults(E2ETest):
@@ -45,10 +45,14 @@ class ClusterTaskFaults(E2ETest):
         self.shared = self.path("shared")
         cfg = self.write_file("c.ini", f"[cluster]\nshared_dir = {self.shared}\ntasks = 3\n"
                               "shards = 2\nretries = 0\n".encode())
-        # Plan, map and reduce; the finish refuses a set until the set writer
-        # is there, or publishes it: either way the tasks' outputs are made.
-        r = sstpipe("build", "-c", cfg, self.src, "-o", self.path("set"), "-v")
-        line = [ln for ln in r.err_text.splitlines() if ln.startswith("cluster: plan=")]
+        # Plan, map and reduce; the finish is stopped (EIO at the build's
+        # fourth mkdir: shared_dir, its build directory, logs/, then the set's
+        # temporary directory), so the tasks' outputs stay.
+        r = faultlib.run([sstpipe_bin(), "build", "-c", cfg, self.src, "-o", self.path("set"),
+                          "-v"], fault="mkdir:4:EIO", fault_dir=self.tmp)
+        self.assertEqual(r.code, 1, r.describe())
+        self.assertFalse(os.path.exists(self.path("set")))
+        line = [ln for ln in r.stderr.splitlines() if ln.startswith("cluster: plan=")]
         self.assertTrue(line, r.describe())
         self.plan = line[0].split()[1].split("=", 1)[1]
         self.dir = os.path.dirname(self.plan)
