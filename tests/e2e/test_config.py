@@ -28,7 +28,7 @@ class ConfigShowTest(E2ETest):
         from_file = self.show_json("-c", self.source("config/default.ini"))
         self.assertEqual(set(plain), {"input", "extract", "truncate", "sort", "build", "sst", "verify",
                                       "profile", "output", "progress",
-                                      "serve"})
+                                      "serve", "cluster"})
         for section, keys in plain.items():
             for key, entry in keys.items():
                 self.assertEqual(entry["origin"], "default", f"[{section}] {key}")
