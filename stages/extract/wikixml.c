@@ -303,6 +303,17 @@ static void rebase_line(char *msg, size_t cap, int line, long base) {
     memcpy(at, with, nl);
 }
 
+/* libxml2 quotes the input at an encoding error ("...\nBytes: 0xE0 0x20
+ * 0x3C 0x70"): the first byte is the offending one, the rest is whatever
+ * its buffer holds next, which depends on how the input was fed (a chunk
+ * of the parse pool ends where one thread's buffer goes on). Only the first
+ * is kept, so an error reads the same for every thread count and chunk. */
+static void keep_first_quoted_byte(char *msg) {
+    char *at = strstr(msg, "Bytes: 0x");
+    if (at && strlen(at) > strlen("Bytes: 0xHH"))
+        at[strlen("Bytes: 0xHH")] = '\0';
+}
+
 static void on_xml_error(void *ctx, xmlErrorPtr e) {
     wiki_parser *p = ctx;
     if (e->level < XML_ERR_ERROR)
@@ -317,6 +328,7 @@ static void on_xml_error(void *ctx, xmlErrorPtr e) {
      * turned into the document's. */
     if (p->line_base && e->int1 > 0)
         rebase_line(msg, sizeof msg, e->int1, p->line_base);
+    keep_first_quoted_byte(msg);
     n = strlen(msg);
     /* libxml2 calls most non-XML input "Document is empty". */
     if (!p->root_seen)
