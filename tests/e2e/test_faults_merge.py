@@ -25,7 +25,7 @@ import unittest
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "faults"))
 
 import faultlib  # noqa: E402
-from faultlib import ERRNOS, OPS, Tally, check_error_line, indices, sha, temp_leftovers  # noqa: E402
+from faultlib import OPS, Tally, check_error_line, sha, temp_leftovers  # noqa: E402
 from sstpipe_e2e import E2ETest, corpora_dir, sstpipe, sstpipe_bin, wikigen  # noqa: E402
 from test_merge import edited, split_dump  # noqa: E402
 
@@ -71,38 +71,14 @@ class MergeFaults(E2ETest):
         self.assertEqual((sha(self.base), sha(self.incr)), self.inputs, what + ": inputs changed")
 
     def test_errors_at_every_call(self):
-        prev = self.reset_output()
+        self.reset_output()
         counts = faultlib.count_calls(self, self.argv, self.out_dir)
         self.assertEqual(sha(self.out), sha(self.ref))
         self.assertGreater(counts["copy_file_range"], 0, f"no block was copied: {counts}")
-        tally = Tally("merge")
-        for op in OPS:
-            for n in indices(counts[op], 24):
-                for action in ERRNOS:
-                    prev = self.reset_output()
-                    what = f"merge {op}:{n}:{action}"
-                    r = faultlib.run(self.argv, fault=f"{op}:{n}:{action}",
-                                     fault_dir=self.out_dir)
-                    self.check_after(what, r)
-                    if not r.fired:
-                        tally.not_reached += 1
-                        self.assertEqual(r.code, 0, what + r.describe())
-                        continue
-                    fired_path = r.fired[0][2]
-                    if r.code == 0:
-                        self.assertEqual((op, fired_path), ("close", self.out_dir),
-                                         what + ": a failed call went unnoticed" + r.describe())
-                        self.assertEqual(sha(self.out), sha(self.ref), what)
-                        tally.absorbed += 1
-                        continue
-                    self.assertEqual(r.code, 1, what + r.describe())
-                    check_error_line(self, r, action, what)
-                    allowed = {prev}
-                    if op == "fsync" and fired_path == self.out_dir:
-                        allowed.add(sha(self.ref))
-                    self.assertIn(sha(self.out), allowed, what + ": output changed" + r.describe())
-                    tally.failed_cleanly += 1
-        print(tally.report())
+        tally = faultlib.sweep_one_output(
+            self, "merge", self.argv, self.out_dir, counts, 24, out=self.out,
+            ref=sha(self.ref), reset=self.reset_output, check_after=self.check_after,
+            absorbable=lambda op, path: (op, path) == ("close", self.out_dir))
         self.assertGreater(tally.failed_cleanly, 0)
 
     def test_sticky_enospc_on_copies(self):

@@ -34,7 +34,7 @@ import unittest
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "faults"))
 
 import faultlib  # noqa: E402
-from faultlib import ERRNOS, OPS, Tally, check_error_line, indices, sha, temp_leftovers  # noqa: E402
+from faultlib import Tally, indices, sha, temp_leftovers  # noqa: E402
 from sstpipe_e2e import (E2ETest, corpora_dir, parse_stats, sstpipe, sstpipe_bin,  # noqa: E402
                          to_bz2, to_bz2_multistream, wikigen)
 from test_signals import cpu_run, interrupt  # noqa: E402
@@ -74,42 +74,18 @@ class ParallelFaults(E2ETest):
         self.assertEqual(os.listdir(self.spill), [], what + ": --tmp not empty" + r.describe())
 
     def sweep(self, area, brief_limit, env=None):
-        prev = self.reset_output()
+        self.reset_output()
         counts = faultlib.count_calls(self, self.argv, self.path(), env=env)
         self.assertEqual(sha(self.out), sha(self.ref), "2 threads built another table than 1")
         self.assertGreater(counts["pwrite"], 10, f"the sort did not spill: {counts}")
-        tally = Tally(area)
-        for op in OPS:
-            for i, n in enumerate(indices(counts[op], brief_limit)):
-                for action in ERRNOS if faultlib.LONG else (ERRNOS[i % 2],):
-                    prev = self.reset_output()
-                    what = f"{area} {op}:{n}:{action}"
-                    r = faultlib.run(self.argv, fault=f"{op}:{n}:{action}",
-                                     fault_dir=self.path(), env=env)
-                    self.assertClean(what, r)
-                    if not r.fired:
-                        tally.not_reached += 1
-                        self.assertEqual(r.code, 0, what + r.describe())
-                        continue
-                    fired_path = r.fired[0][2]
-                    if r.code == 0:
-                        # As for one thread: a scratch file's close, the
-                        # output directory's close after its fsync and the
-                        # write-back hint change nothing.
-                        self.assertTrue(op == "sync_file_range" or op == "close" and (
-                            fired_path == self.out_dir or fired_path.startswith(self.spill)),
-                            what + ": a failed call went unnoticed" + r.describe())
-                        self.assertEqual(sha(self.out), sha(self.ref), what)
-                        tally.absorbed += 1
-                        continue
-                    self.assertEqual(r.code, 1, what + r.describe())
-                    check_error_line(self, r, action, what)
-                    allowed = {prev}
-                    if op == "fsync" and fired_path == self.out_dir:
-                        allowed.add(sha(self.ref))  # renamed, the directory not synced
-                    self.assertIn(sha(self.out), allowed, what + ": output changed" + r.describe())
-                    tally.failed_cleanly += 1
-        print(tally.report())
+        # As for one thread: a scratch file's close, the output directory's
+        # close after its fsync and the write-back hint change nothing.
+        tally = faultlib.sweep_one_output(
+            self, area, self.argv, self.path(), counts, brief_limit, out=self.out,
+            ref=sha(self.ref), reset=self.reset_output, check_after=self.assertClean,
+            absorbable=lambda op, path: op == "sync_file_range" or op == "close" and (
+                path == self.out_dir or path.startswith(self.spill)),
+            env=env, alternate=True)
         self.assertGreater(tally.failed_cleanly, 10)
 
     def test_enospc_eio_every_call(self):

@@ -35,7 +35,7 @@ import unittest
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "faults"))
 
 import faultlib  # noqa: E402
-from faultlib import ERRNOS, OPS, Tally, check_error_line, indices, sha, temp_leftovers  # noqa: E402
+from faultlib import sha, temp_leftovers  # noqa: E402
 from sstpipe_e2e import E2ETest, corpora_dir, sstpipe, sstpipe_bin, wikigen  # noqa: E402
 
 
@@ -51,7 +51,6 @@ class WriterFaults(E2ETest):
     def sweep(self, argv, out, ref, area, brief_limit, env=None):
         out_dir = os.path.dirname(out)
         self.build(self.prev_dump, out)
-        prev = sha(out)
         counts = faultlib.count_calls(self, argv, out_dir, env=env)
         self.assertEqual(sha(out), sha(ref), "the counting run's output differs from the reference")
         self.assertGreater(counts["write"], 1, counts)
@@ -60,40 +59,23 @@ class WriterFaults(E2ETest):
             self.assertGreater(counts["sync_file_range"], 0, counts)
         self.assertEqual(counts["open"], 1, counts)
         self.assertEqual(counts["linkat"], 0 if env else 1, counts)
-        tally = Tally(area)
-        for op in OPS:
-            for n in indices(counts[op], brief_limit):
-                for action in ERRNOS:
-                    self.build(self.prev_dump, out)
-                    what = f"{area} {op}:{n}:{action}"
-                    r = faultlib.run(argv, fault=f"{op}:{n}:{action}", fault_dir=out_dir,
-                                     env=env)
-                    self.assertEqual(temp_leftovers(out_dir), [], what + r.describe())
-                    self.assertEqual(sorted(os.listdir(out_dir)), ["table.sst"], what)
-                    if not r.fired:
-                        tally.not_reached += 1
-                        self.assertEqual(r.code, 0, what + r.describe())
-                        continue
-                    fired_path = r.fired[0][2]
-                    if r.code == 0:
-                        # Closing the directory after its fsync, and the
-                        # write-back hint, are the calls whose failure changes
-                        # nothing.
-                        self.assertIn((op, fired_path if op == "close" else None),
-                                      {("close", out_dir), ("sync_file_range", None)},
-                                      what + ": a failed call went unnoticed" + r.describe())
-                        self.assertEqual(sha(out), sha(ref), what)
-                        tally.absorbed += 1
-                        continue
-                    self.assertEqual(r.code, 1, what + r.describe())
-                    check_error_line(self, r, action, what)
-                    allowed = {prev}
-                    if op == "fsync" and fired_path == out_dir:
-                        allowed.add(sha(ref))
-                        self.assertIn("complete and in place", r.sstpipe_lines()[0], what)
-                    self.assertIn(sha(out), allowed, what + ": output changed" + r.describe())
-                    tally.failed_cleanly += 1
-        print(tally.report())
+        def reset():
+            self.build(self.prev_dump, out)
+            return sha(out)
+
+        def check_after(what, r):
+            self.assertEqual(temp_leftovers(out_dir), [], what + r.describe())
+            self.assertEqual(sorted(os.listdir(out_dir)), ["table.sst"], what)
+
+        def absorbable(op, path):
+            # Closing the directory after its fsync, and the write-back
+            # hint, are the calls whose failure changes nothing.
+            return (op, path) == ("close", out_dir) or op == "sync_file_range"
+
+        tally = faultlib.sweep_one_output(self, area, argv, out_dir, counts, brief_limit,
+                                          out=out, ref=sha(ref), reset=reset,
+                                          check_after=check_after, absorbable=absorbable,
+                                          env=env)
         self.assertGreater(tally.failed_cleanly, 0)
 
     def test_build_writer(self):

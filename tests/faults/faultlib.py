@@ -209,3 +209,51 @@ class Tally:
         """One greppable line (tests/faults/run collects them)."""
         return (f"FAULTS {self.area}: injected={self.total()} failed_cleanly={self.failed_cleanly}"
                 f" absorbed={self.absorbed} killed={self.killed} not_reached={self.not_reached}")
+
+
+def sweep_one_output(test, area, argv, fault_dir, counts, brief_limit, *, out, ref, reset,
+                     check_after, absorbable, env=None, alternate=False):
+    """Fails each counted call of a run that writes one table, in turn, and
+    judges every run alike (the writer, merge, spill and parallel-parse
+    sweeps): the run makes the call fail, then either it exits 1 with one
+    error line and out is what it was before (or, when the directory fsync
+    after the rename failed, the finished table, with an error saying so),
+    or the call was one whose failure changes nothing (absorbable(op, path))
+    and out holds the reference's bytes. reset() puts the earlier output
+    back and returns its digest; check_after(what, r) checks what every run
+    must leave (no temporary file, the inputs unchanged). With alternate,
+    the brief run tries one errno a call index, taking turns. Returns the
+    Tally."""
+    out_dir = os.path.dirname(out)
+    tally = Tally(area)
+    for op in OPS:
+        for i, n in enumerate(indices(counts[op], brief_limit)):
+            actions = (ERRNOS[i % 2],) if alternate and not LONG else ERRNOS
+            for action in actions:
+                prev = reset()
+                what = f"{area} {op}:{n}:{action}"
+                r = run(argv, fault=f"{op}:{n}:{action}", fault_dir=fault_dir, env=env)
+                check_after(what, r)
+                if not r.fired:
+                    tally.not_reached += 1
+                    test.assertEqual(r.code, 0, what + r.describe())
+                    continue
+                path = r.fired[0][2]
+                if r.code == 0:
+                    test.assertTrue(absorbable(op, path),
+                                    what + ": a failed call went unnoticed" + r.describe())
+                    test.assertEqual(sha(out), ref, what + r.describe())
+                    tally.absorbed += 1
+                    continue
+                test.assertEqual(r.code, 1, what + r.describe())
+                check_error_line(test, r, action, what)
+                allowed = {prev}
+                if op == "fsync" and path == out_dir:
+                    # Renamed into place, the rename not yet durable.
+                    allowed.add(ref)
+                    test.assertIn("complete and in place", r.sstpipe_lines()[0],
+                                  what + r.describe())
+                test.assertIn(sha(out), allowed, what + ": output changed" + r.describe())
+                tally.failed_cleanly += 1
+    print(tally.report())
+    return tally
