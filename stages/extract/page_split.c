@@ -43,12 +43,15 @@ struct page_split {
     bool head_ready; /* the root start tag is in head */
     uint8_t head[PAGE_SPLIT_HEAD_MAX];
     size_t head_len;
+    long root_line; /* line of the root's '<' (until then: line breaks + 1) */
 };
 
 page_split *page_split_init(sp_error *err) {
     page_split *s = calloc(1, sizeof *s);
     if (!s)
         sp_errorf(err, "page splitter: out of memory");
+    else
+        s->root_line = 1;
     return s;
 }
 
@@ -63,6 +66,10 @@ uint64_t page_split_last(const page_split *s) {
 const uint8_t *page_split_head(const page_split *s, size_t *len) {
     *len = s->head_len;
     return s->head_ready ? s->head : NULL;
+}
+
+long page_split_root_line(const page_split *s) {
+    return s->root_line;
 }
 
 static void capture(page_split *s, uint8_t c) {
@@ -137,6 +144,8 @@ static void lt_byte(page_split *s, uint8_t c) {
 }
 
 static void markup_byte(page_split *s, uint8_t c) {
+    if (c == '\n' && !s->root_seen)
+        s->root_line++;
     switch (s->mode) {
     case S_LT:
         lt_byte(s, c);
@@ -205,6 +214,9 @@ void page_split_scan(page_split *s, const uint8_t *buf, size_t n) {
         case S_OUT: {
             const uint8_t *lt = memchr(buf + i, '<', n - i);
             size_t k = lt ? (size_t)(lt - buf) : n;
+            /* Only the prolog's line breaks are counted: the root's line. */
+            for (size_t j = i; j < k && !s->root_seen; j++)
+                s->root_line += buf[j] == '\n';
             s->pos += k - i;
             i = k;
             if (lt) {

@@ -48,4 +48,9 @@ uint64_t page_split_last(const page_split *s);
  * the root start tag has been scanned; NULL before that. */
 const uint8_t *page_split_head(const page_split *s, size_t *len);
 
+/* The document line (1-based) of the root start tag's '<', once it has been
+ * scanned: libxml2 names an element by the line it opened on, and a
+ * fragment's parser reads the root from the head, on its own line 1. */
+long page_split_root_line(const page_split *s);
+
 #endif

@@ -156,7 +156,8 @@ static wiki_parser *chunk_parser(const pool *p, text_buffer *text, uint64_t star
         return wp;
     size_t head_len;
     const uint8_t *head = page_split_head(p->split, &head_len);
-    if (wiki_parser_init_fragment(wp, head, head_len, (long)line_base, err)) {
+    if (wiki_parser_init_fragment(wp, head, head_len, page_split_root_line(p->split),
+                                  (long)line_base, err)) {
         wiki_parser_destroy(wp);
         return NULL;
     }

@@ -54,6 +54,9 @@ struct wiki_parser {
     sp_error err;
     /* Lines of the document before the first byte fed (fragment mode). */
     long line_base;
+    /* The document line of the root start tag (fragment mode), which the
+     * fragment's parser read from the head on its line 1. */
+    long root_line;
 
     int depth;
     capture capture;
@@ -326,8 +329,11 @@ static void on_xml_error(void *ctx, xmlErrorPtr e) {
     /* Some messages name the line where an element opened ("tag mismatch:
      * page line 12 and ..."), that is e->int1: a fragment's line, to be
      * turned into the document's. */
-    if (p->line_base && e->int1 > 0)
-        rebase_line(msg, sizeof msg, e->int1, p->line_base);
+    if (p->line_base && e->int1 > 0) {
+        /* With only the root open, the element named is the root. */
+        bool root = p->depth == 1 && e->int1 == 1;
+        rebase_line(msg, sizeof msg, e->int1, root ? p->root_line - 1 : p->line_base);
+    }
     keep_first_quoted_byte(msg);
     n = strlen(msg);
     /* libxml2 calls most non-XML input "Document is empty". */
@@ -434,13 +440,14 @@ int wiki_parser_feed(wiki_parser *p, const void *buf, size_t n, sp_error *err) {
     return 0;
 }
 
-int wiki_parser_init_fragment(wiki_parser *p, const void *head, size_t head_len, long line_base,
-                              sp_error *err) {
+int wiki_parser_init_fragment(wiki_parser *p, const void *head, size_t head_len, long root_line,
+                              long line_base, sp_error *err) {
     /* The head holds no line break (see wikixml.h), so the fragment's first
      * byte is on the parser's line 1: document line line_base + 1. */
     if (wiki_parser_feed(p, head, head_len, err))
         return -1;
     p->line_base = line_base;
+    p->root_line = root_line;
     return 0;
 }
 

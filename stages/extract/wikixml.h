@@ -60,11 +60,13 @@ int wiki_parser_feed(wiki_parser *p, const void *buf, size_t n, sp_error *err);
  * root start tag with every line break replaced by a space, so the fragment
  * is read with the root's namespaces and the document's encoding; the bytes
  * fed next are taken to start on document line line_base + 1, which every
- * error and wiki_page.line then names. A fragment that is not the end of
- * the document is closed by feeding "</mediawiki>" before finish.
+ * error and wiki_page.line then names; root_line is the document line the
+ * root start tag opened on, which an error naming the root's line (a tag
+ * mismatch against it) then says. A fragment that is not the end of the
+ * document is closed by feeding "</mediawiki>" before finish.
  */
-int wiki_parser_init_fragment(wiki_parser *p, const void *head, size_t head_len, long line_base,
-                              sp_error *err);
+int wiki_parser_init_fragment(wiki_parser *p, const void *head, size_t head_len, long root_line,
+                              long line_base, sp_error *err);
 /* Ends the document: an error unless </mediawiki> was reached. */
 int wiki_parser_finish(wiki_parser *p, sp_error *err);
 void wiki_parser_destroy(wiki_parser *p);

@@ -124,6 +124,8 @@ static void test_head(void **state) {
     assert_non_null(head);
     assert_int_equal(len, sizeof want - 1);
     assert_memory_equal(head, want, len);
+    /* The declaration takes two lines and the comment one. */
+    assert_int_equal(page_split_root_line(s), 4);
     page_split_destroy(s);
 
     /* Without a declaration the head is the root tag alone. */
@@ -133,6 +135,7 @@ static void test_head(void **state) {
     assert_non_null(head);
     assert_int_equal(len, sizeof ROOT - 2);
     assert_memory_equal(head, "<mediawiki xmlns", 16);
+    assert_int_equal(page_split_root_line(s), 1);
     page_split_destroy(s);
 }
 
