@@ -504,3 +504,46 @@ def sources():
     out = [(corpus_name(p), (lambda p=p: load_xml(p)), p) for p in corpus_files()]
     out.append(("edge", edge_dump_xml, None))
     return out
+
+# ---------------------------------------------------------------- a Slurm cluster
+
+
+class SlurmCluster:
+    """A real single-node Slurm cluster for a test module: tests/cluster/slurm-up
+    in a fresh directory, SLURM_CONF in os.environ (for sstpipe and the
+    clients the test runs) while it is up; stop() runs slurm-down and
+    restores the environment. A cluster that cannot start fails the test
+    with slurm-up's message (which quotes the failing daemon's log)."""
+
+    def __init__(self):
+        self.dir = tempfile.mkdtemp(prefix="sstpipe-slurm.")
+        # munged wants every ancestor of its socket searchable by all.
+        os.chmod(self.dir, 0o755)
+        self.tool_dir = os.path.join(env_path("SSTPIPE_SOURCE"), "tests", "cluster")
+        top = os.path.join(self.dir, "cluster")
+        r = subprocess.run([os.path.join(self.tool_dir, "slurm-up"), top],
+                           capture_output=True, text=True, timeout=300)
+        if r.returncode != 0:
+            shutil.rmtree(self.dir, ignore_errors=True)
+            raise AssertionError("tests/cluster/slurm-up failed:\n" + r.stderr)
+        self.top = top
+        self.conf = os.path.join(top, "slurm.conf")
+        self.partition = "test"
+        self._saved = os.environ.get("SLURM_CONF")
+        os.environ["SLURM_CONF"] = self.conf
+
+    def queue(self):
+        """The job ids squeue shows (pending or running)."""
+        r = subprocess.run(["squeue", "--noheader", "--format=%i"], capture_output=True,
+                           text=True, timeout=60)
+        if r.returncode != 0:
+            raise AssertionError("squeue failed: " + r.stderr)
+        return r.stdout.split()
+
+    def stop(self):
+        subprocess.run([os.path.join(self.tool_dir, "slurm-down"), self.top], timeout=300)
+        if self._saved is None:
+            os.environ.pop("SLURM_CONF", None)
+        else:
+            os.environ["SLURM_CONF"] = self._saved
+        shutil.rmtree(self.dir, ignore_errors=True)

@@ -1,0 +1,71 @@
+/*
+ * cluster_runner.h: runs stages of indexed tasks on the engine the user
+ * already has: processes on this machine (local), GNU parallel, or Slurm.
+ *
+ * A runner knows nothing of maps and reduces (docs: /work/cluster-contract.md
+ * section 3, the README's "Cluster runners"). A stage is N tasks, each the
+ * stage's argv with "--task" and the task's index appended; stages run in
+ * order, a stage starting only once every task of the one before it has
+ * exited 0. A task that fails (non-zero exit, killed by a signal, cancelled
+ * by scancel, lost with its node) runs again, up to `retries` more times;
+ * a task that still fails fails the run with one line: the stage, the index,
+ * the last line of that task's log (its own one-line error) and the log's
+ * path. Tasks must be idempotent and commit atomically: a runner may kill
+ * and rerun any of them.
+ *
+ * Each attempt of a task writes its stdout and stderr to its own log,
+ * LOG_DIR/<stage>-<index>.<attempt>.log (attempts count from 1 in each
+ * cluster_run; a later run in the same log_dir replaces its logs).
+ *
+ * Signals: while cluster_run runs it holds SIGINT, SIGTERM and SIGHUP in the
+ * calling thread (the caller must have no other thread that takes them). On
+ * one it stops every task it started (SIGTERM, then SIGKILL, to each local
+ * task's process group; SIGTERM to GNU parallel, which stops its jobs;
+ * scancel of every Slurm job it submitted), waits until none is left
+ * running or queued, then restores the signal mask and raises the signal
+ * again, so the process's own disposition (sstpipe's: remove temporary
+ * files, exit 128+signal) takes effect as if nothing had held it. Where
+ * that disposition returns, cluster_run returns -1 with "interrupted".
+ */
+#ifndef SSTPIPE_PIPELINE_CLUSTER_RUNNER_H
+#define SSTPIPE_PIPELINE_CLUSTER_RUNNER_H
+
+#include "stages/common/error.h"
+
+#include <stddef.h>
+
+enum { CLUSTER_RUNNER_LOCAL, CLUSTER_RUNNER_PARALLEL, CLUSTER_RUNNER_SLURM };
+
+typedef struct cluster_stage {
+    const char *name;  /* "map", "reduce", "finish": names the stage's logs */
+    char *const *argv; /* NULL-terminated; argv[0] the executable (a path, or found in PATH) */
+    int ntasks;        /* at least 1 */
+} cluster_stage;
+
+typedef struct cluster_runner_options {
+    int kind;                    /* CLUSTER_RUNNER_LOCAL, _PARALLEL or _SLURM */
+    int jobs;                    /* tasks at once (0: local and parallel, this machine's cores;
+                                    slurm, as many as the cluster schedules) */
+    int retries;                 /* extra attempts of a failed task */
+    const char *log_dir;         /* created if missing; every node must see it (parallel, slurm) */
+    const char *slurm_partition; /* sbatch --partition; NULL or "": the cluster's default */
+    const char *slurm_args;      /* more sbatch arguments, split as sh splits words (quotes,
+                                    backslashes; no expansion); NULL or "": none */
+    const char *parallel_sshlogin; /* GNU parallel --sshloginfile (":" in it is this
+                                      machine); NULL or "": this machine only */
+} cluster_runner_options;
+
+/* Local runner, jobs 0, retries 2, log_dir NULL (must be set), no Slurm or
+ * parallel settings. */
+void cluster_runner_options_init(cluster_runner_options *o);
+
+/* "local", "parallel" or "slurm" to a kind; anything else is an error
+ * naming the accepted words. */
+int cluster_runner_kind_parse(const char *name, int *kind, sp_error *err);
+const char *cluster_runner_kind_name(int kind);
+
+/* Runs the n stages in order; 0 when every task of every stage exited 0. */
+int cluster_run(const cluster_runner_options *o, const cluster_stage *stages, size_t n,
+                sp_error *err);
+
+#endif
