@@ -14,8 +14,9 @@
  * and rerun any of them.
  *
  * Each attempt of a task writes its stdout and stderr to its own log,
- * LOG_DIR/<stage>-<index>.<attempt>.log (attempts count from 1 in each
- * cluster_run; a later run in the same log_dir replaces its logs).
+ * LOG_DIR/<stage>-<index>.<attempt>.log (attempts count from 0 in each
+ * cluster_run, as the cluster build reads them; a later run in the same
+ * log_dir replaces its logs).
  *
  * Signals: while cluster_run runs it holds SIGINT, SIGTERM and SIGHUP in the
  * calling thread (the caller must have no other thread that takes them). On

@@ -43,7 +43,7 @@ typedef struct local_stage {
 static int start(local_stage *ls, int index, sp_error *err) {
     const cluster_stage *st = ls->st;
     running *r = &ls->run[ls->nrun];
-    int attempt = ++ls->attempts[index];
+    int attempt = ls->attempts[index]++;
     if (!(r->log = runner_log_path(ls->o->log_dir, st->name, index, attempt)))
         return sp_errorf(err, "out of memory");
     int fd = open(r->log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);

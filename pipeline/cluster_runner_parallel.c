@@ -16,7 +16,7 @@
  * try of a task runs at a time, so nothing races for it) and execs the task
  * into it; on a remote host that needs log_dir shared, as the tasks' own
  * outputs are. The logs of earlier runs are removed first, so attempts
- * count from 1 as in the other runners.
+ * count from 0 as in the other runners.
  *
  * On a signal, parallel gets SIGTERM, on which it stops its running jobs
  * (--termseq, TERM then KILL) and exits; it is waited for.
@@ -36,7 +36,7 @@
 #define STOP_GRACE_MS 20000
 
 /* $1 log dir, $2 stage, $3 index, then the task's argv. */
-static const char task_script[] = "d=$1 s=$2 i=$3; shift 3; a=1; "
+static const char task_script[] = "d=$1 s=$2 i=$3; shift 3; a=0; "
                                   "while [ -e \"$d/$s-$i.$a.log\" ]; do a=$((a+1)); done; "
                                   "exec \"$@\" --task \"$i\" >\"$d/$s-$i.$a.log\" 2>&1";
 
@@ -45,12 +45,12 @@ static char *last_log(const cluster_runner_options *o, const cluster_stage *st, 
                       int *attempts) {
     char *best = NULL;
     *attempts = 0;
-    for (int a = 1; a <= o->retries + 1; a++) {
+    for (int a = 0; a <= o->retries; a++) {
         char *p = runner_log_path(o->log_dir, st->name, i, a);
         if (p && access(p, F_OK) == 0) {
             free(best);
             best = p;
-            *attempts = a;
+            *attempts = a + 1;
         } else {
             free(p);
         }
@@ -132,7 +132,7 @@ static int run_stage(const cluster_runner_options *o, const cluster_stage *st, r
     }
     /* Attempts count from 1 in each run (see the header comment). */
     for (int i = 0; i < st->ntasks; i++)
-        for (int a = 1; a <= o->retries + 1; a++) {
+        for (int a = 0; a <= o->retries; a++) {
             char *p = runner_log_path(o->log_dir, st->name, i, a);
             if (p)
                 unlink(p);

@@ -59,7 +59,7 @@ static const char batch_script[] =
 
 typedef struct slurm_stage {
     long job;      /* the array now queued for it (0: none) */
-    int attempt;   /* of the indexes in that array */
+    int attempt;   /* of the indexes in that array, from 0 */
     char *pending; /* per index: 1 until it has succeeded */
 } slurm_stage;
 
@@ -293,7 +293,7 @@ static int report(slurm_run *r, size_t k, int i, sp_error *err) {
     }
     free(p);
     char *log = runner_log_path(r->o->log_dir, r->stages[k].name, i, s->attempt);
-    int rc = runner_task_failed(&r->stages[k], i, s->attempt, why, log ? log : "?", err);
+    int rc = runner_task_failed(&r->stages[k], i, s->attempt + 1, why, log ? log : "?", err);
     free(log);
     return rc;
 }
@@ -312,7 +312,7 @@ static int run(slurm_run *r, sp_error *err) {
         }
         /* The later stages wait on an afterok that will never fire. */
         cancel_from(r, k + 1);
-        if (r->s[k].attempt > r->o->retries)
+        if (r->s[k].attempt >= r->o->retries)
             return report(r, k, first, err);
         r->s[k].attempt++;
         if (submit(r, k, false, 0, err))
@@ -339,7 +339,6 @@ int cluster_run_slurm(const cluster_runner_options *o, const cluster_stage *stag
         goto done;
     }
     for (size_t k = 0; k < n; k++) {
-        r.s[k].attempt = 1;
         if (!(r.s[k].pending = malloc((size_t)stages[k].ntasks))) {
             sp_errorf(err, "out of memory");
             goto done;

@@ -232,7 +232,7 @@ static void test_stages_in_order(void **state) {
         assert_true(exists(path(f, "first.done.%d", i)));
         assert_int_equal(count(f, "first", i), 1);
         char line[256], want[64];
-        char *log = runner_log_path(f->logs, "first", i, 1);
+        char *log = runner_log_path(f->logs, "first", i, 0);
         runner_log_last_line(log, line, sizeof line);
         snprintf(want, sizeof want, "first task %d attempt 1", i);
         assert_string_equal(line, want);
@@ -256,11 +256,11 @@ static void test_retry_once(void **state) {
     assert_int_equal(count(f, "second", 0), 2);
     assert_true(exists(path(f, "first.done.3")));
     char line[256];
-    char *log = runner_log_path(f->logs, "first", 3, 1);
+    char *log = runner_log_path(f->logs, "first", 3, 0);
     runner_log_last_line(log, line, sizeof line);
     assert_string_equal(line, "first task 3: fails on attempt 1");
     free(log);
-    assert_true(exists(path(f, "logs/first-3.2.log")));
+    assert_true(exists(path(f, "logs/first-3.1.log")));
 }
 
 /* A task that always fails fails the run with the one line, after retries
@@ -273,11 +273,11 @@ static void test_always_fails(void **state) {
     char want[2 * TEST_DIR_CAP];
     snprintf(want, sizeof want,
              "first task 2 (of 5) failed 2 times, the last exit 3: first task 2: always fails "
-             "(log: %s/first-2.2.log)",
+             "(log: %s/first-2.1.log)",
              f->logs);
     assert_string_equal(err.msg, want);
     assert_int_equal(count(f, "first", 2), 2);
-    assert_false(exists(path(f, "logs/first-2.3.log")));
+    assert_false(exists(path(f, "logs/first-2.2.log")));
     for (int i = 0; i < 3; i++)
         assert_int_equal(count(f, "second", i), 0);
 }
