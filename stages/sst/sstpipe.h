@@ -32,6 +32,15 @@
  *
  * Published tables are never written in place, only replaced by rename, so
  * an open table keeps reading the file it opened.
+ *
+ * Table sets. A sharded build writes a table set: a directory of shard
+ * tables, each holding one key range, and a manifest, tableset.json
+ * (TABLESET.md, installed beside FORMAT.md). sstpipe_open of the directory
+ * or of its tableset.json gives one handle that reads as the one table of
+ * all its records: every call below works on it, lookups go to the shard
+ * whose range holds the key, iterators walk the shards in key order, and
+ * sstpipe_info sums the shards. The sstpipe_shard_* calls (since 1.1) list
+ * the shards; a plain table is a set of one shard with no bounds.
  */
 #ifndef SSTPIPE_SSTPIPE_H
 #define SSTPIPE_SSTPIPE_H
@@ -75,14 +84,25 @@ void sstpipe_options_set_direct_io(sstpipe_options *opt, bool direct_io);
 typedef struct sstpipe_table sstpipe_table;
 
 /* Opens path, reading and checking its footer and index. NULL on failure,
- * with *errmsg set. Thread-safe. */
+ * with *errmsg set. Thread-safe.
+ *
+ * path may be a table set (a directory, or a file named tableset.json):
+ * the manifest is checked (TABLESET.md's rules), then every shard is
+ * opened as a table and checked against it: its footer's records and file
+ * size against the manifest's, its options against the set's (all shards
+ * share one block size, cluster size and value bound), and its first and
+ * last key against its range (the first from the index, the last from its
+ * last block, read and checked whole). Any failure is NULL with a message
+ * naming the manifest, the shard file and what is wrong. The shards stay
+ * open (one descriptor and mapping each) until sstpipe_close. */
 sstpipe_table *sstpipe_open(const char *path, char **errmsg);
 sstpipe_table *sstpipe_open_with(const char *path, const sstpipe_options *opt, char **errmsg);
 
 /* Closes t and frees everything of it; NULL is ignored. */
 void sstpipe_close(sstpipe_table *t);
 
-/* What the table's footer says. Filled by sstpipe_info; plain data. */
+/* What the table's footer says (of a set: the sums over its shards, and
+ * their common options). Filled by sstpipe_info; plain data. */
 typedef struct sstpipe_info {
     uint64_t records;
     uint64_t data_blocks;
@@ -103,12 +123,32 @@ void sstpipe_info_get(const sstpipe_table *t, sstpipe_info *info);
 /* The path t was opened with; valid until sstpipe_close. */
 const char *sstpipe_path(const sstpipe_table *t);
 
+/* Since 1.1: the shards of a table set. Thread-safe, no I/O, never fail on
+ * an open table. */
+/* Whether t was opened as a table set (even a set of one shard). */
+bool sstpipe_is_set(const sstpipe_table *t);
+/* The number of shards: 1 for a plain table. */
+size_t sstpipe_shard_count(const sstpipe_table *t);
+/* Shard i (i < sstpipe_shard_count) as a table of its own, to read alone
+ * (sstpipe_path, sstpipe_info_get, lookups, iterators: e.g. one thread a
+ * shard); for a plain table, shard 0 is t itself. Owned by t: valid until
+ * sstpipe_close(t), never closed by the caller. NULL when i is out of
+ * range. */
+sstpipe_table *sstpipe_shard(sstpipe_table *t, size_t i);
+/* Shard i's key range [lo, hi): *lo (*lo_len) is NULL (0) when unbounded
+ * below, *hi likewise above; a plain table's one shard is unbounded both
+ * ways. The bounds are valid until sstpipe_close. 0, or -1 when i is out
+ * of range (nothing set). */
+int sstpipe_shard_range(const sstpipe_table *t, size_t i, const void **lo, size_t *lo_len,
+                        const void **hi, size_t *hi_len);
+
 /* The first key of data block i (i < sstpipe_info's data_blocks), from the
- * index held in memory: no I/O. NULL (and *klen untouched) when i is out of
- * range. Blocks are all block_size bytes, so these keys cut a table into
- * ranges of about equal size: iterators from consecutive split keys scan
- * it in parallel, and a block drawn at random samples it (profile draws its
- * keys this way). Valid until sstpipe_close; thread-safe. */
+ * index held in memory: no I/O. In a set, blocks are numbered across the
+ * shards in order (block i of shard 1 is block data_blocks(shard 0) + i). NULL (and *klen
+ * untouched) when i is out of range. Blocks are all block_size bytes, so these keys cut a table
+ * into ranges of about equal size: iterators from consecutive split keys scan it in parallel, and a
+ * block drawn at random samples it (profile draws its keys this way). Valid until sstpipe_close;
+ * thread-safe. */
 const void *sstpipe_block_first_key(const sstpipe_table *t, uint64_t i, size_t *klen);
 
 /* Point lookup. 1 found (*value, *vlen set; see Lifetimes), 0 absent (an

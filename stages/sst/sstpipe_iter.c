@@ -13,6 +13,12 @@
  * its bytes are returned, and the walk (table_walk.c, the one verify uses
  * too) checks that each block's first key sorts after the previous block's
  * last, which no per-block check can see.
+ *
+ * A table set's iterator walks its shards in order, one shard iterator at
+ * a time: the first from the shard holding the start key, each later one
+ * from its first key. Shard ranges are disjoint and increasing (checked at
+ * open), so the records come out in key order. A prefix scan stops at the
+ * first shard whose lower bound lies past every key with the prefix.
  */
 #include "stages/sst/sstpipe_table.h"
 
@@ -43,6 +49,10 @@ struct sstpipe_iter {
     uint64_t buf_first, buf_blocks, buf_cap, next_read;
     uint64_t block; /* the block being walked */
     sst_walk walk;
+    /* A table set's: the set, the shard walked and its iterator. */
+    sstpipe_table *set;
+    size_t shard;
+    sstpipe_iter *inner;
 };
 
 static uint8_t *copy_bytes(const void *p, size_t n) {
@@ -57,10 +67,14 @@ sstpipe_iter *sstpipe_iter_new(sstpipe_table *t, const void *from, size_t flen, 
     sstpipe_iter *it = calloc(1, sizeof *it);
     if (!it)
         return NULL;
-    const sst_footer *f = sst_reader_footer(t->r);
-    it->r = t->r;
-    it->block_size = f->block_size;
-    it->blocks = f->data_blocks;
+    if (t->set) {
+        it->set = t;
+    } else {
+        const sst_footer *f = sst_reader_footer(t->r);
+        it->r = t->r;
+        it->block_size = f->block_size;
+        it->blocks = f->data_blocks;
+    }
     it->next_read = 1;
     sst_walk_init(&it->walk);
     if (!prefix)
@@ -82,12 +96,15 @@ sstpipe_iter *sstpipe_iter_new(sstpipe_table *t, const void *from, size_t flen, 
     }
     it->prefix_len = plen;
     it->start_len = slen;
+    if (t->set && slen)
+        it->shard = sstpipe_set_find(t->set, it->start, slen);
     return it;
 }
 
 void sstpipe_iter_free(sstpipe_iter *it) {
     if (!it)
         return;
+    sstpipe_iter_free(it->inner);
     free(it->start);
     free(it->prefix);
     free(it->buf);
@@ -175,8 +192,54 @@ static int seek(sstpipe_iter *it, sp_error *err) {
     return rc ? rc : next_block(it, err);
 }
 
+/* Whether every key of shard i sorts after the keys with the prefix: its
+ * lower bound is above the prefix and does not start with it. */
+static bool past_prefix(const sstpipe_iter *it, size_t i) {
+    const void *lo, *hi;
+    size_t lo_len, hi_len;
+    sstpipe_shard_range(it->set, i, &lo, &lo_len, &hi, &hi_len);
+    if (!it->prefix_len || !lo)
+        return false;
+    return sp_key_cmp(lo, lo_len, it->prefix, it->prefix_len) > 0 &&
+           (lo_len < it->prefix_len || memcmp(lo, it->prefix, it->prefix_len) != 0);
+}
+
+/* A set's next record: from the shard being walked, or the next ones. */
+static int set_next(sstpipe_iter *it, const void **key, size_t *klen, const void **value,
+                    size_t *vlen, char **errmsg) {
+    size_t n = sstpipe_shard_count(it->set);
+    while (it->shard < n) {
+        if (!it->inner) {
+            /* The start key only matters in the shard that holds it. */
+            bool first = it->state == IT_START;
+            it->inner =
+                sstpipe_iter_new(sstpipe_shard(it->set, it->shard), first ? it->start : NULL,
+                                 first ? it->start_len : 0, it->prefix, it->prefix_len);
+            if (!it->inner) {
+                sp_errorf(&it->err, "%s: out of memory", sstpipe_path(it->set));
+                it->state = IT_ERROR;
+                sstpipe_set_errmsg(errmsg, &it->err);
+                return -1;
+            }
+            it->state = IT_WALK;
+        }
+        int rc = sstpipe_iter_next(it->inner, key, klen, value, vlen, errmsg);
+        if (rc != 0)
+            return rc; /* the inner iterator stays at its error, and so does this one */
+        sstpipe_iter_free(it->inner);
+        it->inner = NULL;
+        if (++it->shard < n && past_prefix(it, it->shard))
+            break;
+    }
+    it->shard = n;
+    it->state = IT_END;
+    return 0;
+}
+
 int sstpipe_iter_next(sstpipe_iter *it, const void **key, size_t *klen, const void **value,
                       size_t *vlen, char **errmsg) {
+    if (it->set && it->state != IT_ERROR)
+        return set_next(it, key, klen, value, vlen, errmsg);
     int rc;
     switch (it->state) {
     case IT_END:

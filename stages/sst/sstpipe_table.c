@@ -10,7 +10,8 @@
  * With direct I/O every lookup is exactly one aligned pread of one block
  * with O_DIRECT, checked in full each time, into a buffer that belongs to
  * the calling thread: nothing in the table is written by a lookup, so any
- * number of threads share one table with no lock.
+ * number of threads share one table with no lock. A table set's calls go
+ * to its shards (sstpipe_set.c opens them).
  */
 #include "stages/sst/sstpipe_table.h"
 
@@ -31,10 +32,6 @@
 /* O_DIRECT wants buffers aligned to the device's logical block; a page
  * covers every device. */
 #define DIRECT_ALIGN 4096
-
-struct sstpipe_options {
-    bool direct_io;
-};
 
 const char *sstpipe_version(void) {
     return SSTPIPE_VERSION_STRING;
@@ -145,22 +142,28 @@ static int open_direct(sstpipe_table *t, sp_error *err) {
     return 0;
 }
 
-sstpipe_table *sstpipe_open_with(const char *path, const sstpipe_options *opt, char **errmsg) {
-    sp_error err = {0};
+sstpipe_table *sstpipe_table_open(const char *path, const sstpipe_options *opt, sp_error *err) {
     sstpipe_table *t = calloc(1, sizeof *t);
     if (!t) {
-        sp_errorf(&err, "%s: out of memory", path);
-        sstpipe_set_errmsg(errmsg, &err);
+        sp_errorf(err, "%s: out of memory", path);
         return NULL;
     }
     t->direct_fd = -1;
     t->direct_io = opt && opt->direct_io;
-    if (!(t->r = sst_reader_open(path, &err)) ||
-        (t->direct_io ? open_direct(t, &err) : sst_reader_map(t->r, SST_READER_DIR_BUDGET, &err))) {
-        sstpipe_set_errmsg(errmsg, &err);
+    if (!(t->r = sst_reader_open(path, err)) ||
+        (t->direct_io ? open_direct(t, err) : sst_reader_map(t->r, SST_READER_DIR_BUDGET, err))) {
         sstpipe_close(t);
         return NULL;
     }
+    return t;
+}
+
+sstpipe_table *sstpipe_open_with(const char *path, const sstpipe_options *opt, char **errmsg) {
+    sp_error err = {0};
+    sstpipe_table *t = table_set_is_set_path(path) ? sstpipe_set_open(path, opt, &err)
+                                                   : sstpipe_table_open(path, opt, &err);
+    if (!t)
+        sstpipe_set_errmsg(errmsg, &err);
     return t;
 }
 
@@ -174,10 +177,15 @@ void sstpipe_close(sstpipe_table *t) {
     if (t->direct_fd >= 0)
         close(t->direct_fd);
     sst_reader_close(t->r);
+    sstpipe_set_close(t->set);
     free(t);
 }
 
 void sstpipe_info_get(const sstpipe_table *t, sstpipe_info *info) {
+    if (t->set) {
+        *info = t->set->info;
+        return;
+    }
     const sst_footer *f = sst_reader_footer(t->r);
     *info = (sstpipe_info){
         .records = f->records,
@@ -196,10 +204,25 @@ void sstpipe_info_get(const sstpipe_table *t, sstpipe_info *info) {
 }
 
 const char *sstpipe_path(const sstpipe_table *t) {
-    return sst_reader_path(t->r);
+    return t->set ? t->set->path : sst_reader_path(t->r);
 }
 
 const void *sstpipe_block_first_key(const sstpipe_table *t, uint64_t i, size_t *klen) {
+    if (t->set) {
+        const sstpipe_set *s = t->set;
+        if (i >= s->first_block[s->n])
+            return NULL;
+        /* The last shard whose first block is <= i (empty shards have none). */
+        size_t lo = 0, hi = s->n;
+        while (hi - lo > 1) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (s->first_block[mid] <= i)
+                lo = mid;
+            else
+                hi = mid;
+        }
+        return sstpipe_block_first_key(s->shards[lo], i - s->first_block[lo], klen);
+    }
     if (i >= sst_reader_footer(t->r)->data_blocks)
         return NULL;
     uint32_t n = 0;
@@ -227,6 +250,9 @@ int sstpipe_get(sstpipe_table *t, const void *key, size_t klen, const void **val
     /* No stored key is empty or longer than the format allows. */
     if (klen == 0 || klen > SP_MAX_KEY_BYTES)
         return 0;
+    if (t->set)
+        return sstpipe_get(t->set->shards[sstpipe_set_find(t->set, key, klen)], key, klen, value,
+                           vlen, errmsg);
     int64_t i = sst_reader_find_block(t->r, key, klen);
     if (i < 0)
         return 0;

@@ -10,7 +10,10 @@
  *   t[key]  t.get(key, default)  key in t  len(t)  iter(t) (keys)
  *   t.items()  t.prefix(p)  t.range(lo, hi)   -> (key, value) in key order
  *   t.info (dict of the footer's counts)  t.close()  with sstpipe.open(...) as t:
+ *   t.shards (a table set's shards: path, lo, hi, records, file_size each)
  *
+ * path may be a table set (its directory or tableset.json): the library
+ * reads it as one table, so every call above works on it unchanged.
  * Keys are str (encoded as UTF-8) or any bytes-like object; keys and
  * values come back as bytes, or as str with decode=True. Errors raise
  * sstpipe.Error with the library's message; a missing key raises KeyError.
@@ -296,12 +299,47 @@ static PyObject *table_info(PyObject *self, void *unused) {
     sstpipe_info i;
     sstpipe_info_get(t->t, &i);
     return Py_BuildValue(
-        "{s:K,s:K,s:K,s:K,s:K,s:I,s:I,s:I,s:I,s:s}", "records", (unsigned long long)i.records,
-        "data_blocks", (unsigned long long)i.data_blocks, "key_bytes",
-        (unsigned long long)i.key_bytes, "value_bytes", (unsigned long long)i.value_bytes,
-        "file_size", (unsigned long long)i.file_size, "block_size", i.block_size, "cluster_size",
-        i.cluster_size, "max_value_bytes", i.max_value_bytes, "format_version", i.format_version,
-        "path", sstpipe_path(t->t));
+        "{s:K,s:K,s:K,s:K,s:K,s:I,s:I,s:I,s:I,s:s,s:O,s:n}", "records",
+        (unsigned long long)i.records, "data_blocks", (unsigned long long)i.data_blocks,
+        "key_bytes", (unsigned long long)i.key_bytes, "value_bytes",
+        (unsigned long long)i.value_bytes, "file_size", (unsigned long long)i.file_size,
+        "block_size", i.block_size, "cluster_size", i.cluster_size, "max_value_bytes",
+        i.max_value_bytes, "format_version", i.format_version, "path", sstpipe_path(t->t), "is_set",
+        sstpipe_is_set(t->t) ? Py_True : Py_False, "shards", (Py_ssize_t)sstpipe_shard_count(t->t));
+}
+
+/* A bound as bytes, or None when unbounded. */
+static PyObject *bound(const void *b, size_t n) {
+    if (!b)
+        Py_RETURN_NONE;
+    return PyBytes_FromStringAndSize(b, (Py_ssize_t)n);
+}
+
+static PyObject *table_shards(PyObject *self, void *unused) {
+    Table *t = (Table *)self;
+    (void)unused;
+    if (check_open(t))
+        return NULL;
+    size_t n = sstpipe_shard_count(t->t);
+    PyObject *list = PyList_New((Py_ssize_t)n);
+    for (size_t i = 0; list && i < n; i++) {
+        sstpipe_table *s = sstpipe_shard(t->t, i);
+        sstpipe_info f;
+        sstpipe_info_get(s, &f);
+        const void *lo, *hi;
+        size_t lol, hil;
+        sstpipe_shard_range(t->t, i, &lo, &lol, &hi, &hil);
+        PyObject *d =
+            Py_BuildValue("{s:s,s:N,s:N,s:K,s:K}", "path", sstpipe_path(s), "lo", bound(lo, lol),
+                          "hi", bound(hi, hil), "records", (unsigned long long)f.records,
+                          "file_size", (unsigned long long)f.file_size);
+        if (!d) {
+            Py_DECREF(list);
+            return NULL;
+        }
+        PyList_SET_ITEM(list, (Py_ssize_t)i, d);
+    }
+    return list;
 }
 
 static PyObject *table_enter(PyObject *self, PyObject *unused) {
@@ -334,7 +372,11 @@ static PyMethodDef table_methods[] = {
 };
 
 static PyGetSetDef table_getset[] = {
-    {"info", table_info, NULL, "the footer's counts and options", NULL},
+    {"info", table_info, NULL, "the footer's counts and options (of a set: the sums)", NULL},
+    {"shards", table_shards, NULL,
+     "the shards of a table set in key order, as dicts (path, lo, hi: bytes or None, records, "
+     "file_size); a plain table is one shard",
+     NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 

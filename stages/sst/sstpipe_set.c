@@ -1,0 +1,200 @@
+/*
+ * sstpipe_set.c: libsstpipe's table sets (TABLESET.md): opening one as a
+ * single table, and the sstpipe_shard_* calls (sstpipe.h is the contract).
+ *
+ * Opening reads and checks the manifest (table_set.c), opens every shard as
+ * a plain table and holds it against the manifest: its footer's records
+ * and size, its options against the set's, and its first and last key
+ * against its range. The first key is in the index; the last needs the
+ * shard's last block, read and checked whole, so a set opens with one
+ * block read per shard and no more. Keys between them are in order by the
+ * format's own checks (every block is checked before use, and scans check
+ * the order across blocks), so these two keys bound them all: a shard
+ * holding a key outside its range is refused at open, before a lookup
+ * could route past it. verify checks every key.
+ *
+ * After open nothing changes: lookups and iterators only read the shard
+ * array, so a set serves any number of threads as a table does.
+ */
+#include "stages/sst/sstpipe_table.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A key in errors: hex, as the manifest writes bounds; long ones cut. */
+static const char *key_hex(const uint8_t *k, size_t n, char *buf, size_t cap) {
+    size_t shown = n > 48 ? 48 : n, at = 0;
+    for (size_t i = 0; i < shown && at + 3 < cap; i++)
+        at += (size_t)snprintf(buf + at, cap - at, "%02x", k[i]);
+    if (shown < n && at + 4 < cap)
+        snprintf(buf + at, cap - at, "...");
+    return buf;
+}
+
+/* The last key of shard t (which has records): the end of its last block. */
+static int last_key(sstpipe_table *t, uint8_t *out, size_t *olen, sp_error *err) {
+    sstpipe_info info;
+    sstpipe_info_get(t, &info);
+    size_t flen = 0;
+    const void *first = sstpipe_block_first_key(t, info.data_blocks - 1, &flen);
+    sstpipe_iter *it = sstpipe_iter_new(t, first, flen, NULL, 0);
+    if (!it)
+        return sp_errorf(err, "%s: out of memory", sstpipe_path(t));
+    const void *k, *v;
+    size_t klen, vlen;
+    char *msg = NULL;
+    int rc;
+    *olen = 0;
+    while ((rc = sstpipe_iter_next(it, &k, &klen, &v, &vlen, &msg)) == 1) {
+        memcpy(out, k, klen);
+        *olen = klen;
+    }
+    sstpipe_iter_free(it);
+    if (rc < 0) {
+        sp_errorf(err, "%s", msg ? msg : "out of memory");
+        free(msg);
+        return -1;
+    }
+    return 0;
+}
+
+static int check_key(const char *manifest, size_t i, const table_set_shard *sh, const char *which,
+                     const uint8_t *k, size_t klen, sp_error *err) {
+    if (table_set_shard_holds(sh, k, klen))
+        return 0;
+    char kb[128], lb[128], hb[128];
+    return sp_errorf(err, "%s: shard %zu (%s): its %s key %s lies outside its range [%s, %s)",
+                     manifest, i, sh->file, which, key_hex(k, klen, kb, sizeof kb),
+                     sh->has_lo ? key_hex(sh->lo, sh->lo_len, lb, sizeof lb) : "null",
+                     sh->has_hi ? key_hex(sh->hi, sh->hi_len, hb, sizeof hb) : "null");
+}
+
+/* Shard i, open, against the manifest. */
+static int check_shard(const sstpipe_set *s, size_t i, sp_error *err) {
+    const char *m = table_set_manifest_path(s->manifest);
+    const table_set_shard *sh = table_set_shard_at(s->manifest, i);
+    const table_set_options *o = table_set_get_options(s->manifest);
+    sstpipe_table *t = s->shards[i];
+    sstpipe_info f;
+    sstpipe_info_get(t, &f);
+    if (f.records != sh->records || f.file_size != sh->bytes)
+        return sp_errorf(err,
+                         "%s: shard %zu (%s): its footer says %llu records in %llu bytes, the "
+                         "manifest %llu in %llu",
+                         m, i, sh->file, (unsigned long long)f.records,
+                         (unsigned long long)f.file_size, (unsigned long long)sh->records,
+                         (unsigned long long)sh->bytes);
+    if (f.block_size != o->block_size || f.cluster_size != o->cluster_size ||
+        f.max_value_bytes != o->max_value_bytes || f.restart_interval != o->restart_interval ||
+        f.format_version != o->format_version)
+        return sp_errorf(err,
+                         "%s: shard %zu (%s): its options (block_size %u, cluster_size %u, "
+                         "max_value_bytes %u, restart_interval %u, format_version %u) are not "
+                         "the set's (%u, %u, %u, %u, %u)",
+                         m, i, sh->file, f.block_size, f.cluster_size, f.max_value_bytes,
+                         f.restart_interval, f.format_version, o->block_size, o->cluster_size,
+                         o->max_value_bytes, o->restart_interval, o->format_version);
+    if (f.records == 0)
+        return 0;
+    size_t flen = 0;
+    const uint8_t *first = sstpipe_block_first_key(t, 0, &flen);
+    if (check_key(m, i, sh, "first", first, flen, err))
+        return -1;
+    uint8_t last[SP_MAX_KEY_BYTES];
+    size_t llen;
+    sp_error e = {0};
+    if (last_key(t, last, &llen, &e))
+        return sp_errorf(err, "%s: shard %zu: %s", m, i, e.msg);
+    return check_key(m, i, sh, "last", last, llen, err);
+}
+
+void sstpipe_set_close(sstpipe_set *s) {
+    if (!s)
+        return;
+    for (size_t i = 0; s->shards && i < s->n; i++)
+        sstpipe_close(s->shards[i]);
+    free(s->shards);
+    free(s->first_block);
+    free(s->path);
+    table_set_free(s->manifest);
+    free(s);
+}
+
+sstpipe_table *sstpipe_set_open(const char *path, const sstpipe_options *opt, sp_error *err) {
+    sstpipe_table *t = calloc(1, sizeof *t);
+    sstpipe_set *s = calloc(1, sizeof *s);
+    if (!t || !s || !(s->path = strdup(path))) {
+        free(t);
+        free(s);
+        sp_errorf(err, "%s: out of memory", path);
+        return NULL;
+    }
+    t->direct_fd = -1;
+    t->direct_io = opt && opt->direct_io;
+    t->set = s;
+    if (!(s->manifest = table_set_read(path, err)))
+        goto fail;
+    s->n = table_set_count(s->manifest);
+    if (!(s->shards = calloc(s->n, sizeof *s->shards)) ||
+        !(s->first_block = calloc(s->n + 1, sizeof *s->first_block))) {
+        sp_errorf(err, "%s: out of memory for %zu shards", path, s->n);
+        goto fail;
+    }
+    const table_set_options *o = table_set_get_options(s->manifest);
+    s->info = (sstpipe_info){.block_size = o->block_size,
+                             .cluster_size = o->cluster_size,
+                             .max_value_bytes = o->max_value_bytes,
+                             .format_version = o->format_version,
+                             .restart_interval = o->restart_interval};
+    for (size_t i = 0; i < s->n; i++) {
+        if (!(s->shards[i] = sstpipe_table_open(table_set_shard_path(s->manifest, i), opt, err)) ||
+            check_shard(s, i, err))
+            goto fail;
+        sstpipe_info f;
+        sstpipe_info_get(s->shards[i], &f);
+        s->first_block[i + 1] = s->first_block[i] + f.data_blocks;
+        s->info.records += f.records;
+        s->info.data_blocks += f.data_blocks;
+        s->info.key_bytes += f.key_bytes;
+        s->info.value_bytes += f.value_bytes;
+        s->info.file_size += f.file_size;
+        s->info.index_bytes += f.index_bytes;
+        s->info.index_region_bytes += f.index_region_bytes;
+    }
+    return t;
+fail:
+    sstpipe_close(t);
+    return NULL;
+}
+
+size_t sstpipe_set_find(const sstpipe_set *s, const void *key, size_t klen) {
+    return table_set_find(s->manifest, key, klen);
+}
+
+bool sstpipe_is_set(const sstpipe_table *t) {
+    return t->set != NULL;
+}
+
+size_t sstpipe_shard_count(const sstpipe_table *t) {
+    return t->set ? t->set->n : 1;
+}
+
+sstpipe_table *sstpipe_shard(sstpipe_table *t, size_t i) {
+    if (!t->set)
+        return i == 0 ? t : NULL;
+    return i < t->set->n ? t->set->shards[i] : NULL;
+}
+
+int sstpipe_shard_range(const sstpipe_table *t, size_t i, const void **lo, size_t *lo_len,
+                        const void **hi, size_t *hi_len) {
+    if (i >= sstpipe_shard_count(t))
+        return -1;
+    const table_set_shard *sh = t->set ? table_set_shard_at(t->set->manifest, i) : NULL;
+    bool has_lo = sh && sh->has_lo, has_hi = sh && sh->has_hi;
+    *lo = has_lo ? sh->lo : NULL;
+    *lo_len = has_lo ? sh->lo_len : 0;
+    *hi = has_hi ? sh->hi : NULL;
+    *hi_len = has_hi ? sh->hi_len : 0;
+    return 0;
+}

@@ -1,0 +1,132 @@
+/*
+ * make_tableset.c: the tests' table set maker (not installed). Splits a
+ * table into a table set at given keys, the way a sharded build's output
+ * looks, so the readers of sets are tested on sets of real data before and
+ * beside the cluster build that writes them:
+ *
+ *   make_tableset SRC OUT_DIR [HEX_SPLIT...]
+ *
+ * Shard i holds SRC's keys in [split_{i-1}, split_i) (hex, lowercase, in
+ * increasing order; none: one shard), written with SRC's block size,
+ * cluster size and value bound by the ordinary table writer, as
+ * OUT_DIR/shard-NNNN.sst; then the manifest, through the same writer the
+ * cluster build calls (table_set_write_manifest). SRC may itself be a set.
+ * A split with no key of SRC in its range gives an empty shard.
+ */
+#include "stages/sst/sstpipe.h"
+#include "stages/sst/table_set.h"
+#include "stages/sst/table_writer.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static uint8_t *unhex(const char *h, size_t *len) {
+    size_t n = strlen(h);
+    uint8_t *b = malloc(n / 2 + 1);
+    for (size_t i = 0; b && i < n; i += 2) {
+        unsigned v;
+        if (sscanf(h + i, "%2x", &v) != 1) {
+            free(b);
+            return NULL;
+        }
+        b[i / 2] = (uint8_t)v;
+    }
+    *len = n / 2;
+    return b;
+}
+
+static int die(const char *msg) {
+    fprintf(stderr, "make_tableset: %s\n", msg);
+    return 1;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 3)
+        return die("usage: make_tableset SRC OUT_DIR [HEX_SPLIT...]");
+    const char *src = argv[1], *out = argv[2];
+    size_t n = (size_t)argc - 2;
+    char *msg = NULL;
+    sstpipe_table *t = sstpipe_open(src, &msg);
+    if (!t)
+        return die(msg);
+    sstpipe_info info;
+    sstpipe_info_get(t, &info);
+    if (mkdir(out, 0755) != 0 && errno != EEXIST)
+        return die("cannot create OUT_DIR");
+    table_set_shard *shards = calloc(n, sizeof *shards);
+    char(*sums)[TABLE_SET_CHECKSUM_HEX] = calloc(n, sizeof *sums);
+    table_options opt = {.block_size = info.block_size,
+                         .cluster_size = info.cluster_size,
+                         .max_value_bytes = info.max_value_bytes};
+    sstpipe_iter *it = sstpipe_iter_new(t, NULL, 0, NULL, 0);
+    const void *k = NULL, *v = NULL;
+    size_t klen = 0, vlen = 0;
+    int rc = sstpipe_iter_next(it, &k, &klen, &v, &vlen, &msg);
+    sp_error err = {0};
+    for (size_t i = 0; i < n; i++) {
+        table_set_shard *s = &shards[i];
+        if (i > 0) {
+            s->has_lo = true;
+            s->lo = shards[i - 1].hi;
+            s->lo_len = shards[i - 1].hi_len;
+        }
+        if (i + 1 < n) {
+            uint8_t *hi = unhex(argv[3 + i], &s->hi_len);
+            if (!hi)
+                return die("a split is not hex");
+            s->hi = hi;
+            s->has_hi = true;
+        }
+        char name[32], *path = malloc(strlen(out) + 40);
+        snprintf(name, sizeof name, "shard-%04zu.sst", i);
+        sprintf(path, "%s/%s", out, name);
+        s->file = strdup(name);
+        table_writer *w = table_writer_init(path, &opt, &err);
+        if (!w)
+            return die(err.msg);
+        while (rc == 1 && table_set_shard_holds(s, k, klen)) {
+            sp_record r = {.key = k,
+                           .key_len = (uint32_t)klen,
+                           .value = v,
+                           .value_len = (uint32_t)vlen,
+                           .value_fd = -1};
+            if (table_writer_add(w, &r, &err))
+                return die(err.msg);
+            rc = sstpipe_iter_next(it, &k, &klen, &v, &vlen, &msg);
+        }
+        if (rc < 0)
+            return die(msg);
+        if (table_writer_finish(w, &err))
+            return die(err.msg);
+        s->records = table_writer_stats(w)->records;
+        s->bytes = table_writer_stats(w)->file_size;
+        table_writer_destroy(w);
+        if (table_set_file_checksum(path, sums[i], &err))
+            return die(err.msg);
+        s->checksum = sums[i];
+        free(path);
+    }
+    if (rc != 0)
+        return die("a key of SRC lies beyond the splits (splits not increasing?)");
+    char options[512], inputs[4200];
+    snprintf(options, sizeof options,
+             "{\"format_version\": %u, \"block_size\": %u, \"cluster_size\": %u, "
+             "\"max_value_bytes\": %u, \"restart_interval\": %u, \"checksum\": \"xxh3-64\"}",
+             info.format_version, info.block_size, info.cluster_size, info.max_value_bytes,
+             info.restart_interval);
+    snprintf(inputs, sizeof inputs, "[{\"split_from\": \"%s\"}]", src);
+    if (table_set_write_manifest(out, shards, n, options, inputs, &err))
+        return die(err.msg);
+    for (size_t i = 0; i < n; i++) {
+        free((void *)shards[i].file);
+        free((void *)shards[i].hi);
+    }
+    free(shards);
+    free(sums);
+    sstpipe_iter_free(it);
+    sstpipe_close(t);
+    return 0;
+}
