@@ -5,11 +5,20 @@
  * the public library (sstpipe.h): the merge needs block numbers, offsets
  * and whole-block checks to copy blocks as they are, which the public API,
  * made for lookups and record scans, does not and should not expose.
+ *
+ * A table set (stages/sst/TABLESET.md) is one source too: its shards, each
+ * a table source of its own, one after the other. The shards' ranges are
+ * disjoint and in order (the library's open checks the manifest and each
+ * shard against it first), so the chain yields the set's records in key
+ * order, and its blocks are still whole blocks of files, each with its own
+ * descriptor and offset: the merge copies them exactly as a table's.
  */
 #include "stages/merge/table_source.h"
 
 #include "stages/common/fileio.h"
 #include "stages/common/key.h"
+#include "stages/sst/sstpipe.h"
+#include "stages/sst/table_set.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +40,11 @@ struct table_source {
     table_source_block info; /* of the current block */
     uint8_t last[SP_MAX_KEY_BYTES];
     char what[1100];
+    /* A table set: its shards' sources, the one being read, the sums. */
+    table_source **parts;
+    size_t n_parts, cur;
+    sst_footer sum;
+    char *set_path;
 };
 
 static int source_next(merge_source *s, sp_error *err);
@@ -43,7 +57,21 @@ static int source_value(merge_source *s, const uint8_t **value, sp_error *err) {
 
 static const merge_source_ops table_source_ops = {.next = source_next, .value = source_value};
 
+static int set_next(merge_source *s, sp_error *err);
+
+static int set_value(merge_source *s, const uint8_t **value, sp_error *err) {
+    table_source *t = (table_source *)s;
+    merge_source *p = &t->parts[t->cur]->src;
+    return p->ops->value(p, value, err);
+}
+
+static const merge_source_ops set_source_ops = {.next = set_next, .value = set_value};
+
+static table_source *set_open(const char *path, size_t read_bytes, sp_error *err);
+
 table_source *table_source_open(const char *path, size_t read_bytes, sp_error *err) {
+    if (table_set_is_set_path(path))
+        return set_open(path, read_bytes, err);
     table_source *t = calloc(1, sizeof *t);
     if (!t) {
         sp_errorf(err, "%s: out of memory", path);
@@ -66,9 +94,86 @@ table_source *table_source_open(const char *path, size_t read_bytes, sp_error *e
     return t;
 }
 
+/* The set at path, checked whole by the library (manifest, each shard's
+ * counts, options and first and last key against its range), then read
+ * shard by shard. */
+static table_source *set_open(const char *path, size_t read_bytes, sp_error *err) {
+    char *msg = NULL;
+    sstpipe_table *check = sstpipe_open(path, &msg);
+    if (!check) {
+        sp_errorf(err, "%s", msg ? msg : "out of memory");
+        sstpipe_free(msg);
+        return NULL;
+    }
+    sstpipe_info info;
+    sstpipe_info_get(check, &info);
+    size_t n = sstpipe_shard_count(check);
+    table_source *t = calloc(1, sizeof *t);
+    if (!t || !(t->parts = calloc(n, sizeof *t->parts)) || !(t->set_path = strdup(path))) {
+        sp_errorf(err, "%s: out of memory", path);
+        goto fail;
+    }
+    t->src.ops = &set_source_ops;
+    t->sum = (sst_footer){.data_blocks = info.data_blocks,
+                          .records = info.records,
+                          .key_bytes = info.key_bytes,
+                          .value_bytes = info.value_bytes,
+                          .file_size = info.file_size,
+                          .block_size = info.block_size,
+                          .cluster_size = info.cluster_size,
+                          .max_value_bytes = info.max_value_bytes,
+                          .restart_interval = info.restart_interval,
+                          .format_version = info.format_version};
+    t->f = &t->sum;
+    for (size_t i = 0; i < n; i++) {
+        if (!(t->parts[i] =
+                  table_source_open(sstpipe_path(sstpipe_shard(check, i)), read_bytes, err)))
+            goto fail;
+        t->n_parts++;
+    }
+    sstpipe_close(check);
+    return t;
+fail:
+    sstpipe_close(check);
+    table_source_destroy(t);
+    return NULL;
+}
+
+/* The set's current record is its current shard's. */
+static int set_take(table_source *t, int rc) {
+    if (rc == 1) {
+        const merge_source *p = &t->parts[t->cur]->src;
+        t->src.key = p->key;
+        t->src.key_len = p->key_len;
+        t->src.prefix = p->prefix;
+        t->src.value_len = p->value_len;
+    }
+    return rc;
+}
+
+/* The next record: of this shard, or else the first of the next shard
+ * that has one. */
+static int set_next(merge_source *s, sp_error *err) {
+    table_source *t = (table_source *)s;
+    while (t->cur < t->n_parts) {
+        merge_source *p = &t->parts[t->cur]->src;
+        int rc = p->ops->next(p, err);
+        if (rc != 0)
+            return set_take(t, rc);
+        if (t->cur + 1 == t->n_parts)
+            return 0;
+        t->cur++;
+    }
+    return 0;
+}
+
 void table_source_destroy(table_source *t) {
     if (!t)
         return;
+    for (size_t i = 0; i < t->n_parts; i++)
+        table_source_destroy(t->parts[i]);
+    free(t->parts);
+    free(t->set_path);
     sst_reader_close(t->r);
     free(t->buf);
     free(t);
@@ -83,7 +188,7 @@ const sst_footer *table_source_footer(const table_source *t) {
 }
 
 const char *table_source_path(const table_source *t) {
-    return sst_reader_path(t->r);
+    return t->parts ? t->set_path : sst_reader_path(t->r);
 }
 
 /* Reads (if not buffered), checks and walks block i, leaving it open at its start. */
@@ -168,6 +273,8 @@ static int source_next(merge_source *s, sp_error *err) {
 }
 
 bool table_source_at_block_start(const table_source *t, table_source_block *b) {
+    if (t->parts)
+        return t->cur < t->n_parts && table_source_at_block_start(t->parts[t->cur], b);
     if (!t->loaded || t->it.index != 1)
         return false;
     *b = t->info;
@@ -175,6 +282,13 @@ bool table_source_at_block_start(const table_source *t, table_source_block *b) {
 }
 
 int table_source_skip_block(table_source *t, sp_error *err) {
+    if (t->parts) {
+        int rc = table_source_skip_block(t->parts[t->cur], err);
+        if (rc != 0 || t->cur + 1 == t->n_parts)
+            return set_take(t, rc);
+        t->cur++;
+        return set_next(&t->src, err);
+    }
     uint64_t next = t->block + 1;
     t->loaded = false;
     return step(t, next, err);

@@ -111,10 +111,12 @@ static double elapsed(const struct timespec *a, const struct timespec *b) {
     return (double)(b->tv_sec - a->tv_sec) + (double)(b->tv_nsec - a->tv_nsec) / 1e9;
 }
 
-/* The keys, drawn through libsstpipe (profile_keys.h); the table is closed
- * again before the lookups, which read through their own reader. */
+/* The table's figures and the keys, drawn through libsstpipe
+ * (profile_keys.h), which also checks a set whole (its manifest, every
+ * shard against it); the table is closed again before the lookups, which
+ * read through their own readers. */
 static int draw_keys(const char *path, uint64_t n, const profile_options *opts, profile_keys *keys,
-                     sp_error *err) {
+                     profile_result *res, sp_error *err) {
     char *msg = NULL;
     sstpipe_table *t = sstpipe_open(path, &msg);
     if (!t) {
@@ -122,9 +124,31 @@ static int draw_keys(const char *path, uint64_t n, const profile_options *opts, 
         sstpipe_free(msg);
         return -1;
     }
+    sstpipe_info f;
+    sstpipe_info_get(t, &f);
+    res->file_size = f.file_size;
+    res->records = f.records;
+    res->data_blocks = f.data_blocks;
+    res->block_size = f.block_size;
+    res->cluster_size = f.cluster_size;
+    res->shards = sstpipe_shard_count(t);
     int rc = profile_keys_draw(t, n, opts->misses_pct, opts->seed, keys, err);
     sstpipe_close(t);
     return rc;
+}
+
+/* Opens the lookups' reader and descriptor of each shard (the table alone
+ * when not a set): mapped, or for reads (cold: dropped from the cache,
+ * O_DIRECT). */
+static int open_shards(const char *path, const table_set *set, bool cold, bool mapped,
+                       profile_shard *sh, size_t n, sp_error *err) {
+    for (size_t i = 0; i < n; i++) {
+        const char *p = set ? table_set_shard_path(set, i) : path;
+        if (!(sh[i].r = sst_reader_open(p, err)) || open_for_lookups(p, cold, &sh[i].fd, err) ||
+            (mapped && sst_reader_map(sh[i].r, SST_READER_DIR_BUDGET, err)))
+            return -1;
+    }
+    return 0;
 }
 
 int profile_run(const char *path, const profile_options *opts, profile_result *res, sp_error *err) {
@@ -133,44 +157,41 @@ int profile_run(const char *path, const profile_options *opts, profile_result *r
     if (opts->queue_depth > 1 && lookup_uring_probe(opts->queue_depth, err))
         return -1;
     res->opts = *opts;
-    res->path = strdup(path);
-    sst_reader *r = sst_reader_open(path, err);
-    if (!r || !res->path) {
-        sst_reader_close(r);
-        return r ? sp_errorf(err, "%s: out of memory", path) : -1;
-    }
-    const sst_footer *f = sst_reader_footer(r);
-    res->file_size = f->file_size;
-    res->records = f->records;
-    res->data_blocks = f->data_blocks;
-    res->block_size = f->block_size;
-    res->cluster_size = f->cluster_size;
+    if (!(res->path = strdup(path)))
+        return sp_errorf(err, "%s: out of memory", path);
 
     uint64_t n = opts->n;
     unsigned threads = opts->threads;
     profile_keys keys = {0};
-    int fd = -1, rc = -1;
+    table_set *set = NULL;
+    profile_shard *shards = NULL;
+    size_t n_shards = 0;
+    int rc = -1;
     uint32_t *reads = calloc(n, sizeof *reads);
     lookup_job *jobs = calloc(threads, sizeof *jobs);
     pthread_t *tids = calloc(threads, sizeof *tids);
     res->latencies_ns = calloc(n, sizeof *res->latencies_ns);
-    if (draw_keys(path, n, opts, &keys, err))
+    if (draw_keys(path, n, opts, &keys, res, err))
         goto out;
     res->key_sequence_hash = keys.hash;
     res->misses_requested = keys.n_absent;
-    if (!reads || !jobs || !tids || !res->latencies_ns) {
+    if (table_set_is_set_path(path) && !(set = table_set_read(path, err)))
+        goto out;
+    n_shards = set ? table_set_count(set) : 1;
+    if (!reads || !jobs || !tids || !res->latencies_ns ||
+        !(shards = calloc(n_shards, sizeof *shards))) {
         sp_errorf(err, "out of memory for %llu lookups", (unsigned long long)n);
         goto out;
     }
-    if (open_for_lookups(path, opts->cold, &fd, err))
-        goto out;
+    for (size_t i = 0; i < n_shards; i++)
+        shards[i].fd = -1;
     bool mapped = !opts->cold && opts->queue_depth == 1;
     res->io = mapped ? "mapped" : opts->queue_depth > 1 ? "io_uring" : "pread";
-    if (mapped && sst_reader_map(r, SST_READER_DIR_BUDGET, err))
+    if (open_shards(path, set, opts->cold, mapped, shards, n_shards, err))
         goto out;
     for (unsigned t = 0; t < threads; t++)
-        jobs[t] = (lookup_job){.r = r,
-                               .fd = fd,
+        jobs[t] = (lookup_job){.shards = shards,
+                               .set = set,
                                .mapped = mapped,
                                .keys = &keys,
                                .first = n * t / threads,
@@ -205,12 +226,16 @@ int profile_run(const char *path, const profile_options *opts, profile_result *r
     reduce(res, reads, elapsed(&t0, &t1));
     rc = 0;
 out:
-    if (fd >= 0)
-        close(fd);
+    for (size_t i = 0; shards && i < n_shards; i++) {
+        if (shards[i].fd >= 0)
+            close(shards[i].fd);
+        sst_reader_close(shards[i].r);
+    }
+    free(shards);
+    table_set_free(set);
     profile_keys_destroy(&keys);
     free(reads);
     free(jobs);
     free(tids);
-    sst_reader_close(r);
     return rc;
 }

@@ -10,6 +10,9 @@
  * search it. The result holds every figure and the sorted
  * latencies, so callers (the command, `sstpipe nightly`, `sstpipe tune`)
  * can print, write JSON or draw the distribution.
+ *
+ * path may be a table set: keys are drawn from the whole set and each
+ * lookup goes to its shard first, as libsstpipe's would (profile_io.h).
  */
 #ifndef SSTPIPE_PROFILE_PROFILE_H
 #define SSTPIPE_PROFILE_PROFILE_H
@@ -34,8 +37,9 @@ typedef struct profile_result {
     profile_options opts;
     char *path; /* owned */
     /* the file */
-    uint64_t file_size, records, data_blocks;
+    uint64_t file_size, records, data_blocks; /* of a table set: the sums */
     uint32_t block_size, cluster_size;
+    uint64_t shards; /* 1 for a table; a set's shard count */
     /* what was done */
     uint64_t lookups, hits, misses;
     uint64_t misses_requested; /* absent keys drawn; each must come back a miss */

@@ -16,6 +16,10 @@
  * second read of that lookup). A mapped lookup makes no read call, so it
  * counts none: its block is read in place, by page faults the process does
  * not see (stages/profile/README.md).
+ *
+ * In a table set a lookup first picks its shard (shard_of: a binary search
+ * of the set's bounds, timed with the rest) and then runs as above on that
+ * shard's reader and descriptor.
  */
 #include "stages/profile/profile_io.h"
 
@@ -38,11 +42,16 @@ static const uint8_t *key_of(const profile_keys *k, uint64_t i, size_t *klen) {
     return k->bytes + k->start[i];
 }
 
+/* The shard whose range holds key: the table itself when not a set. */
+static const profile_shard *shard_of(const lookup_job *j, const uint8_t *key, size_t klen) {
+    return j->set ? &j->shards[table_set_find(j->set, key, klen)] : j->shards;
+}
+
 /* Records lookup i, timed from t0: found is the search's answer (-1: an
  * error, already in j->err) in block b (-1: no block may hold the key, none
  * was searched), after reads read calls. */
-static int finish_lookup(lookup_job *j, uint64_t i, int found, int64_t b, uint64_t t0,
-                         uint32_t reads) {
+static int finish_lookup(lookup_job *j, const profile_shard *sh, uint64_t i, int found, int64_t b,
+                         uint64_t t0, uint32_t reads) {
     if (found < 0)
         return -1;
     j->lat_ns[i] = now_ns() - t0;
@@ -51,7 +60,7 @@ static int finish_lookup(lookup_job *j, uint64_t i, int found, int64_t b, uint64
         j->blocks++;
     if (found != !j->keys->absent[i])
         return sp_errorf(&j->err, "%s: lookup %llu: a key %s the file was %s",
-                         sst_reader_path(j->r), (unsigned long long)i,
+                         sst_reader_path(sh->r), (unsigned long long)i,
                          j->keys->absent[i] ? "absent from" : "drawn from",
                          found ? "found" : "not found");
     if (found)
@@ -63,14 +72,15 @@ static int finish_lookup(lookup_job *j, uint64_t i, int found, int64_t b, uint64
 
 /* Checks block b, read into buf, and searches it for key i (0 when no block
  * may hold the key). */
-static int search(lookup_job *j, uint64_t i, int64_t b, const uint8_t *buf) {
+static int search(lookup_job *j, const profile_shard *sh, uint64_t i, int64_t b,
+                  const uint8_t *buf) {
     if (b < 0)
         return 0;
     size_t klen;
     const uint8_t *key = key_of(j->keys, i, &klen);
     const uint8_t *val;
     uint32_t vlen;
-    return sst_reader_search_block(j->r, (uint64_t)b, buf, key, klen, &val, &vlen, &j->err);
+    return sst_reader_search_block(sh->r, (uint64_t)b, buf, key, klen, &val, &vlen, &j->err);
 }
 
 /* Warm lookups through the mapped data region: the block is read in place,
@@ -83,16 +93,18 @@ static int run_mapped(lookup_job *j) {
         const uint8_t *val;
         uint32_t vlen;
         uint64_t t0 = now_ns();
-        int64_t b = sst_reader_find_block(j->r, key, klen);
+        const profile_shard *sh = shard_of(j, key, klen);
+        int64_t b = sst_reader_find_block(sh->r, key, klen);
         int found =
-            b < 0 ? 0 : sst_reader_get_in_block(j->r, (uint64_t)b, key, klen, &val, &vlen, &j->err);
-        rc = finish_lookup(j, i, found, b, t0, 0);
+            b < 0 ? 0
+                  : sst_reader_get_in_block(sh->r, (uint64_t)b, key, klen, &val, &vlen, &j->err);
+        rc = finish_lookup(j, sh, i, found, b, t0, 0);
     }
     return rc;
 }
 
 static int run_sync(lookup_job *j) {
-    const sst_footer *f = sst_reader_footer(j->r);
+    const sst_footer *f = sst_reader_footer(j->shards[0].r); /* one block size in a set */
     uint32_t bs = f->block_size;
     uint8_t *buf;
     if (posix_memalign((void **)&buf, 4096, bs) != 0)
@@ -102,21 +114,22 @@ static int run_sync(lookup_job *j) {
         size_t klen;
         const uint8_t *key = key_of(j->keys, i, &klen);
         uint64_t t0 = now_ns();
-        int64_t b = sst_reader_find_block(j->r, key, klen);
+        const profile_shard *sh = shard_of(j, key, klen);
+        int64_t b = sst_reader_find_block(sh->r, key, klen);
         uint32_t reads = 0;
         if (b >= 0) {
             uint64_t off = (uint64_t)b * bs;
             for (size_t got = 0; got < bs;) {
-                ssize_t k = pread(j->fd, buf + got, bs - got, (off_t)(off + got));
+                ssize_t k = pread(sh->fd, buf + got, bs - got, (off_t)(off + got));
                 reads++;
                 if (k < 0 && errno == EINTR)
                     continue;
                 if (k <= 0) {
                     rc = k < 0 ? sp_errorf_errno(&j->err, "%s: read of %u bytes at byte %llu",
-                                                 sst_reader_path(j->r), bs,
+                                                 sst_reader_path(sh->r), bs,
                                                  (unsigned long long)(off + got))
                                : sp_errorf(&j->err, "%s: end of file at byte %llu",
-                                           sst_reader_path(j->r), (unsigned long long)(off + got));
+                                           sst_reader_path(sh->r), (unsigned long long)(off + got));
                     break;
                 }
                 got += (size_t)k;
@@ -124,7 +137,7 @@ static int run_sync(lookup_job *j) {
             }
         }
         if (rc == 0)
-            rc = finish_lookup(j, i, search(j, i, b, buf), b, t0, reads);
+            rc = finish_lookup(j, sh, i, search(j, sh, i, b, buf), b, t0, reads);
     }
     free(buf);
     return rc;
@@ -132,6 +145,7 @@ static int run_sync(lookup_job *j) {
 
 typedef struct slot {
     uint64_t i;
+    const profile_shard *sh;
     int64_t block;
     uint64_t t0;
     uint32_t reads; /* completed */
@@ -139,7 +153,7 @@ typedef struct slot {
 } slot;
 
 static int run_uring(lookup_job *j) {
-    const sst_footer *f = sst_reader_footer(j->r);
+    const sst_footer *f = sst_reader_footer(j->shards[0].r); /* one block size in a set */
     uint32_t bs = f->block_size;
     unsigned q = j->queue_depth;
     struct io_uring ring;
@@ -169,15 +183,16 @@ static int run_uring(lookup_job *j) {
             uint64_t i = next++;
             const uint8_t *key = key_of(j->keys, i, &klen);
             uint64_t t0 = now_ns();
-            int64_t b = sst_reader_find_block(j->r, key, klen);
+            const profile_shard *sh = shard_of(j, key, klen);
+            int64_t b = sst_reader_find_block(sh->r, key, klen);
             if (b < 0) {
-                rc = finish_lookup(j, i, 0, b, t0, 0);
+                rc = finish_lookup(j, sh, i, 0, b, t0, 0);
                 continue;
             }
             slot *s = free_slots[--n_free];
-            *s = (slot){.i = i, .block = b, .t0 = t0, .buf = s->buf};
+            *s = (slot){.i = i, .sh = sh, .block = b, .t0 = t0, .buf = s->buf};
             struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
-            io_uring_prep_read(sqe, j->fd, s->buf, bs, (uint64_t)b * bs);
+            io_uring_prep_read(sqe, sh->fd, s->buf, bs, (uint64_t)b * bs);
             io_uring_sqe_set_data(sqe, s);
             inflight++;
         }
@@ -199,13 +214,14 @@ static int run_uring(lookup_job *j) {
                 j->bytes += (uint64_t)cqe->res;
             if (rc == 0 && cqe->res != (int)bs)
                 rc = cqe->res < 0
-                         ? sp_errorf(&j->err, "%s: read of block %lld: %s", sst_reader_path(j->r),
-                                     (long long)s->block, strerror(-cqe->res))
+                         ? sp_errorf(&j->err, "%s: read of block %lld: %s",
+                                     sst_reader_path(s->sh->r), (long long)s->block,
+                                     strerror(-cqe->res))
                          : sp_errorf(&j->err, "%s: short read of block %lld (%d of %u bytes)",
-                                     sst_reader_path(j->r), (long long)s->block, cqe->res, bs);
+                                     sst_reader_path(s->sh->r), (long long)s->block, cqe->res, bs);
             if (rc == 0)
-                rc = finish_lookup(j, s->i, search(j, s->i, s->block, s->buf), s->block, s->t0,
-                                   s->reads);
+                rc = finish_lookup(j, s->sh, s->i, search(j, s->sh, s->i, s->block, s->buf),
+                                   s->block, s->t0, s->reads);
             free_slots[n_free++] = s;
         }
         io_uring_cq_advance(&ring, seen);

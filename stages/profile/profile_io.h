@@ -2,6 +2,11 @@
  * profile_io.h: the timed lookups of a profile (private to stages/profile).
  * One lookup job per thread; each times its lookups one by one, with one
  * read in flight (pread) or queue_depth reads in flight (io_uring).
+ *
+ * A table set is profiled as the one table it reads as: each shard has its
+ * reader and descriptor, and a lookup's time starts before the choice of
+ * shard (table_set_find, the library's routing), so it is the time a
+ * lookup in the set takes.
  */
 #ifndef SSTPIPE_PROFILE_PROFILE_IO_H
 #define SSTPIPE_PROFILE_PROFILE_IO_H
@@ -9,15 +14,22 @@
 #include "stages/common/error.h"
 #include "stages/profile/profile_keys.h"
 #include "stages/sst/table_reader.h"
+#include "stages/sst/table_set.h"
 
 #include <stdbool.h>
 #include <stdint.h>
 
+/* A table, or one shard of a set. */
+typedef struct profile_shard {
+    sst_reader *r; /* the in-memory index, and the mapping when mapped */
+    int fd;        /* where blocks are read (O_DIRECT in cold mode) */
+} profile_shard;
+
 typedef struct lookup_job {
     /* in */
-    const sst_reader *r; /* the in-memory index, and the mapping when mapped */
-    int fd;              /* where blocks are read (O_DIRECT in cold mode) */
-    bool mapped;         /* read blocks through r's mapping instead of fd */
+    const profile_shard *shards; /* one for a table */
+    const table_set *set;        /* a set's bounds (routing), or NULL */
+    bool mapped;                 /* read blocks through the mappings instead of fds */
     const profile_keys *keys;
     uint64_t first, count; /* this job's keys */
     unsigned queue_depth;

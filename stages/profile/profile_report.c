@@ -24,6 +24,9 @@ void profile_print(const profile_result *r, FILE *out) {
             r->path, (unsigned long long)r->file_size, (unsigned long long)r->records,
             (unsigned long long)r->data_blocks, sp_format_size(r->block_size, a, sizeof a),
             sp_format_size(r->cluster_size, b, sizeof b));
+    if (r->shards > 1)
+        fprintf(out, "table set:   %llu shards; each lookup goes to its shard first\n",
+                (unsigned long long)r->shards);
     fprintf(out, "lookups:     %llu (%llu hits, %llu misses; %g%% misses requested)\n",
             (unsigned long long)r->lookups, (unsigned long long)r->hits,
             (unsigned long long)r->misses, r->opts.misses_pct);
@@ -94,6 +97,7 @@ json_t *profile_result_to_json(const profile_result *r) {
                   (json_int_t)r->max_reads_per_lookup, "bytes_per_lookup", r->bytes_per_lookup,
                   "seconds", r->seconds, "lookups_per_sec", r->lookups_per_sec, "latency_ns", lat,
                   "key_sequence_hash", hash));
+    json_object_set_new(root, "shards", json_integer((json_int_t)r->shards));
     json_object_set_new(root, "latency_chart", chart_json(r));
     return root;
 }

@@ -4,6 +4,8 @@
  * table checks the footer and index checksums, so what is printed is what
  * the file really holds (data blocks are not read; `dump` checks those).
  * The JSON object is info_json's, which `serve` answers on /v1/info too.
+ * A table set (its directory or tableset.json) is described as the one
+ * table it reads as, with one line per shard (path, records, size, range).
  */
 #include "pipeline/command/commands.h"
 #include "stages/common/cli.h"
@@ -22,6 +24,34 @@ static const char *bytes(uint64_t n, char *buf, size_t cap) {
     else
         snprintf(buf, cap, "%llu (%s)", (unsigned long long)n, sp_format_size(n, h, sizeof h));
     return buf;
+}
+
+/* A bound in hex, as the manifest writes it; "null" when unbounded. */
+static void print_bound(const void *b, size_t n) {
+    if (!b)
+        fputs("null", stdout);
+    for (size_t i = 0; b && i < n; i++)
+        printf("%02x", ((const unsigned char *)b)[i]);
+}
+
+/* A table set: the counts above are the sums; one line per shard. */
+static void print_shards(const sstpipe_table *t) {
+    size_t n = sstpipe_shard_count(t);
+    printf("table set:        %zu shards (counts above are their sums)\n", n);
+    for (size_t i = 0; i < n; i++) {
+        sstpipe_info f;
+        sstpipe_info_get(sstpipe_shard(t, i), &f);
+        const void *lo, *hi;
+        size_t lol, hil;
+        sstpipe_shard_range(t, i, &lo, &lol, &hi, &hil);
+        printf("shard %zu:          %s: %llu records, %llu bytes, keys [", i,
+               sstpipe_path(sstpipe_shard(t, i)), (unsigned long long)f.records,
+               (unsigned long long)f.file_size);
+        print_bound(lo, lol);
+        fputs(", ", stdout);
+        print_bound(hi, hil);
+        fputs(")\n", stdout);
+    }
 }
 
 static void print_text(const sstpipe_table *t) {
@@ -46,6 +76,8 @@ static void print_text(const sstpipe_table *t) {
            bytes(f->block_size, b, sizeof b), bytes(f->cluster_size, c, sizeof c),
            f->max_value_bytes, (unsigned long long)f->index_bytes,
            bytes(f->index_region_bytes, d, sizeof d), info_compactness(f));
+    if (sstpipe_is_set(t))
+        print_shards(t);
 }
 
 static int print_json(const sstpipe_table *t, sp_error *err) {

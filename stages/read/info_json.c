@@ -3,14 +3,53 @@
 
 #include "stages/common/version.h"
 
+#include <stdio.h>
+#include <stdlib.h>
+
 double info_compactness(const sstpipe_info *f) {
     return (double)(f->key_bytes + f->value_bytes) / (double)f->file_size;
+}
+
+/* A bound as hex (TABLESET.md's form), or null when unbounded. */
+static json_t *bound_json(const void *b, size_t n) {
+    if (!b)
+        return json_null();
+    char *h = malloc(2 * n + 1);
+    if (!h)
+        return NULL;
+    for (size_t i = 0; i < n; i++)
+        snprintf(h + 2 * i, 3, "%02x", ((const uint8_t *)b)[i]);
+    json_t *s = json_stringn(h, 2 * n);
+    free(h);
+    return s;
+}
+
+/* A table set's shards: each one's path, range and counts. */
+static json_t *shards_json(const sstpipe_table *t) {
+    json_t *a = json_array();
+    for (size_t i = 0; a && i < sstpipe_shard_count(t); i++) {
+        sstpipe_table *s = sstpipe_shard(t, i);
+        sstpipe_info f;
+        sstpipe_info_get(s, &f);
+        const void *lo, *hi;
+        size_t lol, hil;
+        sstpipe_shard_range(t, i, &lo, &lol, &hi, &hil);
+        if (json_array_append_new(
+                a, json_pack("{s:s, s:o, s:o, s:I, s:I, s:I}", "path", sstpipe_path(s), "lo",
+                             bound_json(lo, lol), "hi", bound_json(hi, hil), "records",
+                             (json_int_t)f.records, "data_blocks", (json_int_t)f.data_blocks,
+                             "file_size", (json_int_t)f.file_size)) != 0) {
+            json_decref(a);
+            return NULL;
+        }
+    }
+    return a;
 }
 
 json_t *info_json(const sstpipe_table *t) {
     sstpipe_info info, *f = &info;
     sstpipe_info_get(t, f);
-    return json_pack(
+    json_t *o = json_pack(
         "{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:s, s:f, s:s}", "path",
         sstpipe_path(t), "format_version", (json_int_t)f->format_version, "records",
         (json_int_t)f->records, "data_blocks", (json_int_t)f->data_blocks, "file_size",
@@ -20,4 +59,11 @@ json_t *info_json(const sstpipe_table *t) {
         "index_bytes", (json_int_t)f->index_bytes, "index_region_bytes",
         (json_int_t)f->index_region_bytes, "restart_interval", (json_int_t)f->restart_interval,
         "checksum", "xxh3-64", "compactness", info_compactness(f), "sstpipe_version", sp_version());
+    if (o && sstpipe_is_set(t) &&
+        (json_object_set_new(o, "table_set", json_true()) ||
+         json_object_set_new(o, "shards", shards_json(t))))
+        return json_decref(o), NULL;
+    if (o && !sstpipe_is_set(t) && json_object_set_new(o, "table_set", json_false()))
+        return json_decref(o), NULL;
+    return o;
 }

@@ -14,7 +14,9 @@
 double info_compactness(const sstpipe_info *info);
 
 /* A new JSON object (NULL when out of memory or the path is not UTF-8).
- * Thread-safe: it reads only t's footer. */
+ * Thread-safe: it reads only t's footer. Of a table set: the sums, with
+ * "table_set": true and "shards" (each shard's path, lo and hi as hex or
+ * null, records, data_blocks, file_size); of a table "table_set": false. */
 json_t *info_json(const sstpipe_table *t);
 
 #endif

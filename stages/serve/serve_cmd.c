@@ -20,7 +20,9 @@
 #include "stages/common/cli.h"
 #include "stages/serve/serve_http.h"
 #include "stages/serve/serve_listen.h"
+#include "stages/sst/table_set.h"
 
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -91,9 +93,12 @@ static int serve(const sp_config *cfg, const char *target) {
                             .max_connections = (unsigned)cfg->serve.max_connections,
                             .timeout_s = (unsigned)cfg->serve.timeout,
                             .max_request_bytes = (size_t)cfg->serve.max_request_bytes};
-    /* A nightly directory's pages are served beside the lookups. */
+    /* A nightly directory's pages are served beside the lookups (a table
+     * set's directory is a table, with no pages). */
     struct stat st;
-    bool nightly_dir = stat(target, &st) == 0 && S_ISDIR(st.st_mode);
+    char manifest[PATH_MAX];
+    snprintf(manifest, sizeof manifest, "%s/%s", target, TABLE_SET_MANIFEST);
+    bool nightly_dir = stat(target, &st) == 0 && S_ISDIR(st.st_mode) && access(manifest, F_OK) != 0;
     serve_handler handler = {.metrics = metrics,
                              .prefix_limit_max = (uint32_t)cfg->serve.prefix_limit_max,
                              .copy_values = cfg->serve.cold,
@@ -151,7 +156,8 @@ const sp_command serve_command = {
     .synopsis = "TABLE|NIGHTLY_DIR [--listen HOST:PORT] [--threads N] [--cold] [options]",
     .description = "Answers HTTP lookups from TABLE, or from NIGHTLY_DIR/current/[output] name,\n"
                    "following each publish: new requests read the new table, requests in flight\n"
-                   "finish on the old one.\n"
+                   "finish on the old one. TABLE (and what current names) may be a table set:\n"
+                   "its directory or its tableset.json.\n"
                    "\n"
                    "  GET /v1/get?key=K                          the value (404 when absent)\n"
                    "  GET /v1/prefix?prefix=P&limit=N&from=K     JSON [{\"key\", \"value\"}...]\n"

@@ -19,6 +19,8 @@
  */
 #include "stages/serve/serve_holder.h"
 
+#include "stages/sst/table_set.h"
+
 #include <errno.h>
 #include <limits.h>
 #include <poll.h>
@@ -91,12 +93,23 @@ uint64_t serve_holder_swaps(serve_holder *h) {
     return n;
 }
 
-/* The file the target names now: its real path and identity. */
+/* The file the target names now: its real path and identity. A table
+ * set's identity is its manifest's, which every rewrite of the set
+ * replaces by rename, whether the set is published as a new directory or
+ * rewritten in place. */
 static int resolve(const serve_holder *h, char real[PATH_MAX], struct stat *st, sp_error *err) {
     if (!realpath(h->follow, real))
         return sp_errorf_errno(err, "%s: cannot resolve", h->follow);
     if (stat(real, st))
         return sp_errorf_errno(err, "%s: cannot stat", real);
+    if (S_ISDIR(st->st_mode)) {
+        char manifest[PATH_MAX + sizeof TABLE_SET_MANIFEST + 1];
+        snprintf(manifest, sizeof manifest, "%s/%s", real, TABLE_SET_MANIFEST);
+        if (stat(manifest, st))
+            return sp_errorf_errno(err, "%s: a directory but not a table set (%s)", real,
+                                   TABLE_SET_MANIFEST);
+        return 0;
+    }
     if (!S_ISREG(st->st_mode))
         return sp_errorf(err, "%s: not a regular file", real);
     return 0;
@@ -225,19 +238,30 @@ static int set_paths(serve_holder *h, const serve_holder_options *o, sp_error *e
     struct stat st;
     if (stat(o->target, &st))
         return sp_errorf_errno(err, "%s: cannot open", o->target);
-    if (S_ISDIR(st.st_mode)) {
+    char *manifest = join(o->target, TABLE_SET_MANIFEST);
+    if (!manifest)
+        return sp_errorf(err, "%s: out of memory", o->target);
+    /* A directory holding a manifest is a table set, followed like a table
+     * file (the name in its parent); any other directory a nightly's. */
+    bool is_set = S_ISDIR(st.st_mode) && access(manifest, F_OK) == 0;
+    free(manifest);
+    if (S_ISDIR(st.st_mode) && !is_set) {
         char *cur = join(o->target, "current");
         h->follow = cur ? join(cur, o->table_name) : NULL;
         free(cur);
         h->watch_dir = strdup(o->target);
         h->watch_name = strdup("current");
     } else {
-        const char *slash = strrchr(o->target, '/');
-        h->follow = strdup(o->target);
+        /* "set/" names the set "set" in ".". */
+        size_t len = strlen(o->target);
+        while (len > 1 && o->target[len - 1] == '/')
+            len--;
+        h->follow = strndup(o->target, len);
+        const char *slash = h->follow ? strrchr(h->follow, '/') : NULL;
         h->watch_dir = slash
-                           ? strndup(o->target, (size_t)(slash - o->target) + (slash == o->target))
+                           ? strndup(h->follow, (size_t)(slash - h->follow) + (slash == h->follow))
                            : strdup(".");
-        h->watch_name = strdup(slash ? slash + 1 : o->target);
+        h->watch_name = strdup(slash ? slash + 1 : h->follow ? h->follow : "");
     }
     if (!h->follow || !h->watch_dir || !h->watch_name)
         return sp_errorf(err, "%s: out of memory", o->target);

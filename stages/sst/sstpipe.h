@@ -134,7 +134,7 @@ size_t sstpipe_shard_count(const sstpipe_table *t);
  * shard); for a plain table, shard 0 is t itself. Owned by t: valid until
  * sstpipe_close(t), never closed by the caller. NULL when i is out of
  * range. */
-sstpipe_table *sstpipe_shard(sstpipe_table *t, size_t i);
+sstpipe_table *sstpipe_shard(const sstpipe_table *t, size_t i);
 /* Shard i's key range [lo, hi): *lo (*lo_len) is NULL (0) when unbounded
  * below, *hi likewise above; a plain table's one shard is unbounded both
  * ways. The bounds are valid until sstpipe_close. 0, or -1 when i is out

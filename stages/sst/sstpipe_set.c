@@ -180,9 +180,9 @@ size_t sstpipe_shard_count(const sstpipe_table *t) {
     return t->set ? t->set->n : 1;
 }
 
-sstpipe_table *sstpipe_shard(sstpipe_table *t, size_t i) {
-    if (!t->set)
-        return i == 0 ? t : NULL;
+sstpipe_table *sstpipe_shard(const sstpipe_table *t, size_t i) {
+    if (!t->set) /* as strchr does: the caller's own table, const or not */
+        return i == 0 ? (sstpipe_table *)t : NULL;
     return i < t->set->n ? t->set->shards[i] : NULL;
 }
 

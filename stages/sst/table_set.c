@@ -443,7 +443,7 @@ static int check_files(const table_set *s, sp_error *err) {
     return 0;
 }
 
-table_set *table_set_read(const char *path, sp_error *err) {
+table_set *table_set_read_manifest(const char *path, sp_error *err) {
     struct stat st;
     if (stat(path, &st) != 0) {
         sp_errorf_errno(err, "%s: cannot open", path);
@@ -464,18 +464,25 @@ table_set *table_set_read(const char *path, sp_error *err) {
     if (!manifest || !dir) {
         sp_errorf(err, "%s: out of memory", path);
     } else if (S_ISDIR(st.st_mode) && access(manifest, F_OK) != 0 && errno == ENOENT) {
-        sp_errorf(err, "%s: a directory without %s: not a table set (or not finished)", path,
-                  TABLE_SET_MANIFEST);
+        sp_errorf(err,
+                  "%s: a directory, not a regular file; and without %s, not a table set "
+                  "(or one not finished)",
+                  path, TABLE_SET_MANIFEST);
     } else if ((text = read_text(manifest, &len, err)) != NULL) {
         s = table_set_parse(text, len, manifest, dir, err);
-        if (s && check_files(s, err)) {
-            table_set_free(s);
-            s = NULL;
-        }
     }
     free(text);
     free(manifest);
     free(dir);
+    return s;
+}
+
+table_set *table_set_read(const char *path, sp_error *err) {
+    table_set *s = table_set_read_manifest(path, err);
+    if (s && check_files(s, err)) {
+        table_set_free(s);
+        s = NULL;
+    }
     return s;
 }
 

@@ -88,6 +88,9 @@ bool table_set_is_set_path(const char *path);
  * each shard file exists as a regular file of its listed size. NULL on
  * failure with err naming the manifest (and shard) and what is wrong. */
 table_set *table_set_read(const char *path, sp_error *err);
+/* table_set_read without looking at the shard files (verify checks each
+ * shard file on its own and reports each one's problems). */
+table_set *table_set_read_manifest(const char *path, sp_error *err);
 void table_set_free(table_set *s);
 
 /* Parses manifest text as table_set_read does, without looking at any

@@ -418,6 +418,29 @@ static void check_counts(checker *c) {
                         (unsigned long long)f->value_bytes, (unsigned long long)c->value_bytes);
 }
 
+/* A shard of a table set: its footer's options are the set's and its
+ * records and size the manifest's (every key against the range is in
+ * verify_blocks.c). */
+static void check_against_manifest(checker *c) {
+    const verify_options *o = &c->rep->opts;
+    const sst_footer *f = &c->f;
+    uint64_t foff = c->end - SST_FOOTER_BYTES;
+    const table_set_options *so = o->set_options;
+    if (so &&
+        (f->block_size != so->block_size || f->cluster_size != so->cluster_size ||
+         f->max_value_bytes != so->max_value_bytes || f->restart_interval != so->restart_interval ||
+         f->format_version != so->format_version))
+        checker_problem(c, -1, foff + SST_FOOTER_BLOCK_SIZE,
+                        "options (block_size %u, cluster_size %u, max_value_bytes %u) are not "
+                        "those of the set in %s (%u, %u, %u)",
+                        f->block_size, f->cluster_size, f->max_value_bytes, o->tableset,
+                        so->block_size, so->cluster_size, so->max_value_bytes);
+    if (f->records != o->shard->records)
+        checker_problem(c, -1, foff + 32, "footer says %llu records; %s says %llu for %s",
+                        (unsigned long long)f->records, o->tableset,
+                        (unsigned long long)o->shard->records, o->shard->file);
+}
+
 /* A file whose footer is usable: every region, in file order after the index. */
 static int check_with_footer(checker *c, sp_error *err) {
     const sst_footer *f = &c->f;
@@ -447,6 +470,24 @@ static int check_with_footer(checker *c, sp_error *err) {
                         "footer checksum mismatch (stored %016llx, computed %016llx)",
                         (unsigned long long)f->footer_checksum, (unsigned long long)hash);
     check_counts(c);
+    if (c->rep->opts.shard)
+        check_against_manifest(c);
+    return 0;
+}
+
+/* A shard's size and XXH3-128 against its manifest entry: a second read. */
+static int check_shard_file(checker *c, sp_error *err) {
+    const verify_options *o = &c->rep->opts;
+    if (c->size != o->shard->bytes)
+        checker_problem(c, -1, c->size, "the file has %llu bytes; %s says %llu for %s",
+                        (unsigned long long)c->size, o->tableset,
+                        (unsigned long long)o->shard->bytes, o->shard->file);
+    char sum[TABLE_SET_CHECKSUM_HEX];
+    if (table_set_file_checksum(c->rep->path, sum, err))
+        return -1;
+    if (strcmp(sum, o->shard->checksum) != 0)
+        checker_problem(c, -1, 0, "file checksum mismatch: %s says XXH3-128 %s, the file has %s",
+                        o->tableset, o->shard->checksum, sum);
     return 0;
 }
 
@@ -526,6 +567,8 @@ int verify_file(const char *path, verify_report *rep, sp_error *err) {
         goto out;
     }
     rc = check_file(&c, err);
+    if (rc == 0 && rep->opts.shard)
+        rc = check_shard_file(&c, err);
     rep->records = c.records;
     if (rep->opts.progress) {
         sp_progress_store(&rep->opts.progress->in_bytes, rep->bytes);

@@ -13,12 +13,21 @@
  * process; a file with problems is still a run that succeeded (returns 0,
  * problems in the report); -1 means the file could not be checked at all
  * (missing, unreadable, not an SSTable).
+ *
+ * A table set (stages/sst/TABLESET.md) is verified shard by shard: the
+ * command reads the manifest and checks each shard file with
+ * verify_file, its options naming the shard's manifest entry and the
+ * set's options, so that on top of the table's own checks every key is
+ * checked against the shard's range, the footer's options against the
+ * set's, and the records, size and XXH3-128 checksum of the file against
+ * the manifest (that checksum costs a second read of the file).
  */
 #ifndef SSTPIPE_VERIFY_VERIFY_H
 #define SSTPIPE_VERIFY_VERIFY_H
 
 #include "stages/common/error.h"
 #include "stages/common/progress.h"
+#include "stages/sst/table_set.h"
 
 #include <jansson.h>
 #include <stddef.h>
@@ -32,6 +41,11 @@ typedef struct verify_options {
      * read (in_bytes, of the file's size in total_bytes) and records checked,
      * after every read of read_size, for a live progress line. */
     sp_progress *progress;
+    /* NULL (a plain table), or the file is shard `shard` of the table set
+     * whose manifest is `tableset`, with the set's options. */
+    const char *tableset;
+    const table_set_shard *shard;
+    const table_set_options *set_options;
 } verify_options;
 
 typedef struct verify_problem {

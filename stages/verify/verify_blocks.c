@@ -139,6 +139,11 @@ static bool check_block(run *r, uint64_t i, const uint8_t *data, bool report_ope
         }
         if (!verify_utf8_valid(it->key, it->key_len, NULL))
             run_problem(r, (int64_t)i, at, "key of record %u is not valid UTF-8", it->index - 1);
+        const table_set_shard *sh = c->rep->opts.shard;
+        if (sh && !table_set_shard_holds(sh, it->key, it->key_len))
+            run_problem(r, (int64_t)i, at,
+                        "key of record %u lies outside the shard's range in %s (shard %s)",
+                        it->index - 1, c->rep->opts.tableset, sh->file);
         if (it->value_len > c->max_value)
             run_problem(r, (int64_t)i, at,
                         "value of record %u has %u bytes, over the bound of %llu", it->index - 1,

@@ -16,6 +16,9 @@ void verify_options_init(verify_options *opts) {
     opts->read_size = 8u << 20;
     opts->max_problems = 1000;
     opts->progress = NULL;
+    opts->tableset = NULL;
+    opts->shard = NULL;
+    opts->set_options = NULL;
 }
 
 void verify_report_init(verify_report *rep, const verify_options *opts) {
@@ -65,12 +68,12 @@ json_t *verify_report_to_json(const verify_report *rep) {
                               json_pack("{s:s, s:I, s:I}", "what", p->what, "block",
                                         (json_int_t)p->block, "offset", (json_int_t)p->offset));
     }
-    return json_pack("{s:s, s:b, s:s?, s:I, s:I, s:I, s:f, s:f, s:I, s:o}", "file",
-                     rep->path ? rep->path : "", "ok", !rep->error && rep->problem_count == 0,
-                     "error", rep->error, "records", (json_int_t)rep->records, "blocks",
-                     (json_int_t)rep->blocks, "bytes", (json_int_t)rep->bytes, "seconds",
-                     rep->seconds, "mb_per_s", rep->mb_per_s, "problem_count",
-                     (json_int_t)rep->problem_count, "problems", problems);
+    return json_pack("{s:s, s:s?, s:b, s:s?, s:I, s:I, s:I, s:f, s:f, s:I, s:o}", "file",
+                     rep->path ? rep->path : "", "tableset", rep->opts.tableset, "ok",
+                     !rep->error && rep->problem_count == 0, "error", rep->error, "records",
+                     (json_int_t)rep->records, "blocks", (json_int_t)rep->blocks, "bytes",
+                     (json_int_t)rep->bytes, "seconds", rep->seconds, "mb_per_s", rep->mb_per_s,
+                     "problem_count", (json_int_t)rep->problem_count, "problems", problems);
 }
 
 int verify_write_json(const verify_report *reps, size_t n, const char *json_path, sp_error *err) {

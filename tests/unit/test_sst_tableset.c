@@ -299,7 +299,7 @@ static void test_read_files(void **state) {
     char *empty = test_dir_make("tableset-empty");
     err = (sp_error){0};
     assert_null(table_set_read(empty, &err));
-    assert_non_null(strstr(err.msg, "a directory without tableset.json: not a table set"));
+    assert_non_null(strstr(err.msg, "without tableset.json, not a table set"));
     assert_true(table_set_is_set_path(empty));
     assert_false(table_set_is_set_path(p));
     test_dir_remove(empty);
