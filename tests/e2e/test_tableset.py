@@ -1,0 +1,315 @@
+"""tests/e2e/test_tableset.py: table sets (stages/sst/TABLESET.md) through every command
+that reads a table.
+
+Each corpus dump in ../shared/corpora and a generated multistream dump is built into one
+table; tests/make_tableset.c splits that table into a set at keys of it, at a prefix of a
+key (a split inside a run of keys sharing it) and past the last key (an empty shard),
+through the manifest writer the cluster build calls. The set must answer as the table
+does: `get` of every key and of misses beside them, `dump --jsonl` byte for byte, `info`
+(the sums; --json says it is a set and lists the shards), `verify` clean with a report
+naming each shard, `profile` (every drawn key found, misses missed), `serve` (every key,
+prefix pages across shard boundaries, /v1/info; a set given directly, and a nightly
+directory whose current names a set), and `merge` (a set into one table: same dump,
+verify clean, every block copied, --canonical the build's bytes).
+
+And the broken sets, each a one-line error naming the file: a missing shard, overlapping
+and non-contiguous ranges, a bad hex bound, a key outside its shard's range, a damaged
+shard block (get of a key in it fails naming the shard, others still answer; verify
+names the shard and block), a truncated manifest, a directory without a manifest.
+"""
+import json
+import os
+import shutil
+import unittest
+
+from serve_client import Server, quote
+import tempfile
+
+from sstpipe_e2e import (E2ETest, check_error_line, corpora_dir, env_path, run, sstpipe, wikigen)
+
+
+def checked(r):
+    if r.code != 0:
+        raise AssertionError("command failed:" + r.describe())
+    return r
+
+
+def make_set(table, out, splits):
+    """Splits table into a set under out at splits (bytes keys, increasing)."""
+    checked(run([env_path("MAKE_TABLESET"), table, out] + [k.hex() for k in splits]))
+    return out
+
+
+def splits_for(keys):
+    """A key, the shortest prefix of a key sorting after the key before it, another key,
+    and a key past the last (an empty last shard)."""
+    n = len(keys)
+    a, b, c = keys[n // 4], keys[n // 2], keys[3 * n // 4]
+    p = next(b[:i] for i in range(1, len(b) + 1) if b[:i] > keys[n // 2 - 1])
+    out = sorted({a, p, c, b"\xff\xff"})
+    return out
+
+
+class TableSetTest(E2ETest):
+    @classmethod
+    def setUpClass(cls):
+        """The tables and their sets, made once for every test (which only read them, or
+        copy one to break it)."""
+        cls.shared = tempfile.mkdtemp(prefix="sstpipe-e2e-tableset-")
+        cls.cases = []
+        srcs = [os.path.join(corpora_dir(), f) for f in
+                ("enwiki-206pages.xml.bz2", "simplewiki-7pages.xml.bz2", "enwiki-11pages.xml")]
+        gen = os.path.join(cls.shared, "gen.xml.bz2")
+        wikigen(gen, "400K", "5", "bz2-multistream")
+        srcs.append(gen)
+        for i, src in enumerate(srcs):
+            one = os.path.join(cls.shared, f"one{i}.sst")
+            checked(sstpipe("build", src, "-o", one, "--block-size", "2K", "--max-bytes", "600"))
+            dump = checked(sstpipe("dump", one, "--jsonl"))
+            keys = [json.loads(line)["key"].encode() for line in dump.stdout.decode().splitlines()]
+            s = make_set(one, os.path.join(cls.shared, f"set{i}"), splits_for(keys))
+            cls.cases.append((one, s, keys, dump.stdout))
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.shared, True)
+
+    def test_get_dump_info_verify(self):
+        for one, s, keys, dump in self.cases:
+            # dump, byte for byte, of the directory and of its manifest.
+            for target in (s, os.path.join(s, "tableset.json")):
+                r = sstpipe("dump", target, "--jsonl")
+                self.assertOk(r)
+                self.assertEqual(r.stdout, dump, target)
+            # get: every key and a miss beside each, as the table answers.
+            for k in keys[::3] if len(keys) > 300 else keys:
+                for probe in (k, k + b" ~", k[:-1]):
+                    if probe.startswith(b"-") or not probe:
+                        continue
+                    a, b = sstpipe("get", one, probe), sstpipe("get", s, probe)
+                    self.assertEqual((a.code, a.stdout), (b.code, b.stdout), probe)
+            # info: the sums; --json lists the shards.
+            i1 = json.loads(sstpipe("info", one, "--json").stdout)
+            i2 = json.loads(sstpipe("info", s, "--json").stdout)
+            for f in ("records", "key_bytes", "value_bytes", "block_size", "max_value_bytes"):
+                self.assertEqual(i1[f], i2[f], f)
+            self.assertFalse(i1["table_set"])
+            self.assertTrue(i2["table_set"])
+            self.assertEqual(len(i2["shards"]), 5)
+            self.assertEqual(sum(sh["records"] for sh in i2["shards"]), i1["records"])
+            self.assertEqual(i2["shards"][0]["lo"], None)
+            self.assertEqual(i2["shards"][-1]["hi"], None)
+            self.assertEqual(i2["shards"][-1]["records"], 0)  # past the last key
+            text = sstpipe("info", s)
+            self.assertOk(text)
+            self.assertIn("table set:        5 shards", text.stdout.decode())
+            # verify: clean, the report names every shard and the manifest.
+            r = sstpipe("verify", s, "--json", self.path("v.json"))
+            self.assertOk(r)
+            with open(self.path("v.json")) as f:
+                v = json.load(f)
+            self.assertEqual(v["problems"], 0)
+            self.assertEqual([os.path.basename(x["file"]) for x in v["files"]],
+                             ["shard-%04d.sst" % i for i in range(5)])
+            self.assertTrue(all(x["tableset"] == os.path.join(s, "tableset.json")
+                                for x in v["files"]))
+            self.assertEqual(sum(x["records"] for x in v["files"]), len(keys))
+
+    def test_profile(self):
+        one, s, keys, _ = self.cases[0]
+        for extra in ([], ["--misses", "25"], ["--cold"], ["--threads", "2", "--queue-depth", "4"]):
+            r = sstpipe("profile", s, "3000", "--seed", "7", "--json", self.path("p.json"), *extra)
+            if "--cold" in extra and r.code != 0 and "direct" in r.err_text.lower():
+                continue  # a file system without O_DIRECT (tmpfs)
+            self.assertOk(r)
+            with open(self.path("p.json")) as f:
+                p = json.load(f)
+            self.assertEqual(p["shards"], 5)
+            self.assertEqual(p["records"], len(keys))
+            self.assertEqual(p["hits"] + p["misses"], 3000)
+            self.assertEqual(p["misses"], p["misses_requested"])
+            self.assertIn("table set:   5 shards", r.stdout.decode())
+
+    def test_merge_into_one_table(self):
+        for one, s, keys, dump in self.cases:
+            out = self.path("merged.sst")
+            r = sstpipe("merge", "-v", "-o", out, s)
+            self.assertOk(r)
+            self.assertIn("blocks_rebuilt=0", r.err_text)
+            self.assertEqual(sstpipe("dump", out, "--jsonl").stdout, dump)
+            self.assertOk(sstpipe("verify", out))
+            canon = self.path("canonical.sst")
+            self.assertOk(sstpipe("merge", "--canonical", "-o", canon, s))
+            with open(canon, "rb") as a, open(one, "rb") as b:
+                self.assertEqual(a.read(), b.read(), "canonical merge of a set != build")
+            # A set among other inputs: the table over it wins, same records.
+            both = self.path("both.sst")
+            self.assertOk(sstpipe("merge", "-o", both, s, one))
+            self.assertEqual(sstpipe("dump", both, "--jsonl").stdout, dump)
+
+    def test_serve(self):
+        one, s, keys, dump = self.cases[0]
+        recs = [(json.loads(line)["key"].encode(), json.loads(line)["value"].encode())
+                for line in dump.decode().splitlines()]
+        # A nightly directory whose current build's table is a set.
+        nightly = self.path("nightly")
+        os.makedirs(os.path.join(nightly, "builds", "b1"))
+        shutil.copytree(s, os.path.join(nightly, "builds", "b1", "table.sst"))
+        os.symlink("builds/b1", os.path.join(nightly, "current"))
+        for target in (s, nightly):
+            srv = Server(target).start(self.path("serve.err"))
+            try:
+                c = srv.client()
+                for k, v in recs:
+                    status, _, body = c.get(k)
+                    self.assertEqual((status, body), (200, v), k)
+                    self.assertEqual(c.get(k + b"\x00")[0], 404)
+                # Prefix pages of every key, and prefixes around the splits.
+                got, start = [], None
+                while True:
+                    status, _, page = c.prefix(b"", limit=9, start=start)
+                    self.assertEqual(status, 200)
+                    got += [(r["key"].encode(), r["value"].encode()) for r in page]
+                    if len(page) < 9:
+                        break
+                    start = page[-1]["key"].encode() + b"\x00"
+                self.assertEqual(got, recs)
+                for p in {k[:n] for k in splits_for(keys)[:3] for n in (1, 2, 3)}:
+                    want = [(k, v) for k, v in recs if k.startswith(p)][:50]
+                    status, _, page = c.prefix(p, limit=50)
+                    self.assertEqual([(r["key"].encode(), r["value"].encode()) for r in page],
+                                     want, p)
+                status, _, body = c.request("/v1/info")
+                info = json.loads(body)
+                self.assertTrue(info["table_set"])
+                self.assertEqual(info["records"], len(recs))
+                self.assertEqual(len(info["shards"]), 5)
+                c.conn.close()
+            finally:
+                self.assertEqual(srv.stop(), 0, srv.stderr())
+
+    # ---------------------------------------------------------------- broken sets
+
+    def broken(self, name):
+        one, s, keys, _ = self.cases[0]
+        d = self.path(name)
+        shutil.copytree(s, d)
+        return d, keys
+
+    def edit(self, d, fn):
+        p = os.path.join(d, "tableset.json")
+        with open(p) as f:
+            m = json.load(f)
+        fn(m)
+        with open(p, "w") as f:
+            json.dump(m, f)
+
+    def refused(self, d, names, what, commands=("get", "dump", "info", "profile")):
+        for cmd in commands:
+            args = {"get": ["get", d, "Anarchism"], "dump": ["dump", d],
+                    "info": ["info", d], "profile": ["profile", d, "10"]}[cmd]
+            r = sstpipe(*args)
+            self.assertNotEqual(r.code, 0, f"{what}: {cmd} accepted it")
+            check_error_line(self, r, names, what=f"{what}: {cmd}")
+            self.assertIn(what, r.err_text, cmd)
+            self.assertEqual(r.stdout, b"", cmd)
+
+    def test_missing_shard(self):
+        d, _ = self.broken("missing")
+        os.unlink(os.path.join(d, "shard-0002.sst"))
+        self.refused(d, ["shard-0002.sst"], "missing or unreadable")
+        r = sstpipe("verify", d)
+        self.assertEqual(r.code, 2, r.describe())
+        self.assertIn("shard-0002.sst", r.err_text)
+
+    def test_bad_ranges(self):
+        def overlap(m):
+            m["shards"][2]["lo"] = m["shards"][1]["lo"]
+        d, _ = self.broken("overlap")
+        self.edit(d, overlap)
+        self.refused(d, ["tableset.json"], "ranges not contiguous: its lo is below (overlap)")
+
+        def gap(m):
+            m["shards"][2]["lo"] = m["shards"][2]["lo"] + "00"
+        d, _ = self.broken("gap")
+        self.edit(d, gap)
+        self.refused(d, ["tableset.json"], "ranges not contiguous: its lo is above (gap)")
+
+        def badhex(m):
+            m["shards"][1]["hi"] = "4G"
+            m["shards"][2]["lo"] = "4G"
+        d, _ = self.broken("badhex")
+        self.edit(d, badhex)
+        self.refused(d, ["tableset.json"], "\"hi\" is not lowercase hex")
+        r = sstpipe("verify", d)
+        self.assertEqual(r.code, 2)
+        check_error_line(self, r, ["tableset.json"], what="verify of a bad manifest")
+
+    def test_key_outside_its_range(self):
+        # Both bounds between shards 1 and 2 moved up past shard 2's first keys: the
+        # manifest is consistent, shard 2 holds keys below its lo.
+        d, keys = self.broken("outside")
+        with open(os.path.join(d, "tableset.json")) as f:
+            lo = bytes.fromhex(json.load(f)["shards"][2]["lo"])
+        above = [k for k in keys if k >= lo][3]
+
+        def move(m):
+            m["shards"][1]["hi"] = above.hex()
+            m["shards"][2]["lo"] = above.hex()
+        self.edit(d, move)
+        self.refused(d, ["shard-0002.sst"], "lies outside its range")
+        r = sstpipe("verify", d)
+        self.assertEqual(r.code, 1, r.describe())
+        out = r.stdout.decode()
+        self.assertIn("shard-0002.sst: block 0 at byte", out)
+        self.assertIn("lies outside the shard's range", out)
+        self.assertEqual(out.count("lies outside the shard's range"), 3)
+
+    def test_damaged_block(self):
+        d, keys = self.broken("damaged")
+        shard = os.path.join(d, "shard-0001.sst")
+        info = json.loads(sstpipe("info", shard, "--json").stdout)
+        self.assertGreaterEqual(info["data_blocks"], 3)
+        with open(shard, "r+b") as f:
+            f.seek(info["block_size"] + 10)  # block 1: neither the first nor the last
+            b = f.read(1)
+            f.seek(info["block_size"] + 10)
+            f.write(bytes([b[0] ^ 0x20]))
+        r = sstpipe("dump", d)
+        self.assertEqual(r.code, 1)
+        check_error_line(self, r, ["shard-0001.sst: block 1 at byte"], what="dump")
+        # The keys of that block fail naming it; every other key still answers.
+        bad = sstpipe("verify", d)
+        self.assertEqual(bad.code, 1)
+        self.assertIn("shard-0001.sst: block 1 at byte", bad.stdout.decode())
+        self.assertIn("file checksum mismatch", bad.stdout.decode())
+        failed = 0
+        for k in keys:
+            r = sstpipe("get", d, k) if not k.startswith(b"-") else None
+            if r is None:
+                continue
+            if r.code == 2:  # get: could not answer (a found/absent answer is 0/1)
+                check_error_line(self, r, ["shard-0001.sst: block 1 at byte"], what="get")
+                failed += 1
+            else:
+                self.assertEqual(r.code, 0, r.describe())
+        self.assertGreater(failed, 0)
+        self.assertLess(failed, len(keys) // 4)
+
+    def test_truncated_manifest_and_no_manifest(self):
+        d, _ = self.broken("truncated")
+        p = os.path.join(d, "tableset.json")
+        with open(p, "rb") as f:
+            data = f.read()
+        with open(p, "wb") as f:
+            f.write(data[: len(data) // 2])
+        self.refused(d, ["tableset.json"], "not valid JSON")
+        os.unlink(p)
+        r = sstpipe("get", d, "Anarchism")
+        self.assertNotEqual(r.code, 0)
+        check_error_line(self, r, [d], what="no manifest")
+        self.assertIn("not a table set", r.err_text)
+
+
+if __name__ == "__main__":
+    unittest.main()
