@@ -39,7 +39,7 @@ static uint8_t *unhex(const char *h, size_t *len) {
 }
 
 static int die(const char *msg) {
-    fprintf(stderr, "make_tableset: %s\n", msg);
+    fprintf(stderr, "sstpipe make_tableset: %s\n", msg);
     return 1;
 }
 
@@ -54,8 +54,10 @@ int main(int argc, char **argv) {
         return die(msg);
     sstpipe_info info;
     sstpipe_info_get(t, &info);
-    if (mkdir(out, 0755) != 0 && errno != EEXIST)
-        return die("cannot create OUT_DIR");
+    if (mkdir(out, 0755) != 0 && errno != EEXIST) {
+        fprintf(stderr, "sstpipe make_tableset: %s: cannot create: %s\n", out, strerror(errno));
+        return 1;
+    }
     table_set_shard *shards = calloc(n, sizeof *shards);
     char(*sums)[TABLE_SET_CHECKSUM_HEX] = calloc(n, sizeof *sums);
     table_options opt = {.block_size = info.block_size,
