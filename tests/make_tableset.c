@@ -96,13 +96,14 @@ int main(int argc, char **argv) {
                            .value_len = (uint32_t)vlen,
                            .value_fd = -1};
             if (table_writer_add(w, &r, &err))
-                return die(err.msg);
+                break;
             rc = sstpipe_iter_next(it, &k, &klen, &v, &vlen, &msg);
         }
-        if (rc < 0)
-            return die(msg);
-        if (table_writer_finish(w, &err))
-            return die(err.msg);
+        /* Destroyed before exiting, so a failed shard leaves no temporary file. */
+        if (err.set || rc < 0 || table_writer_finish(w, &err)) {
+            table_writer_destroy(w);
+            return die(rc < 0 ? msg : err.msg);
+        }
         s->records = table_writer_stats(w)->records;
         s->bytes = table_writer_stats(w)->file_size;
         table_writer_destroy(w);
