@@ -8,10 +8,12 @@
  * order, a stage starting only once every task of the one before it has
  * exited 0. A task that fails (non-zero exit, killed by a signal, cancelled
  * by scancel, lost with its node) runs again, up to `retries` more times;
- * a task that still fails fails the run with one line: the stage, the index,
- * the last line of that task's log (its own one-line error) and the log's
- * path. Tasks must be idempotent and commit atomically: a runner may kill
- * and rerun any of them.
+ * a task that still fails fails the run with one line: the task (stage and
+ * index, or what `describe` calls it), how its last attempt ended, the last
+ * line of its log (its own one-line error, the program's "name: " prefix and
+ * the task's name taken off) and the log's path:
+ * "map task 2 (of 5): exit 1, attempt 3 of 3: bad byte (log: LOG_DIR/map-2.2.log)". Tasks must be
+ * idempotent and commit atomically: a runner may kill and rerun any of them.
  *
  * Each attempt of a task writes its stdout and stderr to its own log,
  * LOG_DIR/<stage>-<index>.<attempt>.log (attempts count from 0 in each
@@ -54,6 +56,11 @@ typedef struct cluster_runner_options {
                                     backslashes; no expansion); NULL or "": none */
     const char *parallel_sshlogin; /* GNU parallel --sshloginfile (":" in it is this
                                       machine); NULL or "": this machine only */
+    /* Names task index of stage in failure lines, e.g. "map task 3
+     * (enwiki.xml.bz2 bytes 0-67108864)"; NULL: "map task 3 (of 8)".
+     * (An addition to the contract, backward compatible.) */
+    void (*describe)(void *ctx, const char *stage, int index, char *buf, size_t cap);
+    void *describe_ctx;
 } cluster_runner_options;
 
 /* Local runner, jobs 0, retries 2, log_dir NULL (must be set), no Slurm or

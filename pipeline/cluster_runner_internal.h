@@ -39,11 +39,11 @@ int runner_make_log_dir(const char *dir, sp_error *err);
 /* The last non-empty line of the file at path, control characters made
  * spaces, cut to fit; a placeholder when it is empty or unreadable. */
 void runner_log_last_line(const char *path, char *buf, size_t size);
-/* A wait status in words: "exit 3", "killed by signal 9 (SIGKILL)". */
+/* A wait status in words: "exit 3", "killed by signal 9". */
 void runner_describe_status(int wstatus, char *buf, size_t size);
 /* The one-line failure of a task that failed its last attempt. */
-int runner_task_failed(const cluster_stage *st, int index, int attempts, const char *why,
-                       const char *log, sp_error *err);
+int runner_task_failed(const cluster_runner_options *o, const cluster_stage *st, int index,
+                       int attempts, const char *why, const char *log, sp_error *err);
 
 /* argv with "--task" and index appended, malloc'd (the strings are argv's
  * and num, which must outlive it); NULL without memory. */

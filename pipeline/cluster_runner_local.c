@@ -94,7 +94,7 @@ static int reap(local_stage *ls, int i, sp_error *err) {
         } else {
             char why[64];
             runner_describe_status(status, why, sizeof why);
-            rc = runner_task_failed(ls->st, r.index, ls->attempts[r.index], why, r.log, err);
+            rc = runner_task_failed(ls->o, ls->st, r.index, ls->attempts[r.index], why, r.log, err);
         }
     }
     free(r.log);

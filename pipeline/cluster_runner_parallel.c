@@ -99,11 +99,10 @@ static int read_joblog(const cluster_runner_options *o, const cluster_stage *st,
         char *log = last_log(o, st, bad, &bad_tries);
         char why[64];
         if (bad_signal)
-            snprintf(why, sizeof why, "killed by signal %d (SIG%s)", bad_signal,
-                     sigabbrev_np(bad_signal) ? sigabbrev_np(bad_signal) : "?");
+            snprintf(why, sizeof why, "killed by signal %d", bad_signal);
         else
             snprintf(why, sizeof why, "exit %d", bad_exit);
-        rc = runner_task_failed(st, bad, bad_tries, why, log ? log : "(none written)", err);
+        rc = runner_task_failed(o, st, bad, bad_tries, why, log ? log : "(none written)", err);
         free(log);
     }
     fclose(f);

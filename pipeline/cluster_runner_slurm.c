@@ -293,7 +293,7 @@ static int report(slurm_run *r, size_t k, int i, sp_error *err) {
     }
     free(p);
     char *log = runner_log_path(r->o->log_dir, r->stages[k].name, i, s->attempt);
-    int rc = runner_task_failed(&r->stages[k], i, s->attempt + 1, why, log ? log : "?", err);
+    int rc = runner_task_failed(r->o, &r->stages[k], i, s->attempt + 1, why, log ? log : "?", err);
     free(log);
     return rc;
 }

@@ -272,7 +272,7 @@ static void test_always_fails(void **state) {
     assert_int_equal(cluster_run(&f->o, f->stages, 2, &err), -1);
     char want[2 * TEST_DIR_CAP];
     snprintf(want, sizeof want,
-             "first task 2 (of 5) failed 2 times, the last exit 3: first task 2: always fails "
+             "first task 2 (of 5): exit 3, attempt 2 of 2: first task 2: always fails "
              "(log: %s/first-2.1.log)",
              f->logs);
     assert_string_equal(err.msg, want);
