@@ -3,10 +3,14 @@
  *
  * extract -> truncate -> sorter runs as one chain of sinks while the dump is
  * read (run formation); sorter_finish then merges straight into the table
- * writer. Extract keeps only max_bytes + 1 bytes of each page's text (the
- * one extra byte tells truncate where a character boundary falls), so no
- * page, however long, costs more memory than that. The result is the same
- * file, byte for byte, as the four stage commands piped together.
+ * writer. With several parsing threads each has its own chain: its
+ * truncator and its part of the sort (sorter_split), so records are
+ * truncated, sorted into runs and spilled on the thread that parsed them,
+ * and the merge puts them back in dump order (parse_pool.h, sorter.h).
+ * Extract keeps only max_bytes + 1 bytes of each page's text (the one extra
+ * byte tells truncate where a character boundary falls), so no page,
+ * however long, costs more memory than that. The result is the same file,
+ * byte for byte, as the four stage commands piped together.
  */
 #include "pipeline/build.h"
 
@@ -58,6 +62,47 @@ static void relay_extract(void *ctx, const extract_stats *so_far) {
     r->opts->progress(r->opts->progress_ctx, &r->now);
 }
 
+/* extract_part's hooks over a sort part. */
+static void part_begin(void *ctx, uint64_t place) {
+    sort_part_begin(ctx, place);
+}
+
+static void part_end(void *ctx) {
+    sort_part_end(ctx);
+}
+
+/* One chain per parsing thread: parts[i] -> truncators[i] -> sort part i. */
+typedef struct thread_chains {
+    unsigned n;
+    truncator *truncators;
+    extract_part *parts;
+} thread_chains;
+
+static int chains_init(thread_chains *c, unsigned n, sorter *so, uint64_t max_bytes,
+                       sp_error *err) {
+    c->n = n;
+    c->truncators = calloc(n, sizeof *c->truncators);
+    c->parts = calloc(n, sizeof *c->parts);
+    if (!c->truncators || !c->parts)
+        return sp_errorf(err, "build: out of memory for %u threads", n);
+    if (sorter_split(so, n, err))
+        return -1;
+    for (unsigned i = 0; i < n; i++) {
+        sort_part *part = sorter_part(so, i);
+        truncator_init(&c->truncators[i], max_bytes, sort_part_sink(part));
+        c->parts[i] = (extract_part){.sink = truncator_sink(&c->truncators[i]),
+                                     .begin = part_begin,
+                                     .end = part_end,
+                                     .ctx = part};
+    }
+    return 0;
+}
+
+static void chains_destroy(thread_chains *c) {
+    free(c->truncators);
+    free(c->parts);
+}
+
 static int relay_put(void *ctx, const sp_record *rec, sp_error *err) {
     progress_relay *r = ctx;
     if (sp_sink_put(&r->table, rec, err))
@@ -68,10 +113,10 @@ static int relay_put(void *ctx, const sp_record *rec, sp_error *err) {
 }
 
 /* Resource figures of a finished run. */
-static void finish_stats(build_stats *stats, const truncator *tr, sorter *so, double w0, double c0,
+static void finish_stats(build_stats *stats, uint64_t truncated, sorter *so, double w0, double c0,
                          double w1, double c1) {
     double w2 = now_wall(), c2 = now_cpu();
-    stats->truncated = tr->truncated;
+    stats->truncated = truncated;
     stats->sort = *sorter_stats(so);
     stats->read_phase = (stage_times){w1 - w0, c1 - c0};
     stats->write_phase = (stage_times){w2 - w1, c2 - c1};
@@ -97,6 +142,16 @@ int build_sorted(const char *input, const build_options *opts, const sp_sink *si
     sp_sink to_truncate = truncator_sink(&tr);
     extract_options xopts = opts->extract;
     xopts.value_cap = opts->max_bytes + 1;
+    xopts.threads = extract_threads(&xopts);
+    thread_chains chains = {0};
+    if (xopts.threads > 1) {
+        if (chains_init(&chains, xopts.threads, so, opts->max_bytes, err)) {
+            chains_destroy(&chains);
+            sorter_destroy(so);
+            return -1;
+        }
+        xopts.parts = chains.parts;
+    }
     progress_relay relay = {.opts = opts, .now = {.phase = BUILD_READING}};
     xopts.progress = opts->progress ? relay_extract : NULL;
     xopts.progress_ctx = &relay;
@@ -111,14 +166,18 @@ int build_sorted(const char *input, const build_options *opts, const sp_sink *si
             relay.now.input_bytes = stats->extract.input_bytes;
             relay.now.xml_bytes = stats->extract.xml_bytes;
             relay.now.pages = stats->extract.pages;
-            relay.now.records_total = sorter_stats(so)->records_in;
+            relay.now.records_total = stats->extract.records;
             relay.table = to_table;
             to_table = (sp_sink){.put = relay_put, .ctx = &relay};
             opts->progress(opts->progress_ctx, &relay.now);
         }
         rc = sorter_finish(so, &to_table, err);
     }
-    finish_stats(stats, &tr, so, w0, c0, w1, c1);
+    uint64_t truncated = tr.truncated;
+    for (unsigned i = 0; i < chains.n; i++)
+        truncated += chains.truncators[i].truncated;
+    chains_destroy(&chains);
+    finish_stats(stats, truncated, so, w0, c0, w1, c1);
     sorter_destroy(so);
     return rc;
 }

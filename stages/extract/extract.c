@@ -32,17 +32,8 @@ void extract_options_init(extract_options *opts) {
 
 static int on_page(void *ctx, wiki_skip skip, const sp_record *rec, sp_error *err) {
     extract_run *run = ctx;
-    run->stats.pages++;
-    switch (skip) {
-    case WIKI_SKIP_NAMESPACE:
-        run->stats.skipped_namespace++;
+    if (!parse_pool_count(&run->stats, skip))
         return 0;
-    case WIKI_SKIP_REDIRECT:
-        run->stats.skipped_redirects++;
-        return 0;
-    case WIKI_KEEP:
-        break;
-    }
     if (sp_sink_put(run->sink, rec, err))
         return -1;
     run->stats.records++;
@@ -121,8 +112,10 @@ out:
 
 /* The cores this process may run on (taskset, cgroup cpusets), which is
  * what a default of "every core" should mean. */
-static unsigned usable_cores(void) {
+unsigned extract_threads(const extract_options *opts) {
     cpu_set_t set;
+    if (opts->threads)
+        return opts->threads;
     if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
         return (unsigned)CPU_COUNT(&set);
     return 1;
@@ -138,7 +131,7 @@ int extract_file(const char *path, const extract_options *opts, const sp_sink *s
                  extract_stats *stats, sp_error *err) {
     extract_run run = {.sink = sink};
     parse_pool_sink to_run = {on_page, &run};
-    unsigned threads = opts->threads ? opts->threads : usable_cores();
+    unsigned threads = extract_threads(opts);
     double cpu0 = thread_cpu();
     run.stats.threads = threads;
     text_buffer *text = NULL;
@@ -160,6 +153,10 @@ int extract_file(const char *path, const extract_options *opts, const sp_sink *s
     if (!text)
         goto out;
     if (threads > 1) {
+        /* Stretches the caller's thread parses itself go to the first
+         * part, while the workers are idle (parse_pool.h). */
+        if (opts->parts)
+            run.sink = &opts->parts[0].sink;
         parse_pool_args pa = {.opts = opts,
                               .threads = threads,
                               .src = src,

@@ -23,6 +23,18 @@
 
 typedef struct extract_stats extract_stats;
 
+/* Where one parsing thread puts its records, for a caller that orders them
+ * itself (build: each thread's part of the sort, sorter.h). */
+typedef struct extract_part {
+    sp_sink sink;
+    /* Called on the thread before the records of a stretch of the dump,
+     * with that stretch's place: later stretches have higher places. */
+    void (*begin)(void *ctx, uint64_t place);
+    /* Called on the thread when it has parsed its last stretch. */
+    void (*end)(void *ctx);
+    void *ctx;
+} extract_part;
+
 typedef struct extract_options {
     /* Keep at most this many bytes of each page's text; 0 keeps all of it. */
     uint64_t value_cap;
@@ -40,6 +52,11 @@ typedef struct extract_options {
     /* Bytes of XML per parse chunk (parse_pool.h); 0: 1 MiB. Any size
      * gives the same records and errors. */
     size_t chunk_bytes;
+    /* NULL: every record goes into the sink, in document order. Else, with
+     * more than one thread (threads must then be extract_threads()'s), one
+     * per thread: parsing thread i puts its records into parts[i], in no
+     * order across parts (parse_pool.h), and the sink is not used. */
+    const extract_part *parts;
     /* External decompressor command (see source.h); NULL or "": the
      * built-in decoders. */
     const char *decompressor;
@@ -70,6 +87,9 @@ struct extract_stats {
 };
 
 void extract_options_init(extract_options *opts);
+/* The threads extract_file will use: opts->threads, or for 0 one per core
+ * this process may run on (taskset, cgroup cpusets). */
+unsigned extract_threads(const extract_options *opts);
 
 /* The `-v` line, without its newline, into buf (cap bytes; 256 hold it):
  * "extract: input_bytes=N xml_bytes=N pages=N ...". The command prints

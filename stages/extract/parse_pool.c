@@ -13,7 +13,12 @@
  *
  * A worker collects each page as a small header, the title and the kept
  * text into the slot's output buffer; the caller's thread turns them back
- * into records.
+ * into records. With parts (extract_options.parts) a worker puts its pages'
+ * records into its own part instead, after telling it the chunk's place
+ * (its number in document order), and only counts them in the slot; the
+ * caller's thread adds the counts and reports errors in document order.
+ * A stretch parsed inline gets a place of its own and goes to part 0, whose
+ * worker is idle then (every chunk before it is handed on).
  */
 #include "stages/extract/parse_pool.h"
 
@@ -43,7 +48,10 @@ typedef struct chunk_slot {
     size_t out_len, out_cap;
     sp_error err;        /* the parse's error; its line is relative if start > 0 */
     bool collect_failed; /* err is about collecting, not about the XML */
+    bool sink_failed;    /* err is the part's (a record it refused) */
     uint64_t newlines;
+    uint64_t place;       /* the chunk's number in document order */
+    extract_stats counts; /* with parts: its pages, records, skipped_* */
 } chunk_slot;
 
 typedef struct page_header {
@@ -74,6 +82,7 @@ typedef struct pool {
     bool stop;
     double worker_cpu; /* CPU seconds of the workers that have left */
     uint64_t submitted, taken, emitted;
+    uint64_t places; /* places given to chunks and inline stretches */
 
     /* The caller's thread only. */
     uint64_t lines_before; /* line breaks before the first chunk not handed on */
@@ -116,6 +125,44 @@ static int collect_page(void *ctx, const wiki_page *page, sp_error *err) {
         memcpy(o, rec.value, (size_t)rec.value_len);
     }
     s->out_len += need;
+    return 0;
+}
+
+bool parse_pool_count(extract_stats *st, wiki_skip skip) {
+    st->pages++;
+    switch (skip) {
+    case WIKI_SKIP_NAMESPACE:
+        st->skipped_namespace++;
+        return false;
+    case WIKI_SKIP_REDIRECT:
+        st->skipped_redirects++;
+        return false;
+    case WIKI_KEEP:
+        break;
+    }
+    return true;
+}
+
+/* A page of a chunk into the worker's part. */
+typedef struct part_collector {
+    chunk_slot *s;
+    const extract_part *part;
+} part_collector;
+
+static int collect_to_part(void *ctx, const wiki_page *page, sp_error *err) {
+    part_collector *pc = ctx;
+    if (!parse_pool_count(&pc->s->counts, page->skip))
+        return 0;
+    sp_record rec = {.key = page->title, .key_len = page->title_len};
+    if (text_buffer_value(page->text, &rec, err)) {
+        pc->s->collect_failed = true;
+        return -1;
+    }
+    if (sp_sink_put(&pc->part->sink, &rec, err)) {
+        pc->s->sink_failed = true;
+        return -1;
+    }
+    pc->s->counts.records++;
     return 0;
 }
 
@@ -208,18 +255,25 @@ static uint64_t count_newlines(const uint8_t *p, size_t n) {
 
 typedef struct worker_arg {
     pool *p;
-    parser_kit *kit;
+    unsigned i;
 } worker_arg;
 
 static void *worker_main(void *arg) {
     pool *p = ((worker_arg *)arg)->p;
-    parser_kit *kit = ((worker_arg *)arg)->kit;
+    unsigned i = ((worker_arg *)arg)->i;
+    parser_kit *kit = &p->kits[i];
+    const extract_part *part = p->a->opts->parts ? &p->a->opts->parts[i] : NULL;
     free(arg);
     for (;;) {
         pthread_mutex_lock(&p->mu);
         while (!p->stop && p->taken == p->submitted)
             pthread_cond_wait(&p->work, &p->mu);
         if (p->stop) {
+            pthread_mutex_unlock(&p->mu);
+            /* The part sorts what it holds here, on every worker at once. */
+            if (part && part->end)
+                part->end(part->ctx);
+            pthread_mutex_lock(&p->mu);
             struct timespec ts;
             clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
             p->worker_cpu += (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
@@ -231,8 +285,16 @@ static void *worker_main(void *arg) {
 
         s->err = (sp_error){0};
         s->collect_failed = false;
+        s->sink_failed = false;
         s->out_len = 0;
-        (void)parse_chunk(p, kit, s, 0, collect_page, s, &s->err);
+        s->counts = (extract_stats){0};
+        if (part) {
+            part_collector pc = {s, part};
+            part->begin(part->ctx, s->place);
+            (void)parse_chunk(p, kit, s, 0, collect_to_part, &pc, &s->err);
+        } else {
+            (void)parse_chunk(p, kit, s, 0, collect_page, s, &s->err);
+        }
         s->newlines = count_newlines(s->in, s->len);
 
         pthread_mutex_lock(&p->mu);
@@ -260,6 +322,7 @@ static chunk_slot *slot_of(const pool *p, uint64_t chunk) {
 
 static void submit(pool *p) {
     p->a->stats->parse_chunks++;
+    slot_of(p, p->submitted)->place = p->places++;
     pthread_mutex_lock(&p->mu);
     p->submitted++;
     pthread_cond_signal(&p->work);
@@ -297,9 +360,18 @@ static int emit_next(pool *p, bool wait, sp_error *err) {
             return -1;
         }
     }
+    extract_stats *st = p->a->stats;
+    st->pages += s->counts.pages;
+    st->records += s->counts.records;
+    st->skipped_namespace += s->counts.skipped_namespace;
+    st->skipped_redirects += s->counts.skipped_redirects;
     if (s->err.set) {
         *err = s->err;
-        if (!s->collect_failed) {
+        if (s->sink_failed) {
+            /* As the failing sink of the paragraph above. */
+            p->xml_failed = true;
+            p->failed_end = s->start + s->len;
+        } else if (!s->collect_failed) {
             p->xml_failed = true;
             p->failed_end = s->start + s->len;
             /* The worker did not know the chunk's first line; now it is
@@ -391,6 +463,8 @@ static int parse_inline(pool *p, chunk_slot *cur, bool *eof, sp_error *err) {
     p->failed_end = fed_to;
     if (a->opts->value_cap && !(ts = chunk_filter(p, cur->start, err)))
         goto out;
+    if (a->opts->parts)
+        a->opts->parts[0].begin(a->opts->parts[0].ctx, p->places++);
     if (!(wp = chunk_parser(p, a->text, cur->start, p->lines_before, parse_pool_page, &sink, err)))
         goto out;
     if (feed(wp, ts, kit->kept, cur->in, cur->len, err))
@@ -571,7 +645,7 @@ int parse_pool_run(const parse_pool_args *a, sp_error *err) {
     for (unsigned i = 0; i < p.nworkers; i++) {
         worker_arg *wa = malloc(sizeof *wa);
         int e = wa ? pthread_create(&p.workers[i], NULL, worker_main,
-                                    memcpy(wa, &(worker_arg){&p, &p.kits[i]}, sizeof *wa))
+                                    memcpy(wa, &(worker_arg){&p, i}, sizeof *wa))
                    : -1;
         if (e) {
             free(wa);

@@ -13,6 +13,15 @@
  * records reach the single-threaded sink (truncate, sorter) in the same
  * order whatever the thread count or chunk size.
  *
+ * With parts (extract_options.parts: build) the records do not come back
+ * to the caller's thread: each worker puts its chunk's records into its
+ * own part (truncate, then its share of the sort, which sorts and spills
+ * its runs there), after telling it the chunk's place in the document.
+ * The sort's merge then lets the highest place win among equal keys, so a
+ * later page still wins; the caller's thread only adds the chunks' counts
+ * and reports their errors, in document order. What stays serial is the
+ * reading and cutting here, and the merge and table writer after.
+ *
  * Bounded: at most 2 * threads + 1 chunks are read ahead; a chunk holds at
  * most PARSE_POOL_MAX_FACTOR * chunk_bytes of XML, and its pages fit in as
  * many bytes (a record is never longer than the XML it came from). A
@@ -39,6 +48,7 @@
 #include "stages/extract/text_buffer.h"
 #include "stages/extract/wikixml.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -61,6 +71,9 @@ typedef struct parse_pool_sink {
     parse_pool_emit_fn emit;
     void *ctx;
 } parse_pool_sink;
+
+/* Counts a page handed on in st (pages, skipped_*): true when it is kept. */
+bool parse_pool_count(extract_stats *st, wiki_skip skip);
 
 /* A wiki_page_fn (ctx: a parse_pool_sink) for a parser whose pages go
  * straight on: the single-threaded path, and stretches parsed inline. */

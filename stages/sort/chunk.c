@@ -1,5 +1,5 @@
 /*
- * chunk.c: packing records into the arena, sorting them and emitting them
+ * chunk.c: packing records into the arena, sorting them and reading them back
  * with duplicates resolved; see chunk.h.
  *
  * The sort is an in-place introsort rather than qsort: glibc's qsort may
@@ -33,22 +33,24 @@ int chunk_fits(const chunk *c, uint32_t key_len, uint64_t value_len) {
     return CHUNK_RECORD_OVERHEAD + key_len + value_len <= room;
 }
 
-uint8_t *chunk_append(chunk *c, const uint8_t *key, uint32_t key_len, uint64_t value_len) {
+uint8_t *chunk_append(chunk *c, const uint8_t *key, uint32_t key_len, uint64_t value_len,
+                      uint64_t seq) {
     uint8_t *p = c->arena + c->used;
     uint32_t vlen = (uint32_t)value_len;
     memcpy(p, &key_len, 4);
     memcpy(p + 4, &vlen, 4);
-    memcpy(p + 8, key, key_len);
+    memcpy(p + 8, &seq, 8);
+    memcpy(p + RUN_RECORD_HEADER, key, key_len);
     c->n++;
     chunk_entry *e = entries(c);
     e->prefix = sp_key_prefix(key, key_len);
     e->ref = (uint64_t)c->used << 16 | key_len;
-    c->used += 8 + key_len + value_len;
-    return p + 8 + key_len;
+    c->used += RUN_RECORD_HEADER + key_len + value_len;
+    return p + RUN_RECORD_HEADER + key_len;
 }
 
 static inline const uint8_t *entry_key(const chunk *c, const chunk_entry *e) {
-    return c->arena + REF_OFFSET(e->ref) + 8;
+    return c->arena + REF_OFFSET(e->ref) + RUN_RECORD_HEADER;
 }
 
 /* Key order; equal keys by arena offset, which is insertion order. */
@@ -158,26 +160,43 @@ static int same_key(const chunk *c, const chunk_entry *a, const chunk_entry *b) 
                            REF_KEY_LEN(b->ref)) == 0;
 }
 
-int chunk_emit(const chunk *c, const sp_sink *out, uint64_t *dups, uint64_t *emitted,
-               sp_error *err) {
+static int source_next(merge_source *src, sp_error *err) {
+    (void)err;
+    chunk_source *cs = (chunk_source *)src;
+    const chunk *c = cs->c;
     const chunk_entry *v = entries(c);
-    for (size_t i = 0; i < c->n; i++) {
-        /* Equal keys sit together in insertion order: the last one wins. */
-        if (i + 1 < c->n && same_key(c, &v[i], &v[i + 1])) {
-            (*dups)++;
-            continue;
-        }
-        const uint8_t *p = c->arena + REF_OFFSET(v[i].ref);
-        uint32_t vlen;
-        memcpy(&vlen, p + 4, 4);
-        sp_record rec = {.key = p + 8,
-                         .key_len = REF_KEY_LEN(v[i].ref),
-                         .value = p + 8 + REF_KEY_LEN(v[i].ref),
-                         .value_len = vlen,
-                         .value_fd = -1};
-        if (sp_sink_put(out, &rec, err))
-            return -1;
-        (*emitted)++;
+    size_t i = cs->next;
+    /* Equal keys sit together in insertion order: the last one wins. */
+    while (i + 1 < c->n && same_key(c, &v[i], &v[i + 1])) {
+        (*cs->dups)++;
+        i++;
     }
+    if (i >= c->n)
+        return 0;
+    const uint8_t *p = c->arena + REF_OFFSET(v[i].ref);
+    uint32_t vlen;
+    memcpy(&vlen, p + 4, 4);
+    memcpy(&src->seq, p + 8, 8);
+    src->key = p + RUN_RECORD_HEADER;
+    src->key_len = REF_KEY_LEN(v[i].ref);
+    src->prefix = v[i].prefix;
+    src->value_len = vlen;
+    cs->value = src->key + src->key_len;
+    cs->next = i + 1;
+    return 1;
+}
+
+static int source_value(merge_source *src, const uint8_t **value, sp_error *err) {
+    (void)err;
+    *value = ((chunk_source *)src)->value;
     return 0;
+}
+
+static const merge_source_ops chunk_source_ops = {.next = source_next, .value = source_value};
+
+void chunk_source_init(chunk_source *cs, const chunk *c, uint64_t *dups) {
+    memset(cs, 0, sizeof *cs);
+    cs->src.ops = &chunk_source_ops;
+    cs->c = c;
+    cs->dups = dups;
 }

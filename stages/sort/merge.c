@@ -1,8 +1,8 @@
 /*
  * merge.c: k-way merge with a binary heap; see merge.h.
  *
- * The heap orders by key, then by source index descending, so among equal
- * keys the latest source's record reaches the top first and is the one
+ * The heap orders by key, then by seq and source index descending, so among
+ * equal keys the latest record reaches the top first and is the one
  * kept; the rest are recognised by comparing with the last key returned.
  * A returned record's source is advanced only on the next call, because
  * advancing may overwrite the buffer the record's key and value are in.
@@ -20,6 +20,8 @@ static inline int before(merge_source *const *src, unsigned a, unsigned b) {
     int c = sp_key_cmp_tail(x->key, x->key_len, y->key, y->key_len);
     if (c)
         return c < 0;
+    if (x->seq != y->seq)
+        return x->seq > y->seq;
     return a > b;
 }
 
@@ -121,21 +123,4 @@ int merger_next(merger *m, sp_record *rec, unsigned *from, sp_error *err) {
                        .value_fd = -1};
     *from = m->heap[0];
     return 1;
-}
-
-int merge_runs(merge_source **src, unsigned n, unsigned *heap, const sp_sink *out, uint64_t *dups,
-               uint64_t *emitted, sp_error *err) {
-    merger m;
-    if (merger_init(&m, src, n, heap, err))
-        return -1;
-    sp_record rec;
-    unsigned from;
-    int got;
-    while ((got = merger_next(&m, &rec, &from, err)) == 1) {
-        if (sp_sink_put(out, &rec, err))
-            return -1;
-        (*emitted)++;
-    }
-    *dups += m.dups;
-    return got;
 }

@@ -7,12 +7,15 @@
  * (run_file.h) and an SSTable (stages/merge/table_source.h) are both
  * sources, so the sort and `sstpipe merge` share this code and its rule:
  * where several sources hold a key, the record of the source with the
- * highest index wins, the others are counted as replaced. For the sort
- * that is "the later run wins", for merge "the later table wins".
+ * highest seq wins (a source's current record's place in the input, set
+ * only by runs built on several threads, see sorter.h; 0 otherwise), and
+ * among those of the same seq the source with the highest index. For the
+ * sort that is "the later run wins", or with runs built on several threads
+ * "the later page wins"; for merge "the later table wins".
  *
  * The merger is pulled (merger_next), so a caller can interleave it with
- * other work (the table merge copies whole blocks between records);
- * merge_runs pushes everything into a sink.
+ * other work (the table merge copies whole blocks between records, the
+ * sort writes each record's seq into its run).
  */
 #ifndef SSTPIPE_SORT_MERGE_H
 #define SSTPIPE_SORT_MERGE_H
@@ -42,6 +45,7 @@ struct merge_source {
     uint32_t key_len;
     uint64_t prefix;
     uint64_t value_len;
+    uint64_t seq; /* the record's place in the input; 0 where order is the index's */
 };
 
 typedef struct merger {
@@ -54,7 +58,7 @@ typedef struct merger {
     uint8_t last[SP_MAX_KEY_BYTES];
 } merger;
 
-/* src[0..n) are the sources, latest (winning) last; heap is scratch space
+/* src[0..n) are the sources, latest (winning at equal seq) last; heap is scratch space
  * for n indices. Reads each source's first record. */
 int merger_init(merger *m, merge_source **src, unsigned n, unsigned *heap, sp_error *err);
 /*
@@ -68,12 +72,5 @@ int merger_next(merger *m, sp_record *rec, unsigned *from, sp_error *err);
  * *from as merger_next would return them, valid until the next call), 0 at
  * the end, -1 on error. */
 int merger_peek(merger *m, const uint8_t **key, uint32_t *key_len, unsigned *from, sp_error *err);
-
-/*
- * Merges src[0..n) into out in key order; *dups counts records replaced,
- * *emitted records put into out.
- */
-int merge_runs(merge_source **src, unsigned n, unsigned *heap, const sp_sink *out, uint64_t *dups,
-               uint64_t *emitted, sp_error *err);
 
 #endif

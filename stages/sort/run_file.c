@@ -3,7 +3,6 @@
 
 #include "stages/common/fileio.h"
 #include "stages/common/key.h"
-#include "stages/sort/chunk.h"
 
 #include <stdbool.h>
 #include <string.h>
@@ -43,16 +42,14 @@ static int append(run_writer *w, const void *p, size_t n, sp_error *err) {
     return 0;
 }
 
-static int writer_put(void *ctx, const sp_record *rec, sp_error *err) {
-    run_writer *w = ctx;
-    uint32_t hdr[2] = {rec->key_len, (uint32_t)rec->value_len};
+int run_writer_put(run_writer *w, const sp_record *rec, uint64_t seq, sp_error *err) {
+    uint8_t hdr[RUN_RECORD_HEADER];
+    uint32_t lens[2] = {rec->key_len, (uint32_t)rec->value_len};
+    memcpy(hdr, lens, sizeof lens);
+    memcpy(hdr + sizeof lens, &seq, sizeof seq);
     if (append(w, hdr, sizeof hdr, err) || append(w, rec->key, rec->key_len, err))
         return -1;
     return append(w, rec->value, (size_t)rec->value_len, err);
-}
-
-sp_sink run_writer_sink(run_writer *w) {
-    return (sp_sink){.put = writer_put, .ctx = w};
 }
 
 uint64_t run_writer_end(const run_writer *w) {
@@ -138,6 +135,7 @@ int run_reader_next(run_reader *r, sp_error *err) {
     r->src.key_len = hdr[0];
     r->src.prefix = sp_key_prefix(r->src.key, r->src.key_len);
     r->src.value_len = hdr[1];
+    memcpy(&r->src.seq, r->buf + r->pos + sizeof hdr, sizeof r->src.seq);
     r->value = whole ? r->src.key + r->src.key_len : NULL;
     r->value_off = at + head;
     r->skip = whole ? head + hdr[1] : head;

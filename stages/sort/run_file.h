@@ -5,10 +5,13 @@
  * All runs live in one anonymous scratch file as consecutive regions, so
  * thousands of runs cost one file descriptor. A record in a run is
  *
- *   u32 key_len, u32 value_len (native byte order), key, value
+ *   u32 key_len, u32 value_len, u64 seq (native byte order), key, value
  *
- * the same layout as in the sorter's arena, so a chunk spills without
- * re-encoding. The file never outlives the process, hence native order.
+ * the same layout as in the sorter's arena (chunk.h). seq is the record's
+ * place in the input when runs are built on several threads (sorter.h),
+ * which decides between equal keys of different runs (merge.h); 0 when one
+ * thread adds every record. The file never outlives the process, hence
+ * native order.
  */
 #ifndef SSTPIPE_SORT_RUN_FILE_H
 #define SSTPIPE_SORT_RUN_FILE_H
@@ -20,7 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define RUN_RECORD_HEADER 8
+#define RUN_RECORD_HEADER 16
 
 typedef struct run_region {
     uint64_t off, len;
@@ -37,15 +40,15 @@ typedef struct run_writer {
 
 void run_writer_init(run_writer *w, int fd, const char *name, uint8_t *buf, size_t cap,
                      uint64_t start);
-/* A sink appending to w (values must be in memory). */
-sp_sink run_writer_sink(run_writer *w);
+/* Appends one record (value in memory) with its seq. */
+int run_writer_put(run_writer *w, const sp_record *rec, uint64_t seq, sp_error *err);
 int run_writer_flush(run_writer *w, sp_error *err);
 /* File offset just past the last record put (after a flush: the run's end). */
 uint64_t run_writer_end(const run_writer *w);
 
 /* Reads one run's records in order: a merge source (merge.h). */
 typedef struct run_reader {
-    merge_source src; /* the current record's key, prefix and value length */
+    merge_source src; /* the current record's key, prefix, value length and seq */
     int fd;
     const char *name;
     uint8_t *buf;

@@ -1,17 +1,24 @@
 /*
  * sorter.c: the external merge sort; see sorter.h.
  *
- * Memory: one allocation of exactly the budget, split into a write buffer
- * and an arena. While records arrive the arena holds a chunk (chunk.h);
- * during the merge the same bytes become the run readers (merge sources,
- * merge.h), their buffers and
- * a buffer for the largest record, so the budget holds in both phases.
+ * Memory: one allocation of exactly the budget. While records arrive it is
+ * cut into parts (one, or one per thread feeding the sort), each a write
+ * buffer and an arena holding a chunk (chunk.h); during the merge the same
+ * bytes become one write buffer, the run readers (merge sources, merge.h),
+ * their buffers and a buffer for the largest record, so the budget holds
+ * in both phases.
  *
  * Disk: the runs of one pass are regions of one anonymous scratch file; a
- * pass with more runs than the fan-in merges groups of consecutive runs
- * into the other scratch file (consecutive, so "the later record wins"
- * keeps meaning "the later run wins"). Merged regions are punched out as
- * the pass goes, so disk use stays near one copy of the data.
+ * part reserves its run's region (at most its chunk's bytes) under the
+ * mutex and writes it from its own thread. A pass with more runs than the
+ * fan-in merges groups of consecutive runs into the other scratch file,
+ * each record keeping its seq. Between equal keys the merge takes the
+ * highest seq, then the later run: with one part every seq is 0 and "the
+ * later record wins" means "the later run wins", as consecutive groups
+ * keep it; with several, the seq (the record's place in the input) decides
+ * across parts, and runs of one part are in the list in its order. Merged
+ * regions are punched out as the pass goes, so disk use stays near one
+ * copy of the data.
  */
 #include "stages/sort/sorter.h"
 
@@ -22,6 +29,7 @@
 #include "stages/sort/run_file.h"
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,20 +41,38 @@
 #define MIN_RUN_BUFFER (64u << 10)
 #define ALIGN 64
 
+struct sort_part {
+    sorter *s;
+    uint8_t *wbuf; /* its spills' write buffer, then its chunk's arena */
+    size_t wbuf_cap;
+    chunk chunk;
+    uint64_t place; /* the seq of the records added next */
+    uint64_t max_record;
+    bool sorted;
+    sort_stats stats; /* records_in, duplicates_replaced, runs, spilled_bytes */
+};
+
 struct sorter {
     sort_options opts;
     char *scratch_name; /* for error messages */
     uint64_t record_limit;
-    uint8_t *mem; /* the budget: write buffer, then arena */
+    uint8_t *mem; /* the budget: the parts while records arrive, then the merge's */
     uint8_t *wbuf;
     size_t wbuf_cap;
     uint8_t *arena;
     size_t arena_cap;
-    chunk chunk;
+    sort_part *parts;
+    unsigned nparts;
+    chunk_source *mem_src; /* nparts of each: the merge of parts held in memory */
+    merge_source **mem_ptr;
+    unsigned *mem_heap;
     int fd[2];
+    /* Parts spill from their own threads: the end of fd[0] in use and the
+     * list of runs are shared. */
+    pthread_mutex_t mu;
     run_region *runs;
     size_t nruns, runs_cap;
-    uint64_t spill_end;  /* end of the last run in fd[0] */
+    uint64_t spill_end;  /* end of the last run reserved in fd[0] */
     uint64_t max_record; /* largest record added, in run layout */
     bool finished;
     sort_stats stats;
@@ -62,6 +88,35 @@ static const char *scratch_dir(const char *dir) {
     if (!dir || !*dir)
         dir = getenv("TMPDIR");
     return dir && *dir ? dir : "/tmp";
+}
+
+/* A part in len bytes at base: a write buffer of a sixteenth (at most
+ * 1 MiB), the rest its chunk. One part over the whole budget is the
+ * single-threaded sort's layout. */
+static void part_carve(sort_part *p, sorter *s, uint8_t *base, size_t len) {
+    *p = (sort_part){.s = s, .wbuf = base};
+    p->wbuf_cap = len / 16 / ALIGN * ALIGN; /* keeps the arena aligned */
+    if (p->wbuf_cap > (1u << 20))
+        p->wbuf_cap = 1u << 20;
+    chunk_init(&p->chunk, base + p->wbuf_cap, len - p->wbuf_cap);
+}
+
+static int alloc_parts(sorter *s, unsigned n, sp_error *err) {
+    free(s->parts);
+    free(s->mem_src);
+    free(s->mem_ptr);
+    free(s->mem_heap);
+    s->parts = calloc(n, sizeof *s->parts);
+    s->mem_src = calloc(n, sizeof *s->mem_src);
+    s->mem_ptr = calloc(n, sizeof *s->mem_ptr);
+    s->mem_heap = calloc(n, sizeof *s->mem_heap);
+    if (!s->parts || !s->mem_src || !s->mem_ptr || !s->mem_heap)
+        return sp_errorf(err, "sort: out of memory for %u parts", n);
+    s->nparts = n;
+    size_t share = (size_t)s->opts.memory / n / ALIGN * ALIGN;
+    for (unsigned i = 0; i < n; i++)
+        part_carve(&s->parts[i], s, s->mem + i * share, share);
+    return 0;
 }
 
 sorter *sorter_init(const sort_options *opts, sp_error *err) {
@@ -83,6 +138,7 @@ sorter *sorter_init(const sort_options *opts, sp_error *err) {
     }
     s->opts = *opts;
     s->fd[0] = s->fd[1] = -1;
+    pthread_mutex_init(&s->mu, NULL);
     const char *dir = scratch_dir(opts->tmp_dir);
     size_t n = strlen(dir) + 32;
     if (!(s->scratch_name = malloc(n))) {
@@ -98,9 +154,6 @@ sorter *sorter_init(const sort_options *opts, sp_error *err) {
         return NULL;
     }
     s->record_limit = opts->memory / 4;
-    s->wbuf_cap = (size_t)(opts->memory / 16) / ALIGN * ALIGN; /* keeps the arena aligned */
-    if (s->wbuf_cap > (1u << 20))
-        s->wbuf_cap = 1u << 20;
     /* Pages are touched only as records arrive, so a small sort under a
      * large budget stays small. */
     if (!(s->mem = malloc((size_t)opts->memory))) {
@@ -109,11 +162,32 @@ sorter *sorter_init(const sort_options *opts, sp_error *err) {
         sorter_destroy(s);
         return NULL;
     }
+    /* The merge's layout: the same write buffer, the rest for the readers. */
     s->wbuf = s->mem;
+    s->wbuf_cap = (size_t)(opts->memory / 16) / ALIGN * ALIGN;
+    if (s->wbuf_cap > (1u << 20))
+        s->wbuf_cap = 1u << 20;
     s->arena = s->mem + s->wbuf_cap;
     s->arena_cap = (size_t)opts->memory - s->wbuf_cap;
-    chunk_init(&s->chunk, s->arena, s->arena_cap);
+    if (alloc_parts(s, 1, err)) {
+        sorter_destroy(s);
+        return NULL;
+    }
     return s;
+}
+
+int sorter_split(sorter *s, unsigned n, sp_error *err) {
+    if (n == 0 || s->parts[0].stats.records_in || s->finished)
+        return sp_errorf(err, "sort: split into %u parts after records were added", n);
+    return alloc_parts(s, n, err);
+}
+
+sort_part *sorter_part(sorter *s, unsigned i) {
+    return i < s->nparts ? &s->parts[i] : NULL;
+}
+
+void sort_part_begin(sort_part *p, uint64_t place) {
+    p->place = place;
 }
 
 static int add_run(sorter *s, run_region r, sp_error *err) {
@@ -129,26 +203,77 @@ static int add_run(sorter *s, run_region r, sp_error *err) {
     return 0;
 }
 
-static int spill(sorter *s, sp_error *err) {
-    chunk_sort(&s->chunk);
-    run_writer w;
-    run_writer_init(&w, s->fd[0], s->scratch_name, s->wbuf, s->wbuf_cap, s->spill_end);
-    sp_sink sink = run_writer_sink(&w);
-    uint64_t written = 0;
-    if (chunk_emit(&s->chunk, &sink, &s->stats.duplicates_replaced, &written, err) ||
-        run_writer_flush(&w, err))
+/* Room for a run of at most len bytes at the end of fd[0]. A part's runs
+ * join the list in the order it wrote them, so between its runs (records
+ * of one place split by a spill) the later still wins. */
+static uint64_t reserve(sorter *s, uint64_t len) {
+    pthread_mutex_lock(&s->mu);
+    uint64_t off = s->spill_end;
+    s->spill_end += len;
+    pthread_mutex_unlock(&s->mu);
+    return off;
+}
+
+static int publish_run(sort_part *p, run_region r, sp_error *err) {
+    sorter *s = p->s;
+    pthread_mutex_lock(&s->mu);
+    int rc = add_run(s, r, err);
+    pthread_mutex_unlock(&s->mu);
+    if (rc)
         return -1;
-    run_region r = {s->spill_end, run_writer_end(&w) - s->spill_end};
-    if (add_run(s, r, err))
-        return -1;
-    s->spill_end += r.len;
-    s->stats.runs++;
-    s->stats.spilled_bytes += r.len;
-    chunk_reset(&s->chunk);
+    p->stats.runs++;
+    p->stats.spilled_bytes += r.len;
     return 0;
 }
 
-int sorter_add(sorter *s, const sp_record *rec, sp_error *err) {
+/* The part's chunk, sorted, as one run (of at most its bytes: duplicates
+ * drop out) in its reserved region; holes left behind stay sparse. */
+static int spill(sort_part *p, sp_error *err) {
+    sorter *s = p->s;
+    if (!p->sorted)
+        chunk_sort(&p->chunk);
+    uint64_t off = reserve(s, p->chunk.used);
+    run_writer w;
+    run_writer_init(&w, s->fd[0], s->scratch_name, p->wbuf, p->wbuf_cap, off);
+    chunk_source cs;
+    chunk_source_init(&cs, &p->chunk, &p->stats.duplicates_replaced);
+    int got;
+    while ((got = cs.src.ops->next(&cs.src, err)) == 1) {
+        sp_record rec = {.key = cs.src.key,
+                         .key_len = cs.src.key_len,
+                         .value = cs.value,
+                         .value_len = cs.src.value_len,
+                         .value_fd = -1};
+        if (run_writer_put(&w, &rec, cs.src.seq, err))
+            return -1;
+    }
+    if (got < 0 || run_writer_flush(&w, err))
+        return -1;
+    if (publish_run(p, (run_region){off, run_writer_end(&w) - off}, err))
+        return -1;
+    chunk_reset(&p->chunk);
+    p->sorted = false;
+    return 0;
+}
+
+/* A record too large for a part's chunk (a small share of the budget) is a
+ * run of its own, written from where it is. */
+static int spill_alone(sort_part *p, const sp_record *rec, const uint8_t *value, sp_error *err) {
+    sorter *s = p->s;
+    uint64_t len = RUN_RECORD_HEADER + rec->key_len + rec->value_len;
+    uint64_t off = reserve(s, len);
+    run_writer w;
+    run_writer_init(&w, s->fd[0], s->scratch_name, p->wbuf, p->wbuf_cap, off);
+    sp_record r = *rec;
+    r.value = value;
+    r.value_fd = -1;
+    if (run_writer_put(&w, &r, p->place, err) || run_writer_flush(&w, err))
+        return -1;
+    return publish_run(p, (run_region){off, len}, err);
+}
+
+static int part_add(sort_part *p, const sp_record *rec, sp_error *err) {
+    sorter *s = p->s;
     int kshow = rec->key_len > 100 ? 100 : (int)rec->key_len;
     if (s->finished)
         return sp_errorf(err, "sort: record added after the sort finished");
@@ -163,20 +288,52 @@ int sorter_add(sorter *s, const sp_record *rec, sp_error *err) {
                          kshow, (const char *)rec->key,
                          sp_format_size(s->record_limit, lim, sizeof lim));
     }
-    if (!chunk_fits(&s->chunk, rec->key_len, rec->value_len) && spill(s, err))
+    uint64_t size = RUN_RECORD_HEADER + rec->key_len + rec->value_len;
+    if (size > p->max_record)
+        p->max_record = size;
+    p->stats.records_in++;
+    if (!chunk_fits(&p->chunk, rec->key_len, rec->value_len) && p->chunk.n && spill(p, err))
         return -1;
-    uint8_t *dst = chunk_append(&s->chunk, rec->key, rec->key_len, rec->value_len);
+    if (!chunk_fits(&p->chunk, rec->key_len, rec->value_len)) {
+        if (rec->value_fd < 0)
+            return spill_alone(p, rec, rec->value, err);
+        /* Read into the (empty) chunk's arena, which is no use otherwise. */
+        if (rec->value_len > p->chunk.cap)
+            return sp_errorf(err, "sort: record '%.*s' is larger than a part of the sort memory",
+                             kshow, (const char *)rec->key);
+        if (sp_pread_exact(rec->value_fd, p->chunk.arena, (size_t)rec->value_len, 0,
+                           "spilled page text", err))
+            return -1;
+        return spill_alone(p, rec, p->chunk.arena, err);
+    }
+    uint8_t *dst = chunk_append(&p->chunk, rec->key, rec->key_len, rec->value_len, p->place);
+    p->sorted = false;
     if (rec->value_fd >= 0) {
         if (sp_pread_exact(rec->value_fd, dst, (size_t)rec->value_len, 0, "spilled page text", err))
             return -1;
     } else {
         memcpy(dst, rec->value, (size_t)rec->value_len);
     }
-    uint64_t size = RUN_RECORD_HEADER + rec->key_len + rec->value_len;
-    if (size > s->max_record)
-        s->max_record = size;
-    s->stats.records_in++;
     return 0;
+}
+
+int sorter_add(sorter *s, const sp_record *rec, sp_error *err) {
+    return part_add(&s->parts[0], rec, err);
+}
+
+static int part_put(void *ctx, const sp_record *rec, sp_error *err) {
+    return part_add(ctx, rec, err);
+}
+
+sp_sink sort_part_sink(sort_part *p) {
+    return (sp_sink){.put = part_put, .ctx = p};
+}
+
+void sort_part_end(sort_part *p) {
+    if (!p->sorted) {
+        chunk_sort(&p->chunk);
+        p->sorted = true;
+    }
 }
 
 static int sorter_put(void *ctx, const sp_record *rec, sp_error *err) {
@@ -212,8 +369,24 @@ static merge_layout plan_merge(const sorter *s) {
     return m;
 }
 
+/* Takes every record of m: into a run (w, keeping each record's seq for
+ * the next pass) or into out. */
+static int drain(sorter *s, merger *m, run_writer *w, const sp_sink *out, uint64_t *emitted,
+                 sp_error *err) {
+    sp_record rec;
+    unsigned from;
+    int got;
+    while ((got = merger_next(m, &rec, &from, err)) == 1) {
+        if (w ? run_writer_put(w, &rec, m->src[from]->seq, err) : sp_sink_put(out, &rec, err))
+            return -1;
+        (*emitted)++;
+    }
+    s->stats.duplicates_replaced += m->dups;
+    return got;
+}
+
 static int merge_group(sorter *s, const merge_layout *m, const run_region *regs, unsigned k, int fd,
-                       const sp_sink *out, uint64_t *emitted, sp_error *err) {
+                       run_writer *w, const sp_sink *out, uint64_t *emitted, sp_error *err) {
     run_reader *readers = (run_reader *)s->arena;
     merge_source **src = (merge_source **)(readers + k);
     unsigned *heap = (unsigned *)(src + k);
@@ -225,19 +398,24 @@ static int merge_group(sorter *s, const merge_layout *m, const run_region *regs,
                         buf_cap, big, m->big_cap);
         src[i] = &readers[i].src;
     }
-    return merge_runs(src, k, heap, out, &s->stats.duplicates_replaced, emitted, err);
+    merger mg;
+    if (merger_init(&mg, src, k, heap, err))
+        return -1;
+    return drain(s, &mg, w, out, emitted, err);
 }
 
 /* Returns the disk space of a merged group's runs early; where the file
- * system cannot punch holes the space is returned when the pass ends. */
+ * system cannot punch holes the space is returned when the pass ends.
+ * Run by run: the runs of several parts interleave in the file. */
 static void release(int fd, const run_region *regs, unsigned k) {
-    uint64_t from = regs[0].off, to = regs[k - 1].off + regs[k - 1].len;
-    if (to > from)
-        (void)fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)from,
-                        (off_t)(to - from));
+    for (unsigned i = 0; i < k; i++)
+        if (regs[i].len)
+            (void)fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)regs[i].off,
+                            (off_t)regs[i].len);
 }
 
-/* One pass: groups of fan_in consecutive runs in fd[in] become one run each in fd[!in]. */
+/* One pass: groups of fan_in consecutive runs in fd[in] become one run each
+ * in fd[!in]; consecutive, so the later of two runs of one part stays later. */
 static int merge_pass(sorter *s, const merge_layout *m, int in, sp_error *err) {
     int outi = !in;
     if (s->fd[outi] < 0 && (s->fd[outi] = sp_tmpfile_open(s->opts.tmp_dir, err)) < 0)
@@ -248,9 +426,8 @@ static int merge_pass(sorter *s, const merge_layout *m, int in, sp_error *err) {
         unsigned k = (unsigned)(s->nruns - g < m->fan_in ? s->nruns - g : m->fan_in);
         run_writer w;
         run_writer_init(&w, s->fd[outi], s->scratch_name, s->wbuf, s->wbuf_cap, off);
-        sp_sink sink = run_writer_sink(&w);
         uint64_t written = 0;
-        if (merge_group(s, m, s->runs + g, k, s->fd[in], &sink, &written, err) ||
+        if (merge_group(s, m, s->runs + g, k, s->fd[in], &w, NULL, &written, err) ||
             run_writer_flush(&w, err))
             return -1;
         release(s->fd[in], s->runs + g, k);
@@ -266,17 +443,42 @@ static int merge_pass(sorter *s, const merge_layout *m, int in, sp_error *err) {
     return 0;
 }
 
+/* The parts' counts into the sorter's, once they are all in. */
+static void sum_parts(sorter *s) {
+    for (unsigned i = 0; i < s->nparts; i++) {
+        const sort_part *p = &s->parts[i];
+        s->stats.records_in += p->stats.records_in;
+        s->stats.duplicates_replaced += p->stats.duplicates_replaced;
+        s->stats.runs += p->stats.runs;
+        s->stats.spilled_bytes += p->stats.spilled_bytes;
+        if (p->max_record > s->max_record)
+            s->max_record = p->max_record;
+    }
+}
+
 int sorter_finish(sorter *s, const sp_sink *out, sp_error *err) {
     if (s->finished)
         return sp_errorf(err, "sort: finished twice");
     s->finished = true;
     if (s->nruns == 0) {
-        chunk_sort(&s->chunk);
-        return chunk_emit(&s->chunk, out, &s->stats.duplicates_replaced, &s->stats.records_out,
-                          err);
+        /* Everything is in memory: the parts' chunks merged straight out. */
+        for (unsigned i = 0; i < s->nparts; i++) {
+            sort_part_end(&s->parts[i]);
+            chunk_source_init(&s->mem_src[i], &s->parts[i].chunk,
+                              &s->parts[i].stats.duplicates_replaced);
+            s->mem_ptr[i] = &s->mem_src[i].src;
+        }
+        merger mg;
+        int rc = merger_init(&mg, s->mem_ptr, s->nparts, s->mem_heap, err);
+        if (rc == 0)
+            rc = drain(s, &mg, NULL, out, &s->stats.records_out, err);
+        sum_parts(s);
+        return rc;
     }
-    if (s->chunk.n && spill(s, err))
-        return -1;
+    for (unsigned i = 0; i < s->nparts; i++)
+        if (s->parts[i].chunk.n && spill(&s->parts[i], err))
+            return -1;
+    sum_parts(s);
     merge_layout m = plan_merge(s);
     int in = 0;
     while (s->nruns > m.fan_in) {
@@ -284,7 +486,8 @@ int sorter_finish(sorter *s, const sp_sink *out, sp_error *err) {
             return -1;
         in = !in;
     }
-    if (merge_group(s, &m, s->runs, (unsigned)s->nruns, s->fd[in], out, &s->stats.records_out, err))
+    if (merge_group(s, &m, s->runs, (unsigned)s->nruns, s->fd[in], NULL, out, &s->stats.records_out,
+                    err))
         return -1;
     s->stats.merge_passes++;
     return 0;
@@ -302,7 +505,12 @@ void sorter_destroy(sorter *s) {
             close(s->fd[i]);
     free(s->mem);
     free(s->runs);
+    free(s->parts);
+    free(s->mem_src);
+    free(s->mem_ptr);
+    free(s->mem_heap);
     free(s->scratch_name);
+    pthread_mutex_destroy(&s->mu);
     free(s);
 }
 

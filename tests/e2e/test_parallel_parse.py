@@ -9,7 +9,11 @@ default. Bad inputs (cut short, malformed in a later chunk, a page too big
 for a chunk, markup the cutter does not follow, damaged compressed data)
 fail with the same exit code and the same message (line, offset) as with
 one thread. [sort] threads still sets the threads, as the old name of
-[build] threads, which wins when both are set.
+[build] threads, which wins when both are set. Each parsing thread sorts
+its records into runs under its share of the budget (sorter.h): with a
+small budget and many repeated titles the table and the sort's counts are
+still one thread's, and peak RSS stays within the budget plus a fixed
+amount per thread.
 """
 
 import sys
@@ -20,8 +24,8 @@ import hashlib
 import os
 import unittest
 
-from sstpipe_e2e import (FORMS, E2ETest, parse_stats, sources, sstpipe, to_bz2,
-                         to_bz2_multistream, to_gz, to_zst, wikigen)
+from sstpipe_e2e import (FORMS, E2ETest, parse_stats, run, sources, sstpipe, to_bz2,
+                         to_bz2_multistream, to_gz, to_zst, wikigen, wikigen_bin)
 
 # (threads, chunk size); the first is the reference.
 SETTINGS = [("1", "1M"), ("2", "4K"), ("8", "4K"), ("2", "64K")]
@@ -98,6 +102,50 @@ class ParallelParseTest(SameOutputsTest):
                                     f"threads={threads} chunk_size={chunk}: {chunks} chunks "
                                     f"for {xml} bytes")
             self.assertLessEqual(chunks, parse_stats(self, r.stderr, "extract")["pages"])
+
+    def test_runs_built_on_every_thread(self):
+        # 20% repeated titles, spread over chunks of different threads and
+        # over runs (1 MiB budget: many runs a thread, chunks split by a
+        # spill, several merge passes at fan-in 2): the later page wins.
+        src = self.path("dup.xml")
+        r = run([wikigen_bin(), "--size", "6M", "--seed", "13", "--duplicates", "20", "--profile",
+                 "wiktionary", "-o", src])
+        self.assertOk(r)
+        ref = None
+        for threads, chunk in (("1", "1M"), ("2", "4K"), ("3", "64K"), ("8", "4K")):
+            for extra in ((), ("--fan-in", "2")):
+                out = self.path("dup.sst")
+                b = sstpipe("build", src, "-o", out, "--memory", "1M", "-v", *extra,
+                            *knobs(threads, chunk))
+                self.assertOk(b)
+                so = parse_stats(self, b.stderr, "sort")
+                got = (sha256(out), so["records_in"], so["records_out"],
+                       so["duplicates_replaced"], parse_stats(self, b.stderr, "truncate"))
+                label = f"threads={threads} chunk_size={chunk} {' '.join(extra)}"
+                self.assertGreater(so["runs"], int(threads), label)
+                if ref is None:
+                    ref = got
+                    self.assertGreater(so["duplicates_replaced"], 1000)
+                self.assertEqual(got, ref, f"{label}: table or counts differ from one thread")
+
+    @unittest.skipIf("ASAN_OPTIONS" in os.environ, "the binary under test is the sanitized one")
+    def test_memory_is_the_budget_plus_a_fixed_amount_per_thread(self):
+        # Per thread: its two read-ahead slots (each max(2 x chunk_size,
+        # 1 MiB) of XML, parse_pool.h), its parser and stack; the sort's
+        # parts share the budget (a part with a budget of its own would
+        # add up to the budget a thread: test_sort_parts checks that).
+        src = wikigen(self.path("m.xml"), "64M", "5", "xml", "wiktionary")
+        budget = 8 << 20
+        for threads in (1, 8, 2):
+            b = sstpipe("build", src, "-o", self.path("m.sst"), "--memory", "8M", "-v",
+                        *knobs(threads, "64K"), measure_rss=True)
+            self.assertOk(b)
+            peak = b.maxrss_kib * 1024
+            bound = budget + (20 << 20) + threads * (5 << 19)
+            print(f"threads={threads}: peak RSS {peak / 2**20:.1f} MiB, bound "
+                  f"{bound / 2**20:.1f} MiB")
+            self.assertLessEqual(peak, bound, f"threads={threads}: peak RSS {peak} bytes")
+            self.assertGreater(parse_stats(self, b.stderr, "sort")["runs"], threads)
 
     def test_threads_key_and_its_old_name(self):
         src = wikigen(self.path("k.xml"), "256K", "3", "xml", "wiktionary")
