@@ -57,8 +57,9 @@ const key_info config_keys[CONFIG_KEY_COUNT] = {
     [CONFIG_SORT_FAN_IN] = {"sort", "fan_in", KT_FAN_IN, 2, 1u << 20, 0, NULL,
                             "sorted runs merged at once, 0 = chosen from the memory budget"},
     [CONFIG_BUILD_THREADS] = {"build", "threads", KT_COUNT, 0, 1024, 0, NULL,
-                              "threads decompressing (bz2) and parsing the dump, 0 = every core "
-                              "the process may run on; 1 parses on one thread"},
+                              "threads decompressing (bz2), parsing the dump and sorting it into "
+                              "runs, 0 = every core the process may run on; 1 parses on one "
+                              "thread"},
     /* Any size gives the same table; the limits keep a typo from costing
      * memory (a chunk is held 2 * threads + 1 times, up to 2x its size). */
     [CONFIG_BUILD_CHUNK_SIZE] = {"build", "chunk_size", KT_SIZE, 4 * KIB, 64 * MIB, MIB, NULL,

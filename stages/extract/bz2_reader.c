@@ -121,7 +121,9 @@ struct bz2_reader {
     bool in_stream;
     bool finished;
     uint64_t offset;
-    sp_error error; /* sticky: once failed, every read fails the same way */
+    uint64_t out_total;    /* decompressed bytes handed out */
+    uint64_t stream_start; /* where the latest stream after the first begins in them */
+    sp_error error;        /* sticky: once failed, every read fails the same way */
 };
 
 static segment *slot(bz2_reader *r, uint64_t seq) {
@@ -579,11 +581,12 @@ static int end_stream(bz2_reader *r, const segment *g) {
         return corrupt(r, g->start_bit / 8, "stream CRC mismatch");
     uint64_t pad_end = (g->start_bit + MIN_SEGMENT_BITS + 7) / 8;
     int next = eos_next_level(g);
-    if (next == 0 && g->at_eof)
+    if (next == 0 && g->at_eof) {
         r->in_stream = false;
-    else if (next > 0 && !g->at_eof)
+    } else if (next > 0 && !g->at_eof) {
         r->stream_crc = 0;
-    else if (next > 0)
+        r->stream_start = r->out_total;
+    } else if (next > 0)
         return corrupt(r, pad_end + 4, "stream header without blocks");
     else
         return corrupt(r, pad_end, "garbage after the end of a stream");
@@ -633,6 +636,7 @@ ssize_t bz2_reader_read(bz2_reader *r, void *buf, size_t n, sp_error *err) {
             memcpy(dst + got, g->out + r->pos, k);
             r->pos += k;
             got += k;
+            r->out_total += k;
         } else if (g && g->result == DECODE_MORE) {
             g->result = decode(g, NULL);
             r->pos = 0;
@@ -655,6 +659,10 @@ ssize_t bz2_reader_read(bz2_reader *r, void *buf, size_t n, sp_error *err) {
 
 uint64_t bz2_reader_offset(const bz2_reader *r) {
     return r->base + r->offset;
+}
+
+uint64_t bz2_reader_stream_start(const bz2_reader *r) {
+    return r->stream_start;
 }
 
 static void segment_free(segment *g) {

@@ -46,6 +46,11 @@ ssize_t bz2_reader_read(bz2_reader *r, void *buf, size_t n, sp_error *err);
  * once the end was reached). */
 uint64_t bz2_reader_offset(const bz2_reader *r);
 
+/* Where in the output handed out so far the latest stream after the first
+ * begins (a multistream file's stream ends, which such dumps put between
+ * pages); 0 while there is none. */
+uint64_t bz2_reader_stream_start(const bz2_reader *r);
+
 /* Stops the threads and frees everything; fine at any point. */
 void bz2_reader_close(bz2_reader *r);
 

@@ -82,8 +82,11 @@ struct extract_stats {
      * the process's CPU time they split a build's cost by stage. */
     double parse_cpu_seconds;
     double caller_cpu_seconds;
-    /* Chunks parsed by the workers (0 with one thread). */
+    /* Chunks parsed by the workers (0 with one thread), and of them those
+     * cut at a compressed stream's start (multistream bz2), checked by
+     * their workers rather than found by the calling thread's scan. */
     uint64_t parse_chunks;
+    uint64_t stream_cuts;
 };
 
 void extract_options_init(extract_options *opts);

@@ -55,6 +55,22 @@ page_split *page_split_init(sp_error *err) {
     return s;
 }
 
+page_split *page_split_init_fragment(uint64_t start, sp_error *err) {
+    page_split *s = page_split_init(err);
+    if (s)
+        *s = (page_split){.mode = S_OUT,
+                          .pos = start,
+                          .depth = 1,
+                          .root_seen = true,
+                          .decl_done = true,
+                          .head_ready = true};
+    return s;
+}
+
+bool page_split_between_pages(const page_split *s) {
+    return s->mode == S_OUT && s->depth == 1 && s->head_ready;
+}
+
 void page_split_destroy(page_split *s) {
     free(s);
 }

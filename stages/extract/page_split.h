@@ -35,6 +35,9 @@
 typedef struct page_split page_split;
 
 page_split *page_split_init(sp_error *err);
+/* A scanner for the document from offset start, a cut point (or the
+ * space before one): there, after the head, directly inside the root. */
+page_split *page_split_init_fragment(uint64_t start, sp_error *err);
 void page_split_destroy(page_split *s);
 
 /* Scans the next n bytes of the document. */
@@ -43,6 +46,11 @@ void page_split_scan(page_split *s, const uint8_t *buf, size_t n);
 /* Offset in the document of the latest cut point scanned so far; 0 when
  * there is none yet (offset 0 is never one: the head comes first). */
 uint64_t page_split_last(const page_split *s);
+
+/* True when the bytes scanned so far end directly inside the root, outside
+ * any markup: where they stop, the document could be cut (a chunk ending
+ * there and one starting there parse as the whole would). */
+bool page_split_between_pages(const page_split *s);
 
 /* The head for wiki_parser_init_fragment (line breaks made spaces), once
  * the root start tag has been scanned; NULL before that. */

@@ -2,10 +2,12 @@
  * parse_pool.c: chunks of the document parsed on worker threads, handed on
  * in order; see parse_pool.h.
  *
- * Chunk c lives in slot c % nslots. Three counters, under the mutex, say
- * where each chunk is: chunks below `taken` have been picked up by a
- * worker, below `submitted` are ready to parse, below `emitted` are handed
- * on and their slot is free. The caller's thread reads into the slot of
+ * Chunk c lives in slot c % nslots and is parsed by worker c % workers, so
+ * which thread parses (and, with parts, sorts) a chunk does not depend on
+ * timing: a build makes the same runs, and the same calls, every time. Two
+ * counters, under the mutex, say where each chunk is: chunks below
+ * `submitted` are ready to parse, below `emitted` are handed on and their
+ * slot is free. The caller's thread reads into the slot of
  * chunk `submitted`; when the bytes read pass chunk_bytes and a cut point
  * lies in them, the bytes before it are submitted and the rest moved to
  * the next slot. Between reads it hands on every chunk already parsed, so
@@ -19,6 +21,15 @@
  * caller's thread adds the counts and reports errors in document order.
  * A stretch parsed inline gets a place of its own and goes to part 0, whose
  * worker is idle then (every chunk before it is handed on).
+ *
+ * Stream cuts: a chunk cut at a stream start has check_end set; its worker
+ * scans it and publishes end_ok, and advance_known moves `known` (chunks
+ * whose start is known to be a cut point or not) along, in order, under the
+ * mutex. Workers wait for their own chunk to be known before parsing, which
+ * cannot deadlock: each worker takes its chunks in order, so the worker of
+ * the first chunk not known yet is at that chunk or before it, and a worker
+ * publishes before it waits. The first chunk whose end is no cut point is
+ * skipped, and so is every chunk after it; handing it on runs parse_rest.
  */
 #include "stages/extract/parse_pool.h"
 
@@ -52,6 +63,12 @@ typedef struct chunk_slot {
     uint64_t newlines;
     uint64_t place;       /* the chunk's number in document order */
     extract_stats counts; /* with parts: its pages, records, skipped_* */
+    /* Stream cuts (see the top of the file); set at submit. */
+    uint64_t index;  /* the chunk's number: its slot is index % nslots */
+    bool hard_start; /* starts at 0 or at a cut point the caller's scanner found */
+    bool check_end;  /* ends at a stream start, which its worker checks */
+    int end_ok;      /* with check_end: -1 not known yet, 1 a cut point, 0 not */
+    bool skipped;    /* not parsed: its start or its end is no cut point */
 } chunk_slot;
 
 typedef struct page_header {
@@ -78,13 +95,22 @@ typedef struct pool {
     unsigned nworkers, started;
 
     pthread_mutex_t mu;
-    pthread_cond_t work, done;
+    pthread_cond_t work, done, checked;
     bool stop;
     double worker_cpu; /* CPU seconds of the workers that have left */
-    uint64_t submitted, taken, emitted;
+    uint64_t submitted, emitted;
     uint64_t places; /* places given to chunks and inline stretches */
+    /* Chunks below known have a start whose being a cut point is known: it
+     * is for those below broken (UINT64_MAX: all so far). */
+    uint64_t known, broken;
 
     /* The caller's thread only. */
+    bool streams;                      /* cutting at stream starts, scanning nothing */
+    bool finished;                     /* the rest of the document was parsed here (parse_rest) */
+    chunk_slot *cur;                   /* the slot being read into; NULL after the last chunk */
+    uint8_t head[PAGE_SPLIT_HEAD_MAX]; /* the document's head, for fragments */
+    size_t head_len;
+    long root_line;        /* the document line of the root start tag (page_split.h) */
     uint64_t lines_before; /* line breaks before the first chunk not handed on */
     uint64_t read_end;     /* document bytes read */
     bool xml_failed;       /* the error is the document's: look for damage after it */
@@ -92,6 +118,10 @@ typedef struct pool {
 } pool;
 
 /* ------------------------------------------------------------ one chunk */
+
+static chunk_slot *slot_of(const pool *p, uint64_t chunk) {
+    return &p->slots[chunk % p->nslots];
+}
 
 static int collect_page(void *ctx, const wiki_page *page, sp_error *err) {
     chunk_slot *s = ctx;
@@ -201,10 +231,7 @@ static wiki_parser *chunk_parser(const pool *p, text_buffer *text, uint64_t star
     wiki_parser *wp = wiki_parser_init(p->name, p->a->opts, text, on_page, ctx, err);
     if (!wp || !start)
         return wp;
-    size_t head_len;
-    const uint8_t *head = page_split_head(p->split, &head_len);
-    if (wiki_parser_init_fragment(wp, head, head_len, page_split_root_line(p->split),
-                                  (long)line_base, err)) {
+    if (wiki_parser_init_fragment(wp, p->head, p->head_len, p->root_line, (long)line_base, err)) {
         wiki_parser_destroy(wp);
         return NULL;
     }
@@ -253,6 +280,59 @@ static uint64_t count_newlines(const uint8_t *p, size_t n) {
     return lines;
 }
 
+/* Whether chunk s ends where the document could be cut: directly inside
+ * the root, outside markup, after a '>' or a space (not inside a character
+ * or an entity reference, which text at that level could hold). Scanned
+ * from s's start, which is a cut point or the document's start. */
+static int ends_at_cut(const chunk_slot *s) {
+    sp_error err = {0};
+    page_split *sc = s->start ? page_split_init_fragment(s->start, &err) : page_split_init(&err);
+    if (!sc)
+        return 0; /* parsed on the caller's thread instead */
+    page_split_scan(sc, s->in, s->len);
+    uint8_t last = s->len ? s->in[s->len - 1] : 0;
+    int ok = page_split_between_pages(sc) &&
+             (last == '>' || last == ' ' || last == '\n' || last == '\t');
+    page_split_destroy(sc);
+    return ok;
+}
+
+/* Under the mutex: moves `known` past every chunk whose start can now be
+ * told a cut point or not. */
+static void advance_known(pool *p) {
+    while (p->known < p->submitted) {
+        uint64_t k = p->known;
+        const chunk_slot *s = slot_of(p, k);
+        if (k > 0 && !s->hard_start && k <= p->broken) {
+            const chunk_slot *prev = slot_of(p, k - 1);
+            if (prev->end_ok < 0)
+                break;
+            if (!prev->end_ok && p->broken > k)
+                p->broken = k;
+        }
+        p->known++;
+    }
+}
+
+/* A stream-cut chunk's worker checks its end, then waits until its start
+ * is known: a chunk after a stream start that is no cut point is not
+ * parsed (nor is the one before it), so nothing of it reaches a part. */
+static bool worth_parsing(pool *p, chunk_slot *s) {
+    int end_ok = s->check_end ? ends_at_cut(s) : 1;
+    pthread_mutex_lock(&p->mu);
+    if (s->check_end) {
+        s->end_ok = end_ok;
+        advance_known(p);
+        pthread_cond_broadcast(&p->checked);
+    }
+    while (!p->stop && p->known <= s->index)
+        pthread_cond_wait(&p->checked, &p->mu);
+    bool go = !p->stop && s->index < p->broken && end_ok;
+    pthread_mutex_unlock(&p->mu);
+    s->skipped = !go;
+    return go;
+}
+
 typedef struct worker_arg {
     pool *p;
     unsigned i;
@@ -264,9 +344,9 @@ static void *worker_main(void *arg) {
     parser_kit *kit = &p->kits[i];
     const extract_part *part = p->a->opts->parts ? &p->a->opts->parts[i] : NULL;
     free(arg);
-    for (;;) {
+    for (uint64_t next = i;; next += p->nworkers) {
         pthread_mutex_lock(&p->mu);
-        while (!p->stop && p->taken == p->submitted)
+        while (!p->stop && p->submitted <= next)
             pthread_cond_wait(&p->work, &p->mu);
         if (p->stop) {
             pthread_mutex_unlock(&p->mu);
@@ -280,7 +360,7 @@ static void *worker_main(void *arg) {
             pthread_mutex_unlock(&p->mu);
             return NULL;
         }
-        chunk_slot *s = &p->slots[p->taken++ % p->nslots];
+        chunk_slot *s = slot_of(p, next);
         pthread_mutex_unlock(&p->mu);
 
         s->err = (sp_error){0};
@@ -288,7 +368,8 @@ static void *worker_main(void *arg) {
         s->sink_failed = false;
         s->out_len = 0;
         s->counts = (extract_stats){0};
-        if (part) {
+        if (!worth_parsing(p, s)) {
+        } else if (part) {
             part_collector pc = {s, part};
             part->begin(part->ctx, s->place);
             (void)parse_chunk(p, kit, s, 0, collect_to_part, &pc, &s->err);
@@ -316,18 +397,26 @@ int parse_pool_page(void *ctx, const wiki_page *page, sp_error *err) {
     return sink->emit(sink->ctx, WIKI_KEEP, &rec, err);
 }
 
-static chunk_slot *slot_of(const pool *p, uint64_t chunk) {
-    return &p->slots[chunk % p->nslots];
-}
-
-static void submit(pool *p) {
+/* Submits the chunk in cur, whose end is a stream start (check_end) or not;
+ * the next chunk starts at a cut point the caller's scanner found unless
+ * it is cut at a stream start too. */
+static void submit(pool *p, bool check_end) {
+    chunk_slot *s = p->cur;
     p->a->stats->parse_chunks++;
-    slot_of(p, p->submitted)->place = p->places++;
+    p->a->stats->stream_cuts += check_end;
+    s->place = p->places++;
     pthread_mutex_lock(&p->mu);
+    s->index = p->submitted;
+    s->check_end = check_end;
+    s->end_ok = check_end ? -1 : 1;
+    s->skipped = false;
     p->submitted++;
-    pthread_cond_signal(&p->work);
+    advance_known(p);
+    pthread_cond_broadcast(&p->work); /* for the chunk's own worker */
     pthread_mutex_unlock(&p->mu);
 }
+
+static int parse_rest(pool *p, chunk_slot *from, sp_error *err);
 
 /* Hands on the oldest chunk not yet handed on. Returns 0 when done, 1 when
  * it is not parsed yet and wait is false, -1 on error. */
@@ -342,6 +431,8 @@ static int emit_next(pool *p, bool wait, sp_error *err) {
         pthread_cond_wait(&p->done, &p->mu);
     }
     pthread_mutex_unlock(&p->mu);
+    if (s->skipped)
+        return parse_rest(p, s, err);
 
     for (size_t off = 0; off < s->out_len;) {
         page_header h;
@@ -392,7 +483,7 @@ static int emit_next(pool *p, bool wait, sp_error *err) {
 }
 
 static int drain(pool *p, sp_error *err) {
-    while (p->emitted < p->submitted)
+    while (p->emitted < p->submitted && !p->finished)
         if (emit_next(p, true, err))
             return -1;
     return 0;
@@ -443,6 +534,17 @@ static int source_failed(pool *p, const sp_error *damage, sp_error *err) {
     return -1;
 }
 
+/* The document's head, once scanned, for the workers' fragments. */
+static void take_head(pool *p) {
+    size_t len;
+    const uint8_t *head = page_split_head(p->split, &len);
+    if (head && !p->head_len) {
+        memcpy(p->head, head, len);
+        p->head_len = len;
+        p->root_line = page_split_root_line(p->split);
+    }
+}
+
 /*
  * cur is full and holds no cut point after its start: every chunk before
  * it is handed on, then the document is parsed here, as it streams in,
@@ -480,6 +582,7 @@ static int parse_inline(pool *p, chunk_slot *cur, bool *eof, sp_error *err) {
         }
         page_split_scan(p->split, cur->in, (size_t)n);
         count_read(p, (size_t)n);
+        take_head(p);
         if (n == 0) {
             *eof = true;
             rc = chunk_finish(wp, ts, kit->kept, true, err);
@@ -510,54 +613,164 @@ out:
     return rc;
 }
 
+/*
+ * Chunk `from` ends at a stream start that is no cut point (so the chunks
+ * after it were not parsed either): the document is parsed here from its
+ * start to the end, as the single-threaded path would, from the bytes
+ * already read (the chunks, then cur) and then from the source. Rare:
+ * dumps begin their streams on pages.
+ */
+static int parse_rest(pool *p, chunk_slot *from, sp_error *err) {
+    const parse_pool_args *a = p->a;
+    if (!from->check_end || from->index >= p->broken)
+        return sp_errorf(err, "%s: parse pool: chunk %llu skipped out of order", p->name,
+                         (unsigned long long)from->index);
+    /* The workers are idle once every chunk is done: the ones after from
+     * are skipped at once. */
+    pthread_mutex_lock(&p->mu);
+    for (uint64_t c = from->index; c < p->submitted; c++)
+        while (!slot_of(p, c)->done)
+            pthread_cond_wait(&p->done, &p->mu);
+    pthread_mutex_unlock(&p->mu);
+    parser_kit *kit = &p->kits[p->nworkers];
+    parse_pool_sink sink = {a->emit, a->emit_ctx};
+    text_skip *ts = NULL;
+    wiki_parser *wp = NULL;
+    int rc = -1;
+    p->xml_failed = true;
+    p->failed_end = p->read_end;
+    if (a->opts->value_cap && !(ts = chunk_filter(p, from->start, err)))
+        goto out;
+    if (a->opts->parts)
+        a->opts->parts[0].begin(a->opts->parts[0].ctx, p->places++);
+    if (!(wp = chunk_parser(p, a->text, from->start, p->lines_before, parse_pool_page, &sink, err)))
+        goto out;
+    for (uint64_t c = from->index; c < p->submitted; c++) {
+        chunk_slot *s = slot_of(p, c);
+        if (feed(wp, ts, kit->kept, s->in, s->len, err))
+            goto out;
+        s->done = false;
+    }
+    p->emitted = p->submitted;
+    bool last = !p->cur;
+    if (p->cur && feed(wp, ts, kit->kept, p->cur->in, p->cur->len, err))
+        goto out;
+    while (!last) {
+        sp_error damage = {0};
+        ssize_t n = source_read(a->src, p->cur->in, READ_BYTES, &damage);
+        if (n < 0) {
+            *err = damage;
+            p->xml_failed = false;
+            goto out;
+        }
+        count_read(p, (size_t)n);
+        p->failed_end = p->read_end;
+        last = n == 0;
+        if (n && feed(wp, ts, kit->kept, p->cur->in, (size_t)n, err))
+            goto out;
+    }
+    rc = chunk_finish(wp, ts, kit->kept, true, err);
+out:
+    if (rc == 0)
+        p->xml_failed = false;
+    p->finished = true;
+    wiki_parser_destroy(wp);
+    text_skip_destroy(ts);
+    return rc;
+}
+
+/* The latest stream start in cur past its start, or 0. */
+static uint64_t stream_cut(const pool *p) {
+    uint64_t at = source_stream_start(p->a->src);
+    return at > p->cur->start && at <= p->read_end ? at : 0;
+}
+
+/*
+ * In stream mode cur filled up without a stream start: once every chunk
+ * before it is handed on (each one's end checked), cur starts at a cut
+ * point, and the caller's scanner takes over from there.
+ */
+static int leave_streams(pool *p, sp_error *err) {
+    if (drain(p, err) || p->finished)
+        return -1;
+    sp_error e = {0};
+    page_split *sc = page_split_init_fragment(p->cur->start, &e);
+    if (!sc)
+        return sp_errorf(err, "%s: %s", p->name, e.msg);
+    page_split_destroy(p->split);
+    p->split = sc;
+    page_split_scan(sc, p->cur->in, p->cur->len);
+    p->cur->hard_start = true;
+    p->streams = false;
+    return 0;
+}
+
 static int pump(pool *p, sp_error *err) {
     const parse_pool_args *a = p->a;
-    chunk_slot *cur = slot_of(p, 0);
+    chunk_slot *cur = p->cur = slot_of(p, 0);
     cur->start = 0;
     cur->len = 0;
+    cur->hard_start = true;
     for (;;) {
         int got;
         while (p->emitted < p->submitted && (got = emit_next(p, false, err)) != 1)
-            if (got < 0)
-                return -1;
-        /* At most chunk bytes at a time: a read is cut at its last cut
-         * point, so a larger read would make every chunk as large as it. */
-        size_t want = p->max - cur->len;
-        if (want > READ_BYTES)
-            want = READ_BYTES;
-        if (want > p->chunk)
-            want = p->chunk;
-        sp_error damage = {0};
-        ssize_t n = source_read(a->src, cur->in + cur->len, want, &damage);
-        if (n < 0)
-            return source_failed(p, &damage, err);
-        page_split_scan(p->split, cur->in + cur->len, (size_t)n);
-        cur->len += (size_t)n;
-        count_read(p, (size_t)n);
-        if (n == 0) {
-            cur->last = true;
-            submit(p);
-            return drain(p, err);
+            if (got < 0 || p->finished)
+                return got < 0 ? -1 : 0;
+        /* cur is full only right after leave_streams: cut it first. */
+        if (cur->len < p->max) {
+            /* At most chunk bytes at a time: a read is cut at its last cut
+             * point, so a larger read would make every chunk as large as it. */
+            size_t want = p->max - cur->len;
+            if (want > READ_BYTES)
+                want = READ_BYTES;
+            if (want > p->chunk)
+                want = p->chunk;
+            sp_error damage = {0};
+            ssize_t n = source_read(a->src, cur->in + cur->len, want, &damage);
+            if (n < 0)
+                return source_failed(p, &damage, err);
+            /* A multistream dump's streams begin on pages: once one has
+             * begun (and the head is known), chunks are cut at stream
+             * starts, and the scan moves to the workers, which check each
+             * such cut (stream_cut, worth_parsing). */
+            if (!p->streams)
+                page_split_scan(p->split, cur->in + cur->len, (size_t)n);
+            cur->len += (size_t)n;
+            count_read(p, (size_t)n);
+            take_head(p);
+            if (n == 0) {
+                cur->last = true;
+                submit(p, false);
+                p->cur = NULL;
+                return drain(p, err);
+            }
+            if (!p->streams && p->head_len && source_stream_start(a->src))
+                p->streams = true;
         }
-        uint64_t cut = page_split_last(p->split);
+        uint64_t cut = p->streams ? stream_cut(p) : page_split_last(p->split);
         if (cur->len >= p->chunk && cut > cur->start) {
             while (p->submitted + 1 - p->emitted >= p->nslots)
-                if (emit_next(p, true, err))
-                    return -1;
+                if (emit_next(p, true, err) || p->finished)
+                    return p->finished && !err->set ? 0 : -1;
             chunk_slot *next = slot_of(p, p->submitted + 1);
             size_t keep = (size_t)(cut - cur->start);
             next->len = cur->len - keep;
             next->start = cut;
             next->last = false;
+            next->hard_start = !p->streams;
             memcpy(next->in, cur->in + keep, next->len);
             cur->len = keep;
             cur->last = false;
-            submit(p);
-            cur = next;
+            submit(p, p->streams);
+            cur = p->cur = next;
+        } else if (cur->len == p->max && p->streams) {
+            if (leave_streams(p, err))
+                return p->finished && !err->set ? 0 : -1;
         } else if (cur->len == p->max) {
             bool eof = false;
             if (parse_inline(p, cur, &eof, err))
                 return -1;
+            cur->hard_start = true;
             if (eof)
                 return 0;
         }
@@ -582,6 +795,7 @@ static void stop_workers(pool *p) {
     pthread_mutex_lock(&p->mu);
     p->stop = true;
     pthread_cond_broadcast(&p->work);
+    pthread_cond_broadcast(&p->checked);
     pthread_mutex_unlock(&p->mu);
     for (unsigned i = 0; i < p->started; i++)
         pthread_join(p->workers[i], NULL);
@@ -606,6 +820,7 @@ static void pool_destroy(pool *p) {
     page_split_destroy(p->split);
     pthread_cond_destroy(&p->work);
     pthread_cond_destroy(&p->done);
+    pthread_cond_destroy(&p->checked);
     pthread_mutex_destroy(&p->mu);
 }
 
@@ -620,6 +835,8 @@ int parse_pool_run(const parse_pool_args *a, sp_error *err) {
     pthread_mutex_init(&p.mu, NULL);
     pthread_cond_init(&p.work, NULL);
     pthread_cond_init(&p.done, NULL);
+    pthread_cond_init(&p.checked, NULL);
+    p.broken = UINT64_MAX;
     int rc = -1;
     if (!(p.split = page_split_init(err)))
         goto out;

@@ -503,6 +503,12 @@ static ssize_t data_read(source *s, void *buf, size_t n, sp_error *err) {
     return r < 0 ? -1 : (ssize_t)got + r;
 }
 
+uint64_t source_stream_start(const source *s) {
+    uint64_t at = s->bz ? bz2_reader_stream_start(s->bz) : 0;
+    /* A slice's framing head comes before the decoder's bytes. */
+    return at && s->slice ? at + s->slice->head_len : at;
+}
+
 uint64_t source_offset(const source *s) {
     if (s->bz)
         return bz2_reader_offset(s->bz);

@@ -78,6 +78,12 @@ ssize_t source_read(source *s, void *buf, size_t n, sp_error *err);
  * file), a progress figure, not the position of the data handed out. */
 uint64_t source_offset(const source *s);
 
+/* The decompressed offset, among the bytes handed out so far, where the
+ * latest compressed stream after the first begins: a multistream bz2
+ * file's stream ends, where such dumps cut between pages (parse_pool.h
+ * takes them as likely cut points). 0 for other inputs, or none yet. */
+uint64_t source_stream_start(const source *s);
+
 /* The compression recognised: "bzip2", "gzip", "xz", "zstd", "none", ...;
  * "external" with a decompressor command. */
 const char *source_format(const source *s);

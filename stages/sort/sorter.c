@@ -50,6 +50,8 @@ struct sort_part {
     uint64_t max_record;
     bool sorted;
     sort_stats stats; /* records_in, duplicates_replaced, runs, spilled_bytes */
+    run_region *runs; /* its runs, in the order it wrote them */
+    size_t nruns, runs_cap;
 };
 
 struct sorter {
@@ -67,10 +69,9 @@ struct sorter {
     merge_source **mem_ptr;
     unsigned *mem_heap;
     int fd[2];
-    /* Parts spill from their own threads: the end of fd[0] in use and the
-     * list of runs are shared. */
+    /* Parts spill from their own threads: the end of fd[0] in use is shared. */
     pthread_mutex_t mu;
-    run_region *runs;
+    run_region *runs; /* for the merge: every part's runs, part after part */
     size_t nruns, runs_cap;
     uint64_t spill_end;  /* end of the last run reserved in fd[0] */
     uint64_t max_record; /* largest record added, in run layout */
@@ -101,8 +102,14 @@ static void part_carve(sort_part *p, sorter *s, uint8_t *base, size_t len) {
     chunk_init(&p->chunk, base + p->wbuf_cap, len - p->wbuf_cap);
 }
 
-static int alloc_parts(sorter *s, unsigned n, sp_error *err) {
+static void free_parts(sorter *s) {
+    for (unsigned i = 0; s->parts && i < s->nparts; i++)
+        free(s->parts[i].runs);
     free(s->parts);
+}
+
+static int alloc_parts(sorter *s, unsigned n, sp_error *err) {
+    free_parts(s);
     free(s->mem_src);
     free(s->mem_ptr);
     free(s->mem_heap);
@@ -190,22 +197,20 @@ void sort_part_begin(sort_part *p, uint64_t place) {
     p->place = place;
 }
 
-static int add_run(sorter *s, run_region r, sp_error *err) {
-    if (s->nruns == s->runs_cap) {
-        size_t cap = s->runs_cap ? 2 * s->runs_cap : 64;
-        run_region *nr = realloc(s->runs, cap * sizeof *nr);
+static int add_run(run_region **runs, size_t *n, size_t *cap, run_region r, sp_error *err) {
+    if (*n == *cap) {
+        size_t ncap = *cap ? 2 * *cap : 64;
+        run_region *nr = realloc(*runs, ncap * sizeof *nr);
         if (!nr)
             return sp_errorf(err, "sort: out of memory for the list of runs");
-        s->runs = nr;
-        s->runs_cap = cap;
+        *runs = nr;
+        *cap = ncap;
     }
-    s->runs[s->nruns++] = r;
+    (*runs)[(*n)++] = r;
     return 0;
 }
 
-/* Room for a run of at most len bytes at the end of fd[0]. A part's runs
- * join the list in the order it wrote them, so between its runs (records
- * of one place split by a spill) the later still wins. */
+/* Room for a run of at most len bytes at the end of fd[0]. */
 static uint64_t reserve(sorter *s, uint64_t len) {
     pthread_mutex_lock(&s->mu);
     uint64_t off = s->spill_end;
@@ -215,11 +220,7 @@ static uint64_t reserve(sorter *s, uint64_t len) {
 }
 
 static int publish_run(sort_part *p, run_region r, sp_error *err) {
-    sorter *s = p->s;
-    pthread_mutex_lock(&s->mu);
-    int rc = add_run(s, r, err);
-    pthread_mutex_unlock(&s->mu);
-    if (rc)
+    if (add_run(&p->runs, &p->nruns, &p->runs_cap, r, err))
         return -1;
     p->stats.runs++;
     p->stats.spilled_bytes += r.len;
@@ -443,10 +444,16 @@ static int merge_pass(sorter *s, const merge_layout *m, int in, sp_error *err) {
     return 0;
 }
 
-/* The parts' counts into the sorter's, once they are all in. */
-static void sum_parts(sorter *s) {
+/* The parts' counts into the sorter's, and their runs into its list, part
+ * after part, each in its order (so the later of two runs of one part, a
+ * place split by a spill, is later in the list, and the list is the same
+ * whatever the timing of the threads). */
+static int sum_parts(sorter *s, sp_error *err) {
     for (unsigned i = 0; i < s->nparts; i++) {
         const sort_part *p = &s->parts[i];
+        for (size_t r = 0; r < p->nruns; r++)
+            if (add_run(&s->runs, &s->nruns, &s->runs_cap, p->runs[r], err))
+                return -1;
         s->stats.records_in += p->stats.records_in;
         s->stats.duplicates_replaced += p->stats.duplicates_replaced;
         s->stats.runs += p->stats.runs;
@@ -454,13 +461,17 @@ static void sum_parts(sorter *s) {
         if (p->max_record > s->max_record)
             s->max_record = p->max_record;
     }
+    return 0;
 }
 
 int sorter_finish(sorter *s, const sp_sink *out, sp_error *err) {
     if (s->finished)
         return sp_errorf(err, "sort: finished twice");
     s->finished = true;
-    if (s->nruns == 0) {
+    bool spilled = false;
+    for (unsigned i = 0; i < s->nparts; i++)
+        spilled |= s->parts[i].nruns > 0;
+    if (!spilled) {
         /* Everything is in memory: the parts' chunks merged straight out. */
         for (unsigned i = 0; i < s->nparts; i++) {
             sort_part_end(&s->parts[i]);
@@ -472,13 +483,13 @@ int sorter_finish(sorter *s, const sp_sink *out, sp_error *err) {
         int rc = merger_init(&mg, s->mem_ptr, s->nparts, s->mem_heap, err);
         if (rc == 0)
             rc = drain(s, &mg, NULL, out, &s->stats.records_out, err);
-        sum_parts(s);
-        return rc;
+        return sum_parts(s, err) ? -1 : rc;
     }
     for (unsigned i = 0; i < s->nparts; i++)
         if (s->parts[i].chunk.n && spill(&s->parts[i], err))
             return -1;
-    sum_parts(s);
+    if (sum_parts(s, err))
+        return -1;
     merge_layout m = plan_merge(s);
     int in = 0;
     while (s->nruns > m.fan_in) {
@@ -505,7 +516,7 @@ void sorter_destroy(sorter *s) {
             close(s->fd[i]);
     free(s->mem);
     free(s->runs);
-    free(s->parts);
+    free_parts(s);
     free(s->mem_src);
     free(s->mem_ptr);
     free(s->mem_heap);

@@ -14,9 +14,10 @@ held against the sort budget + 64 MiB.
 
 The scaling model comes from the builds' own `-v` figures (`build:` line):
 per GiB of XML, the CPU seconds of decoding (the read phase's process CPU less
-the parsing workers' and the calling thread's), of parsing (the workers), of
-the calling thread (reading, cutting, handing records to truncate and the
-sort: serial), and of the write phase (merge and table writer: serial). With
+the parsing workers' and the calling thread's), of parsing (the workers: the
+parse, truncation and sorting their records into runs), of the calling thread
+(reading and cutting the document: serial), and of the write phase (merge and
+table writer: serial). With
 N cores the read phase takes max(caller, (decode + parse + caller) / N), or
 at least the decode itself where one thread decodes (.zst, plain XML), and
 the write phase adds its own time, which predicts the build's wall time and

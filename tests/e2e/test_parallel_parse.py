@@ -161,6 +161,94 @@ class ParallelParseTest(SameOutputsTest):
                 self.assertEqual(threads, want, f"{args}: threads used")
 
 
+def streams(xml, cuts):
+    """xml compressed as one bz2 stream per piece between the cuts."""
+    import bz2
+    bounds = [0] + sorted(cuts) + [len(xml)]
+    return b"".join(bz2.compress(xml[a:b], 9) for a, b in zip(bounds, bounds[1:]))
+
+
+class StreamCutsTest(SameOutputsTest):
+    """Multistream bz2: chunks are cut at stream starts, which each chunk's
+    worker checks; a stream start that is no cut point (inside a page, a
+    tag, a comment holding a page, an entity or character reference, a
+    UTF-8 character) must not change a byte of the outputs or errors."""
+
+    @classmethod
+    def setUpClass(cls):
+        import tempfile
+        cls.classtmp = tempfile.mkdtemp(prefix="sstpipe-e2e-streams-")
+        path = wikigen(os.path.join(cls.classtmp, "base.xml"), "600K", "17", "xml", "wiktionary")
+        with open(path, "rb") as f:
+            x = f.read()
+        # Text directly inside the root between two pages (legal, if not
+        # what dumps hold): a comment holding a page, an entity reference
+        # and a two-byte character, and a page of its own after them.
+        mid = x.find(b"  <page>", len(x) // 2)
+        extra = (b"  <!-- <page><title>Fake</title><ns>0</ns><revision><text>fake</text>"
+                 b"</revision></page> -->\n  &amp; \xc3\xa9\n  <page><title>After</title><ns>0</ns>"
+                 b"<revision><text>after</text></revision></page>\n")
+        cls.xml = x[:mid] + extra + x[mid:]
+        cls.mid = mid
+
+    @classmethod
+    def tearDownClass(cls):
+        import shutil
+        shutil.rmtree(cls.classtmp, True)
+
+    def page_cuts(self, spacing=9000):
+        """Stream starts at page starts, at least spacing bytes apart."""
+        cuts, at = [], 0
+        while True:
+            at = self.xml.find(b"  <page>", at + spacing)
+            if at < 0:
+                return cuts
+            cuts.append(at)
+
+    def with_bad_cut(self, bad):
+        """The page cuts, one near bad replaced by bad."""
+        cuts = [c for c in self.page_cuts() if abs(c - bad) > 9000]
+        return cuts + [bad]
+
+    def test_stream_starts_on_pages_are_cut_points(self):
+        src = self.write_file("good.xml.bz2", streams(self.xml, self.page_cuts()))
+        r = self.assertSameOutputs(src, "streams on pages")
+        self.assertEqual(r.code, 0, r.describe())
+        b = sstpipe("build", src, "-o", self.path("g.sst"), "-v", *knobs("2", "4K"))
+        self.assertOk(b)
+        st = parse_stats(self, b.stderr, "build")
+        self.assertGreater(st["stream_cuts"], 20, "chunks are cut at stream starts")
+        self.assertLessEqual(st["stream_cuts"], st["parse_chunks"])
+
+    def test_stream_starts_that_are_no_cut_points(self):
+        x, mid = self.xml, self.mid
+        text = x.find(b"<text", mid + 20000)
+        places = {
+            "inside a page's text": x.find(b">", text) + 40,
+            "inside a start tag": x.find(b"<title", mid + 30000) + 3,
+            "inside an end tag": x.find(b"</page", mid + 40000) + 4,
+            "inside a comment holding a page": x.find(b"<page><title>Fake", mid),
+            "inside an entity reference": x.find(b"&amp;", mid) + 3,
+            "inside a UTF-8 character": x.find(b"\xc3\xa9", mid) + 1,
+            "inside the head": x.find(b"<mediawiki") + 5,
+            "inside the root's end tag": x.rfind(b"</mediawiki>") + 5,
+            "after the root's end": x.rfind(b"</mediawiki>") + len(b"</mediawiki>"),
+            "before the root's end": x.rfind(b"</mediawiki>"),
+        }
+        for what, at in places.items():
+            self.assertGreater(at, 0, what)
+            for cut_kind, cuts in (("alone", [at]), ("among page cuts", self.with_bad_cut(at))):
+                src = self.write_file("bad.xml.bz2", streams(x, cuts))
+                r = self.assertSameOutputs(src, f"stream start {what} ({cut_kind})")
+                self.assertEqual(r.code, 0, f"{what}: " + r.describe())
+        # And bad XML behind such cuts fails as with one thread.
+        bad = mutate_after(x, b"<page>", 0.8, b"</title>", b"</titel>")
+        src = self.write_file("badxml.xml.bz2", streams(bad, self.with_bad_cut(
+            bad.find(b"<page><title>Fake", mid))))
+        r = self.assertSameOutputs(src, "tag mismatch after a stream start in a comment")
+        self.assertNotEqual(r.code, 0, r.describe())
+
+
 def mutate_after(xml, marker, frac, old, new):
     """xml with the first `old` at or after the first `marker` past frac of it
     replaced by `new`."""

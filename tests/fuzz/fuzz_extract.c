@@ -2,13 +2,17 @@
  * fuzz_extract.c: libFuzzer target for the extract stage (decompress + parse).
  *
  * The first byte of an input picks how the rest reaches extract_file:
- *   low 3 bits 0 (or 5-7): as-is, so the decoder is whichever the content
+ *   low 3 bits 0 (or 6-7): as-is, so the decoder is whichever the content
  *     names; seeds in each compression keep every decoder's checks busy
  *     (bz2 block CRCs, gzip trailers, xz and zstd frames) and plain XML
  *     seeds the parser;
  *   1-4: compressed here first with bzip2, gzip, xz or zstd, so that
  *     mutations of the XML also travel every decoder's successful path and
  *     the parser sees them whole;
+ *   5: compressed here as multistream bzip2, a stream every 1 to 256 bytes
+ *     (the next byte picks), so that stream starts, where the pool cuts
+ *     chunks once their worker has checked the cut, land anywhere: inside
+ *     tags, comments, references and characters as well as between pages;
  *   bit 7: no value cap (page text spills to a scratch file beyond the
  *     memory buffer) instead of extract's usual 1 KiB cap.
  * Every input is extracted twice: on one thread (the reference), and on
@@ -26,6 +30,7 @@
 
 #include <archive.h>
 #include <archive_entry.h>
+#include <bzlib.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -132,6 +137,27 @@ static uint8_t *compress_with(int (*filter)(struct archive *), const uint8_t *da
     return out;
 }
 
+/* data as concatenated bzip2 streams of piece bytes each. */
+static uint8_t *multistream(const uint8_t *data, size_t size, size_t piece, size_t *out_len) {
+    size_t pieces = size / piece + 1;
+    size_t cap = size + size / 50 + pieces * 700 + 1024;
+    uint8_t *out = malloc(cap);
+    *out_len = 0;
+    for (size_t at = 0; out && (at < size || at == 0); at += piece) {
+        size_t n = size - at < piece ? size - at : piece;
+        unsigned len = (unsigned)(cap - *out_len);
+        if (BZ2_bzBuffToBuffCompress((char *)out + *out_len, &len, (char *)(uintptr_t)(data + at),
+                                     (unsigned)n, 1, 0, 0) != BZ_OK) {
+            free(out);
+            return NULL;
+        }
+        *out_len += len;
+        if (n == 0)
+            break;
+    }
+    return out;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (size == 0)
         return 0;
@@ -147,7 +173,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     data++, size--;
 
     uint8_t *packed = NULL;
-    if (mode >= 1 && mode <= 4) {
+    if (mode == 5) {
+        if (size == 0)
+            return 0;
+        size_t piece = 1 + (size_t)data[0], packed_len = 0;
+        if (!(packed = multistream(data + 1, size - 1, piece, &packed_len)))
+            return 0;
+        data = packed, size = packed_len;
+    } else if (mode >= 1 && mode <= 4) {
         size_t packed_len = 0;
         packed = compress_with(filters[mode], data, size, &packed_len);
         if (!packed)
