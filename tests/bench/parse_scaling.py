@@ -91,7 +91,11 @@ def measure(ctx):
     """ctx: sstpipe, peer, data, reps, memory, threads, timed, row, med, paired,
     log, shapes ({name: {"zst", "bz2", "bz2ms": path}}). Adds rows; returns the
     section's JSON."""
-    res = {"shapes": {}}
+    # What the figures cover, for report's text: the build at hand.
+    res = {"shapes": {}, "stage_work": {
+        "parse": "the parse, truncation and sorting their records into runs",
+        "caller": "reading the document, and cutting it except where a multistream bz2 "
+                  "dump's stream starts cut it"}}
     mem = str(ctx.memory)
     budget = ctx.memory / MIB
     for shape, files in ctx.shapes.items():
