@@ -1,0 +1,166 @@
+"""test_cluster_runners.py: cluster builds through GNU parallel and Slurm.
+
+On each of the two engines the issue names (GNU parallel with a login file of
+this machine alone, ":"; a real single-node Slurm cluster that this module
+starts with tests/cluster/slurm-up and stops with slurm-down), a sharded build
+of a multistream dump holds the records of one `sstpipe build` (`dump --jsonl`,
+byte for byte), `shards = 1` gives build's bytes, and a map task killed while it
+runs (kill -9 under parallel; scancel of its array task under Slurm) is retried
+and the build still completes with the same records. Nothing is left in
+squeue afterwards.
+"""
+
+import sys
+
+sys.dont_write_bytecode = True  # keep the source tree clean under ctest
+
+import os
+import signal
+import subprocess
+import time
+import unittest
+
+from sstpipe_e2e import E2ETest, SlurmCluster, run, sstpipe, sstpipe_bin, wikigen_bin  # noqa: E402
+
+CLUSTER = None
+WAIT_SECONDS = 600
+
+
+def setUpModule():
+    global CLUSTER
+    CLUSTER = SlurmCluster()
+
+
+def tearDownModule():
+    if CLUSTER:
+        CLUSTER.stop()
+
+
+def task_processes(plan_word):
+    """{pid: environ} of running `sstpipe task map ...` processes of a build
+    whose shared directory is plan_word (our own processes: the exact plan)."""
+    found = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                argv = f.read().split(b"\0")
+            if len(argv) > 4 and argv[1:3] == [b"task", b"map"] and plan_word in argv[4]:
+                with open(f"/proc/{entry}/environ", "rb") as f:
+                    found[int(entry)] = dict(kv.split(b"=", 1) for kv in f.read().split(b"\0")
+                                             if b"=" in kv)
+        except OSError:
+            pass
+    return found
+
+
+class RunnerBuilds(E2ETest):
+    @classmethod
+    def setUpClass(cls):
+        import tempfile
+        cls.classtmp = tempfile.mkdtemp(prefix="sstpipe-runners-")
+        cls.src = os.path.join(cls.classtmp, "gen.xml.bz2")
+        r = run([wikigen_bin(), "--size", "16M", "--seed", "53", "--format", "bz2-multistream",
+                 "--duplicates", "8", "-o", cls.src], timeout=600)
+        assert r.code == 0, r.describe()
+        cls.ref = os.path.join(cls.classtmp, "ref.sst")
+        r = sstpipe("build", cls.src, "-o", cls.ref)
+        assert r.code == 0, r.describe()
+        cls.ref_dump = sstpipe("dump", cls.ref, "--jsonl").stdout
+
+    @classmethod
+    def tearDownClass(cls):
+        import shutil
+        shutil.rmtree(cls.classtmp, ignore_errors=True)
+
+    def config(self, runner, **keys):
+        self.shared = self.path("shared")
+        login = self.write_file("sshlogin", b":\n")
+        keys = dict({"runner": runner, "shared_dir": self.shared, "tasks": 4, "retries": 2,
+                     "jobs": 2, "slurm_partition": CLUSTER.partition,
+                     "slurm_args": "--time=30", "parallel_sshlogin": login}, **keys)
+        lines = ["[cluster]"] + [f"{k} = {v}" for k, v in keys.items()]
+        return self.write_file(f"{runner}.ini", ("\n".join(lines) + "\n").encode())
+
+    def slurm_jobs(self):
+        """The sstpipe arrays the controller knows, finished ones too."""
+        r = subprocess.run(["squeue", "--noheader", "--states=all", "--format=%F %j"],
+                           capture_output=True, text=True, check=True)
+        return {line.split()[0] for line in r.stdout.splitlines() if " sstpipe-" in line}
+
+    def sharded_is_build(self, runner):
+        jobs_before = self.slurm_jobs()
+        out = self.path("set")
+        r = sstpipe("build", "-c", self.config(runner, shards=3), self.src, "-o", out)
+        self.assertOk(r)
+        self.assertTrue(os.path.exists(os.path.join(out, "tableset.json")), "not a table set")
+        got = sstpipe("dump", out, "--jsonl")
+        self.assertOk(got)
+        self.assertTrue(got.stdout == self.ref_dump, f"{runner}: the set's records are not build's")
+        one = self.path("one.sst")
+        self.assertOk(sstpipe("build", "-c", self.config(runner, shards=1), self.src, "-o", one))
+        with open(self.ref, "rb") as a, open(one, "rb") as b:
+            self.assertTrue(a.read() == b.read(), f"{runner}: shards = 1 is not build's bytes")
+        self.assertEqual(CLUSTER.queue(), [])
+        # Through Slurm: the map and reduce arrays of both builds.
+        if runner == "slurm":
+            self.assertGreaterEqual(len(self.slurm_jobs() - jobs_before), 4)
+
+    def killed_task_completes(self, runner):
+        out = self.path("set")
+        cfg = self.config(runner, shards=2, tasks=2)
+        build = subprocess.Popen([sstpipe_bin(), "build", "-c", cfg, self.src, "-o", out],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        try:
+            killed = None
+            deadline = time.monotonic() + WAIT_SECONDS
+            while killed is None and build.poll() is None and time.monotonic() < deadline:
+                for pid, env in task_processes(self.shared.encode()).items():
+                    try:
+                        os.kill(pid, signal.SIGSTOP)  # held still while it is killed
+                    except ProcessLookupError:
+                        continue
+                    # Run by the engine asked for, not by the local runner.
+                    self.assertIn(b"SLURM_ARRAY_JOB_ID" if runner == "slurm" else b"PARALLEL_PID",
+                                  env, f"a map task not started by {runner}")
+                    if runner == "slurm":
+                        job = (env[b"SLURM_ARRAY_JOB_ID"] + b"_" + env[b"SLURM_ARRAY_TASK_ID"]).decode()
+                        subprocess.run(["scancel", job], check=True)
+                        killed = job
+                    else:
+                        os.kill(pid, signal.SIGKILL)
+                        killed = pid
+                    break
+                time.sleep(0.005)
+        except BaseException:
+            build.kill()  # a failed check must not leave the build (or a stopped task)
+            for pid in task_processes(self.shared.encode()):
+                os.kill(pid, signal.SIGKILL)
+            build.wait()
+            raise
+        stdout, stderr = build.communicate(timeout=WAIT_SECONDS)
+        self.assertIsNotNone(killed, "no map task was seen running: nothing was killed")
+        self.assertEqual(build.returncode, 0, stderr.decode(errors="replace"))
+        logs = os.listdir(os.path.join(self.shared)) if os.path.exists(self.shared) else []
+        self.assertEqual(logs, [], "the build's directory is left")
+        got = sstpipe("dump", out, "--jsonl")
+        self.assertOk(got)
+        self.assertTrue(got.stdout == self.ref_dump, f"{runner}: records differ after the kill")
+        self.assertEqual(CLUSTER.queue(), [])
+
+    def test_parallel_sharded_is_build(self):
+        self.sharded_is_build("parallel")
+
+    def test_slurm_sharded_is_build(self):
+        self.sharded_is_build("slurm")
+
+    def test_parallel_killed_task_completes(self):
+        self.killed_task_completes("parallel")
+
+    def test_slurm_scancelled_task_completes(self):
+        self.killed_task_completes("slurm")
+
+
+if __name__ == "__main__":
+    unittest.main()
