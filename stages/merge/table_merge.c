@@ -24,6 +24,9 @@
 #include <string.h>
 
 #define DEFAULT_READ_BYTES (256u << 10)
+/* The base is read in larger chunks: it is most of the bytes, and each
+ * chunk is one mapping to set up and tear down. */
+#define BASE_READ_BYTES (4u << 20)
 
 void table_merge_options_init(table_merge_options *o) {
     *o = (table_merge_options){.read_bytes = DEFAULT_READ_BYTES};
@@ -81,6 +84,7 @@ static int take_other(merge_run *r, merger *m, bool keep, sp_error *err) {
 static int copy_block(merge_run *r, const table_source_block *b, sp_error *err) {
     table_block_copy c = {.fd = b->fd,
                           .offset = b->offset,
+                          .data = b->data,
                           .first = b->first,
                           .first_len = b->first_len,
                           .last = b->last,
@@ -172,6 +176,7 @@ int table_merge(const char *out, const char *const *inputs, unsigned n,
                 const table_merge_options *o, table_merge_stats *st, sp_error *err) {
     memset(st, 0, sizeof *st);
     st->inputs = n;
+    st->failed_input = -1;
     if (n == 0)
         return sp_errorf(err, "merge: no input tables");
     merge_run r = {
@@ -190,8 +195,10 @@ int table_merge(const char *out, const char *const *inputs, unsigned n,
     opts.max_value_bytes = 0;
     unsigned bound_from = 0; /* the input whose value bound the output takes */
     for (unsigned i = 0; i < n; i++) {
-        if (!(r.tables[i] = table_source_open(inputs[i], o->read_bytes, err)))
+        if (!(r.tables[i] = table_source_open(inputs[i], o->read_bytes, err))) {
+            st->failed_input = (int)i;
             goto done;
+        }
         const sst_footer *f = table_source_footer(r.tables[i]);
         if (f->max_value_bytes > opts.max_value_bytes) {
             opts.max_value_bytes = f->max_value_bytes;
@@ -212,6 +219,8 @@ int table_merge(const char *out, const char *const *inputs, unsigned n,
         goto done;
     }
     int base_i = o->canonical ? -1 : pick_base(r.tables, n, opts.block_size);
+    if (base_i >= 0 && o->read_bytes < BASE_READ_BYTES)
+        table_source_set_read_bytes(r.tables[base_i], BASE_READ_BYTES);
     unsigned k = 0;
     for (unsigned i = 0; i < n; i++)
         if ((int)i != base_i) {
@@ -227,8 +236,12 @@ int table_merge(const char *out, const char *const *inputs, unsigned n,
     const table_stats *ts = table_writer_stats(r.w);
     st->data_blocks = ts->data_blocks;
     st->file_size = ts->file_size;
+    st->blocks_cloned = ts->cloned_blocks;
     rc = 0;
 done:
+    for (unsigned i = 0; rc && r.tables && i < n; i++)
+        if (r.tables[i] && table_source_failed(r.tables[i]))
+            st->failed_input = (int)i;
     table_writer_destroy(r.w);
     for (unsigned i = 0; r.tables && i < n; i++)
         table_source_destroy(r.tables[i]);
@@ -242,9 +255,9 @@ done:
 void table_merge_stats_format(const table_merge_stats *s, char *buf, size_t cap) {
     snprintf(buf, cap,
              "merge: inputs=%u records=%llu replaced=%llu dropped=%llu blocks_copied=%llu "
-             "blocks_rebuilt=%llu data_blocks=%llu file_size=%llu",
+             "blocks_cloned=%llu blocks_rebuilt=%llu data_blocks=%llu file_size=%llu",
              s->inputs, (unsigned long long)s->records, (unsigned long long)s->replaced,
              (unsigned long long)s->dropped, (unsigned long long)s->blocks_copied,
-             (unsigned long long)s->blocks_rebuilt, (unsigned long long)s->data_blocks,
-             (unsigned long long)s->file_size);
+             (unsigned long long)s->blocks_cloned, (unsigned long long)s->blocks_rebuilt,
+             (unsigned long long)s->data_blocks, (unsigned long long)s->file_size);
 }

@@ -8,14 +8,16 @@
  * holds the records of one build of D1 ... Dn concatenated.
  *
  * The largest input whose block size is the output's is the base: a block
- * of it into which no key of another input falls is copied as it is (the
- * kernel copies it; see table_writer_copy_block), only blocks around
- * changed keys are decoded and rebuilt, and the index is written anew.
+ * of it into which no key of another input falls is copied as it is, from
+ * the bytes just checked (or its extents shared where the file system can;
+ * see table_writer_copy_block), only blocks around changed keys are
+ * decoded and rebuilt, and the index is written anew.
  * With canonical set there is no base: every record is re-encoded, filling
  * blocks greedily as build does, which gives build's bytes exactly.
  *
- * Memory: one read buffer per input (read_bytes), the inputs' indexes and
- * the output's (a few bytes per block), whatever the table sizes.
+ * Memory: one mapped chunk per input (read_bytes; 4 MiB for the base), the
+ * writer's 4 MiB batch, the inputs' indexes and the output's (a few bytes
+ * per block), whatever the table sizes.
  */
 #ifndef SSTPIPE_MERGE_TABLE_MERGE_H
 #define SSTPIPE_MERGE_TABLE_MERGE_H
@@ -50,9 +52,14 @@ typedef struct table_merge_stats {
     uint64_t replaced;       /* records of an earlier input replaced by a later one's */
     uint64_t dropped;        /* records left out: their key is in the drop list */
     uint64_t blocks_copied;  /* base blocks copied as they are */
+    uint64_t blocks_cloned;  /* of those, shared with the base (FICLONERANGE) */
     uint64_t blocks_rebuilt; /* base blocks decoded and re-encoded */
     uint64_t data_blocks;    /* in the output */
     uint64_t file_size;
+    /* On failure: the input whose open, read or check failed (it is
+     * damaged or unreadable), or -1 when the error was not an input's
+     * (the output, memory). */
+    int failed_input;
 } table_merge_stats;
 
 void table_merge_options_init(table_merge_options *o);

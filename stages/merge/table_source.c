@@ -15,7 +15,7 @@
  */
 #include "stages/merge/table_source.h"
 
-#include "stages/common/fileio.h"
+#include "stages/common/chunk_map.h"
 #include "stages/common/key.h"
 #include "stages/sst/sstpipe.h"
 #include "stages/sst/table_set.h"
@@ -28,18 +28,18 @@ struct table_source {
     merge_source src;
     sst_reader *r;
     const sst_footer *f;
-    uint8_t *buf;
-    uint64_t buf_blocks; /* capacity in blocks */
-    uint64_t buf_first;  /* block number of buf[0] */
-    uint64_t buf_n;      /* blocks in buf */
-    uint64_t block;      /* the current block */
-    bool loaded;         /* block is open in v/it */
-    bool walked;         /* some block was walked: last holds its last key */
+    sp_chunk chunk;        /* blocks chunk_first .. chunk_first + chunk_n */
+    uint64_t chunk_blocks; /* capacity in blocks */
+    uint64_t chunk_first;
+    uint64_t chunk_n;
+    uint64_t block; /* the current block */
+    bool loaded;    /* block is open in v/it */
+    bool walked;    /* some block was walked: last holds its last key */
+    bool failed;    /* a read or check of this table failed */
     block_view v;
     block_iter it;
     table_source_block info; /* of the current block */
     uint8_t last[SP_MAX_KEY_BYTES];
-    char what[1100];
     /* A table set: its shards' sources, the one being read, the sums. */
     table_source **parts;
     size_t n_parts, cur;
@@ -83,15 +83,23 @@ table_source *table_source_open(const char *path, size_t read_bytes, sp_error *e
         return NULL;
     }
     t->f = sst_reader_footer(t->r);
-    t->buf_blocks = read_bytes / t->f->block_size;
-    if (t->buf_blocks == 0)
-        t->buf_blocks = 1;
-    if (posix_memalign((void **)&t->buf, 4096, t->buf_blocks * t->f->block_size)) {
-        sp_errorf(err, "%s: out of memory for a read buffer", path);
-        table_source_destroy(t);
-        return NULL;
-    }
+    table_source_set_read_bytes(t, read_bytes);
     return t;
+}
+
+void table_source_set_read_bytes(table_source *t, size_t read_bytes) {
+    for (size_t i = 0; i < t->n_parts; i++)
+        table_source_set_read_bytes(t->parts[i], read_bytes);
+    t->chunk_blocks = read_bytes / t->f->block_size;
+    if (t->chunk_blocks == 0)
+        t->chunk_blocks = 1;
+}
+
+bool table_source_failed(const table_source *t) {
+    for (size_t i = 0; i < t->n_parts; i++)
+        if (table_source_failed(t->parts[i]))
+            return true;
+    return t->failed;
 }
 
 /* The set at path, checked whole by the library (manifest, each shard's
@@ -174,8 +182,8 @@ void table_source_destroy(table_source *t) {
         table_source_destroy(t->parts[i]);
     free(t->parts);
     free(t->set_path);
+    sp_chunk_destroy(&t->chunk);
     sst_reader_close(t->r);
-    free(t->buf);
     free(t);
 }
 
@@ -191,51 +199,58 @@ const char *table_source_path(const table_source *t) {
     return t->parts ? t->set_path : sst_reader_path(t->r);
 }
 
-/* Reads (if not buffered), checks and walks block i, leaving it open at its start. */
+/* Maps (or reads) the chunk holding block i, checks block i and walks it,
+ * leaving it open at its start. The walk (block_iter_next checks that
+ * every entry decodes and that keys increase) gives the counts a copy
+ * needs; the block's last key is the walk's last. */
 static int load_block(table_source *t, uint64_t i, sp_error *err) {
     const uint64_t bs = t->f->block_size;
-    if (i < t->buf_first || i >= t->buf_first + t->buf_n) {
+    if (i < t->chunk_first || i >= t->chunk_first + t->chunk_n) {
         uint64_t n = t->f->data_blocks - i;
-        if (n > t->buf_blocks)
-            n = t->buf_blocks;
-        if (sp_pread_exact(sst_reader_fd(t->r), t->buf, (size_t)(n * bs), i * bs,
-                           sst_reader_path(t->r), err))
+        if (n > t->chunk_blocks)
+            n = t->chunk_blocks;
+        t->chunk_n = 0;
+        if (sp_chunk_fill(&t->chunk, sst_reader_fd(t->r), i * bs, (size_t)(n * bs),
+                          sst_reader_path(t->r), err))
             return -1;
-        t->buf_first = i;
-        t->buf_n = n;
+        t->chunk_first = i;
+        t->chunk_n = n;
     }
-    const uint8_t *data = t->buf + (i - t->buf_first) * bs;
+    const uint8_t *data = t->chunk.data + (i - t->chunk_first) * bs;
     if (sst_reader_check_block(t->r, i, data, &t->v, err))
         return -1;
-    snprintf(t->what, sizeof t->what, "%s: block %llu at byte %llu", sst_reader_path(t->r),
-             (unsigned long long)i, (unsigned long long)(i * bs));
-    /* The walk: every entry decodes, keys increase, and the counts a copy needs. */
     table_source_block *b = &t->info;
     bool check_prev = t->walked;
-    uint32_t prev_len = t->info.last_len;
-    *b = (table_source_block){.index = i, .offset = i * bs, .fd = sst_reader_fd(t->r)};
-    block_iter it;
-    block_iter_init(&it, &t->v);
+    uint32_t prev_len = b->last_len;
+    *b =
+        (table_source_block){.index = i, .offset = i * bs, .fd = sst_reader_fd(t->r), .data = data};
+    b->first = sst_reader_block_first_key(t->r, i, &b->first_len);
+    /* Across blocks: the first key (the index's, checked against the
+     * block's own) after the previous block's last. */
+    if (check_prev && sp_key_cmp(t->last, prev_len, b->first, b->first_len) >= 0)
+        return sp_errorf(err,
+                         "%s: block %llu at byte %llu: first key does not sort after the previous "
+                         "block's last",
+                         sst_reader_path(t->r), (unsigned long long)i,
+                         (unsigned long long)(i * bs));
+    sp_error e = {0};
+    block_iter_init(&t->it, &t->v);
     int rc;
-    while ((rc = block_iter_next(&it, t->what, err)) == 1) {
-        if (it.index > 1 && sp_key_cmp(t->last, b->last_len, it.key, it.key_len) >= 0)
-            return sp_errorf(err, "%s: record %u: keys out of order", t->what, it.index - 1);
-        if (it.index == 1 && check_prev && sp_key_cmp(t->last, prev_len, it.key, it.key_len) >= 0)
-            return sp_errorf(err, "%s: first key does not sort after the previous block's last",
-                             t->what);
-        memcpy(t->last, it.key, it.key_len);
-        b->last_len = it.key_len;
+    while ((rc = block_iter_next(&t->it, "", &e)) == 1) {
         b->records++;
-        b->key_bytes += it.key_len;
-        b->value_bytes += it.value_len;
+        b->key_bytes += t->it.key_len;
+        b->value_bytes += t->it.value_len;
     }
     if (rc < 0)
-        return -1;
+        return sst_reader_block_error(t->r, i, &e, err);
     if (b->records != t->v.n_records)
-        return sp_errorf(err, "%s: %llu records decoded, the trailer says %u", t->what,
+        return sp_errorf(err,
+                         "%s: block %llu at byte %llu: %llu records decoded, the trailer says %u",
+                         sst_reader_path(t->r), (unsigned long long)i, (unsigned long long)(i * bs),
                          (unsigned long long)b->records, t->v.n_records);
+    memcpy(t->last, t->it.key, t->it.key_len);
     b->last = t->last;
-    b->first = sst_reader_block_first_key(t->r, i, &b->first_len);
+    b->last_len = t->it.key_len;
     t->block = i;
     t->loaded = true;
     t->walked = true;
@@ -247,9 +262,10 @@ static int load_block(table_source *t, uint64_t i, sp_error *err) {
 static int step(table_source *t, uint64_t from, sp_error *err) {
     for (;;) {
         if (t->loaded) {
-            int rc = block_iter_next(&t->it, t->what, err);
+            sp_error e = {0};
+            int rc = block_iter_next(&t->it, "", &e);
             if (rc < 0)
-                return -1;
+                return sst_reader_block_error(t->r, t->block, &e, err);
             if (rc == 1) {
                 t->src.key = t->it.key;
                 t->src.key_len = t->it.key_len;
@@ -269,7 +285,10 @@ static int step(table_source *t, uint64_t from, sp_error *err) {
 }
 
 static int source_next(merge_source *s, sp_error *err) {
-    return step((table_source *)s, 0, err);
+    table_source *t = (table_source *)s;
+    int rc = step(t, 0, err);
+    t->failed |= rc < 0;
+    return rc;
 }
 
 bool table_source_at_block_start(const table_source *t, table_source_block *b) {
@@ -291,5 +310,7 @@ int table_source_skip_block(table_source *t, sp_error *err) {
     }
     uint64_t next = t->block + 1;
     t->loaded = false;
-    return step(t, next, err);
+    int rc = step(t, next, err);
+    t->failed |= rc < 0;
+    return rc;
 }

@@ -3,11 +3,12 @@
  * (stages/sort/merge.h), with what the table merge needs to copy a block
  * whole instead of its records.
  *
- * Blocks are read in chunks of consecutive blocks, each checked in full
- * (checksum, trailer, its first key against the index) and walked once
- * before any of its records is used, which also gives its last key and
- * its record and byte counts: a block is either passed on record by
- * record or copied whole with those counts, never half of each.
+ * Blocks are mapped (or read) in chunks of consecutive blocks
+ * (stages/common/chunk_map.h), each checked in full (checksum, trailer,
+ * restart points, its first key against the index) and walked once before
+ * any of its records is used, which also gives its last key and its record
+ * and byte counts: a block is either passed on record by record or copied
+ * whole, from the checked bytes, with those counts, never half of each.
  */
 #ifndef SSTPIPE_MERGE_TABLE_SOURCE_H
 #define SSTPIPE_MERGE_TABLE_SOURCE_H
@@ -22,10 +23,15 @@
 
 typedef struct table_source table_source;
 
-/* Opens path (footer and index checked); read_bytes bounds the chunk
- * buffer (at least one block is read at a time). */
+/* Opens path (footer and index checked); read_bytes bounds a chunk (at
+ * least one block is read at a time). */
 table_source *table_source_open(const char *path, size_t read_bytes, sp_error *err);
+/* Changes the chunk bound from the next chunk on. */
+void table_source_set_read_bytes(table_source *t, size_t read_bytes);
 void table_source_destroy(table_source *t);
+/* Whether an error so far came from reading or checking this table (a
+ * damaged input, rather than the output or memory). */
+bool table_source_failed(const table_source *t);
 
 merge_source *table_source_merge_source(table_source *t);
 const sst_footer *table_source_footer(const table_source *t);
@@ -39,7 +45,8 @@ typedef struct table_source_block {
     const uint8_t *first, *last;
     uint32_t first_len, last_len;
     uint64_t records, key_bytes, value_bytes;
-    int fd;
+    int fd;              /* the table's */
+    const uint8_t *data; /* its checked bytes, until the source moves on */
 } table_source_block;
 
 bool table_source_at_block_start(const table_source *t, table_source_block *b);

@@ -2,16 +2,25 @@
  * table_writer.c: streams sorted records into data blocks, then writes the
  * index and the footer; see table_writer.h and FORMAT.md.
  *
- * Blocks are filled greedily and copied into a 1 MiB batch that is written
+ * Blocks are filled greedily and copied into a 4 MiB batch that is written
  * with one write() when full, so the disk sees large sequential writes and
  * each block stays at a block_size-aligned file offset. The index grows in
  * memory in its on-disk encoding (a few bytes per block), and nothing is
  * allocated per record.
  *
  * Blocks copied from another table (table_writer_copy_block, for merge)
- * are not read here: consecutive ones are collected into one pending range
- * of the source file, which the kernel copies (copy_file_range) before
- * anything else is written, so a long run of unchanged blocks is one call.
+ * go into the same batch from the bytes the caller checked, so a merge
+ * writes its output as build does, in 4 MiB writes, however its copied
+ * runs and rebuilt blocks alternate. Where the file system shares extents
+ * (FICLONERANGE: XFS, btrfs, ...) and its blocks divide block_size, a run
+ * of blocks consecutive in their table is instead collected into one
+ * pending range and shared with one ioctl, before anything after it is
+ * written; the first clone the file system refuses as unsupported turns
+ * sharing off for the rest of the table, its range read from the source
+ * into the batch, silently. copy_file_range is not used: on a file system
+ * without reflinks it is a splice through the page cache, a second pass
+ * over bytes the merge has just read and checked (measured: 101 ms of CPU
+ * against 59 ms for 109 MiB, in the commit that made this change).
  */
 #include "stages/sst/table_writer.h"
 
@@ -25,14 +34,17 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/fs.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <xxhash.h>
 
-#define BATCH_BYTES (1u << 20) /* a multiple of every block size */
+#define BATCH_BYTES (4u << 20) /* a multiple of every block size */
 /* Writeback is started every this many bytes, so the final fsync finds
  * little left to flush and the disk works while the merge goes on. */
 #define WRITEBACK_BYTES (8u << 20)
@@ -54,7 +66,8 @@ struct table_writer {
     uint32_t last_len;
     uint8_t last_key[SP_MAX_KEY_BYTES];
     table_stats stats;
-    int copy_fd; /* the pending copy: copy_len bytes of copy_fd at copy_off */
+    bool no_clone; /* extents are not shared: copied blocks go through the batch */
+    int copy_fd;   /* the pending clone: copy_len bytes of copy_fd at copy_off */
     uint64_t copy_off, copy_len;
 };
 
@@ -104,6 +117,11 @@ table_writer *table_writer_init(const char *path, const table_options *opts, sp_
         table_writer_destroy(w);
         return NULL;
     }
+    /* A clone's offsets and length must be multiples of the file system's
+     * block: blocks smaller than that are never shared. */
+    struct stat st;
+    w->no_clone = fstat(w->out.fd, &st) || st.st_blksize <= 0 ||
+                  opts->block_size % (uint32_t)st.st_blksize != 0;
     return w;
 }
 
@@ -126,8 +144,8 @@ static int flush(table_writer *w, sp_error *err) {
     return 0;
 }
 
-/* The pending copy, through the (empty) batch buffer where the kernel
- * cannot copy between these files. */
+/* The pending range, read from its table into the (empty) batch: where
+ * the file system refused to share it. */
 static int copy_through_batch(table_writer *w, sp_error *err) {
     while (w->copy_len) {
         size_t k = w->copy_len < BATCH_BYTES ? (size_t)w->copy_len : BATCH_BYTES;
@@ -141,38 +159,44 @@ static int copy_through_batch(table_writer *w, sp_error *err) {
     return 0;
 }
 
-/* Runs the pending copy; the batch is empty (flushed) when one is pending. */
-static int run_copy(table_writer *w, sp_error *err) {
-    while (w->copy_len) {
-        loff_t in = (loff_t)w->copy_off;
-        size_t k = w->copy_len < (1u << 30) ? (size_t)w->copy_len : (1u << 30);
-        ssize_t n = copy_file_range(w->copy_fd, &in, w->out.fd, NULL, k, 0);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0 && (errno == EXDEV || errno == EINVAL || errno == ENOSYS || errno == EOPNOTSUPP ||
-                      errno == EBADF)) {
-            if (copy_through_batch(w, err))
-                return -1;
-            break;
-        }
-        if (n < 0)
-            return sp_errorf(err, "%s: copying %llu bytes of blocks at byte %llu: %s", w->path,
-                             (unsigned long long)w->copy_len, (unsigned long long)w->written,
-                             strerror(errno));
-        if (n == 0)
-            return sp_errorf(err, "%s: the table copied from ended at byte %llu", w->path,
-                             (unsigned long long)w->copy_off);
-        written(w, (uint64_t)n);
-        w->copy_off += (uint64_t)n;
-        w->copy_len -= (uint64_t)n;
+/* Errors of FICLONERANGE that say the file system (or this pair of files)
+ * cannot share extents, rather than that the disk failed. */
+static bool clone_unsupported(int e) {
+    return e == EOPNOTSUPP || e == ENOTTY || e == ENOSYS || e == EXDEV || e == EINVAL ||
+           e == EBADF || e == EPERM || e == ETXTBSY;
+}
+
+/* Shares the pending range at the end of the file (after the batch). */
+static int run_clone(table_writer *w, sp_error *err) {
+    if (flush(w, err))
+        return -1;
+    struct file_clone_range r = {.src_fd = w->copy_fd,
+                                 .src_offset = w->copy_off,
+                                 .src_length = w->copy_len,
+                                 .dest_offset = w->written};
+    if (ioctl(w->out.fd, FICLONERANGE, &r) == 0) {
+        /* The clone does not move the file offset the writes go on from. */
+        if (lseek(w->out.fd, (off_t)(w->written + w->copy_len), SEEK_SET) < 0)
+            return sp_errorf_errno(err, "%s: seek after sharing blocks failed", w->path);
+        written(w, w->copy_len);
+        w->stats.cloned_blocks += w->copy_len / w->opts.block_size;
+    } else if (clone_unsupported(errno)) {
+        w->no_clone = true;
+        if (copy_through_batch(w, err))
+            return -1;
+    } else {
+        return sp_errorf(err, "%s: sharing %llu bytes of blocks at byte %llu (FICLONERANGE): %s",
+                         w->path, (unsigned long long)w->copy_len, (unsigned long long)w->written,
+                         strerror(errno));
     }
+    w->copy_len = 0;
     w->copy_fd = -1;
     return 0;
 }
 
 /* Appends n bytes of src (or zeros when src is NULL) to the file. */
 static int emit(table_writer *w, const uint8_t *src, uint64_t n, sp_error *err) {
-    if (w->copy_len && run_copy(w, err))
+    if (w->copy_len && run_clone(w, err))
         return -1;
     while (n) {
         if (w->batch_used == BATCH_BYTES && flush(w, err))
@@ -288,17 +312,22 @@ int table_writer_copy_block(table_writer *w, const table_block_copy *c, sp_error
                          show_key(w->last_key, w->last_len, b, sizeof b));
     if (!block_builder_empty(w->block) && end_block(w, err))
         return -1;
-    if (flush(w, err))
-        return -1;
     const uint64_t bs = w->opts.block_size;
+    /* A pending range this block does not continue is shared first (which
+     * may find that the file system cannot). */
     if (w->copy_len && !(w->copy_fd == c->fd && w->copy_off + w->copy_len == c->offset) &&
-        run_copy(w, err))
+        run_clone(w, err))
         return -1;
-    if (!w->copy_len) {
-        w->copy_fd = c->fd;
-        w->copy_off = c->offset;
+    if (w->no_clone) {
+        if (emit(w, c->data, bs, err))
+            return -1;
+    } else {
+        if (!w->copy_len) {
+            w->copy_fd = c->fd;
+            w->copy_off = c->offset;
+        }
+        w->copy_len += bs;
     }
-    w->copy_len += bs;
     if (index_add(w, c->first, c->first_len, err))
         return -1;
     w->stats.data_blocks++;

@@ -28,6 +28,7 @@ typedef struct table_stats {
     uint64_t key_bytes;
     uint64_t value_bytes;
     uint64_t file_size;
+    uint64_t cloned_blocks; /* copied blocks whose extents are shared (FICLONERANGE) */
 } table_stats;
 
 typedef struct table_writer table_writer;
@@ -43,6 +44,7 @@ sp_sink table_writer_sink(table_writer *w);
 typedef struct table_block_copy {
     int fd;               /* the table it comes from */
     uint64_t offset;      /* its offset there, a multiple of block_size */
+    const uint8_t *data;  /* its bytes (checked by the caller), valid during the call */
     const uint8_t *first; /* its first and last key */
     uint32_t first_len;
     const uint8_t *last;
@@ -53,9 +55,10 @@ typedef struct table_block_copy {
 /*
  * Appends a block (the same block size, values within this table's bound:
  * the caller checked it) after the block being filled, which is finished
- * first. The bytes are copied by the kernel (copy_file_range; with
- * reflinks the extents are shared), blocks consecutive in the source in
- * one call. Its first key must sort after the last key added.
+ * first. Its bytes go into the write batch; where the file system shares
+ * extents, blocks consecutive in the source are instead shared with one
+ * FICLONERANGE (see table_writer.c). Its first key must sort after the
+ * last key added.
  */
 int table_writer_copy_block(table_writer *w, const table_block_copy *c, sp_error *err);
 /* Writes index and footer, fsyncs and renames into place. */

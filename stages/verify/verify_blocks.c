@@ -3,15 +3,13 @@
  * overlapped with the checking and the checking spread over two threads.
  *
  * Reading. A reader thread maps the data region one chunk at a time (the
- * buf_cap-sized chunks verify reads) and faults each chunk in with
- * MADV_POPULATE_READ, one chunk ahead of the checking: on a cold file the
- * next chunk is read from the disk while this one is checked, and a warm
- * file is checked where it lies in the page cache, without the copy a read
- * makes. A chunk that cannot be mapped or populated (the populate reports a
- * failed read as an error where touching the page would raise SIGBUS) is
- * read with pread into a buffer instead, which gives its bytes or the read
- * error that verify reports. A chunk is unmapped once checked, so page
- * tables stay small however large the file.
+ * buf_cap-sized chunks verify reads) and faults each chunk in, one chunk
+ * ahead of the checking (stages/common/chunk_map.h: mapped and populated,
+ * or read with pread where that fails): on a cold file the next chunk is
+ * read from the disk while this one is checked, and a warm file is checked
+ * where it lies in the page cache, without the copy a read makes. A chunk
+ * is unmapped once checked, so page tables stay small however large the
+ * file.
  *
  * Checking. Each chunk's blocks are split in two halves, checked at the
  * same time by the calling thread and a helper. Each half keeps what it
@@ -28,14 +26,11 @@
  * bound, the index as read here) and walks on past a problem, naming its
  * block and file offset.
  *
- * What a mapping does not cover: a file truncated in place (sstpipe only
- * ever replaces a table by rename, which leaves the checked file whole)
- * while a populated chunk of it is being checked makes the touch of a lost
- * page fault with SIGBUS, where a read would have come back short.
+ * What a mapping does not cover: see chunk_map.h.
  */
 #include "stages/verify/verify_check.h"
 
-#include "stages/common/fileio.h"
+#include "stages/common/chunk_map.h"
 #include "stages/common/key.h"
 #include "stages/sst/block.h"
 #include "stages/sst/coding.h"
@@ -46,8 +41,6 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 /* ---------------------------------------------------------------- runs */
 
@@ -215,10 +208,7 @@ static void merge(checker *c, const run *r) {
 
 typedef struct chunk {
     uint64_t first, n; /* blocks */
-    const uint8_t *data;
-    void *map;
-    size_t map_len;
-    uint8_t *buf; /* for pread, allocated on first need */
+    sp_chunk span;
     int rc;
     sp_error err;
 } chunk;
@@ -242,28 +232,8 @@ static void fill(pipeline *pl, chunk *s, uint64_t q) {
     s->first = q * pl->per_chunk;
     s->n = pl->n_blocks - s->first < pl->per_chunk ? pl->n_blocks - s->first : pl->per_chunk;
     sp_error_clear(&s->err);
-    uint64_t off = s->first * c->bs;
-    size_t len = (size_t)s->n * c->bs;
-    uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
-    size_t lead = (size_t)(off % page);
-    void *m = mmap(NULL, lead + len, PROT_READ, MAP_SHARED, c->fd, (off_t)(off - lead));
-    if (m != MAP_FAILED) {
-        if (madvise(m, lead + len, MADV_POPULATE_READ) == 0) {
-            s->map = m;
-            s->map_len = lead + len;
-            s->data = (const uint8_t *)m + lead;
-            s->rc = 0;
-            return;
-        }
-        munmap(m, lead + len);
-    }
-    if (!s->buf && !(s->buf = malloc(c->buf_cap))) {
-        s->rc = sp_errorf(&s->err, "%s: out of memory for a %zu-byte read buffer", c->rep->path,
-                          c->buf_cap);
-        return;
-    }
-    s->rc = sp_pread_exact(c->fd, s->buf, len, off, c->rep->path, &s->err);
-    s->data = s->buf;
+    s->rc = sp_chunk_fill(&s->span, c->fd, s->first * c->bs, (size_t)s->n * c->bs, c->rep->path,
+                          &s->err);
 }
 
 static void *reader_main(void *arg) {
@@ -311,8 +281,8 @@ static void check_chunk(pipeline *pl, const chunk *s, run runs[2]) {
     runs[0].first = s->first;
     runs[0].end = runs[1].first = s->first + half;
     runs[1].end = s->first + s->n;
-    runs[0].data = s->data;
-    runs[1].data = s->data + half * pl->c->bs;
+    runs[0].data = s->span.data;
+    runs[1].data = s->span.data + half * pl->c->bs;
     pthread_mutex_lock(&pl->mu);
     pl->job = &runs[1];
     pl->job_done = false;
@@ -365,10 +335,7 @@ int check_blocks(checker *c, uint64_t n, bool stop_at_bad, sp_error *err) {
             sp_progress_store(&c->rep->opts.progress->in_bytes, c->rep->bytes);
             sp_progress_store(&c->rep->opts.progress->records, c->records);
         }
-        if (s->map) {
-            munmap(s->map, s->map_len);
-            s->map = NULL;
-        }
+        sp_chunk_release(&s->span);
         pthread_mutex_lock(&pl.mu);
         pl.released = q + 1;
         pthread_cond_broadcast(&pl.cv);
@@ -384,11 +351,8 @@ int check_blocks(checker *c, uint64_t n, bool stop_at_bad, sp_error *err) {
         pthread_join(pl.reader, NULL);
     if (helper)
         pthread_join(pl.helper, NULL);
-    for (int k = 0; k < SLOTS; k++) {
-        if (pl.slots[k].map)
-            munmap(pl.slots[k].map, pl.slots[k].map_len);
-        free(pl.slots[k].buf);
-    }
+    for (int k = 0; k < SLOTS; k++)
+        sp_chunk_destroy(&pl.slots[k].span);
     pthread_cond_destroy(&pl.cv);
     pthread_mutex_destroy(&pl.mu);
     free(runs[0].problems);

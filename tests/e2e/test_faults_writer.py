@@ -53,10 +53,12 @@ class WriterFaults(E2ETest):
         self.build(self.prev_dump, out)
         counts = faultlib.count_calls(self, argv, out_dir, env=env)
         self.assertEqual(sha(out), sha(ref), "the counting run's output differs from the reference")
-        self.assertGreater(counts["write"], 1, counts)
+        self.assertGreater(counts["write"], 0, counts)
         if "--max-bytes" in argv:
-            # Past 8 MiB the writer asks for early write-back.
+            # Past 8 MiB the writer asks for early write-back; its 4 MiB
+            # writes are several, so a write fails after others succeeded.
             self.assertGreater(counts["sync_file_range"], 0, counts)
+            self.assertGreater(counts["write"], 2, counts)
         self.assertEqual(counts["open"], 1, counts)
         self.assertEqual(counts["linkat"], 0 if env else 1, counts)
         def reset():

@@ -28,7 +28,7 @@ LONG = os.environ.get("SSTPIPE_FAULTS_LONG") == "1"
 
 # Every call faultshim.c counts and fails (its op names, in its order).
 OPS = ("write", "pwrite", "fsync", "fdatasync", "rename", "renameat", "ftruncate", "close",
-       "open", "linkat", "symlink", "mkdir", "sync_file_range", "stdio", "copy_file_range")
+       "open", "linkat", "symlink", "mkdir", "sync_file_range", "stdio", "clone")
 # The calls a reader makes (serve, get): a table's block reads without the
 # map, and opening an existing file. Apart from OPS, whose sweeps are of what
 # a run writes.

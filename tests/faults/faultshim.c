@@ -3,9 +3,9 @@
  * process fail, so tests can watch sstpipe meet a full or failing disk at
  * every write, fsync and rename it makes.
  *
- * It wraps write, pwrite, copy_file_range (merge's block copies), fsync, fdatasync, rename,
- * renameat(2), ftruncate and close; "open", the calls that create a file (open and openat with
- * O_CREAT or O_TMPFILE, mkstemp, mkostemp); linkat (and link); symlink (and
+ * It wraps write, pwrite, "clone" (ioctl FICLONERANGE: merge sharing blocks), fsync,
+ * fdatasync, rename, renameat(2), ftruncate and close; "open", the calls that create a file (open
+ * and openat with O_CREAT or O_TMPFILE, mkstemp, mkostemp); linkat (and link); symlink (and
  * symlinkat); mkdir (and mkdirat); sync_file_range; and "stdio", the writes
  * a stdio stream makes to its file. For the readers (`serve`, `get`), which
  * write nothing, "pread" (pread, pread64: every block a table read makes
@@ -42,6 +42,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/fs.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -50,6 +51,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
@@ -69,16 +71,16 @@ enum op {
     OP_MKDIR,
     OP_SYNC_FILE_RANGE,
     OP_STDIO,
-    OP_COPY_FILE_RANGE,
+    OP_CLONE,
     OP_PREAD,
     OP_OPEN_READ,
     OP_COUNT
 };
 
 static const char *const op_names[OP_COUNT] = {
-    "write",           "pwrite", "fsync",    "fdatasync", "rename", "renameat",        "ftruncate",
-    "close",           "open",   "linkat",   "symlink",   "mkdir",  "sync_file_range", "stdio",
-    "copy_file_range", "pread",  "open_read"};
+    "write",           "pwrite", "fsync", "fdatasync", "rename",   "renameat",
+    "ftruncate",       "close",  "open",  "linkat",    "symlink",  "mkdir",
+    "sync_file_range", "stdio",  "clone", "pread",     "open_read"};
 
 static const struct {
     const char *name;
@@ -96,7 +98,7 @@ static int (*real_renameat)(int, const char *, int, const char *);
 static int (*real_renameat2)(int, const char *, int, const char *, unsigned);
 static int (*real_ftruncate)(int, off_t);
 static int (*real_close)(int);
-static ssize_t (*real_copy_file_range)(int, off_t *, int, off_t *, size_t, unsigned);
+static int (*real_ioctl)(int, unsigned long, ...);
 static int (*real_open)(const char *, int, ...);
 static int (*real_openat)(int, const char *, int, ...);
 static int (*real_mkstemp)(char *);
@@ -180,7 +182,7 @@ static void shim_setup(void) {
     real_renameat2 = next_symbol("renameat2");
     real_ftruncate = next_symbol("ftruncate");
     real_close = next_symbol("close");
-    real_copy_file_range = next_symbol("copy_file_range");
+    real_ioctl = next_symbol("ioctl");
     real_open = next_symbol("open");
     real_openat = next_symbol("openat");
     real_mkstemp = next_symbol("mkstemp");
@@ -313,12 +315,16 @@ ssize_t pread64(int fd, void *buf, size_t n, off_t off) {
     return pread(fd, buf, n, off);
 }
 
-/* Counted on the file written to. */
-ssize_t copy_file_range(int fd_in, off_t *off_in, int fd_out, off_t *off_out, size_t n,
-                        unsigned flags) {
-    return hit_fd(OP_COPY_FILE_RANGE, fd_out)
-               ? -1
-               : real_copy_file_range(fd_in, off_in, fd_out, off_out, n, flags);
+/* Only FICLONERANGE (merge sharing a base's blocks) is a fault point,
+ * counted on the file written to; every other ioctl passes through. */
+int ioctl(int fd, unsigned long request, ...) {
+    va_list ap;
+    va_start(ap, request);
+    void *arg = va_arg(ap, void *);
+    va_end(ap);
+    if (request == FICLONERANGE && hit_fd(OP_CLONE, fd))
+        return -1;
+    return real_ioctl(fd, request, arg);
 }
 
 int fsync(int fd) {
