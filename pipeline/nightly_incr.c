@@ -15,6 +15,7 @@
 #include "pipeline/nightly_dirs.h"
 #include "pipeline/nightly_log.h"
 #include "pipeline/nightly_manifest.h"
+#include "pipeline/nightly_sums.h"
 #include "stages/common/key.h"
 #include "stages/common/record.h"
 #include "stages/sst/format.h"
@@ -91,7 +92,9 @@ static json_t *date_json(uint32_t d) {
 
 static void dump_free(nightly_dump *d) {
     free(d->path);
+    free(d->damaged);
     d->path = NULL;
+    d->damaged = NULL;
 }
 
 void nightly_plan_destroy(nightly_plan *p) {
@@ -336,12 +339,18 @@ static uint64_t options_key(const sp_config *cfg) {
     return XXH3_64bits(text, strlen(text));
 }
 
-static int hash_dump(nightly_run_state *r, nightly_dump *d) {
+static int hash_dump(nightly_run_state *r, nightly_sums *sums, nightly_dump *d, uint64_t *read) {
     uint64_t size;
-    if (nightly_hash_file(d->path, &size, &d->xxh3, &r->log.done, &r->err))
+    if (nightly_sums_hash(sums, d->path, &size, &d->xxh3, &d->checksum_reused, &r->log.done,
+                          &r->err))
         return -1;
     d->size = size;
-    nightly_logf(&r->log, "%s: xxh3_64 %016llx", d->path, (unsigned long long)d->xxh3);
+    if (!d->checksum_reused)
+        *read += size;
+    nightly_logf(&r->log, "%s: xxh3_64 %016llx%s", d->path, (unsigned long long)d->xxh3,
+                 d->checksum_reused ? " (reused from " NIGHTLY_CACHE_DIR "/" NIGHTLY_SUMS_FILE
+                                      ": the same size, times and inode as when it was hashed)"
+                                    : "");
     return 0;
 }
 
@@ -357,9 +366,18 @@ int nightly_incr_checksum(nightly_run_state *r) {
         total += p->incr[i].size;
     nightly_stage_begin(&r->log, "checksum", NULL, total);
     double w = nightly_now(), c = nightly_cpu_now();
-    int rc = hash_dump(r, &p->base);
+    char sums_path[PATH_MAX * 2];
+    snprintf(sums_path, sizeof sums_path, "%s/" NIGHTLY_CACHE_DIR "/" NIGHTLY_SUMS_FILE, r->dir);
+    nightly_sums *sums = nightly_sums_load(sums_path, &r->log);
+    uint64_t read = 0;
+    int rc = sums ? hash_dump(r, sums, &p->base, &read) : sp_errorf(&r->err, "out of memory");
     for (size_t i = 0; rc == 0 && i < p->n_incr; i++)
-        rc = hash_dump(r, &p->incr[i]);
+        rc = hash_dump(r, sums, &p->incr[i], &read);
+    char staged[PATH_MAX * 2];
+    snprintf(staged, sizeof staged, "%s/" NIGHTLY_SUMS_FILE, r->staging);
+    if (rc == 0)
+        rc = nightly_sums_save(sums, staged, &r->err);
+    nightly_sums_destroy(sums);
     if (rc == 0 && *r->cfg->input.deletions)
         rc = nightly_hash_file(r->cfg->input.deletions, &p->deletions_size, &p->deletions_xxh3,
                                NULL, &r->err);
@@ -370,10 +388,8 @@ int nightly_incr_checksum(nightly_run_state *r) {
     r->input_size = p->base.size;
     r->input_xxh3 = p->base.xxh3;
     r->have_checksum = true;
-    total = p->base.size;
-    for (size_t i = 0; i < p->n_incr; i++)
-        total += p->incr[i].size;
-    nightly_manifest_stage(r, "checksum", nightly_now() - w, nightly_cpu_now() - c, total, 0, -1,
+    /* bytes_in: what was read, the inputs whose checksum was reused left out. */
+    nightly_manifest_stage(r, "checksum", nightly_now() - w, nightly_cpu_now() - c, read, 0, -1,
                            -1);
 
     p->options_key = options_key(r->cfg);
@@ -506,6 +522,39 @@ int nightly_incr_build(nightly_run_state *r) {
 
 /* ------------------------------------------------------------ merge */
 
+/* After a merge failed reading input i (-1: not an input's error): the
+ * table in cache/ is damaged or unreadable, whatever its footer said when
+ * it was opened. Unless it was built again already in this run, the
+ * failure is logged, the table removed and built again from its dump, and
+ * true returned for the merge to be tried again; else false, r->err
+ * saying why the run fails. The merge reads and checks every block of
+ * every input, so no damaged block reaches the merged table. */
+static bool rebuild_damaged(nightly_run_state *r, int i, bool *rebuilt) {
+    nightly_plan *p = r->plan;
+    if (i < 0 || rebuilt[i])
+        return false;
+    rebuilt[i] = true;
+    nightly_dump *d = i ? &p->incr[i - 1] : &p->base;
+    char path[PATH_MAX * 2], what[32];
+    snprintf(path, sizeof path, "%s/" NIGHTLY_CACHE_DIR "/%s", r->dir, d->table);
+    if (i)
+        snprintf(what, sizeof what, "increment %u", d->date);
+    else
+        snprintf(what, sizeof what, "base");
+    nightly_logf(&r->log,
+                 "warning: %s: cached table %s/%s is damaged, building it again from %s: %s", what,
+                 NIGHTLY_CACHE_DIR, d->table, d->path, r->err.msg);
+    free(d->damaged);
+    d->damaged = strdup(r->err.msg);
+    sp_error_clear(&r->err);
+    if (unlink(path) && errno != ENOENT) {
+        sp_errorf_errno(&r->err, "%s: cannot remove the damaged table", path);
+        return false;
+    }
+    d->cached = false;
+    return build_one(r, d, what) == 0;
+}
+
 int nightly_incr_merge(nightly_run_state *r) {
     nightly_plan *p = r->plan;
     size_t n = p->n_incr + 1;
@@ -530,19 +579,28 @@ int nightly_incr_merge(nightly_run_state *r) {
     o.cluster_size = (uint32_t)r->cfg->sst.cluster_size;
     o.drop = p->deletions;
     o.n_drop = p->n_deletions;
+    bool *rebuilt = rc == 0 ? calloc(n, sizeof *rebuilt) : NULL;
+    if (rc == 0 && !rebuilt)
+        rc = sp_errorf(&r->err, "out of memory");
     if (rc == 0) {
         nightly_logf(&r->log, "merge: %zu table(s) -> %s", n, r->table_path);
-        nightly_stage_begin(&r->log, "merge", NULL, 0);
-        double w = nightly_now(), c = nightly_cpu_now();
-        rc = table_merge(r->table_path, (const char *const *)paths, (unsigned)n, &o, &p->merge,
-                         &r->err);
-        nightly_stage_end(&r->log);
-        if (rc == 0) {
-            p->merged = true;
-            nightly_manifest_stage(r, "merge", nightly_now() - w, nightly_cpu_now() - c, bytes_in,
-                                   p->merge.file_size, -1, (int64_t)p->merge.records);
+        for (;;) {
+            nightly_stage_begin(&r->log, "merge", NULL, 0);
+            double w = nightly_now(), c = nightly_cpu_now();
+            rc = table_merge(r->table_path, (const char *const *)paths, (unsigned)n, &o, &p->merge,
+                             &r->err);
+            nightly_stage_end(&r->log);
+            if (rc == 0) {
+                p->merged = true;
+                nightly_manifest_stage(r, "merge", nightly_now() - w, nightly_cpu_now() - c,
+                                       bytes_in, p->merge.file_size, -1, (int64_t)p->merge.records);
+                break;
+            }
+            if (!rebuild_damaged(r, p->merge.failed_input, rebuilt))
+                break;
         }
     }
+    free(rebuilt);
     for (size_t i = 0; i < n; i++)
         free(paths[i]);
     free(paths);
@@ -616,6 +674,8 @@ static json_t *dump_json(const nightly_dump *d, bool applied) {
     json_object_set_new(
         j, "table", d->table[0] ? json_sprintf(NIGHTLY_CACHE_DIR "/%s", d->table) : json_null());
     json_object_set_new(j, "cached", json_boolean(d->cached));
+    json_object_set_new(j, "checksum_reused", json_boolean(d->checksum_reused));
+    json_object_set_new(j, "damaged", d->damaged ? json_string(d->damaged) : json_null());
     json_object_set_new(j, "counts", d->built ? nightly_counts_json(&d->stats) : json_null());
     return j;
 }

@@ -41,8 +41,10 @@ typedef struct nightly_dump {
     time_t mtime;
     bool compressed;
     uint64_t xxh3;
+    bool checksum_reused;     /* xxh3 from cache/checksums.json (nightly_sums.h) */
     char table[NAME_MAX + 1]; /* its table's file name in cache/ */
     bool cached;              /* that table was there already */
+    char *damaged;            /* the cached table failed the merge's check: why (rebuilt) */
     bool built;               /* built by this run: stats hold its figures */
     build_stats stats;
 } nightly_dump;
@@ -75,7 +77,9 @@ int nightly_dump_date(const char *path, uint32_t *date, sp_error *err);
  * the increments (the matches of [input] incremental), with the skipped
  * ones and the gaps; logs each. */
 int nightly_incr_plan(struct nightly_run_state *r, const char *base_arg);
-/* XXH3-64 of every input, then the options and inputs keys. */
+/* XXH3-64 of every input (the dumps' from cache/checksums.json where
+ * their stat is unchanged: nightly_sums.h), then the options and inputs
+ * keys. */
 int nightly_incr_checksum(struct nightly_run_state *r);
 /* Whether current was published from exactly these inputs and options
  * (plan->up_to_date_with names it then). */
@@ -84,7 +88,9 @@ bool nightly_incr_up_to_date(struct nightly_run_state *r);
  * free-space check), and the largest single build (its sort may spill). */
 void nightly_incr_space(const struct nightly_run_state *r, uint64_t *need, uint64_t *largest);
 /* Builds the tables not in cache/ (a cached one that no longer opens is
- * rebuilt), then merges base and increments into r->table_path. */
+ * rebuilt), then merges base and increments into r->table_path; a cached
+ * table whose blocks fail the merge's check is rebuilt from its dump and
+ * the merge run again. */
 int nightly_incr_build(struct nightly_run_state *r);
 int nightly_incr_merge(struct nightly_run_state *r);
 /* After a publish: deletes the tables in cache/ this run did not use. */

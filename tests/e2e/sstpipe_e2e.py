@@ -267,6 +267,17 @@ class E2ETest(unittest.TestCase):
 # ---------------------------------------------------------------- output parsers
 
 
+def wait_older(*paths, seconds=2.5, bound=30):
+    """Waits until each file's ctime is more than `seconds` in the past
+    (bounded): the incremental nightly records a dump's checksum only for a
+    file unchanged for 2 s before it was hashed (pipeline/nightly_sums.h)."""
+    deadline = time.monotonic() + bound
+    while any(time.time_ns() - os.stat(p).st_ctime_ns <= seconds * 1e9 for p in paths):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{paths}: the clock did not move on")
+        time.sleep(0.1)
+
+
 def parse_dump(test, stdout):
     """`dump --jsonl` output -> [(key bytes, value bytes)]; every line must be
     a JSON object with exactly "key" and "value" strings."""

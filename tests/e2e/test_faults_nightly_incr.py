@@ -1,9 +1,12 @@
 """test_faults_nightly_incr.py: I/O faults and SIGKILL at every call of an incremental nightly.
 
 The state before each faulted run: a published incremental nightly (a full
-dump and one day's increment, their tables in cache/) and the next day's
-increment just arrived. The faulted run checksums the inputs, reuses the
-cached base and first increment, builds the new increment's table in its
+dump and one day's increment, their tables and checksums in cache/) and the
+next day's increment just arrived. The faulted run takes the base's and the
+first increment's checksums from cache/checksums.json, hashes the new
+increment and writes the checksum cache anew (in its staging directory,
+renamed into cache/), reuses the cached base and first increment, builds
+the new increment's table in its
 staging directory and renames it into cache/ (fsyncing cache/), merges the
 three tables, verifies, profiles and publishes. The fault shim counts every
 call under [output] dir (test_faults_nightly.py lists them), then each run
@@ -36,7 +39,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 import faultlib  # noqa: E402
 from faultlib import ERRNOS, OPS, Tally, check_error_line, indices, sha, temp_leftovers  # noqa: E402
-from sstpipe_e2e import E2ETest, run, sstpipe, sstpipe_bin, wikigen, wikigen_bin  # noqa: E402
+from sstpipe_e2e import (E2ETest, run, sstpipe, sstpipe_bin, wait_older, wikigen,  # noqa: E402
+                         wikigen_bin)
 import test_faults_nightly  # noqa: E402  (its whole-build check; not its tests)
 
 INCR = "enwiki-{}-pages-meta-hist-incr.xml.zst"
@@ -51,8 +55,8 @@ class IncrementalNightlyFaults(E2ETest):
         cls.made = os.path.join(cls.classtmp, "made")
         os.mkdir(cls.full)
         os.mkdir(cls.made)
-        wikigen(os.path.join(cls.full, "enwiki-20261130-pages-articles.xml.zst"), "2M", "33",
-                "zst")
+        cls.base_dump = wikigen(os.path.join(cls.full, "enwiki-20261130-pages-articles.xml.zst"),
+                                "2M", "33", "zst")
         r = run([wikigen_bin(), "--size", "2M", "--seed", "33", "--increment-of", "20261130",
                  "--days", "2", "--edits", "5", "--format", "zst", "-o", cls.made])
         assert r.code == 0, r.describe()
@@ -64,12 +68,18 @@ class IncrementalNightlyFaults(E2ETest):
         self.out = self.path("out")
         self.ini = self.config(self.out)
         shutil.copy(os.path.join(self.made, INCR.format("20261201")), self.incr)
+        # Old enough for their checksums to be recorded (cache/checksums.json),
+        # so that every run below makes the same calls.
+        wait_older(self.base_dump, os.path.join(self.incr, INCR.format("20261201")))
         self.publish("the first night")
-        # The cached tables the faulted runs must leave alone.
+        # The cached tables the faulted runs must leave alone (the checksum
+        # cache beside them is rewritten by the next run, atomically).
         cache = os.path.join(self.out, "cache")
-        self.cached = {n: sha(os.path.join(cache, n)) for n in os.listdir(cache)}
+        self.cached = {n: sha(os.path.join(cache, n)) for n in os.listdir(cache)
+                       if n.endswith(".sst")}
         self.assertEqual(len(self.cached), 2, self.cached)
         shutil.copy(os.path.join(self.made, INCR.format("20261202")), self.incr)
+        wait_older(os.path.join(self.incr, INCR.format("20261202")))
         self.snapshot = self.path("snapshot")
         shutil.copytree(self.out, self.snapshot, symlinks=True)
         self.argv = [sstpipe_bin(), "nightly", "-c", self.ini]

@@ -12,7 +12,12 @@ a night with nothing new builds and publishes nothing ("up to date"); the
 same inputs give the same bytes in a fresh output directory; a corrupt
 increment fails the run and leaves current and the cached base as they
 were; a file without a date in its name is refused, naming it; the
-titles of [input] deletions are left out of the table.
+titles of [input] deletions are left out of the table; a cached table with
+a damaged block (the base's, then an increment's) is noticed by the merge,
+logged, and built again from its dump, and the night publishes the right
+table; the base's checksum is taken from cache/checksums.json on a night
+it is unchanged, and hashed again when it was touched, rewritten in place
+with its old size and mtime, or replaced by a rename.
 """
 
 import sys
@@ -27,7 +32,7 @@ import subprocess
 import tempfile
 import unittest
 
-from sstpipe_e2e import E2ETest, run, sstpipe, sstpipe_bin, wikigen, wikigen_bin
+from sstpipe_e2e import E2ETest, run, sstpipe, sstpipe_bin, wait_older, wikigen, wikigen_bin
 from test_merge import split_dump
 from test_nightly import xxh3_64
 
@@ -87,6 +92,10 @@ class IncrementalNightly(E2ETest):
 
     def current(self):
         return os.readlink(os.path.join(self.out, "current"))
+
+    def cache_tables(self):
+        """The tables in cache/ (beside them: checksums.json)."""
+        return sorted(n for n in os.listdir(os.path.join(self.out, "cache")) if n.endswith(".sst"))
 
     def manifest(self, rel="current"):
         with open(os.path.join(self.out, rel, "manifest.json")) as f:
@@ -160,7 +169,7 @@ class IncrementalNightly(E2ETest):
                 self.assertGreater(inc["base"]["counts"]["skipped_redirects"], 0)
             self.assertEqual(inc["merge"]["inputs"], len(applied) + 1)
             # Only the tables this build used stay in the cache.
-            self.assertEqual(sorted(os.listdir(os.path.join(self.out, "cache"))),
+            self.assertEqual(self.cache_tables(),
                              sorted([inc["base"]["table"][6:]] +
                                     [i["table"][6:] for i in inc["increments"]]))
             table = os.path.join(self.out, "current", "table.sst")
@@ -231,7 +240,7 @@ class IncrementalNightly(E2ETest):
         self.assertEqual((inc["base"]["cached"], inc["increments"]), (False, []))
         self.assertEqual([s["date"] for s in inc["skipped"]], ["2026-12-01", "2026-12-02"])
         # The old base's and increments' tables are gone from the cache.
-        self.assertEqual(os.listdir(os.path.join(self.out, "cache")), [inc["base"]["table"][6:]])
+        self.assertEqual(self.cache_tables(), [inc["base"]["table"][6:]])
         ref = self.path("newer.sst")
         self.build(newer, ref, "-c", self.ini)
         self.assertRecordsEqual(self.dump(os.path.join(self.out, "current", "table.sst")),
@@ -252,7 +261,7 @@ class IncrementalNightly(E2ETest):
         before = self.current()
         table_sum = xxh3_64(os.path.join(self.out, "current", "table.sst"))
         cache = os.path.join(self.out, "cache")
-        cached = {n: xxh3_64(os.path.join(cache, n)) for n in os.listdir(cache)}
+        cached = {n: xxh3_64(os.path.join(cache, n)) for n in self.cache_tables()}
         with open(os.path.join(self.made, INCR.format("20261202")), "rb") as f:
             data = f.read()
         bad = os.path.join(self.incr, INCR.format("20261202"))
@@ -263,7 +272,7 @@ class IncrementalNightly(E2ETest):
         self.assertIn(bad, p.stderr.decode())
         self.assertEqual(self.current(), before)
         self.assertEqual(xxh3_64(os.path.join(self.out, "current", "table.sst")), table_sum)
-        self.assertEqual({n: xxh3_64(os.path.join(cache, n)) for n in os.listdir(cache)}, cached)
+        self.assertEqual({n: xxh3_64(os.path.join(cache, n)) for n in self.cache_tables()}, cached)
         self.assertEqual([n for n in os.listdir(self.out) if n.startswith(".staging-")], [])
         (failed,) = os.listdir(os.path.join(self.out, "failed"))
         m = self.manifest("failed/" + failed)
@@ -278,6 +287,140 @@ class IncrementalNightly(E2ETest):
         self.assertIn("base: cached table reused", p.stderr.decode())
         self.assertRecordsEqual(self.dump(os.path.join(self.out, "current", "table.sst")),
                                 self.reference(["20261201", "20261202"]), "after the repair")
+
+    def test_damaged_cache_rebuilt(self):
+        """A damaged block in a cached table: the merge's block check finds
+        it, the night logs it, builds that table again from its dump and
+        publishes the table a build of the dumps gives; the cache is whole
+        again. (Before: the night failed at the merge, exit 1, every night
+        until the cache was emptied by hand.)"""
+        self.arrive("20261201")
+        self.assertExit(self.nightly(), 0)
+        cache = os.path.join(self.out, "cache")
+        (base_t,) = [n for n in os.listdir(cache) if n.startswith("base-")]
+        (incr_t,) = [n for n in os.listdir(cache) if n.startswith("incr-")]
+        applied = ["20261201"]
+        for name, day, kind in ((base_t, "20261202", "base"), (incr_t, "20261203", "increment")):
+            damaged = os.path.join(cache, name)
+            with open(damaged, "r+b") as f:  # a byte of block 0 flipped, as by a bad disk
+                f.seek(100)
+                b = f.read(1)
+                f.seek(100)
+                f.write(bytes([b[0] ^ 0x55]))
+            self.assertEqual(sstpipe("verify", damaged).code, 1)
+            self.arrive(day)
+            applied.append(day)
+            p = self.nightly()
+            self.assertExit(p, 0)
+            err = p.stderr.decode()
+            self.assertIn(f"cached table cache/{name} is damaged, building it again from ", err)
+            self.assertIn("block 0 at byte 0: block checksum mismatch", err)
+            self.assertOk(sstpipe("verify", damaged))
+            m = self.manifest()
+            inc = m["incremental"]
+            entry = inc["base"] if kind == "base" else inc["increments"][0]
+            self.assertEqual(entry["cached"], False, kind)
+            self.assertIn("block checksum mismatch", entry["damaged"], kind)
+            others = [inc["base"]] + inc["increments"]
+            self.assertEqual([e for e in others if e["damaged"]], [entry], kind)
+            self.assertRecordsEqual(self.dump(os.path.join(self.out, "current", "table.sst")),
+                                    self.reference(applied), f"damaged {kind}")
+            self.assertEqual([n for n in os.listdir(self.out) if n.startswith(".staging-")], [])
+            self.assertEqual(os.listdir(os.path.join(self.out, "failed")), [])
+            self.assertEqual(self.cache_tables(),
+                             sorted([inc["base"]["table"][6:]] +
+                                    [i["table"][6:] for i in inc["increments"]]))
+
+    def test_checksum_shortcut(self):
+        """The base is hashed once; later nights take its checksum from
+        cache/checksums.json while size, mtime, ctime, inode and device are
+        unchanged. Touched, rewritten in place with its old size and mtime
+        restored (only ctime tells), or replaced by a rename: hashed again,
+        and the table follows the new content."""
+        base = os.path.join(self.full, os.path.basename(self.base))
+        with open(self.base, "rb") as f:
+            xml = bz2.decompress(f.read())
+        with open(base, "wb") as f:  # a plain-XML base: editable in place, same size
+            f.write(xml)
+        self.arrive("20261201")
+        wait_older(base, os.path.join(self.incr, INCR.format("20261201")))
+
+        def night(day=None):
+            if day:
+                self.arrive(day)
+            p = self.nightly()
+            self.assertExit(p, 0)
+            return p.stderr.decode()
+
+        def base_line(err):
+            (line,) = [ln for ln in err.splitlines() if f"{base}: xxh3_64 " in ln]
+            self.assertIn(f"{base}: xxh3_64 {xxh3_64(base)}", line)
+            return line
+
+        def stage_bytes():
+            return next(s for s in self.manifest()["stages"] if s["name"] == "checksum")[
+                "bytes_in"]
+
+        reused = "(reused from cache/checksums.json"
+        err = night()
+        self.assertNotIn(reused, base_line(err))
+        with open(os.path.join(self.out, "cache", "checksums.json")) as f:
+            sums = {e["path"]: e for e in json.load(f)["files"]}
+        self.assertEqual(sums[base]["xxh3_64"], xxh3_64(base))
+        self.assertEqual(sums[base]["size"], os.path.getsize(base))
+
+        err = night("20261202")  # unchanged: not read again
+        self.assertIn(reused, base_line(err))
+        self.assertTrue(self.manifest()["incremental"]["base"]["checksum_reused"])
+        fresh = os.path.join(self.incr, INCR.format("20261202"))
+        self.assertEqual(stage_bytes(), os.path.getsize(fresh), "only the new increment read")
+
+        def edit(data, old, new):
+            self.assertEqual(len(old), len(new))
+            self.assertIn(b"<title>" + old + b"</title>", data)
+            return data.replace(b"<title>" + old + b"</title>", b"<title>" + new + b"</title>", 1)
+
+        title = self.dump(os.path.join(self.out, "current", "table.sst"))[5][0]
+        st = os.stat(base)
+        with open(base, "rb") as f:
+            data = f.read()
+        # Rewritten in place: same inode, size and (restored) mtime.
+        data = edit(data, title, b"Q" * len(title))
+        with open(base, "r+b") as f:
+            f.write(data)
+        os.utime(base, ns=(st.st_atime_ns, st.st_mtime_ns))
+        after = os.stat(base)
+        self.assertEqual((after.st_ino, after.st_size, after.st_mtime_ns),
+                         (st.st_ino, st.st_size, st.st_mtime_ns))
+        err = night()
+        self.assertNotIn("up to date", err, "the rewritten base was taken as unchanged")
+        self.assertNotIn(reused, base_line(err))
+        keys = [k for k, _ in self.dump(os.path.join(self.out, "current", "table.sst"))]
+        self.assertIn(b"Q" * len(title), keys)
+
+        # Replaced by a rename: another inode, the same size and mtime.
+        data = edit(data, b"Q" * len(title), b"R" * len(title))
+        tmp = os.path.join(self.full, "incoming.part")
+        with open(tmp, "wb") as f:
+            f.write(data)
+        os.utime(tmp, ns=(st.st_atime_ns, st.st_mtime_ns))
+        os.replace(tmp, base)
+        err = night()
+        self.assertNotIn(reused, base_line(err))
+        keys = [k for k, _ in self.dump(os.path.join(self.out, "current", "table.sst"))]
+        self.assertIn(b"R" * len(title), keys)
+        self.assertNotIn(b"Q" * len(title), keys)
+
+        # Touched, the content the same: hashed again (and recorded, being
+        # old enough by then), up to date; the next night reuses it.
+        os.utime(base)
+        wait_older(base)
+        err = night()
+        self.assertNotIn(reused, base_line(err))
+        self.assertIn("up to date", err)
+        err = night()
+        self.assertIn(reused, base_line(err))
+        self.assertIn("up to date", err)
 
     def test_file_without_date_refused(self):
         self.arrive("20261201")
