@@ -17,6 +17,11 @@ Alone, for a quick check at a small size (it builds its own base from a
 generated .bz2 and times one rebuild per repetition):
 
     tests/bench/bench_merge.py 64M --reps 1 --build-dir build
+
+or from a .bz2 dump already made with the same size and seed 1 (tests/bench/run
+keeps its inputs; the delta is generated from the size and seed):
+
+    tests/bench/bench_merge.py 1G --reps 5 --dump DIR/dump-1024M.xml.bz2
 """
 
 import os
@@ -91,6 +96,7 @@ def main():
     ap.add_argument("size", help="XML to generate, e.g. 64M")
     ap.add_argument("--reps", type=int, default=1)
     ap.add_argument("--build-dir", default="build")
+    ap.add_argument("--dump", help="a .bz2 dump of SIZE made with --seed 1 (else generated)")
     a = ap.parse_args()
     size = int(a.size[:-1]) << {"K": 10, "M": 20, "G": 30}[a.size[-1]]
     here = os.path.dirname(os.path.abspath(__file__))
@@ -101,9 +107,10 @@ def main():
     sstpipe = os.path.abspath(os.path.join(a.build_dir, "sstpipe"))
     wikigen = os.path.abspath(os.path.join(a.build_dir, "wikigen"))
     with tempfile.TemporaryDirectory(prefix="sstpipe-bench-merge-", dir=a.build_dir) as data:
-        dump = os.path.join(data, "dump.xml.bz2")
-        subprocess.run([wikigen, "--size", str(size), "--seed", "1", "--format", "bz2",
-                        "-o", dump], check=True)
+        dump = os.path.abspath(a.dump) if a.dump else os.path.join(data, "dump.xml.bz2")
+        if not a.dump:
+            subprocess.run([wikigen, "--size", str(size), "--seed", "1", "--format", "bz2",
+                            "-o", dump], check=True)
         base = os.path.join(data, "base.sst")
         rebuild = [run.timed([sstpipe, "build", dump, "-o", base]).wall for _ in range(a.reps)]
         res = measure(sstpipe, wikigen, data, size, base, a.reps, run.timed, run.log)

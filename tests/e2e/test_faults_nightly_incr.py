@@ -21,6 +21,10 @@ fails one, or kills the process just before it:
   table (the bytes a fault-free run gives).
 - SIGKILL just before that call: the same, `current` naming the previous
   build or (killed after the swap) the new one.
+- SIGKILL at random points of the CPU time of a first night (a 24M base,
+  between calls too: hashing, parsing, the merge, verify), as
+  test_signals.py kills a plain nightly: nothing partial in cache/ or
+  published, nothing left over, the next run publishes the reference.
 
 The state is restored from a snapshot before each run, so every run makes
 the same calls.
@@ -31,7 +35,9 @@ import sys
 sys.dont_write_bytecode = True  # keep the source tree clean under ctest
 
 import os
+import random
 import shutil
+import signal
 import tempfile
 import unittest
 
@@ -42,6 +48,7 @@ from faultlib import ERRNOS, OPS, Tally, check_error_line, indices, sha, temp_le
 from sstpipe_e2e import (E2ETest, run, sstpipe, sstpipe_bin, wait_older, wikigen,  # noqa: E402
                          wikigen_bin)
 import test_faults_nightly  # noqa: E402  (its whole-build check; not its tests)
+from test_signals import cpu_run, interrupt  # noqa: E402  (its kill helpers; not its tests)
 
 INCR = "enwiki-{}-pages-meta-hist-incr.xml.zst"
 
@@ -190,6 +197,71 @@ class IncrementalNightlyFaults(E2ETest):
         print(tally.report())
         self.assertGreater(tally.killed, 10)
 
+
+class IncrementalNightlyRandomKills(E2ETest):
+    """SIGKILL at random points of the CPU time of a first incremental night
+    (a 24M base and two increments built, cached, merged, verified,
+    profiled, published), as test_signals.py kills a plain nightly:
+    between I/O calls too (hashing, parsing, the merge, verify)."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.classtmp = tempfile.mkdtemp(prefix="sstpipe-kills-nightly-incr-")
+        cls.addClassCleanup(shutil.rmtree, cls.classtmp, True)
+        cls.full = os.path.join(cls.classtmp, "full")
+        cls.incr = os.path.join(cls.classtmp, "incr")
+        os.mkdir(cls.full)
+        os.mkdir(cls.incr)
+        wikigen(os.path.join(cls.full, "enwiki-20261130-pages-articles.xml.zst"), "24M", "34",
+                "zst")
+        r = run([wikigen_bin(), "--size", "24M", "--seed", "34", "--increment-of", "20261130",
+                 "--days", "2", "--edits", "2", "--format", "zst", "-o", cls.incr])
+        assert r.code == 0, r.describe()
+
+    def config(self, out):
+        return self.write_file(os.path.basename(out) + ".ini", (
+            f"[input]\npath = {self.full}/enwiki-*-pages-articles.xml.zst\n"
+            f"incremental = {self.incr}/enwiki-*-pages-meta-hist-incr.xml.zst\n"
+            f"[output]\ndir = {out}\nkeep = 2\n[profile]\nlookups = 200\n"
+            "[sort]\nmemory = 4M\n").encode())
+
+    def test_sigkill_random_points(self):
+        ref_out = self.path("ref-out")
+        argv = [sstpipe_bin(), "nightly", "-c", self.config(ref_out)]
+        full = cpu_run(argv)
+        ref = sha(os.path.join(ref_out, "current", "table.sst"))
+        out = self.path("out")
+        argv = [sstpipe_bin(), "nightly", "-c", self.config(out)]
+        rng = random.Random(int(os.environ.get("SSTPIPE_FAULTS_SEED", "15")))
+        tally = Tally("nightly-incremental-random-kill")
+        for _ in range(30 if faultlib.LONG else 6):
+            shutil.rmtree(out, ignore_errors=True)
+            delay = rng.uniform(0.02, full * 1.05)
+            what = f"first incremental night: SIGKILL after {delay:.2f} of {full:.2f} CPU-s"
+            code, err = interrupt(argv, signal.SIGKILL, delay)
+            if code is None:
+                tally.absorbed += 1  # it finished first
+            else:
+                self.assertEqual(code, -signal.SIGKILL, what + err)
+                tally.killed += 1
+            if os.path.lexists(os.path.join(out, "current")):
+                self.assertEqual(sha(os.path.join(out, "current", "table.sst")), ref, what)
+            # A cache entry is whole or absent: every table there verifies.
+            cache = os.path.join(out, "cache")
+            for name in os.listdir(cache) if os.path.isdir(cache) else []:
+                if name.endswith(".sst"):
+                    v = sstpipe("verify", os.path.join(cache, name))
+                    self.assertEqual(v.code, 0, what + f": cache/{name}" + v.describe())
+            kept = (".staging-", ".current.tmp-", "report.html.tmp.", "index.html.tmp.")
+            self.assertEqual([p for p in temp_leftovers(out)
+                              if not any(k in p for k in kept)], [], what)
+            nxt = faultlib.run(argv, preload=False)
+            self.assertEqual(nxt.code, 0, what + ", then the next run" + nxt.describe())
+            self.assertEqual(temp_leftovers(out), [], what + ", then" + nxt.describe())
+            self.assertEqual(sha(os.path.join(out, "current", "table.sst")), ref,
+                             what + ": the next run published a different table")
+        print(tally.report())
+        self.assertGreater(tally.killed, 0)
 
 if __name__ == "__main__":
     unittest.main()
