@@ -24,8 +24,9 @@
 #include <string.h>
 
 #define DEFAULT_READ_BYTES (256u << 10)
-/* The base is read in larger chunks: it is most of the bytes, and each
- * chunk is one mapping to set up and tear down. */
+/* The base is read in larger chunks (unless a caller chose read_bytes):
+ * it is most of the bytes, and each chunk is one mapping to set up and
+ * tear down. */
 #define BASE_READ_BYTES (4u << 20)
 
 void table_merge_options_init(table_merge_options *o) {
@@ -219,7 +220,7 @@ int table_merge(const char *out, const char *const *inputs, unsigned n,
         goto done;
     }
     int base_i = o->canonical ? -1 : pick_base(r.tables, n, opts.block_size);
-    if (base_i >= 0 && o->read_bytes < BASE_READ_BYTES)
+    if (base_i >= 0 && o->read_bytes == DEFAULT_READ_BYTES)
         table_source_set_read_bytes(r.tables[base_i], BASE_READ_BYTES);
     unsigned k = 0;
     for (unsigned i = 0; i < n; i++)
