@@ -176,8 +176,17 @@ unsigned config_threads(const sp_config *cfg) {
 }
 
 bool config_cluster_set(const sp_config *cfg) {
-    for (int k = CONFIG_CLUSTER_RUNNER; k <= CONFIG_CLUSTER_PARALLEL_SSHLOGIN; k++)
-        if (cfg->origin[k] != CONFIG_FROM_DEFAULT)
-            return true;
-    return false;
+    /* Set to its default (config/default.ini lists every key so) does not
+     * count: a copy of default.ini must not turn builds into cluster builds. */
+    sp_config defaults;
+    config_init(&defaults);
+    bool set = false;
+    for (int k = CONFIG_CLUSTER_RUNNER; k <= CONFIG_CLUSTER_PARALLEL_SSHLOGIN && !set; k++) {
+        char a[1024], b[1024];
+        set = cfg->origin[k] != CONFIG_FROM_DEFAULT &&
+              strcmp(config_value_text(cfg, (config_key)k, a, sizeof a),
+                     config_value_text(&defaults, (config_key)k, b, sizeof b));
+    }
+    config_destroy(&defaults);
+    return set;
 }

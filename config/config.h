@@ -191,7 +191,7 @@ int config_set_flag(sp_config *cfg, config_key key, const char *flag, const char
 int config_parse_args(sp_config *cfg, int *argc, char **argv, sp_error *err);
 
 /* Whether the build is a cluster build: some [cluster] key was set (in
- * the -c file, by --set or a flag). */
+ * the -c file, by --set or a flag) to other than its default. */
 bool config_cluster_set(const sp_config *cfg);
 
 /* The threads a build or extract decompresses and parses with (0: every

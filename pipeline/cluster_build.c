@@ -13,6 +13,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +34,44 @@ static int runner_kind(config_runner r) {
     return r == CONFIG_RUNNER_SLURM      ? CLUSTER_RUNNER_SLURM
            : r == CONFIG_RUNNER_PARALLEL ? CLUSTER_RUNNER_PARALLEL
                                          : CLUSTER_RUNNER_LOCAL;
+}
+
+/* Adds the `task:` line of the last attempt's log of each task of stage
+ * (a log that cannot be read adds nothing: the figures are for -v). */
+static void add_task_stats(const char *log_dir, const char *stage, int ntasks,
+                           cluster_build_stats *st) {
+    for (int i = 0; i < ntasks; i++) {
+        char log[PATH_MAX + 64], line[1024] = "";
+        for (int attempt = 0;; attempt++) {
+            snprintf(log, sizeof log, "%s/%s-%d.%d.log", log_dir, stage, i, attempt);
+            if (access(log, F_OK))
+                break;
+            FILE *f = fopen(log, "r");
+            while (f && fgets(line, sizeof line, f))
+                if (!strncmp(line, "task: ", 6))
+                    break;
+            if (f)
+                fclose(f);
+        }
+        double cpu = 0;
+        unsigned long long in = 0, xml = 0, out = 0;
+        const char *p;
+        if ((p = strstr(line, "cpu_seconds=")))
+            cpu = strtod(p + 12, NULL);
+        if ((p = strstr(line, "input_bytes=")))
+            in = strtoull(p + 12, NULL, 10);
+        if ((p = strstr(line, "xml_bytes=")))
+            xml = strtoull(p + 10, NULL, 10);
+        if ((p = strstr(line, "output_bytes=")))
+            out = strtoull(p + 13, NULL, 10);
+        bool map = !strcmp(stage, "map");
+        *(map ? &st->map_cpu_seconds : &st->reduce_cpu_seconds) += cpu;
+        if (map) {
+            st->input_bytes += in;
+            st->xml_bytes += xml;
+        }
+        st->shared_bytes += out;
+    }
 }
 
 int cluster_build(const char *const *inputs, size_t n, const char *output, const sp_config *cfg,
@@ -66,8 +105,9 @@ int cluster_build(const char *const *inputs, size_t n, const char *output, const
         sp_errorf_errno(err, "%s: cannot create the directory", log_dir);
         goto out;
     }
-    char *map_argv[] = {exe, "task", "map", "--plan", p->path, NULL};
-    char *reduce_argv[] = {exe, "task", "reduce", "--plan", p->path, NULL};
+    /* -v: each log ends with the task's figures, summed into st. */
+    char *map_argv[] = {exe, "task", "map", "--plan", p->path, "-v", NULL};
+    char *reduce_argv[] = {exe, "task", "reduce", "--plan", p->path, "-v", NULL};
     cluster_stage stages[] = {{"map", map_argv, (int)p->n_maps},
                               {"reduce", reduce_argv, (int)p->shards}};
     cluster_runner_options ro;
@@ -83,13 +123,19 @@ int cluster_build(const char *const *inputs, size_t n, const char *output, const
     ro.describe_ctx = p;
     if (cluster_run(&ro, stages, 2, err))
         goto out;
-    rc = cluster_finish(p, err);
+    add_task_stats(log_dir, "map", (int)p->n_maps, st);
+    add_task_stats(log_dir, "reduce", (int)p->shards, st);
+    rc = cluster_finish(p, output, err);
 out:
     cluster_plan_destroy(p);
     return rc;
 }
 
 void cluster_build_stats_print(FILE *out, const cluster_build_stats *st) {
-    fprintf(out, "cluster: plan=%s maps=%zu shards=%u resumed=%d maps_done=%zu\n", st->plan,
-            st->maps, st->shards, st->resumed ? 1 : 0, st->maps_done);
+    fprintf(out,
+            "cluster: plan=%s maps=%zu shards=%u resumed=%d maps_done=%zu map_cpu_seconds=%.3f "
+            "reduce_cpu_seconds=%.3f input_bytes=%llu xml_bytes=%llu shared_bytes=%llu\n",
+            st->plan, st->maps, st->shards, st->resumed ? 1 : 0, st->maps_done, st->map_cpu_seconds,
+            st->reduce_cpu_seconds, (unsigned long long)st->input_bytes,
+            (unsigned long long)st->xml_bytes, (unsigned long long)st->shared_bytes);
 }

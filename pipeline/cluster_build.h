@@ -11,6 +11,8 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
 
 typedef struct cluster_build_stats {
     char plan[4096];  /* the plan's path */
@@ -18,6 +20,12 @@ typedef struct cluster_build_stats {
     unsigned shards;  /* reduce tasks */
     bool resumed;     /* an earlier run's plan was found */
     size_t maps_done; /* map tasks already committed when this run started */
+    /* Summed over the tasks of this run, from each one's `-v` line in its
+     * log (a task skipped as already done counts what it did then: 0). */
+    double map_cpu_seconds, reduce_cpu_seconds;
+    uint64_t input_bytes;  /* compressed bytes the map tasks read */
+    uint64_t xml_bytes;    /* XML they parsed */
+    uint64_t shared_bytes; /* written into shared_dir: the map runs and the shards */
 } cluster_build_stats;
 
 /*
@@ -28,7 +36,9 @@ typedef struct cluster_build_stats {
 int cluster_build(const char *const *inputs, size_t n, const char *output, const sp_config *cfg,
                   cluster_build_stats *st, sp_error *err);
 
-/* The -v line: "cluster: plan=... maps=N shards=N resumed=0 maps_done=N". */
+/* The -v line: "cluster: plan=... maps=N shards=N resumed=0 maps_done=N
+ * map_cpu_seconds=... reduce_cpu_seconds=... input_bytes=... xml_bytes=...
+ * shared_bytes=...". */
 void cluster_build_stats_print(FILE *out, const cluster_build_stats *st);
 
 #endif

@@ -553,7 +553,8 @@ static void hash_u64(XXH3_state_t *h, uint64_t v) {
     XXH3_64bits_update(h, &v, sizeof v);
 }
 
-/* The id: what decides the tasks' outputs and where the result goes. */
+/* The id: what decides the tasks' outputs (not OUT: a nightly builds into a
+ * new staging directory each run, and still resumes the last one's tasks). */
 static int make_id(cluster_plan *p, const cluster_plan_options *o, sp_error *err) {
     XXH3_state_t *h = XXH3_createState();
     if (!h)
@@ -571,7 +572,6 @@ static int make_id(cluster_plan *p, const cluster_plan_options *o, sp_error *err
     }
     hash_u64(h, o->tasks);
     hash_u64(h, o->shards);
-    hash_str(h, p->output);
     uint64_t v = XXH3_64bits_digest(h);
     XXH3_freeState(h);
     p->id = malloc(17);

@@ -17,9 +17,11 @@
  * titles (the index's, or those in streams read at evenly spaced points).
  *
  * It is written once, as SHARED_DIR/<id>/plan.json, where id is a hash of
- * the inputs (path, size, modification time), the options, tasks, shards
- * and OUT: running the same build again finds the same plan and the tasks
- * already committed beside it, which is how a build resumes.
+ * the inputs (path, size, modification time), the options, tasks and
+ * shards: running the same build again (to any OUT) finds the same plan
+ * and the tasks already committed beside it, which is how a build resumes.
+ * One build of the same inputs and options at a time per shared directory
+ * (its finish removes the directory).
  */
 #ifndef SSTPIPE_PIPELINE_CLUSTER_PLAN_H
 #define SSTPIPE_PIPELINE_CLUSTER_PLAN_H
@@ -66,7 +68,7 @@ typedef struct cluster_plan {
     char *id;     /* 16 hex digits */
     char *dir;    /* SHARED_DIR/<id> */
     char *path;   /* dir/plan.json */
-    char *output; /* OUT, absolute */
+    char *output; /* OUT, absolute, of the build that made the plan (`task finish`'s) */
     cluster_input *inputs;
     size_t n_inputs;
     cluster_map_task *maps; /* in input order */

@@ -469,11 +469,11 @@ static char *set_options_json(const char *shard0, sp_error *err) {
     sstpipe_info f;
     sstpipe_info_get(t, &f);
     sstpipe_close(t);
-    json_t *o = json_pack("{s:I, s:I, s:I, s:I, s:I, s:s}", "format_version",
-                          (json_int_t)f.format_version, "block_size", (json_int_t)f.block_size,
-                          "cluster_size", (json_int_t)f.cluster_size, "max_value_bytes",
-                          (json_int_t)f.max_value_bytes, "restart_interval",
-                          (json_int_t)f.restart_interval, "checksum", "xxh3-64");
+    json_t *o =
+        json_pack("{s:I, s:I, s:I, s:I, s:I, s:s}", "format_version", (json_int_t)f.format_version,
+                  "block_size", (json_int_t)f.block_size, "cluster_size",
+                  (json_int_t)f.cluster_size, "max_value_bytes", (json_int_t)f.max_value_bytes,
+                  "restart_interval", (json_int_t)f.restart_interval, "checksum", "xxh3-64");
     char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
     json_decref(o);
     if (!text)
@@ -507,10 +507,11 @@ static int place_shard(const char *from, const char *to, sp_error *err) {
 /* OUT as a table set: the shards and the manifest in a directory beside
  * it, fsynced, then renamed onto OUT (exchanged with what was there, which
  * is then removed). */
-static int publish_set(const cluster_plan *p, const uint64_t *records, sp_error *err) {
+static int publish_set(const cluster_plan *p, const char *output, const uint64_t *records,
+                       sp_error *err) {
     char tmp[PATH_MAX], parent[PATH_MAX];
-    pathf(tmp, sizeof tmp, "%s.tmp.%ld", p->output, (long)getpid());
-    dir_of(p->output, parent, sizeof parent);
+    pathf(tmp, sizeof tmp, "%s.tmp.%ld", output, (long)getpid());
+    dir_of(output, parent, sizeof parent);
     remove_tree(tmp);
     if (mkdir(tmp, 0777))
         return sp_errorf_errno(err, "%s: cannot create the directory", tmp);
@@ -559,11 +560,11 @@ static int publish_set(const cluster_plan *p, const uint64_t *records, sp_error 
         rc = table_set_write_manifest(tmp, shards, p->shards, options, inputs, err);
     if (rc == 0)
         rc = sync_dir(tmp, err);
-    if (rc == 0 && rename(tmp, p->output)) {
+    if (rc == 0 && rename(tmp, output)) {
         /* Something is at OUT already (an earlier set or table): swap. */
         if ((errno != EEXIST && errno != ENOTEMPTY && errno != ENOTDIR && errno != EISDIR) ||
-            renameat2(AT_FDCWD, tmp, AT_FDCWD, p->output, RENAME_EXCHANGE))
-            rc = sp_errorf_errno(err, "%s: cannot publish the table set as %s", tmp, p->output);
+            renameat2(AT_FDCWD, tmp, AT_FDCWD, output, RENAME_EXCHANGE))
+            rc = sp_errorf_errno(err, "%s: cannot publish the table set as %s", tmp, output);
     }
     if (rc == 0)
         rc = sync_dir(parent, err);
@@ -578,7 +579,7 @@ static int publish_set(const cluster_plan *p, const uint64_t *records, sp_error 
     return rc;
 }
 
-int cluster_finish(const cluster_plan *p, sp_error *err) {
+int cluster_finish(const cluster_plan *p, const char *output, sp_error *err) {
     char path[PATH_MAX];
     uint64_t *records = calloc(p->shards, sizeof *records);
     if (!records)
@@ -593,9 +594,9 @@ int cluster_finish(const cluster_plan *p, sp_error *err) {
     }
     if (rc == 0 && p->shards == 1) {
         reduce_path(p, 0, path, sizeof path);
-        rc = publish_table(path, p->output, err);
+        rc = publish_table(path, output, err);
     } else if (rc == 0) {
-        rc = publish_set(p, records, err);
+        rc = publish_set(p, output, records, err);
     }
     free(records);
     /* Published: the tasks' outputs are no longer needed. A failure to

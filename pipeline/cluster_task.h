@@ -45,8 +45,8 @@ typedef struct cluster_task_stats {
 
 int cluster_map(const cluster_plan *p, size_t task, cluster_task_stats *st, sp_error *err);
 int cluster_reduce(const cluster_plan *p, unsigned shard, cluster_task_stats *st, sp_error *err);
-/* Verifies, publishes OUT atomically and removes the plan's directory. */
-int cluster_finish(const cluster_plan *p, sp_error *err);
+/* Verifies, publishes output atomically and removes the plan's directory. */
+int cluster_finish(const cluster_plan *p, const char *output, sp_error *err);
 
 /* Whether map task i's output is committed (a resumed build says how many are). */
 bool cluster_map_done(const cluster_plan *p, size_t task);

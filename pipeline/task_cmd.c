@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { F_PLAN, F_TASK, F_VERBOSE };
+enum { F_PLAN, F_TASK, F_VERBOSE, F_INPUT_SIZE };
 
 static const sp_flag flags[] = {
     [F_PLAN] = {"plan", 0, "FILE", 0, NULL, "the build's plan.json (required)", SP_COMPLETE_FILE,
@@ -25,14 +25,35 @@ static const sp_flag flags[] = {
     [F_TASK] = {"task", 0, "I", 0, NULL, "the task's index (required)", SP_COMPLETE_NONE, NULL},
     [F_VERBOSE] = {"verbose", 'v', NULL, 0, NULL, "print the task's statistics line on stderr",
                    SP_COMPLETE_NONE, NULL},
+    [F_INPUT_SIZE] = {"input-size", 0, "SIZE", 0, NULL,
+                      "plan: the map tasks a tasks = 0 plan makes of SIZE of input",
+                      SP_COMPLETE_NONE, NULL},
 };
 
-static const sp_operand operands[] = {{"STAGE", SP_COMPLETE_WORDS, "map reduce finish"}};
+static const sp_operand operands[] = {{"STAGE", SP_COMPLETE_WORDS, "map reduce finish plan"}};
+
+/* `task plan --input-size SIZE`: what the planner makes of a dump of that
+ * size, without one (the benchmark's model of an enwiki-sized build). */
+static int run_plan(sp_cmdline *cl) {
+    sp_error err = {0};
+    uint64_t size;
+    if (!cl->value[F_INPUT_SIZE])
+        return sp_cli_usage_error("task", "plan needs --input-size SIZE");
+    if (sp_parse_size(cl->value[F_INPUT_SIZE], "--input-size", &size, &err))
+        return sp_cli_report(&err, SP_EXIT_USAGE);
+    uint64_t tasks = cluster_plan_default_tasks(size);
+    printf("tasks=%llu task_bytes=%llu\n", (unsigned long long)tasks,
+           (unsigned long long)(size / tasks));
+    return SP_EXIT_OK;
+}
 
 static int run(sp_cmdline *cl) {
     const char *stage = cl->operands[0];
+    if (!strcmp(stage, "plan"))
+        return run_plan(cl);
     if (strcmp(stage, "map") && strcmp(stage, "reduce") && strcmp(stage, "finish"))
-        return sp_cli_usage_error("task", "'%s' is not a stage (map, reduce or finish)", stage);
+        return sp_cli_usage_error("task", "'%s' is not a stage (map, reduce, finish or plan)",
+                                  stage);
     if (!cl->value[F_PLAN] || !cl->value[F_TASK])
         return sp_cli_usage_error("task", "--plan FILE and --task I are required");
     sp_error err = {0};
@@ -50,7 +71,7 @@ static int run(sp_cmdline *cl) {
         rc = cluster_reduce(p, (unsigned)index, &st, &err);
     else
         rc = index ? sp_errorf(&err, "%s: there is one finish task, 0", p->path)
-                   : cluster_finish(p, &err);
+                   : cluster_finish(p, p->output, &err);
     cluster_plan_destroy(p);
     if (rc == 0 && sp_cmdline_has(cl, F_VERBOSE))
         cluster_task_stats_print(stderr, stage, (size_t)index, &st);
@@ -60,7 +81,7 @@ static int run(sp_cmdline *cl) {
 const sp_command task_command = {
     .name = "task",
     .summary = "one task of a cluster build (started by the build's runner)",
-    .synopsis = "map|reduce|finish --plan PLAN.json --task I",
+    .synopsis = "map|reduce|finish --plan PLAN.json --task I\nplan --input-size SIZE",
     .description = "Runs one task of a cluster build planned by `sstpipe build` with a [cluster]\n"
                    "section: map I parses its part of the input into sorted runs per shard,\n"
                    "reduce I merges shard I's runs into its table, finish verifies and publishes.",

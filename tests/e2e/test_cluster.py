@@ -250,6 +250,38 @@ class ClusterBuild(E2ETest):
         self.assertEqual(os.listdir(self.shared), [])
         self.assertEqual([n for n in os.listdir(self.tmp) if ".tmp" in n], [])
 
+    # ------------------------------------------------------------ nightly
+
+    def test_nightly_through_the_cluster(self):
+        """A nightly with [cluster] builds through it: shards > 1 (not one
+        table) fails the night; a map task killed makes a failed night with
+        nothing published; the next night publishes build's table."""
+        src, _ = self.real_multistream(with_index=True)
+        ref = self.path("ref.sst")
+        self.build(src, ref)
+        out = self.path("nightly")
+        ini = self.write_file("nightly.ini", (
+            f"[output]\ndir = {out}\nname = t.sst\n[profile]\nlookups = 50\n"
+            f"[cluster]\nshared_dir = {self.shared}\ntasks = 3\nretries = 0\n").encode())
+        r = sstpipe("nightly", "-c", ini, "--set", "cluster.shards=2", src)
+        self.assertEqual(r.code, 1, r.describe())
+        self.assertIn("shards = 1", r.err_text)
+        os.makedirs(self.shared, exist_ok=True)
+        r = faultlib.run([sstpipe_bin(), "nightly", "-c", ini, src], fault="rename:2:SIGKILL",
+                         fault_dir=self.shared)
+        self.assertEqual(r.code, 1, r.describe())
+        self.assertIn("killed by signal 9", r.stderr)
+        self.assertEqual(len(os.listdir(os.path.join(out, "failed"))), 2)
+        self.assertFalse(os.path.exists(os.path.join(out, "current")))
+        r = sstpipe("nightly", "-c", ini, src)
+        self.assertOk(r)
+        with open(ref, "rb") as a, open(os.path.join(out, "current", "t.sst"), "rb") as b:
+            self.assertTrue(a.read() == b.read(), "the nightly's table is not build's")
+        (build,) = os.listdir(os.path.join(out, "builds"))
+        with open(os.path.join(out, "builds", build, "nightly.log")) as f:
+            self.assertRegex(f.read(), r"cluster: 3 map tasks \(\d+ already done\)")
+        self.assertEqual(os.listdir(self.shared), [])
+
     # ------------------------------------------------------------ faults
 
     def test_kill_map_task_then_resume(self):
@@ -337,6 +369,12 @@ class ClusterBuild(E2ETest):
         self.assertIn("shared_dir", r.err_text)
         r = sstpipe("build", src, src, "-o", self.path("o.sst"))
         self.assertEqual(r.code, 2, r.describe())
+        # default.ini lists [cluster] at its defaults: a plain build.
+        r = sstpipe("build", "-c", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "config",
+                                                "default.ini"),
+                    src, "-o", self.path("plain.sst"), "-v")
+        self.assertOk(r)
+        self.assertNotIn("cluster:", r.err_text)
         r = sstpipe("build", "--set", f"cluster.shared_dir={self.shared}", "--set",
                     "cluster.runner=pbs", src, "-o", self.path("o.sst"))
         self.assertEqual(r.code, 2, r.describe())
