@@ -45,13 +45,15 @@ class ClusterTaskFaults(E2ETest):
         self.shared = self.path("shared")
         cfg = self.write_file("c.ini", f"[cluster]\nshared_dir = {self.shared}\ntasks = 3\n"
                               "shards = 2\nretries = 0\n".encode())
-        # Plan, map and reduce; the finish is stopped (EIO at the build's
-        # fourth mkdir: shared_dir, its build directory, logs/, then the set's
-        # temporary directory), so the tasks' outputs stay.
-        r = faultlib.run([sstpipe_bin(), "build", "-c", cfg, self.src, "-o", self.path("set"),
-                          "-v"], fault="mkdir:4:EIO", fault_dir=self.tmp)
+        # Plan, map and reduce; the finish is stopped (EIO at the first mkdir
+        # in OUT's directory, the set's temporary one; no task writes there),
+        # so the tasks' outputs stay.
+        os.mkdir(self.path("out"))
+        r = faultlib.run([sstpipe_bin(), "build", "-c", cfg, self.src, "-o",
+                          self.path("out", "set"), "-v"], fault="mkdir:1:EIO",
+                         fault_dir=self.path("out"))
         self.assertEqual(r.code, 1, r.describe())
-        self.assertFalse(os.path.exists(self.path("set")))
+        self.assertEqual(os.listdir(self.path("out")), [])
         line = [ln for ln in r.stderr.splitlines() if ln.startswith("cluster: plan=")]
         self.assertTrue(line, r.describe())
         self.plan = line[0].split()[1].split("=", 1)[1]
