@@ -50,12 +50,16 @@ int main(int argc, char **argv) {
     size_t n = (size_t)argc - 2;
     char *msg = NULL;
     sstpipe_table *t = sstpipe_open(src, &msg);
-    if (!t)
-        return die(msg);
+    if (!t) {
+        die(msg);
+        sstpipe_free(msg);
+        return 1;
+    }
     sstpipe_info info;
     sstpipe_info_get(t, &info);
     if (mkdir(out, 0755) != 0 && errno != EEXIST) {
         fprintf(stderr, "sstpipe make_tableset: %s: cannot create: %s\n", out, strerror(errno));
+        sstpipe_close(t);
         return 1;
     }
     table_set_shard *shards = calloc(n, sizeof *shards);
@@ -68,6 +72,7 @@ int main(int argc, char **argv) {
     size_t klen = 0, vlen = 0;
     int rc = sstpipe_iter_next(it, &k, &klen, &v, &vlen, &msg);
     sp_error err = {0};
+    int status = 0;
     for (size_t i = 0; i < n; i++) {
         table_set_shard *s = &shards[i];
         if (i > 0) {
@@ -77,8 +82,10 @@ int main(int argc, char **argv) {
         }
         if (i + 1 < n) {
             uint8_t *hi = unhex(argv[3 + i], &s->hi_len);
-            if (!hi)
-                return die("a split is not hex");
+            if (!hi) {
+                status = die("a split is not hex");
+                goto done;
+            }
             s->hi = hi;
             s->has_hi = true;
         }
@@ -87,8 +94,11 @@ int main(int argc, char **argv) {
         sprintf(path, "%s/%s", out, name);
         s->file = strdup(name);
         table_writer *w = table_writer_init(path, &opt, &err);
-        if (!w)
-            return die(err.msg);
+        if (!w) {
+            free(path);
+            status = die(err.msg);
+            goto done;
+        }
         while (rc == 1 && table_set_shard_holds(s, k, klen)) {
             sp_record r = {.key = k,
                            .key_len = (uint32_t)klen,
@@ -102,18 +112,25 @@ int main(int argc, char **argv) {
         /* Destroyed before exiting, so a failed shard leaves no temporary file. */
         if (err.set || rc < 0 || table_writer_finish(w, &err)) {
             table_writer_destroy(w);
-            return die(rc < 0 ? msg : err.msg);
+            free(path);
+            status = die(rc < 0 ? msg : err.msg);
+            goto done;
         }
         s->records = table_writer_stats(w)->records;
         s->bytes = table_writer_stats(w)->file_size;
         table_writer_destroy(w);
-        if (table_set_file_checksum(path, sums[i], &err))
-            return die(err.msg);
-        s->checksum = sums[i];
+        int sum_rc = table_set_file_checksum(path, sums[i], &err);
         free(path);
+        if (sum_rc) {
+            status = die(err.msg);
+            goto done;
+        }
+        s->checksum = sums[i];
     }
-    if (rc != 0)
-        return die("a key of SRC lies beyond the splits (splits not increasing?)");
+    if (rc != 0) {
+        status = die("a key of SRC lies beyond the splits (splits not increasing?)");
+        goto done;
+    }
     char options[512], inputs[4200];
     snprintf(options, sizeof options,
              "{\"format_version\": %u, \"block_size\": %u, \"cluster_size\": %u, "
@@ -122,7 +139,10 @@ int main(int argc, char **argv) {
              info.restart_interval);
     snprintf(inputs, sizeof inputs, "[{\"split_from\": \"%s\"}]", src);
     if (table_set_write_manifest(out, shards, n, options, inputs, &err))
-        return die(err.msg);
+        status = die(err.msg);
+done:
+    /* Everything freed on failure too, so the sanitizers' leak check holds
+     * for the fault sweeps' failing runs. */
     for (size_t i = 0; i < n; i++) {
         free((void *)shards[i].file);
         free((void *)shards[i].hi);
@@ -131,5 +151,6 @@ int main(int argc, char **argv) {
     free(sums);
     sstpipe_iter_free(it);
     sstpipe_close(t);
-    return 0;
+    sstpipe_free(msg);
+    return status;
 }
