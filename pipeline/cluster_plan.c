@@ -13,6 +13,7 @@
 #include "pipeline/cluster_plan.h"
 
 #include "stages/common/cli.h"
+#include "stages/common/hex.h"
 #include "stages/common/record.h"
 #include "stages/common/report.h"
 #include "stages/extract/bz2_streams.h"
@@ -87,24 +88,6 @@ static int key_qsort_cmp(const void *a, const void *b) {
     return key_cmp(a, b);
 }
 
-static char *hex_encode(const uint8_t *p, size_t n) {
-    char *s = malloc(2 * n + 1);
-    if (!s)
-        return NULL;
-    for (size_t i = 0; i < n; i++)
-        snprintf(s + 2 * i, 3, "%02x", p[i]);
-    s[2 * n] = '\0';
-    return s;
-}
-
-static int hex_digit(char c) {
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    return -1;
-}
-
 /* Lowercase hex into bytes; -1 when it is not that. */
 static int hex_decode(const char *s, cluster_key *out) {
     size_t n = strlen(s);
@@ -113,14 +96,10 @@ static int hex_decode(const char *s, cluster_key *out) {
     out->bytes = malloc(n / 2 ? n / 2 : 1);
     if (!out->bytes)
         return -1;
-    for (size_t i = 0; i < n / 2; i++) {
-        int hi = hex_digit(s[2 * i]), lo = hex_digit(s[2 * i + 1]);
-        if (hi < 0 || lo < 0) {
-            free(out->bytes);
-            out->bytes = NULL;
-            return -1;
-        }
-        out->bytes[i] = (uint8_t)(hi << 4 | lo);
+    if (sp_hex_decode(s, n, out->bytes) != n) {
+        free(out->bytes);
+        out->bytes = NULL;
+        return -1;
     }
     out->len = (uint32_t)(n / 2);
     return 0;
@@ -623,7 +602,7 @@ static int write_plan(const cluster_plan *p, sp_error *err) {
             maps, json_pack("{s:I, s:I, s:I}", "input", (json_int_t)p->maps[i].input, "start",
                             (json_int_t)p->maps[i].start, "end", (json_int_t)p->maps[i].end));
     for (unsigned r = 0; r + 1 < p->shards; r++) {
-        char *hex = hex_encode(p->splits[r].bytes, p->splits[r].len);
+        char *hex = sp_hex_encode(p->splits[r].bytes, p->splits[r].len);
         json_array_append_new(splits, hex ? json_string(hex) : NULL);
         free(hex);
     }
@@ -877,8 +856,8 @@ void cluster_plan_describe_map(const cluster_plan *p, size_t i, char *buf, size_
 }
 
 void cluster_plan_describe_reduce(const cluster_plan *p, unsigned r, char *buf, size_t cap) {
-    char *lo = r ? hex_encode(p->splits[r - 1].bytes, p->splits[r - 1].len) : NULL;
-    char *hi = r + 1 < p->shards ? hex_encode(p->splits[r].bytes, p->splits[r].len) : NULL;
+    char *lo = r ? sp_hex_encode(p->splits[r - 1].bytes, p->splits[r - 1].len) : NULL;
+    char *hi = r + 1 < p->shards ? sp_hex_encode(p->splits[r].bytes, p->splits[r].len) : NULL;
     snprintf(buf, cap, "reduce task %u (keys %s to %s, hex)", r, lo ? lo : "first",
              hi ? hi : "last");
     free(lo);

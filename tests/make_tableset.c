@@ -13,6 +13,7 @@
  * cluster build calls (table_set_write_manifest). SRC may itself be a set.
  * A split with no key of SRC in its range gives an empty shard.
  */
+#include "stages/common/hex.h"
 #include "stages/sst/sstpipe.h"
 #include "stages/sst/table_set.h"
 #include "stages/sst/table_writer.h"
@@ -25,14 +26,10 @@
 
 static uint8_t *unhex(const char *h, size_t *len) {
     size_t n = strlen(h);
-    uint8_t *b = malloc(n / 2 + 1);
-    for (size_t i = 0; b && i < n; i += 2) {
-        unsigned v;
-        if (sscanf(h + i, "%2x", &v) != 1) {
-            free(b);
-            return NULL;
-        }
-        b[i / 2] = (uint8_t)v;
+    uint8_t *b = n % 2 ? NULL : malloc(n / 2 + 1);
+    if (b && sp_hex_decode(h, n, b) != n) {
+        free(b);
+        return NULL;
     }
     *len = n / 2;
     return b;

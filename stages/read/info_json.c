@@ -1,6 +1,7 @@
 /* info_json.c: the footer as JSON; see info_json.h. */
 #include "stages/read/info_json.h"
 
+#include "stages/common/hex.h"
 #include "stages/common/version.h"
 
 #include <stdio.h>
@@ -14,11 +15,9 @@ double info_compactness(const sstpipe_info *f) {
 static json_t *bound_json(const void *b, size_t n) {
     if (!b)
         return json_null();
-    char *h = malloc(2 * n + 1);
+    char *h = sp_hex_encode(b, n);
     if (!h)
         return NULL;
-    for (size_t i = 0; i < n; i++)
-        snprintf(h + 2 * i, 3, "%02x", ((const uint8_t *)b)[i]);
     json_t *s = json_stringn(h, 2 * n);
     free(h);
     return s;

@@ -16,6 +16,7 @@
  * After open nothing changes: lookups and iterators only read the shard
  * array, so a set serves any number of threads as a table does.
  */
+#include "stages/common/hex.h"
 #include "stages/sst/sstpipe_table.h"
 
 #include <stdio.h>
@@ -23,12 +24,13 @@
 #include <string.h>
 
 /* A key in errors: hex, as the manifest writes bounds; long ones cut. */
-static const char *key_hex(const uint8_t *k, size_t n, char *buf, size_t cap) {
-    size_t shown = n > 48 ? 48 : n, at = 0;
-    for (size_t i = 0; i < shown && at + 3 < cap; i++)
-        at += (size_t)snprintf(buf + at, cap - at, "%02x", k[i]);
-    if (shown < n && at + 4 < cap)
-        snprintf(buf + at, cap - at, "...");
+#define KEY_HEX_SHOWN 48
+#define KEY_HEX_CAP (2 * KEY_HEX_SHOWN + sizeof "...")
+static const char *key_hex(const uint8_t *k, size_t n, char buf[KEY_HEX_CAP]) {
+    size_t shown = n > KEY_HEX_SHOWN ? KEY_HEX_SHOWN : n;
+    sp_hex_write(k, shown, buf);
+    if (shown < n)
+        memcpy(buf + 2 * shown, "...", 4);
     return buf;
 }
 
@@ -63,11 +65,11 @@ static int check_key(const char *manifest, size_t i, const table_set_shard *sh, 
                      const uint8_t *k, size_t klen, sp_error *err) {
     if (table_set_shard_holds(sh, k, klen))
         return 0;
-    char kb[128], lb[128], hb[128];
+    char kb[KEY_HEX_CAP], lb[KEY_HEX_CAP], hb[KEY_HEX_CAP];
     return sp_errorf(err, "%s: shard %zu (%s): its %s key %s lies outside its range [%s, %s)",
-                     manifest, i, sh->file, which, key_hex(k, klen, kb, sizeof kb),
-                     sh->has_lo ? key_hex(sh->lo, sh->lo_len, lb, sizeof lb) : "null",
-                     sh->has_hi ? key_hex(sh->hi, sh->hi_len, hb, sizeof hb) : "null");
+                     manifest, i, sh->file, which, key_hex(k, klen, kb),
+                     sh->has_lo ? key_hex(sh->lo, sh->lo_len, lb) : "null",
+                     sh->has_hi ? key_hex(sh->hi, sh->hi_len, hb) : "null");
 }
 
 /* Shard i, open, against the manifest. */

@@ -14,6 +14,7 @@
 #include "stages/sst/table_set.h"
 
 #include "stages/common/fileio.h"
+#include "stages/common/hex.h"
 #include "stages/common/key.h"
 #include "stages/common/record.h"
 #include "stages/sst/format.h"
@@ -194,14 +195,6 @@ void table_set_free(table_set *s) {
     free(s);
 }
 
-static int hex_digit(char c) {
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    return -1;
-}
-
 /* A bound member: null (unbounded) or lowercase hex, decoded into *out. */
 static int parse_bound(const char *name, size_t i, const char *file, const char *member, json_t *v,
                        uint8_t **out, size_t *len, bool *has, sp_error *err) {
@@ -224,16 +217,13 @@ static int parse_bound(const char *name, size_t i, const char *file, const char 
     uint8_t *b = malloc(n / 2);
     if (!b)
         return sp_errorf(err, "%s: out of memory", name);
-    for (size_t k = 0; k < n; k += 2) {
-        int hi = hex_digit(h[k]), lo = hex_digit(h[k + 1]);
-        if (hi < 0 || lo < 0) {
-            free(b);
-            return sp_errorf(err,
-                             "%s: shard %zu (%s): \"%s\" is not lowercase hex: bad digit at "
-                             "position %zu",
-                             name, i, file, member, hi < 0 ? k : k + 1);
-        }
-        b[k / 2] = (uint8_t)(hi << 4 | lo);
+    size_t bad = sp_hex_decode(h, n, b);
+    if (bad != n) {
+        free(b);
+        return sp_errorf(err,
+                         "%s: shard %zu (%s): \"%s\" is not lowercase hex: bad digit at "
+                         "position %zu",
+                         name, i, file, member, bad);
     }
     *out = b;
     *len = n / 2;

@@ -13,6 +13,7 @@
 #include "stages/sst/table_set.h"
 
 #include "stages/common/fileio.h"
+#include "stages/common/hex.h"
 #include "stages/common/version.h"
 
 #include <jansson.h>
@@ -23,11 +24,9 @@
 static json_t *hex_or_null(const uint8_t *b, size_t n, bool has) {
     if (!has)
         return json_null();
-    char *h = malloc(2 * n + 1);
+    char *h = sp_hex_encode(b, n);
     if (!h)
         return NULL;
-    for (size_t i = 0; i < n; i++)
-        snprintf(h + 2 * i, 3, "%02x", b[i]);
     json_t *s = json_stringn(h, 2 * n);
     free(h);
     return s;

@@ -17,24 +17,11 @@
 
 #include <cmocka.h>
 
+#include "test_rss.h"
+
 #define BUDGET (8ull << 20)
 #define RECORDS 150000u
 #define SLACK (2ull << 20)
-
-/* A field of /proc/self/status, in bytes. */
-static uint64_t status_bytes(const char *field) {
-    FILE *f = fopen("/proc/self/status", "r");
-    assert_non_null(f);
-    char line[256];
-    uint64_t kib = 0;
-    size_t n = strlen(field);
-    while (fgets(line, sizeof line, f))
-        if (!strncmp(line, field, n) && line[n] == ':')
-            kib = strtoull(line + n + 1, NULL, 10);
-    fclose(f);
-    assert_true(kib > 0);
-    return kib << 10;
-}
 
 static uint64_t mix(uint64_t z) {
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;

@@ -26,6 +26,8 @@
 
 #include <cmocka.h>
 
+#include "test_rss.h"
+
 #define MIB (1ull << 20)
 
 static uint64_t mix(uint64_t z) {
@@ -202,21 +204,6 @@ static void test_records_too_large_for_a_part(void **state) {
     doc d = {.stretches = 200, .keys = 800, .big_every = 50, .big_len = 100000};
     check_same(&d, MIB, 0, 16);
     check_same(&d, 2 * MIB, 0, 4);
-}
-
-/* A field of /proc/self/status, in bytes. */
-static uint64_t status_bytes(const char *field) {
-    FILE *f = fopen("/proc/self/status", "r");
-    assert_non_null(f);
-    char line[256];
-    uint64_t kib = 0;
-    size_t n = strlen(field);
-    while (fgets(line, sizeof line, f))
-        if (!strncmp(line, field, n) && line[n] == ':')
-            kib = strtoull(line + n + 1, NULL, 10);
-    fclose(f);
-    assert_true(kib > 0);
-    return kib << 10;
 }
 
 static int count_put(void *ctx, const sp_record *rec, sp_error *err) {
