@@ -20,13 +20,33 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* "map task 3 (enwiki.xml.bz2 bytes A-B)", "reduce task 1 (keys ...)": a
- * failed task as the runner's one line names it. */
+/* "map task 3 (enwiki.xml.bz2 bytes A-B)", "reduce task 1 (keys ...)",
+ * "finish task 0 (every key, 3 shards, into OUT)": a failed task as the
+ * runner's one line names it. */
+typedef struct build_ctx {
+    const cluster_plan *plan;
+    const char *output; /* absolute */
+} build_ctx;
+
 static void describe_task(void *ctx, const char *stage, int index, char *buf, size_t cap) {
+    const build_ctx *b = ctx;
     if (!strcmp(stage, "map"))
-        cluster_plan_describe_map(ctx, (size_t)index, buf, cap);
+        cluster_plan_describe_map(b->plan, (size_t)index, buf, cap);
+    else if (!strcmp(stage, "reduce"))
+        cluster_plan_describe_reduce(b->plan, (unsigned)index, buf, cap);
     else
-        cluster_plan_describe_reduce(ctx, (unsigned)index, buf, cap);
+        snprintf(buf, cap, "finish task %d (every key, %u shard%s, into %s)", index,
+                 b->plan->shards, b->plan->shards == 1 ? "" : "s", b->output);
+}
+
+/* path made absolute against the working directory (as it is, if that
+ * cannot be read). */
+static void absolute_path(const char *path, char *buf, size_t cap) {
+    char cwd[PATH_MAX];
+    if (path[0] == '/' || !getcwd(cwd, sizeof cwd))
+        snprintf(buf, cap, "%s", path);
+    else
+        snprintf(buf, cap, "%s/%s", cwd, path);
 }
 
 /* [cluster] runner as the runners name it. */
@@ -92,7 +112,7 @@ int cluster_build(const char *const *inputs, size_t n, const char *output, const
     for (size_t i = 0; i < p->n_maps; i++)
         st->maps_done += cluster_map_done(p, i);
 
-    char exe[PATH_MAX], log_dir[PATH_MAX - 64];
+    char exe[PATH_MAX], log_dir[PATH_MAX - 64], out[2 * PATH_MAX + 2];
     ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
     int rc = -1;
     if (len < 0) {
@@ -105,11 +125,17 @@ int cluster_build(const char *const *inputs, size_t n, const char *output, const
         sp_errorf_errno(err, "%s: cannot create the directory", log_dir);
         goto out;
     }
+    /* The finishing job may start in another directory, on another node;
+     * and a resumed plan names the OUT of the run that made it. */
+    absolute_path(output, out, sizeof out);
     /* -v: each log ends with the task's figures, summed into st. */
     char *map_argv[] = {exe, "task", "map", "--plan", p->path, "-v", NULL};
     char *reduce_argv[] = {exe, "task", "reduce", "--plan", p->path, "-v", NULL};
+    char *finish_argv[] = {exe,  "task", "finish",      "--plan", p->path,
+                           "-o", out,    "--keep-plan", NULL};
     cluster_stage stages[] = {{"map", map_argv, (int)p->n_maps},
-                              {"reduce", reduce_argv, (int)p->shards}};
+                              {"reduce", reduce_argv, (int)p->shards},
+                              {"finish", finish_argv, 1}};
     cluster_runner_options ro;
     cluster_runner_options_init(&ro);
     ro.kind = runner_kind(cfg->cluster.runner);
@@ -119,13 +145,22 @@ int cluster_build(const char *const *inputs, size_t n, const char *output, const
     ro.slurm_partition = cfg->cluster.slurm_partition;
     ro.slurm_args = cfg->cluster.slurm_args;
     ro.parallel_sshlogin = cfg->cluster.parallel_sshlogin;
+    build_ctx ctx = {p, out};
     ro.describe = describe_task;
-    ro.describe_ctx = p;
-    if (cluster_run(&ro, stages, 2, err))
+    ro.describe_ctx = &ctx;
+    /* On Slurm the finishing step is a job of its own, after the reduce
+     * array (afterok), as the issue's users run it; elsewhere it runs here. */
+    bool slurm = ro.kind == CLUSTER_RUNNER_SLURM;
+    if (cluster_run(&ro, stages, slurm ? 3 : 2, err))
         goto out;
     add_task_stats(log_dir, "map", (int)p->n_maps, st);
     add_task_stats(log_dir, "reduce", (int)p->shards, st);
-    rc = cluster_finish(p, output, err);
+    if (slurm) {
+        cluster_plan_remove_dir(p);
+        rc = 0;
+    } else {
+        rc = cluster_finish(p, output, err);
+    }
 out:
     cluster_plan_destroy(p);
     return rc;

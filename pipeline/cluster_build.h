@@ -1,7 +1,9 @@
 /*
  * cluster_build.h: `sstpipe build` with a [cluster] section: plan
  * (cluster_plan.h), the map stage, the reduce stage, then the finishing
- * step (cluster_task.h) in this process.
+ * step (cluster_task.h): in this process, or on Slurm as a finishing job
+ * (`sstpipe task finish`, --dependency=afterok on the reduce array) that
+ * this process waits for, whose failure is reported as a task's.
  */
 #ifndef SSTPIPE_PIPELINE_CLUSTER_BUILD_H
 #define SSTPIPE_PIPELINE_CLUSTER_BUILD_H

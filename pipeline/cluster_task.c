@@ -445,15 +445,30 @@ static void dir_of(const char *path, char *buf, size_t cap) {
         *(slash == buf ? slash + 1 : slash) = '\0';
 }
 
+/* The shard as the table at to: a second name for it renamed onto to (or a
+ * copy on another file system). The shard keeps its name, so a finish run
+ * again (a Slurm finishing job retried after it published) publishes the
+ * same table again rather than find its shard gone. */
 static int publish_table(const char *from, const char *to, sp_error *err) {
-    if (rename(from, to) == 0) {
-        char dir[PATH_MAX];
-        dir_of(to, dir, sizeof dir);
-        return sync_dir(dir, err);
+    char tmp[PATH_MAX], dir[PATH_MAX];
+    pathf(tmp, sizeof tmp, "%s.tmp.%ld", to, (long)getpid());
+    unlink(tmp);
+    if (link(from, tmp)) {
+        if (errno != EXDEV && errno != EPERM)
+            return sp_errorf_errno(err, "%s: cannot link as %s", from, tmp);
+        return copy_file(from, to, err);
     }
-    if (errno != EXDEV)
-        return sp_errorf_errno(err, "%s: cannot publish as %s", from, to);
-    return copy_file(from, to, err);
+    int slot = sp_cleanup_add(tmp);
+    int rc = 0;
+    if (rename(tmp, to)) {
+        rc = sp_errorf_errno(err, "%s: cannot publish as %s", from, to);
+        unlink(tmp);
+    } else {
+        dir_of(to, dir, sizeof dir);
+        rc = sync_dir(dir, err);
+    }
+    sp_cleanup_remove(slot);
+    return rc;
 }
 
 /* The shards' common table options as `info --json` names them, from
@@ -579,7 +594,7 @@ static int publish_set(const cluster_plan *p, const char *output, const uint64_t
     return rc;
 }
 
-int cluster_finish(const cluster_plan *p, const char *output, sp_error *err) {
+int cluster_publish(const cluster_plan *p, const char *output, sp_error *err) {
     char path[PATH_MAX];
     uint64_t *records = calloc(p->shards, sizeof *records);
     if (!records)
@@ -599,11 +614,20 @@ int cluster_finish(const cluster_plan *p, const char *output, sp_error *err) {
         rc = publish_set(p, output, records, err);
     }
     free(records);
-    /* Published: the tasks' outputs are no longer needed. A failure to
-     * remove them leaves only disk space taken. */
-    if (rc == 0)
-        remove_tree(p->dir);
     return rc;
+}
+
+void cluster_plan_remove_dir(const cluster_plan *p) {
+    /* A failure to remove it leaves only disk space taken. */
+    remove_tree(p->dir);
+}
+
+int cluster_finish(const cluster_plan *p, const char *output, sp_error *err) {
+    /* Published: the tasks' outputs are no longer needed. */
+    if (cluster_publish(p, output, err))
+        return -1;
+    cluster_plan_remove_dir(p);
+    return 0;
 }
 
 void cluster_task_stats_print(FILE *out, const char *stage, size_t index,

@@ -15,7 +15,10 @@
  *   so this is the record a single build keeps: the last page of a title.
  * - finish verifies every shard and publishes OUT: the table itself when
  *   there is one shard (then the same bytes as `sstpipe build`), a table
- *   set directory otherwise; then removes PLAN_DIR.
+ *   set directory otherwise; then removes PLAN_DIR. Run as a Slurm
+ *   finishing job (`task finish --keep-plan`), it leaves PLAN_DIR, where the
+ *   job's own log and status are still to be written, to the build that
+ *   submitted it; run again, it publishes the same OUT again.
  *
  * Every output is committed by one rename (map: a temporary directory
  * renamed whole), so a killed task leaves nothing that looks finished, and
@@ -45,7 +48,12 @@ typedef struct cluster_task_stats {
 
 int cluster_map(const cluster_plan *p, size_t task, cluster_task_stats *st, sp_error *err);
 int cluster_reduce(const cluster_plan *p, unsigned shard, cluster_task_stats *st, sp_error *err);
-/* Verifies, publishes output atomically and removes the plan's directory. */
+/* Verifies every shard and publishes output atomically; the plan's
+ * directory stays as it was. */
+int cluster_publish(const cluster_plan *p, const char *output, sp_error *err);
+/* Removes the plan's directory: the tasks' outputs and logs. */
+void cluster_plan_remove_dir(const cluster_plan *p);
+/* cluster_publish, then cluster_plan_remove_dir. */
 int cluster_finish(const cluster_plan *p, const char *output, sp_error *err);
 
 /* Whether map task i's output is committed (a resumed build says how many are). */

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { F_PLAN, F_TASK, F_VERBOSE, F_INPUT_SIZE };
+enum { F_PLAN, F_TASK, F_VERBOSE, F_INPUT_SIZE, F_OUTPUT, F_KEEP_PLAN };
 
 static const sp_flag flags[] = {
     [F_PLAN] = {"plan", 0, "FILE", 0, NULL, "the build's plan.json (required)", SP_COMPLETE_FILE,
@@ -28,6 +28,13 @@ static const sp_flag flags[] = {
     [F_INPUT_SIZE] = {"input-size", 0, "SIZE", 0, NULL,
                       "plan: the map tasks a tasks = 0 plan makes of SIZE of input",
                       SP_COMPLETE_NONE, NULL},
+    [F_OUTPUT] = {"output", 'o', "OUT", 0, NULL,
+                  "finish: publish OUT (default: the output of the build that made the plan)",
+                  SP_COMPLETE_FILE, NULL},
+    [F_KEEP_PLAN] = {"keep-plan", 0, NULL, 0, NULL,
+                     "finish: leave the plan's directory (the build that started the task "
+                     "removes it)",
+                     SP_COMPLETE_NONE, NULL},
 };
 
 static const sp_operand operands[] = {{"STAGE", SP_COMPLETE_WORDS, "map reduce finish plan"}};
@@ -64,14 +71,18 @@ static int run(sp_cmdline *cl) {
     if (cluster_plan_load(&p, cl->value[F_PLAN], &err))
         return sp_cli_report(&err, SP_EXIT_FAIL);
     cluster_task_stats st = {0};
+    const char *output = cl->value[F_OUTPUT];
     int rc;
     if (!strcmp(stage, "map"))
         rc = cluster_map(p, (size_t)index, &st, &err);
     else if (!strcmp(stage, "reduce"))
         rc = cluster_reduce(p, (unsigned)index, &st, &err);
+    else if (index)
+        rc = sp_errorf(&err, "%s: there is one finish task, 0", p->path);
+    else if (sp_cmdline_has(cl, F_KEEP_PLAN))
+        rc = cluster_publish(p, output ? output : p->output, &err);
     else
-        rc = index ? sp_errorf(&err, "%s: there is one finish task, 0", p->path)
-                   : cluster_finish(p, p->output, &err);
+        rc = cluster_finish(p, output ? output : p->output, &err);
     cluster_plan_destroy(p);
     if (rc == 0 && sp_cmdline_has(cl, F_VERBOSE))
         cluster_task_stats_print(stderr, stage, (size_t)index, &st);
@@ -81,7 +92,8 @@ static int run(sp_cmdline *cl) {
 const sp_command task_command = {
     .name = "task",
     .summary = "one task of a cluster build (started by the build's runner)",
-    .synopsis = "map|reduce|finish --plan PLAN.json --task I\nplan --input-size SIZE",
+    .synopsis = "map|reduce --plan PLAN.json --task I\n"
+                "finish --plan PLAN.json --task 0 [-o OUT] [--keep-plan]\nplan --input-size SIZE",
     .description = "Runs one task of a cluster build planned by `sstpipe build` with a [cluster]\n"
                    "section: map I parses its part of the input into sorted runs per shard,\n"
                    "reduce I merges shard I's runs into its table, finish verifies and publishes.",

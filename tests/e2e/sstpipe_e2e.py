@@ -520,41 +520,67 @@ def sources():
 
 
 class SlurmCluster:
-    """A real single-node Slurm cluster for a test module: tests/cluster/slurm-up
-    in a fresh directory, SLURM_CONF in os.environ (for sstpipe and the
-    clients the test runs) while it is up; stop() runs slurm-down and
-    restores the environment. A cluster that cannot start fails the test
-    with slurm-up's message (which quotes the failing daemon's log)."""
+    """A real single-node Slurm cluster for a test module. tests/run starts one
+    for the whole suite (tests/cluster/slurm-up) and names its slurm.conf in
+    SSTPIPE_TEST_SLURM_CONF: then that one is used and stop() leaves it to
+    tests/run. Run alone (ctest -R, python3 test_x.py), the module starts its
+    own with slurm-up in a fresh directory and stop() runs slurm-down. Either
+    way SLURM_CONF is in os.environ (for sstpipe and the clients the test
+    runs) while it is up. A cluster that cannot start fails the test with
+    slurm-up's message (which quotes the failing daemon's log).
+
+    Other tests may share the cluster, so a test tags its jobs with
+    `slurm_args` (--comment=TAG) and looks only at those: queue() and jobs()."""
+
+    SHARED_ENV = "SSTPIPE_TEST_SLURM_CONF"
 
     def __init__(self):
-        self.dir = tempfile.mkdtemp(prefix="sstpipe-slurm.")
-        # munged wants every ancestor of its socket searchable by all.
-        os.chmod(self.dir, 0o755)
+        self.dir = None
         self.tool_dir = os.path.join(env_path("SSTPIPE_SOURCE"), "tests", "cluster")
-        top = os.path.join(self.dir, "cluster")
-        r = subprocess.run([os.path.join(self.tool_dir, "slurm-up"), top],
-                           capture_output=True, text=True, timeout=300)
-        if r.returncode != 0:
-            shutil.rmtree(self.dir, ignore_errors=True)
-            raise AssertionError("tests/cluster/slurm-up failed:\n" + r.stderr)
-        self.top = top
-        self.conf = os.path.join(top, "slurm.conf")
         self.partition = "test"
+        self.tag = "sstpipe-test-%d" % os.getpid()
+        self.slurm_args = "--comment=" + self.tag
+        shared = os.environ.get(self.SHARED_ENV)
+        if shared:
+            self.conf = shared
+        else:
+            self.dir = tempfile.mkdtemp(prefix="sstpipe-slurm.")
+            # munged wants every ancestor of its socket searchable by all.
+            os.chmod(self.dir, 0o755)
+            self.top = os.path.join(self.dir, "cluster")
+            r = subprocess.run([os.path.join(self.tool_dir, "slurm-up"), self.top],
+                               capture_output=True, text=True, timeout=300)
+            if r.returncode != 0:
+                shutil.rmtree(self.dir, ignore_errors=True)
+                raise AssertionError("tests/cluster/slurm-up failed:\n" + r.stderr)
+            self.conf = os.path.join(self.top, "slurm.conf")
         self._saved = os.environ.get("SLURM_CONF")
         os.environ["SLURM_CONF"] = self.conf
 
-    def queue(self):
-        """The job ids squeue shows (pending or running)."""
-        r = subprocess.run(["squeue", "--noheader", "--format=%i"], capture_output=True,
-                           text=True, timeout=60)
+    def jobs(self, states="pending,running,completing"):
+        """{job id: name} of this test's jobs (tagged with self.slurm_args) in
+        those states ("all": finished ones too, while the controller keeps them)."""
+        r = subprocess.run(["squeue", "--noheader", "--states=" + states, "--format=%i %k %j"],
+                           capture_output=True, text=True, timeout=60)
         if r.returncode != 0:
             raise AssertionError("squeue failed: " + r.stderr)
-        return r.stdout.split()
+        found = {}
+        for line in r.stdout.splitlines():
+            parts = line.split(None, 2)
+            if len(parts) == 3 and parts[1] == self.tag:
+                found[parts[0]] = parts[2]
+        return found
+
+    def queue(self):
+        """The ids of this test's jobs squeue shows pending or running."""
+        return sorted(self.jobs())
 
     def stop(self):
-        subprocess.run([os.path.join(self.tool_dir, "slurm-down"), self.top], timeout=300)
+        if self.dir:
+            subprocess.run([os.path.join(self.tool_dir, "slurm-down"), self.top], timeout=300)
         if self._saved is None:
             os.environ.pop("SLURM_CONF", None)
         else:
             os.environ["SLURM_CONF"] = self._saved
-        shutil.rmtree(self.dir, ignore_errors=True)
+        if self.dir:
+            shutil.rmtree(self.dir, ignore_errors=True)

@@ -1,13 +1,17 @@
 """test_cluster_runners.py: cluster builds through GNU parallel and Slurm.
 
 On each of the two engines the issue names (GNU parallel with a login file of
-this machine alone, ":"; a real single-node Slurm cluster that this module
-starts with tests/cluster/slurm-up and stops with slurm-down), a sharded build
-of a multistream dump holds the records of one `sstpipe build` (`dump --jsonl`,
-byte for byte), `shards = 1` gives build's bytes, and a map task killed while it
-runs (kill -9 under parallel; scancel of its array task under Slurm) is retried
-and the build still completes with the same records. Nothing is left in
-squeue afterwards.
+this machine alone, ":"; a real single-node Slurm cluster: tests/run's for the
+whole suite, or one this module starts with tests/cluster/slurm-up and stops
+with slurm-down when run alone), a sharded build of a multistream dump holds
+the records of one `sstpipe build` (`dump --jsonl`, byte for byte), `shards =
+1` gives build's bytes, and a map task killed while it runs (kill -9 under the
+local runner and parallel; scancel of its array task under Slurm) is retried
+and the build still completes with the same records. On Slurm the set is
+published by a finishing job (`sstpipe task finish`, after the reduce array),
+and a failing finishing job fails the build with one line naming it, its
+range and its log, nothing at OUT; the same build run again resumes and
+publishes the records. Nothing of the test's is left in squeue afterwards.
 """
 
 import sys
@@ -15,11 +19,15 @@ import sys
 sys.dont_write_bytecode = True  # keep the source tree clean under ctest
 
 import os
+import re
 import signal
 import subprocess
 import time
 import unittest
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "faults"))
+
+import faultlib  # noqa: E402
 from sstpipe_e2e import E2ETest, SlurmCluster, run, sstpipe, sstpipe_bin, wikigen_bin  # noqa: E402
 
 CLUSTER = None
@@ -79,15 +87,14 @@ class RunnerBuilds(E2ETest):
         login = self.write_file("sshlogin", b":\n")
         keys = dict({"runner": runner, "shared_dir": self.shared, "tasks": 4, "retries": 2,
                      "jobs": 2, "slurm_partition": CLUSTER.partition,
-                     "slurm_args": "--time=30", "parallel_sshlogin": login}, **keys)
+                     "slurm_args": "--time=30 " + CLUSTER.slurm_args,
+                     "parallel_sshlogin": login}, **keys)
         lines = ["[cluster]"] + [f"{k} = {v}" for k, v in keys.items()]
         return self.write_file(f"{runner}.ini", ("\n".join(lines) + "\n").encode())
 
     def slurm_jobs(self):
-        """The sstpipe arrays the controller knows, finished ones too."""
-        r = subprocess.run(["squeue", "--noheader", "--states=all", "--format=%F %j"],
-                           capture_output=True, text=True, check=True)
-        return {line.split()[0] for line in r.stdout.splitlines() if " sstpipe-" in line}
+        """{id: name} of this test's jobs the controller knows, finished ones too."""
+        return CLUSTER.jobs("all")
 
     def sharded_is_build(self, runner):
         jobs_before = self.slurm_jobs()
@@ -103,9 +110,13 @@ class RunnerBuilds(E2ETest):
         with open(self.ref, "rb") as a, open(one, "rb") as b:
             self.assertTrue(a.read() == b.read(), f"{runner}: shards = 1 is not build's bytes")
         self.assertEqual(CLUSTER.queue(), [])
-        # Through Slurm: the map and reduce arrays of both builds.
+        # Through Slurm: the map and reduce arrays and the finishing job of
+        # both builds.
         if runner == "slurm":
-            self.assertGreaterEqual(len(self.slurm_jobs() - jobs_before), 4)
+            new = {j: n for j, n in self.slurm_jobs().items() if j not in jobs_before}
+            names = sorted(new.values())
+            for name in ("sstpipe-map", "sstpipe-reduce", "sstpipe-finish"):
+                self.assertGreaterEqual(names.count(name), 2, f"{name} jobs: {names}")
 
     def killed_task_completes(self, runner):
         out = self.path("set")
@@ -121,9 +132,11 @@ class RunnerBuilds(E2ETest):
                         os.kill(pid, signal.SIGSTOP)  # held still while it is killed
                     except ProcessLookupError:
                         continue
-                    # Run by the engine asked for, not by the local runner.
-                    self.assertIn(b"SLURM_ARRAY_JOB_ID" if runner == "slurm" else b"PARALLEL_PID",
-                                  env, f"a map task not started by {runner}")
+                    # Run by the engine asked for, not by another runner.
+                    engines = {b"SLURM_ARRAY_JOB_ID", b"PARALLEL_PID"} & set(env)
+                    want = {"slurm": {b"SLURM_ARRAY_JOB_ID"}, "parallel": {b"PARALLEL_PID"},
+                            "local": set()}[runner]
+                    self.assertEqual(engines, want, f"a map task not started by {runner}")
                     if runner == "slurm":
                         job = (env[b"SLURM_ARRAY_JOB_ID"] + b"_" + env[b"SLURM_ARRAY_TASK_ID"]).decode()
                         subprocess.run(["scancel", job], check=True)
@@ -147,6 +160,45 @@ class RunnerBuilds(E2ETest):
         got = sstpipe("dump", out, "--jsonl")
         self.assertOk(got)
         self.assertTrue(got.stdout == self.ref_dump, f"{runner}: records differ after the kill")
+        self.assertEqual(CLUSTER.queue(), [])
+
+    def test_local_killed_task_completes(self):
+        self.killed_task_completes("local")
+
+    def test_slurm_finish_job_fails_then_resumes(self):
+        """The finishing job fails (EIO at the mkdir of the set's temporary
+        directory beside OUT: the fault shim, preloaded into sstpipe, is
+        inherited by the jobs sbatch submits): one line naming the finishing
+        task, its range and its log, which is the Slurm job's; nothing at
+        OUT. Run again without the fault, the build resumes its plan and
+        publishes build's records."""
+        outdir = self.path("out")
+        os.mkdir(outdir)
+        out = os.path.join(outdir, "set")
+        cfg = self.config("slurm", shards=2, tasks=2, retries=0)
+        jobs_before = self.slurm_jobs()
+        r = faultlib.run([sstpipe_bin(), "build", "-c", cfg, self.src, "-o", out, "-v"],
+                         fault="mkdir:1:EIO", fault_dir=outdir, timeout=WAIT_SECONDS)
+        self.assertEqual(r.code, 1, r.describe())
+        self.assertTrue(r.fired, "the fault never fired" + r.describe())
+        line = r.stderr.strip().splitlines()[-1]
+        m = re.fullmatch(r"sstpipe: finish task 0 \(every key, 2 shards, into " + re.escape(out) +
+                         r"\): exit 1: .*Input/output error.* \(log: (\S+/logs/finish-0\.0\.log)\)",
+                         line)
+        self.assertIsNotNone(m, "not the finishing job's one line: " + line)
+        with open(m.group(1)) as f:
+            self.assertIn("Input/output error", f.read(), "the log is not the job's")
+        self.assertEqual(os.listdir(outdir), [], "something is at OUT")
+        new = [n for j, n in self.slurm_jobs().items() if j not in jobs_before]
+        self.assertIn("sstpipe-finish", new, "the finishing step was not a Slurm job")
+        self.assertEqual(CLUSTER.queue(), [])
+        again = sstpipe("build", "-c", cfg, self.src, "-o", out, "-v")
+        self.assertOk(again)
+        self.assertRegex(again.err_text, r"cluster: plan=\S+ maps=2 shards=2 resumed=1 maps_done=2")
+        got = sstpipe("dump", out, "--jsonl")
+        self.assertOk(got)
+        self.assertTrue(got.stdout == self.ref_dump, "resumed: the set's records are not build's")
+        self.assertEqual(os.listdir(self.shared), [], "the build's directory is left")
         self.assertEqual(CLUSTER.queue(), [])
 
     def test_parallel_sharded_is_build(self):

@@ -7,8 +7,11 @@
  * last line and path, a task killed (kill -9) or cancelled (scancel) while it
  * runs is retried, and SIGTERM to the process running the stages leaves no
  * task running and nothing in squeue. Slurm's tests run on a real
- * single-node cluster that tests/cluster/slurm-up starts for this program
- * and slurm-down stops.
+ * single-node cluster: tests/run's for the whole suite (its slurm.conf in
+ * SSTPIPE_TEST_SLURM_CONF), or, run alone, one that tests/cluster/slurm-up
+ * starts for this program and slurm-down stops. Other tests may share it, so
+ * this program's jobs carry a comment of their own and only they are looked
+ * at in squeue.
  */
 #include "pipeline/cluster_runner_internal.h"
 
@@ -147,6 +150,9 @@ static void shell_line(const char *cmd, char *out, size_t size) {
     pclose(p);
 }
 
+static char *slurm_dir;        /* the group's own test cluster (NULL: tests/run's) */
+static char slurm_comment[64]; /* sbatch --comment of this program's jobs */
+
 static int fixture_setup(void **state, int kind, const char *slurm_dir) {
     fixture *f = calloc(1, sizeof *f);
     assert_non_null(f);
@@ -173,7 +179,10 @@ static int fixture_setup(void **state, int kind, const char *slurm_dir) {
     }
     if (kind == CLUSTER_RUNNER_SLURM) {
         f->o.slurm_partition = "test";
-        f->o.slurm_args = "--time=30 --job-name='sstpipe test'";
+        static char args[128];
+        snprintf(args, sizeof args, "--time=30 --job-name='sstpipe test' --comment=%s",
+                 slurm_comment);
+        f->o.slurm_args = args;
     }
     *state = f;
     return 0;
@@ -187,7 +196,6 @@ static int teardown(void **state) {
     return 0;
 }
 
-static char *slurm_dir; /* the group's test cluster, started by slurm_group_setup */
 static int setup_local(void **state) {
     return fixture_setup(state, CLUSTER_RUNNER_LOCAL, NULL);
 }
@@ -200,6 +208,10 @@ static int setup_slurm(void **state) {
 
 static int slurm_group_setup(void **state) {
     (void)state;
+    snprintf(slurm_comment, sizeof slurm_comment, "sstpipe-unit-%d", (int)getpid());
+    const char *shared = getenv("SSTPIPE_TEST_SLURM_CONF");
+    if (shared && *shared)
+        return setenv("SLURM_CONF", shared, 1);
     const char *src = getenv("SSTPIPE_SOURCE");
     /* munged wants its socket's every ancestor searchable by all. */
     if (!src || !(slurm_dir = test_dir_make("slurm")) || chmod(slurm_dir, 0755))
@@ -214,6 +226,8 @@ static int slurm_group_setup(void **state) {
 
 static int slurm_group_teardown(void **state) {
     (void)state;
+    if (!slurm_dir)
+        return 0;
     char cmd[3 * TEST_DIR_CAP];
     snprintf(cmd, sizeof cmd, "%s/tests/cluster/slurm-down %s/cluster", getenv("SSTPIPE_SOURCE"),
              slurm_dir);
@@ -366,7 +380,11 @@ static void test_sigterm_cancels(void **state) {
         assert_int_equal(count(f, "first", i), 0);
     if (f->kind == CLUSTER_RUNNER_SLURM) {
         char line[256];
-        shell_line("squeue --noheader --format=%i 2>&1", line, sizeof line);
+        char cmd[256];
+        snprintf(cmd, sizeof cmd,
+                 "squeue --noheader --format='%%i %%k' 2>&1 | grep -F ' %s' || true",
+                 slurm_comment);
+        shell_line(cmd, line, sizeof line);
         assert_string_equal(line, "");
     }
 }
