@@ -83,10 +83,13 @@ struct extract_stats {
     double parse_cpu_seconds;
     double caller_cpu_seconds;
     /* Chunks parsed by the workers (0 with one thread), and of them those
-     * cut at a compressed stream's start (multistream bz2), checked by
-     * their workers rather than found by the calling thread's scan. */
+     * cut at a compressed stream's start (multistream bz2) and those cut at
+     * a page start tag found by a search back from the chunk's end (every
+     * other input): both checked by their workers rather than found by the
+     * calling thread's scan. */
     uint64_t parse_chunks;
     uint64_t stream_cuts;
+    uint64_t guessed_cuts;
 };
 
 void extract_options_init(extract_options *opts);

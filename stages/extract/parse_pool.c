@@ -22,7 +22,8 @@
  * A stretch parsed inline gets a place of its own and goes to part 0, whose
  * worker is idle then (every chunk before it is handed on).
  *
- * Stream cuts: a chunk cut at a stream start has check_end set; its worker
+ * Stream cuts and guessed cuts: a chunk cut at a stream start or at a page
+ * start tag found by guess_cut has check_end set; its worker
  * scans it and publishes end_ok, and advance_known moves `known` (chunks
  * whose start is known to be a cut point or not) along, in order, under the
  * mutex. Workers wait for their own chunk to be known before parsing, which
@@ -36,6 +37,7 @@
 #include "stages/common/fileio.h"
 #include "stages/extract/page_split.h"
 #include "stages/extract/text_skip.h"
+#include "stages/extract/xml_lex.h"
 
 #include <pthread.h>
 #include <stdbool.h>
@@ -105,9 +107,10 @@ typedef struct pool {
     uint64_t known, broken;
 
     /* The caller's thread only. */
-    bool streams;                      /* cutting at stream starts, scanning nothing */
-    bool finished;                     /* the rest of the document was parsed here (parse_rest) */
-    chunk_slot *cur;                   /* the slot being read into; NULL after the last chunk */
+    bool streams;    /* cutting at stream starts or guessed page starts, scanning nothing */
+    bool guess_ok;   /* page start tags may be guessed as cut points (guess_cut) */
+    bool finished;   /* the rest of the document was parsed here (parse_rest) */
+    chunk_slot *cur; /* the slot being read into; NULL after the last chunk */
     uint8_t head[PAGE_SPLIT_HEAD_MAX]; /* the document's head, for fragments */
     size_t head_len;
     long root_line;        /* the document line of the root start tag (page_split.h) */
@@ -397,13 +400,14 @@ int parse_pool_page(void *ctx, const wiki_page *page, sp_error *err) {
     return sink->emit(sink->ctx, WIKI_KEEP, &rec, err);
 }
 
-/* Submits the chunk in cur, whose end is a stream start (check_end) or not;
- * the next chunk starts at a cut point the caller's scanner found unless
- * it is cut at a stream start too. */
-static void submit(pool *p, bool check_end) {
+/* Submits the chunk in cur, whose end is a stream start or a guessed page
+ * start (check_end: its worker checks it) or not; the next chunk starts at
+ * a cut point the caller's scanner found unless it is such a cut too. */
+static void submit(pool *p, bool check_end, bool guessed) {
     chunk_slot *s = p->cur;
     p->a->stats->parse_chunks++;
-    p->a->stats->stream_cuts += check_end;
+    p->a->stats->stream_cuts += check_end && !guessed;
+    p->a->stats->guessed_cuts += guessed;
     s->place = p->places++;
     pthread_mutex_lock(&p->mu);
     s->index = p->submitted;
@@ -685,6 +689,39 @@ static uint64_t stream_cut(const pool *p) {
     return at > p->cur->start && at <= p->read_end ? at : 0;
 }
 
+/* Whether b (n bytes) begins with a page start tag: "<page" and '>' or a
+ * space. */
+static bool page_tag(const uint8_t *b, size_t n) {
+    return n > 5 && !memcmp(b, "<page", 5) && (b[5] == '>' || xml_lex_space(b[5]));
+}
+
+/*
+ * The last page start tag in cur past its start, once cur holds a chunk's
+ * bytes, or 0: a guess, which the chunk's worker checks as it checks a
+ * stream start (ends_at_cut), so the calling thread need not scan every
+ * byte for the cut points (the scan is most of its work: issue 16). In a
+ * dump '<' is escaped in text, so a "<page" is markup, and a page start
+ * tag directly inside the root wherever the dump is not unusual (a page
+ * inside a comment or CDATA section, a deeper "page" element); such a
+ * guess fails its check and the rest of the document is parsed on this
+ * thread, exactly (parse_rest). The search goes back from the end, from
+ * '<' to '<', so it reads about one page.
+ */
+static uint64_t guess_cut(const pool *p) {
+    const chunk_slot *c = p->cur;
+    if (c->len < p->chunk)
+        return 0;
+    for (size_t end = c->len; end > 1;) {
+        const uint8_t *lt = memrchr(c->in + 1, '<', end - 1);
+        if (!lt)
+            return 0;
+        end = (size_t)(lt - c->in);
+        if (page_tag(lt, c->len - end))
+            return c->start + end;
+    }
+    return 0;
+}
+
 /*
  * In stream mode cur filled up without a stream start: once every chunk
  * before it is handed on (each one's end checked), cur starts at a cut
@@ -702,6 +739,9 @@ static int leave_streams(pool *p, sp_error *err) {
     page_split_scan(sc, p->cur->in, p->cur->len);
     p->cur->hard_start = true;
     p->streams = false;
+    /* No page start tag in a whole stretch (a huge page, or names with a
+     * prefix): guessing waits until the scanner cuts at one again. */
+    p->guess_ok = false;
     return 0;
 }
 
@@ -740,14 +780,17 @@ static int pump(pool *p, sp_error *err) {
             take_head(p);
             if (n == 0) {
                 cur->last = true;
-                submit(p, false);
+                submit(p, false, false);
                 p->cur = NULL;
                 return drain(p, err);
             }
-            if (!p->streams && p->head_len && source_stream_start(a->src))
+            if (!p->streams && p->head_len && (source_stream_start(a->src) || p->guess_ok))
                 p->streams = true;
         }
         uint64_t cut = p->streams ? stream_cut(p) : page_split_last(p->split);
+        bool guessed = false;
+        if (p->streams && !cut && p->guess_ok)
+            guessed = (cut = guess_cut(p)) != 0;
         if (cur->len >= p->chunk && cut > cur->start) {
             while (p->submitted + 1 - p->emitted >= p->nslots)
                 if (emit_next(p, true, err) || p->finished)
@@ -761,8 +804,10 @@ static int pump(pool *p, sp_error *err) {
             memcpy(next->in, cur->in + keep, next->len);
             cur->len = keep;
             cur->last = false;
-            submit(p, p->streams);
+            submit(p, p->streams, guessed);
             cur = p->cur = next;
+            if (!p->streams && page_tag(next->in, next->len))
+                p->guess_ok = true;
         } else if (cur->len == p->max && p->streams) {
             if (leave_streams(p, err))
                 return p->finished && !err->set ? 0 : -1;
@@ -837,6 +882,7 @@ int parse_pool_run(const parse_pool_args *a, sp_error *err) {
     pthread_cond_init(&p.done, NULL);
     pthread_cond_init(&p.checked, NULL);
     p.broken = UINT64_MAX;
+    p.guess_ok = true;
     int rc = -1;
     if (!(p.split = page_split_init(err)))
         goto out;

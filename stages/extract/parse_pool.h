@@ -30,17 +30,22 @@
  * as it streams in, after every chunk before it, with the caller's spilling
  * text buffer: as the single-threaded path does, in the same memory.
  *
- * Multistream bz2 (source_stream_start): once the head is read, chunks are
- * cut at stream starts and the caller's thread scans nothing. Each such
+ * Once the head is read the caller's thread scans nothing: chunks are cut
+ * at stream starts (multistream bz2, source_stream_start) or, in any other
+ * input, at the last page start tag in the chunk's bytes, found by a search
+ * back from their end (a guess: in a dump '<' is escaped in text). Each such
  * chunk's worker scans its chunk (page_split.h, from its start) and tells
  * whether it ends where the document can be cut; a worker parses its chunk
  * only once every chunk before it has been told a cut point, so a stream
  * start that is not one (any file can be cut into streams anywhere) never
- * lets a chunk's records out. From the first such chunk on, the caller's
+ * lets a chunk's records out; nor does a guessed page start inside a
+ * comment or a CDATA section. From the first such chunk on, the caller's
  * thread parses the rest of the document as one stream, as the single-
  * threaded path does. A stretch of PARSE_POOL_MAX_FACTOR * chunk_bytes
- * without a stream start goes back to the caller's scanner, from the
- * last stream start (checked by then), until the next cut.
+ * without a stream start or a page start tag goes back to the caller's
+ * scanner, from the last cut (checked by then); guessing resumes once the
+ * scanner cuts at a page start tag again (not in a document whose names
+ * have a prefix, "<mw:page>").
  *
  * Errors are the single-threaded path's: the first in document order wins
  * (a sink error on a record before a parse error in the same chunk comes

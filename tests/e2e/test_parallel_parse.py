@@ -5,7 +5,8 @@ For every corpus, the edge-case dump and generated dumps of both page-size
 profiles, in every compression, the table (build) and the record stream
 (extract, no value cap) are byte for byte the ones of `build.threads=1`, at
 2 and 8 threads and chunk sizes from 4K (a cut every few pages) up to the
-default. Bad inputs (cut short, malformed in a later chunk, a page too big
+default; chunks cut at guessed page start tags (every input but multistream
+bz2), among them guesses that are no cut points, give the same. Bad inputs (cut short, malformed in a later chunk, a page too big
 for a chunk, markup the cutter does not follow, damaged compressed data)
 fail with the same exit code and the same message (line, offset) as with
 one thread. [sort] threads still sets the threads, as the old name of
@@ -246,6 +247,73 @@ class StreamCutsTest(SameOutputsTest):
         src = self.write_file("badxml.xml.bz2", streams(bad, self.with_bad_cut(
             bad.find(b"<page><title>Fake", mid))))
         r = self.assertSameOutputs(src, "tag mismatch after a stream start in a comment")
+        self.assertNotEqual(r.code, 0, r.describe())
+
+
+class GuessedCutsTest(SameOutputsTest):
+    """Every input but multistream bz2: chunks are cut at the last page start
+    tag of their bytes, found by a search back from the end and checked by
+    the chunk's worker. A guess that is no cut point (a page start tag in a
+    comment, a CDATA section or a processing instruction, long enough that
+    chunks end inside it) must not change a byte of the outputs or errors."""
+
+    @classmethod
+    def setUpClass(cls):
+        import tempfile
+        cls.classtmp = tempfile.mkdtemp(prefix="sstpipe-e2e-guess-")
+        path = wikigen(os.path.join(cls.classtmp, "base.xml"), "1M", "23", "xml", "wiktionary")
+        with open(path, "rb") as f:
+            cls.xml = f.read()
+
+    @classmethod
+    def tearDownClass(cls):
+        import shutil
+        shutil.rmtree(cls.classtmp, True)
+
+    def test_every_input_is_cut_by_guesses(self):
+        for fmt, suffix in (("xml", ".xml"), ("zst", ".xml.zst"), ("bz2", ".xml.bz2"),
+                            ("bz2-multistream", ".xml.bz2")):
+            src = wikigen(self.path(f"g-{fmt}{suffix}"), "2M", "5", fmt, "wiktionary")
+            b = sstpipe("build", src, "-o", self.path("g.sst"), "-v", *knobs("2", "4K"))
+            self.assertOk(b)
+            st = parse_stats(self, b.stderr, "build")
+            if fmt == "bz2-multistream":
+                self.assertGreater(st["stream_cuts"], 10, fmt)
+            else:
+                self.assertEqual(st["stream_cuts"], 0, fmt)
+                self.assertGreater(st["guessed_cuts"], 200, f"{fmt}: chunks are cut at guesses")
+            self.assertLessEqual(st["stream_cuts"] + st["guessed_cuts"], st["parse_chunks"])
+
+    def fake_pages(self):
+        """The dump with a page start tag in markup that is not a page,
+        followed by 40 KB inside it, at a page boundary past the middle."""
+        x = self.xml
+        mid = x.find(b"  <page>", len(x) // 2)
+        fill = b"filler <page> text\n" * 2000
+        text = x.find(b"<text", mid)
+        text = x.find(b">", text) + 1
+        return {
+            "in a comment in the root": x[:mid] + b"  <!-- <page>\n" + fill + b" -->\n" + x[mid:],
+            "in a PI in the root": x[:mid] + b"  <?pi <page>\n" + fill + b" ?>\n" + x[mid:],
+            "in a CDATA section in a text": x[:text] + b"<![CDATA[<page>\n" + fill + b"]]>" +
+                                            x[text:],
+            "in a comment in a text": x[:text] + b"<!-- <page> " + fill + b"-->" + x[text:],
+        }
+
+    def test_guesses_that_are_no_cut_points(self):
+        for what, data in self.fake_pages().items():
+            src = self.write_file("fake.xml", data)
+            r = self.assertSameOutputs(src, f"page start tag {what}")
+            self.assertEqual(r.code, 0, f"{what}: " + r.describe())
+            for form, blob in (("zst", to_zst(data)), ("bz2", to_bz2(data))):
+                src = self.write_file(f"fake-{form}.bin", blob)
+                r = self.assertSameOutputs(src, f"page start tag {what} ({form})", extract=False)
+                self.assertEqual(r.code, 0, f"{what} ({form}): " + r.describe())
+        # And bad XML behind such a guess fails as with one thread.
+        bad = mutate_after(self.fake_pages()["in a comment in the root"], b"<page>", 0.8,
+                           b"</title>", b"</titel>")
+        src = self.write_file("fake-bad.xml", bad)
+        r = self.assertSameOutputs(src, "tag mismatch after a page start tag in a comment")
         self.assertNotEqual(r.code, 0, r.describe())
 
 
