@@ -108,7 +108,7 @@ def explain(label, key, runs, costs, ceiling, gib, threads):
                 f"{c['decode']:.2f}, parse {c['parse']:.2f}, caller {c['caller']:.2f}, write "
                 f"{c['write']:.2f}) against lbzip2's {peer / gib:.2f} for decoding alone; at most "
                 f"1.0x needs the decode to cost less than lbzip2's by the parse's share. Next step: "
-                f"a cheaper block decoder (the inverse BWT is most of decode) or, on more cores "
+                f"a cheaper block decoder or, on more cores "
                 f"than this machine has, nothing: the parse then runs beside the decoding.")
     if key == "zst":
         ours = statistics.median(r.cpu for r in runs["zst"])
@@ -117,10 +117,10 @@ def explain(label, key, runs, costs, ceiling, gib, threads):
         return (f"[{label}] .zst vs the mtbl peer: the peer takes {peer / gib:.2f} CPU-s per GiB, "
                 f"ours {ours / gib:.2f} (decode on one thread {c['decode']:.2f}, parse "
                 f"{c['parse']:.2f}, caller {c['caller']:.2f}, write {c['write']:.2f}); 3x faster "
-                f"on {threads} cores needs the work below {2 * peer / 3 / gib:.2f} CPU-s per GiB "
-                f"with the single zstd thread hidden. Next step: per-record costs of short pages "
-                f"(the parse is per page, about a quarter of the bytes are markup) and zstd "
-                f"decoded on a thread of its own.")
+                f"on {threads} cores needs the work below {int(threads) * peer / 3 / gib:.2f} CPU-s per GiB "
+                f"with the single zstd thread hidden. Next step: the parse's CPU per GiB (libxml2 "
+                f"reads every byte of markup, and short pages have more of it per byte) and zstd "
+                f"decoded on a thread of its own beside the workers.")
     if key == "bound":
         c = costs["bz2"]
         work = c["decode"] + c["parse"] + c["caller"]
