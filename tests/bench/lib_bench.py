@@ -10,10 +10,13 @@ checked against profile's), back to back in each repetition:
     p50 on the same keys, PAIRS pairs a repetition, the ratio the median of
     every pair's; target: no slower (<= 1.0);
   - lookups per second with 2 threads on one table against 1 thread
-    (lib_bench threads, every block checked first); target >= 1.8; beside it
-    the CPU time per lookup of each, which tells contention between the
-    threads (CPU per lookup grows) from a machine with no idle second core
-    (it does not);
+    (lib_bench scaling: in one process, every block checked first, SCALING_PAIRS
+    pairs of WINDOW_MS windows, 1 thread and 2 in alternating order, every
+    thread counted over the same window), the median of the pairs' ratios;
+    target >= 1.8; beside it the CPU time per lookup of each, which tells
+    contention between the threads (CPU per lookup grows) from a machine with
+    no idle second core (it does not), and the same ratio for arithmetic
+    alone, what the machine's two cores give with no memory in play;
   - Python: the sstpipe module's t[key] warm p50 and the throughput of 1M
     lookups, against a dict of the same records (the floor of an in-process
     lookup) and LevelDB through python3-plyvel (Debian's binding of a peer
@@ -33,11 +36,13 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 PY_LOOKUPS = 1000000
 PAIRS = 5  # profile and sstpipe_get pairs a repetition
+WINDOW_MS = 500  # each timed window of the threads' scaling
+SCALING_PAIRS = 6  # 1-thread and 2-thread windows a repetition
 
 
 def measure(sstpipe, keysgen, libbench, pydir, sst, data, lookups, reps, log):
     """Runs every measurement reps times; returns what rows() needs."""
-    out = {"profile": [], "get": [], "t1": [], "t2": [], "python": []}
+    out = {"profile": [], "get": [], "scaling": [], "python": []}
     keys = os.path.join(data, "lib-keys.bin")
     pj = os.path.join(data, "lib-profile.json")
     with open(sst, "rb") as f:  # warm: the table in the page cache
@@ -62,10 +67,11 @@ def measure(sstpipe, keysgen, libbench, pydir, sst, data, lookups, reps, log):
                                             check=True, text=True).stdout)
             out["profile"].append(prof["latency_ns"]["p50"])
             out["get"].append(get)
-        for t in (1, 2):
-            r = subprocess.run([libbench, "threads", sst, keys, str(t), "5"],
-                               capture_output=True, check=True, text=True).stdout
-            out[f"t{t}"].append(json.loads(r))
+        # 1 thread and 2 in alternating windows of one process (lib_bench.c):
+        # every pair's figures, kept; the rows take the median over all pairs.
+        r = subprocess.run([libbench, "scaling", sst, keys, str(WINDOW_MS), str(SCALING_PAIRS)],
+                           capture_output=True, check=True, text=True).stdout
+        out["scaling"].extend(json.loads(r)["pairs"])
         env = dict(os.environ, PYTHONPATH=pydir)
         r = subprocess.run(["/usr/bin/python3", os.path.join(HERE, "lib_bench_py.py"), sst, keys,
                             os.path.join(data, "peer.leveldb"), str(PY_LOOKUPS)],
@@ -80,15 +86,20 @@ def rows(res, row, med, paired):
     r = paired(gp, res["profile"])
     row("sstpipe_get warm p50 vs profile, same keys (us)", med(gp) / 1e3,
         med(res["profile"]) / 1e3, r, "<= 1.0", r <= 1.0)
-    t1 = [x["lookups_per_sec"] for x in res["t1"]]
-    t2 = [x["lookups_per_sec"] for x in res["t2"]]
+    sc = res["scaling"]
+    t1 = [x["t1_lookups_per_sec"] for x in sc]
+    t2 = [x["t2_lookups_per_sec"] for x in sc]
     r = paired(t2, t1)
     row("sstpipe_get 2 threads vs 1, one table (lookups/s)", med(t2), med(t1), r, ">= 1.8",
         r >= 1.8)
-    c1 = [x["cpu_ns_per_lookup"] for x in res["t1"]]
-    c2 = [x["cpu_ns_per_lookup"] for x in res["t2"]]
+    c1 = [x["t1_cpu_ns_per_lookup"] for x in sc]
+    c2 = [x["t2_cpu_ns_per_lookup"] for x in sc]
     row("  same, CPU ns per lookup, 2 threads vs 1", med(c2), med(c1), paired(c2, c1),
         "(info: 1.0 = no contention)", None)
+    a1 = [x["arith_t1_ops_per_sec"] for x in sc]
+    a2 = [x["arith_t2_ops_per_sec"] for x in sc]
+    row("  machine: 2 threads vs 1, arithmetic only (ops/s)", med(a2), med(a1), paired(a2, a1),
+        "(info: the cores' own ceiling)", None)
     py = res["python"]
     sp = [p["sstpipe"]["p50_ns"] for p in py]
     dp = [p["dict"]["p50_ns"] for p in py]
