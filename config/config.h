@@ -44,6 +44,7 @@ typedef enum config_key {
     CONFIG_SST_CLUSTER_SIZE,
     CONFIG_VERIFY_READ_SIZE,
     CONFIG_VERIFY_MAX_PROBLEMS,
+    CONFIG_VERIFY_THREADS,
     CONFIG_PROFILE_LOOKUPS,
     CONFIG_PROFILE_COLD,
     CONFIG_PROFILE_THREADS,
@@ -128,6 +129,7 @@ typedef struct sp_config {
     struct {
         uint64_t read_size;
         uint64_t max_problems;
+        uint64_t threads; /* 0: every core the process may run on */
     } verify;
     struct {
         uint64_t lookups; /* 0: nightly skips profiling */

@@ -74,6 +74,9 @@ const key_info config_keys[CONFIG_KEY_COUNT] = {
                                  "bytes per sequential read while verifying"},
     [CONFIG_VERIFY_MAX_PROBLEMS] = {"verify", "max_problems", KT_COUNT, 1, 1000000000, 1000, NULL,
                                     "problems listed in the report (all are counted)"},
+    [CONFIG_VERIFY_THREADS] = {"verify", "threads", KT_COUNT, 0, 1024, 0, NULL,
+                               "threads checking the data blocks, 0 = every core the process "
+                               "may run on"},
     [CONFIG_PROFILE_LOOKUPS] = {"profile", "lookups", KT_COUNT, 0, 1000000000, 10000, NULL,
                                 "timed point lookups after the build, 0 = do not profile"},
     [CONFIG_PROFILE_COLD] = {"profile", "cold", KT_BOOL, 0, 1, 0, NULL,
@@ -323,6 +326,8 @@ static uint64_t *number_field(sp_config *cfg, config_key key) {
         return &cfg->verify.read_size;
     case CONFIG_VERIFY_MAX_PROBLEMS:
         return &cfg->verify.max_problems;
+    case CONFIG_VERIFY_THREADS:
+        return &cfg->verify.threads;
     case CONFIG_PROFILE_LOOKUPS:
         return &cfg->profile.lookups;
     case CONFIG_PROFILE_THREADS:

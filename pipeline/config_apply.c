@@ -38,6 +38,7 @@ void config_apply_build(const sp_config *cfg, build_options *opts) {
 void config_apply_verify(const sp_config *cfg, verify_options *opts) {
     opts->read_size = (size_t)cfg->verify.read_size;
     opts->max_problems = (size_t)cfg->verify.max_problems;
+    opts->threads = (unsigned)cfg->verify.threads;
 }
 
 void config_apply_profile(const sp_config *cfg, profile_options *opts) {

@@ -37,6 +37,9 @@
 typedef struct verify_options {
     size_t read_size;    /* bytes per sequential read (default 8 MiB) */
     size_t max_problems; /* problems kept in the list; all are counted (default 1000) */
+    /* threads reading and checking the data blocks; 0 (the default): one
+     * per core the process may run on. The report is the same for any. */
+    unsigned threads;
     /* NULL (the default), or where the check stores how far it has got: bytes
      * read (in_bytes, of the file's size in total_bytes) and records checked,
      * after every read of read_size, for a live progress line. */

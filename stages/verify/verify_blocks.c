@@ -1,23 +1,25 @@
 /*
- * verify_blocks.c: checking the data blocks for verify.c, with the reading
- * overlapped with the checking and the checking spread over two threads.
+ * verify_blocks.c: checking the data blocks for verify.c, on every core:
+ * worker threads read and check disjoint ranges of blocks, and their
+ * findings are merged in file order.
  *
- * Reading. A reader thread maps the data region one chunk at a time (the
- * buf_cap-sized chunks verify reads) and faults each chunk in, one chunk
- * ahead of the checking (stages/common/chunk_map.h: mapped and populated,
- * or read with pread where that fails): on a cold file the next chunk is
- * read from the disk while this one is checked, and a warm file is checked
- * where it lies in the page cache, without the copy a read makes. A chunk
- * is unmapped once checked, so page tables stay small however large the
- * file.
+ * Work. The data region is cut into chunks of the buf_cap bytes verify
+ * reads at once. Each worker takes the next chunk, maps it and faults it
+ * in (stages/common/chunk_map.h: mapped and populated, or read with pread
+ * where that fails), checks its blocks and unmaps it, so page tables stay
+ * small however large the file. A warm file is checked where it lies in
+ * the page cache, without the copy a read makes; on a cold file one
+ * worker's chunk is read from the disk while another's is checked. A worker
+ * runs at most two chunks ahead of the merge, which bounds what is held.
  *
- * Checking. Each chunk's blocks are split in two halves, checked at the
- * same time by the calling thread and a helper. Each half keeps what it
- * finds in a run of its own, and the runs are merged in file order, so the
- * report is the one a single front-to-back walk gives: the same problems in
- * the same order, the same counts. The one check that reaches across the
- * start of a run, its first block's first key against the previous block's
- * last key, is recorded in the run and made at the merge.
+ * Merge. Each chunk keeps what it finds in a run of its own, and the
+ * calling thread merges the runs in file order as they are done, so the
+ * report is the one a single front-to-back walk gives, for any number of
+ * threads: the same problems in the same order, the same counts, the same
+ * first error. The one check that reaches across the start of a run, its
+ * first block's first key against the previous block's last key, is
+ * recorded in the run and made at the merge. A chunk that could not be
+ * read ends the check at the merge, after every chunk before it.
  *
  * Walking. Each block's records are walked with the table walk that
  * libsstpipe's iterator uses (stages/sst/table_walk.h), so verify and every
@@ -38,6 +40,7 @@
 #include "stages/verify/verify_utf8.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -203,96 +206,73 @@ static void merge(checker *c, const run *r) {
 
 /* ---------------------------------------------------------------- threads */
 
-/* Chunks in flight: the one being checked and the one being read. */
-#define SLOTS 2
-
-typedef struct chunk {
-    uint64_t first, n; /* blocks */
+/* One chunk in flight: its blocks, its bytes, what checking them found. */
+typedef struct slot {
     sp_chunk span;
-    int rc;
+    int rc; /* the fill's: -1 with err when the chunk could not be read */
     sp_error err;
-} chunk;
+    run r;
+    bool done; /* checked (or failed to fill), waiting for the merge */
+} slot;
 
 typedef struct pipeline {
     const checker *c;
     uint64_t n_blocks, per_chunk, n_chunks;
-    chunk slots[SLOTS];
+    size_t n_slots; /* chunk q uses slot q % n_slots */
+    slot *slots;
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    uint64_t ready;    /* chunks filled by the reader */
-    uint64_t released; /* chunks checked, their slots free again */
-    run *job;          /* the helper's run, while it has one */
-    bool job_done, quit;
-    pthread_t reader, helper;
+    uint64_t next;   /* the next chunk a worker takes */
+    uint64_t merged; /* chunks merged, their slots free again */
+    bool quit;
 } pipeline;
 
-/* Maps and populates chunk q, or reads it. */
-static void fill(pipeline *pl, chunk *s, uint64_t q) {
+/* Maps and populates chunk q into s, or reads it, then checks its blocks
+ * and lets its bytes go; what was found stays in s->r. */
+static void fill_and_check(pipeline *pl, slot *s, uint64_t q) {
     const checker *c = pl->c;
-    s->first = q * pl->per_chunk;
-    s->n = pl->n_blocks - s->first < pl->per_chunk ? pl->n_blocks - s->first : pl->per_chunk;
+    uint64_t first = q * pl->per_chunk;
+    uint64_t n = pl->n_blocks - first < pl->per_chunk ? pl->n_blocks - first : pl->per_chunk;
     sp_error_clear(&s->err);
-    s->rc = sp_chunk_fill(&s->span, c->fd, s->first * c->bs, (size_t)s->n * c->bs, c->rep->path,
-                          &s->err);
-}
-
-static void *reader_main(void *arg) {
-    pipeline *pl = arg;
-    for (uint64_t q = 0; q < pl->n_chunks; q++) {
-        pthread_mutex_lock(&pl->mu);
-        while (!pl->quit && q >= pl->released + SLOTS)
-            pthread_cond_wait(&pl->cv, &pl->mu);
-        bool quit = pl->quit;
-        pthread_mutex_unlock(&pl->mu);
-        if (quit)
-            break;
-        fill(pl, &pl->slots[q % SLOTS], q);
-        pthread_mutex_lock(&pl->mu);
-        pl->ready = q + 1;
-        pthread_cond_broadcast(&pl->cv);
-        pthread_mutex_unlock(&pl->mu);
+    s->rc = sp_chunk_fill(&s->span, c->fd, first * c->bs, (size_t)n * c->bs, c->rep->path, &s->err);
+    s->r.first = first;
+    s->r.end = first + n;
+    if (s->rc == 0) {
+        s->r.data = s->span.data;
+        check_run(&s->r);
     }
-    return NULL;
+    sp_chunk_release(&s->span);
 }
 
-static void *helper_main(void *arg) {
+/* A worker: takes the next chunk while fewer than n_slots wait for the
+ * merge, fills and checks it, hands it to the merge; until none is left. */
+static void *worker_main(void *arg) {
     pipeline *pl = arg;
     pthread_mutex_lock(&pl->mu);
     for (;;) {
-        while (!pl->quit && !pl->job)
+        while (!pl->quit && pl->next < pl->n_chunks && pl->next >= pl->merged + pl->n_slots)
             pthread_cond_wait(&pl->cv, &pl->mu);
-        if (pl->quit)
+        if (pl->quit || pl->next >= pl->n_chunks)
             break;
-        run *r = pl->job;
+        uint64_t q = pl->next++;
+        slot *s = &pl->slots[q % pl->n_slots];
         pthread_mutex_unlock(&pl->mu);
-        check_run(r);
+        fill_and_check(pl, s, q);
         pthread_mutex_lock(&pl->mu);
-        pl->job = NULL;
-        pl->job_done = true;
+        s->done = true;
         pthread_cond_broadcast(&pl->cv);
     }
     pthread_mutex_unlock(&pl->mu);
     return NULL;
 }
 
-/* Checks chunk s: its second half in the helper, its first here. */
-static void check_chunk(pipeline *pl, const chunk *s, run runs[2]) {
-    uint64_t half = s->n / 2;
-    runs[0].first = s->first;
-    runs[0].end = runs[1].first = s->first + half;
-    runs[1].end = s->first + s->n;
-    runs[0].data = s->span.data;
-    runs[1].data = s->span.data + half * pl->c->bs;
-    pthread_mutex_lock(&pl->mu);
-    pl->job = &runs[1];
-    pl->job_done = false;
-    pthread_cond_broadcast(&pl->cv);
-    pthread_mutex_unlock(&pl->mu);
-    check_run(&runs[0]);
-    pthread_mutex_lock(&pl->mu);
-    while (!pl->job_done)
-        pthread_cond_wait(&pl->cv, &pl->mu);
-    pthread_mutex_unlock(&pl->mu);
+/* The cores this process may run on (taskset, cgroup cpusets), as for the
+ * build's threads (extract_threads). */
+static unsigned usable_cores(void) {
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+        return (unsigned)CPU_COUNT(&set);
+    return 1;
 }
 
 int check_blocks(checker *c, uint64_t n, bool stop_at_bad, sp_error *err) {
@@ -300,44 +280,52 @@ int check_blocks(checker *c, uint64_t n, bool stop_at_bad, sp_error *err) {
         return 0;
     pipeline pl = {.c = c, .n_blocks = n, .per_chunk = c->buf_cap / c->bs};
     pl.n_chunks = (n + pl.per_chunk - 1) / pl.per_chunk;
-    run *runs = calloc(2, sizeof *runs);
-    if (!runs)
+    unsigned threads = c->rep->opts.threads ? c->rep->opts.threads : usable_cores();
+    if (threads > pl.n_chunks)
+        threads = (unsigned)pl.n_chunks;
+    /* Two chunks a worker: one being checked, one checked and waiting for
+     * the merge of a slower one before it. */
+    pl.n_slots = 2 * (size_t)threads;
+    pl.slots = calloc(pl.n_slots, sizeof *pl.slots);
+    pthread_t *tids = calloc(threads, sizeof *tids);
+    if (!pl.slots || !tids) {
+        free(pl.slots);
+        free(tids);
         return sp_errorf(err, "%s: out of memory", c->rep->path);
-    for (int k = 0; k < 2; k++)
-        runs[k] = (run){.c = c, .stop_at_bad = stop_at_bad};
+    }
+    for (size_t k = 0; k < pl.n_slots; k++)
+        pl.slots[k].r = (run){.c = c, .stop_at_bad = stop_at_bad};
     pthread_mutex_init(&pl.mu, NULL);
     pthread_cond_init(&pl.cv, NULL);
     int rc = 0;
-    bool reader = pthread_create(&pl.reader, NULL, reader_main, &pl) == 0;
-    bool helper = reader && pthread_create(&pl.helper, NULL, helper_main, &pl) == 0;
-    if (!helper)
+    unsigned started = 0;
+    while (started < threads && pthread_create(&tids[started], NULL, worker_main, &pl) == 0)
+        started++;
+    if (started < threads)
         rc = sp_errorf(err, "%s: cannot start the threads that read and check the blocks",
                        c->rep->path);
+    /* The merge, in file order: the report is the one a single walk from
+     * the front gives, whichever worker finished first. */
     for (uint64_t q = 0; rc == 0 && q < pl.n_chunks; q++) {
-        chunk *s = &pl.slots[q % SLOTS];
+        slot *s = &pl.slots[q % pl.n_slots];
         pthread_mutex_lock(&pl.mu);
-        while (pl.ready <= q)
+        while (!s->done)
             pthread_cond_wait(&pl.cv, &pl.mu);
         pthread_mutex_unlock(&pl.mu);
         if (s->rc) {
             rc = sp_errorf(err, "%s", s->err.msg);
             break;
         }
-        c->rep->bytes += s->n * c->bs;
-        check_chunk(&pl, s, runs);
-        merge(c, &runs[0]);
-        bool stopped = runs[0].stopped;
-        if (!stopped) {
-            merge(c, &runs[1]);
-            stopped = runs[1].stopped;
-        }
+        c->rep->bytes += (s->r.end - s->r.first) * c->bs;
+        merge(c, &s->r);
         if (c->rep->opts.progress) {
             sp_progress_store(&c->rep->opts.progress->in_bytes, c->rep->bytes);
             sp_progress_store(&c->rep->opts.progress->records, c->records);
         }
-        sp_chunk_release(&s->span);
+        bool stopped = s->r.stopped;
         pthread_mutex_lock(&pl.mu);
-        pl.released = q + 1;
+        s->done = false;
+        pl.merged = q + 1;
         pthread_cond_broadcast(&pl.cv);
         pthread_mutex_unlock(&pl.mu);
         if (stopped)
@@ -347,16 +335,15 @@ int check_blocks(checker *c, uint64_t n, bool stop_at_bad, sp_error *err) {
     pl.quit = true;
     pthread_cond_broadcast(&pl.cv);
     pthread_mutex_unlock(&pl.mu);
-    if (reader)
-        pthread_join(pl.reader, NULL);
-    if (helper)
-        pthread_join(pl.helper, NULL);
-    for (int k = 0; k < SLOTS; k++)
+    for (unsigned k = 0; k < started; k++)
+        pthread_join(tids[k], NULL);
+    for (size_t k = 0; k < pl.n_slots; k++) {
         sp_chunk_destroy(&pl.slots[k].span);
+        free(pl.slots[k].r.problems);
+    }
     pthread_cond_destroy(&pl.cv);
     pthread_mutex_destroy(&pl.mu);
-    free(runs[0].problems);
-    free(runs[1].problems);
-    free(runs);
+    free(pl.slots);
+    free(tids);
     return rc;
 }

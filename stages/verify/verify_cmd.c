@@ -23,12 +23,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { F_JSON, F_PROGRESS, F_NO_PROGRESS };
+enum { F_JSON, F_THREADS, F_PROGRESS, F_NO_PROGRESS };
 
 static const sp_flag flags[] = {
     [F_JSON] = {"json", 0, "PATH", 0, NULL,
                 "also write the report as JSON (fields in stages/verify/README.md)",
                 SP_COMPLETE_FILE, NULL},
+    [F_THREADS] = {"threads", 0, "N", SP_KEY(CONFIG_VERIFY_THREADS), NULL, NULL, SP_COMPLETE_NONE,
+                   NULL},
     [F_PROGRESS] = SP_FLAG_PROGRESS,
     [F_NO_PROGRESS] = SP_FLAG_NO_PROGRESS,
 };
@@ -182,7 +184,7 @@ const sp_command verify_command = {
                    "A table set (its directory or tableset.json) is checked shard by shard,\n"
                    "each also against the manifest: every key in the shard's range, its\n"
                    "options, records, size and XXH3-128 checksum.",
-    .config_help = "this command reads [verify] read_size and max_problems",
+    .config_help = "this command reads [verify] read_size, max_problems and threads",
     .notes = "exit status: 0 all files clean, 1 problems found, 2 a file could not be\n"
              "checked (missing, unreadable, not an SSTable) or bad usage",
     SP_FLAGS(flags),

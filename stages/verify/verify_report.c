@@ -15,6 +15,7 @@
 void verify_options_init(verify_options *opts) {
     opts->read_size = 8u << 20;
     opts->max_problems = 1000;
+    opts->threads = 0;
     opts->progress = NULL;
     opts->tableset = NULL;
     opts->shard = NULL;

@@ -467,18 +467,25 @@ static void test_many_problems_each_located(void **state) {
 
 /* ---------------------------------------------------------------- in parallel */
 
-/* Runs verify_file with a given read size and problem limit. */
-static int run_verify_with(const char *path, size_t read_size, size_t max_problems,
-                           verify_report *rep) {
+/* Runs verify_file with a given read size, problem limit and number of
+ * threads (0: the default for each). */
+static int run_verify_threads(const char *path, size_t read_size, size_t max_problems,
+                              unsigned threads, verify_report *rep) {
     verify_options o;
     verify_options_init(&o);
     if (read_size)
         o.read_size = read_size;
     if (max_problems)
         o.max_problems = max_problems;
+    o.threads = threads;
     verify_report_init(rep, &o);
     sp_error err = {0};
     return verify_file(path, rep, &err);
+}
+
+static int run_verify_with(const char *path, size_t read_size, size_t max_problems,
+                           verify_report *rep) {
+    return run_verify_threads(path, read_size, max_problems, 0, rep);
 }
 
 /* A table of 4 KiB blocks over several 1 MiB chunks (256 blocks each, as
@@ -623,6 +630,96 @@ static void test_footerless_walk_stops_in_either_half(void **state) {
     }
     free(b);
     free(orig);
+}
+
+/* Fails unless two reports say the same: every count, and every problem
+ * kept, in the same order. */
+static void assert_same_report(const verify_report *a, const verify_report *b, const char *what) {
+    if (a->problem_count != b->problem_count || a->n_problems != b->n_problems ||
+        a->blocks != b->blocks || a->records != b->records || a->bytes != b->bytes)
+        fail_msg("%s: %llu/%zu problems, %llu blocks, %llu records, %llu bytes against "
+                 "%llu/%zu, %llu, %llu, %llu",
+                 what, (unsigned long long)a->problem_count, a->n_problems,
+                 (unsigned long long)a->blocks, (unsigned long long)a->records,
+                 (unsigned long long)a->bytes, (unsigned long long)b->problem_count, b->n_problems,
+                 (unsigned long long)b->blocks, (unsigned long long)b->records,
+                 (unsigned long long)b->bytes);
+    for (size_t i = 0; i < a->n_problems; i++) {
+        const verify_problem *p = &a->problems[i], *q = &b->problems[i];
+        if (p->block != q->block || p->offset != q->offset || strcmp(p->what, q->what) != 0)
+            fail_msg("%s: problem %zu is block %lld at byte %llu: %s; against block %lld at "
+                     "byte %llu: %s",
+                     what, i, (long long)p->block, (unsigned long long)p->offset, p->what,
+                     (long long)q->block, (unsigned long long)q->offset, q->what);
+    }
+}
+
+/* A damaged table of many chunks (1 MiB each, 256 blocks) checked by 1 to
+ * 16 threads, each taking many chunks: the report, and so its first error,
+ * is the one thread's, whatever order the workers finish in. The damage
+ * spans chunk boundaries: checksums broken in blocks near and far, two
+ * neighbouring blocks swapped across a chunk's end (the order check that
+ * reaches back into the chunk before). */
+static void test_report_same_at_any_thread_count(void **state) {
+    (void)state;
+    shape s = {4096, 4096, 1500, 20000, 33};
+    char path[256]; /* tmp_path's buffers are reused */
+    snprintf(path, sizeof path, "%s", tmp_path("many-chunks.sst"));
+    table_stats st = write_table(path, &s);
+    assert_true(st.data_blocks > 12 * 256);
+    size_t len;
+    uint8_t *b = slurp(path, &len);
+    const uint64_t flip[] = {3, 700, 1025, 2047, 3000};
+    for (size_t k = 0; k < sizeof flip / sizeof flip[0]; k++)
+        b[flip[k] * 4096 + 200] ^= 0x10;
+    uint64_t p = 9 * 256 - 1; /* the last block of chunk 8 and the first of chunk 9 */
+    uint8_t tmp[4096];
+    memcpy(tmp, b + p * 4096, 4096);
+    memcpy(b + p * 4096, b + (p + 1) * 4096, 4096);
+    memcpy(b + (p + 1) * 4096, tmp, 4096);
+    spill(tmp_path("many-damaged.sst"), b, len);
+    const unsigned threads[] = {2, 3, 5, 16};
+    const size_t limits[] = {1, 4, 1000};
+    for (size_t l = 0; l < sizeof limits / sizeof limits[0]; l++) {
+        verify_report one;
+        assert_int_equal(run_verify_threads(tmp_path("many-damaged.sst"), 4096, limits[l], 1, &one),
+                         0);
+        assert_int_equal(one.problem_count, 5 + 3);
+        assert_int_equal(one.problems[0].block, 3);
+        assert_non_null(strstr(one.problems[0].what, "block checksum mismatch"));
+        for (size_t t = 0; t < sizeof threads / sizeof threads[0]; t++) {
+            for (int again = 0; again < 3; again++) {
+                verify_report rep;
+                assert_int_equal(run_verify_threads(tmp_path("many-damaged.sst"), 4096, limits[l],
+                                                    threads[t], &rep),
+                                 0);
+                char what[64];
+                snprintf(what, sizeof what, "%u threads, limit %zu", threads[t], limits[l]);
+                assert_same_report(&rep, &one, what);
+                verify_report_destroy(&rep);
+            }
+        }
+        verify_report_destroy(&one);
+    }
+    /* With no footer the walk stops at the first block that does not open,
+     * for any number of threads, though later chunks were checked too. */
+    free(b);
+    b = slurp(path, &len);
+    b[2100 * 4096 + 10] ^= 0x01; /* in chunk 8 of 15 */
+    size_t cut = (size_t)(st.data_blocks * 4096 + 1000);
+    spill(tmp_path("many-cut.sst"), b, cut);
+    verify_report one;
+    assert_int_equal(run_verify_threads(tmp_path("many-cut.sst"), 4096, 0, 1, &one), 0);
+    for (size_t t = 0; t < sizeof threads / sizeof threads[0]; t++) {
+        verify_report rep;
+        assert_int_equal(run_verify_threads(tmp_path("many-cut.sst"), 4096, 0, threads[t], &rep),
+                         0);
+        assert_int_equal(rep.blocks, 2100);
+        assert_same_report(&rep, &one, "no footer");
+        verify_report_destroy(&rep);
+    }
+    verify_report_destroy(&one);
+    free(b);
 }
 
 /* ---------------------------------------------------------------- UTF-8 */
@@ -822,6 +919,7 @@ int main(void) {
         cmocka_unit_test(test_report_independent_of_how_blocks_are_split),
         cmocka_unit_test(test_problem_limit_across_halves),
         cmocka_unit_test(test_footerless_walk_stops_in_either_half),
+        cmocka_unit_test(test_report_same_at_any_thread_count),
         cmocka_unit_test(test_fast_utf8_agrees_with_the_reference),
         cmocka_unit_test(test_not_an_sstable),
         cmocka_unit_test(test_json_report),
