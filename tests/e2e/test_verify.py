@@ -133,6 +133,34 @@ class VerifyTest(E2ETest):
         self.assertEqual(r.code, 2, r.describe())
         self.assertEqual([s["status"] for s in summaries(self, r.stdout)], ["OK"])
 
+    def test_threads_give_the_same_report(self):
+        # The library test (tests/unit/test_verify.c) runs many chunks on up to
+        # 16 threads; here, that --threads and [verify] threads reach it and
+        # change nothing in what is printed but the timing.
+        src = max(corpus_files(), key=os.path.getsize)
+        path = self.path("t.sst")
+        self.build(src, path, "--block-size", "2K", "--cluster-size", "512")
+        with open(path, "rb") as f:
+            data = bytearray(f.read())
+        for block in (1, 5, 9):
+            data[block * 2048 + 100] ^= 0x20
+        bad = self.write_file("bad.sst", bytes(data))
+        timing = re.compile(rb"seconds=[\d.]+ MB/s=[\d.]+")
+        outs = {}
+        for args in ([], ["--threads", "1"], ["--threads", "3"], ["--set", "verify.threads=2"]):
+            with self.subTest(args=args):
+                r = sstpipe("verify", bad, *args)
+                self.assertEqual(r.code, 1, r.describe())
+                outs[" ".join(args)] = timing.sub(b"", r.stdout)
+        self.assertEqual(len(set(outs.values())), 1, outs)
+        self.assertIn(f"{bad}: block 1 at byte 2048: block checksum mismatch".encode(),
+                      outs[""].splitlines()[0])
+        for value in ("x", "-1", "2000"):
+            with self.subTest(threads=value):
+                r = sstpipe("verify", bad, "--threads", value)
+                self.assertEqual(r.code, 2, r.describe())
+                check_error_line(self, r, names=["--threads"], what="--threads " + value)
+
     def test_usage(self):
         r = sstpipe("verify", "--help")
         self.assertEqual(r.code, 0)
