@@ -4,7 +4,8 @@
  *
  * Most of a dump is text, where '<' never occurs (it is escaped), so the
  * scanner jumps from '<' to '<' with memchr and follows markup byte by byte
- * only inside tags, which are short. Comments, CDATA sections and
+ * only inside tags, which are short (start and end tags, once the head is
+ * captured, in loops of their own). Comments, CDATA sections and
  * processing instructions are skipped by xml_lex.h's rules, the ones
  * text_skip.c follows too. The encoding is decided as text_skip.c decides
  * it (a document starting "<?xml " names its encoding, one starting with
@@ -210,9 +211,69 @@ static void markup_byte(page_split *s, uint8_t c) {
     }
 }
 
+/*
+ * The bytes of a start tag from buf[i], once the head is captured: what
+ * markup_byte does for S_TAG, without its dispatch and the head's
+ * bookkeeping, so a dump's many short tags cost a tight loop (the scan
+ * checks every chunk's cut: issue 16). Returns where it stopped: at the
+ * end, or past the byte that left S_TAG.
+ */
+static size_t tag_run(page_split *s, const uint8_t *buf, size_t i, size_t n) {
+    uint8_t quote = s->quote, prev = s->prev;
+    size_t j = i;
+    for (; j < n; j++) {
+        uint8_t c = buf[j];
+        if (quote) {
+            if (c == quote)
+                quote = 0;
+        } else if (c == '"' || c == '\'') {
+            quote = c;
+        } else if (c == '>' || c == '<') {
+            s->quote = quote;
+            s->prev = prev;
+            s->pos += j + 1 - i;
+            if (c == '>')
+                start_tag_end(s);
+            else
+                s->mode = S_OFF;
+            return j + 1;
+        }
+        prev = c;
+    }
+    s->quote = quote;
+    s->prev = prev;
+    s->pos += j - i;
+    return j;
+}
+
+/* The bytes of an end tag from buf[i], once the root has begun (before,
+ * markup_byte counts their line breaks): up to its '>'. */
+static size_t end_tag_run(page_split *s, const uint8_t *buf, size_t i, size_t n) {
+    const uint8_t *gt = memchr(buf + i, '>', n - i);
+    if (!gt) {
+        s->pos += n - i;
+        return n;
+    }
+    size_t j = (size_t)(gt - buf);
+    s->pos += j + 1 - i;
+    s->mode = S_OUT;
+    /* After the root closes there is nothing left to cut. */
+    if (--s->depth < 1)
+        s->mode = S_OFF;
+    return j + 1;
+}
+
 void page_split_scan(page_split *s, const uint8_t *buf, size_t n) {
     size_t i = 0;
     while (i < n && s->mode != S_OFF) {
+        if (s->mode == S_TAG && !s->capturing && s->root_seen) {
+            i = tag_run(s, buf, i, n);
+            continue;
+        }
+        if (s->mode == S_END_TAG && s->root_seen) {
+            i = end_tag_run(s, buf, i, n);
+            continue;
+        }
         switch (s->mode) {
         case S_START:
             /* A UTF-8 byte order mark, then '<'; anything else (UTF-16,
