@@ -13,11 +13,13 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 /* "map task 3 (enwiki.xml.bz2 bytes A-B)", "reduce task 1 (keys ...)",
@@ -56,6 +58,33 @@ static int runner_kind(config_runner r) {
                                          : CLUSTER_RUNNER_LOCAL;
 }
 
+static double wall_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* This process's CPU seconds, user + system, its threads included. */
+static double cpu_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* A local map task's parsing threads: the cores this process may run on
+ * over the tasks the runner runs at once (at least 1); 0 (the plan's [build]
+ * threads) for the other runners, or when [build] threads is set. */
+static unsigned map_threads(const sp_config *cfg, size_t n_maps) {
+    cpu_set_t set;
+    if (cfg->cluster.runner != CONFIG_RUNNER_LOCAL || config_threads(cfg) ||
+        sched_getaffinity(0, sizeof set, &set) || CPU_COUNT(&set) <= 0)
+        return 0;
+    size_t cores = (size_t)CPU_COUNT(&set), at_once = cfg->cluster.jobs ? cfg->cluster.jobs : cores;
+    if (at_once > n_maps)
+        at_once = n_maps;
+    return cores / at_once > 1 ? (unsigned)(cores / at_once) : 1;
+}
+
 /* Adds the `task:` line of the last attempt's log of each task of stage
  * (a log that cannot be read adds nothing: the figures are for -v). */
 static void add_task_stats(const char *log_dir, const char *stage, int ntasks,
@@ -73,7 +102,7 @@ static void add_task_stats(const char *log_dir, const char *stage, int ntasks,
             if (f)
                 fclose(f);
         }
-        double cpu = 0;
+        double cpu = 0, wall = 0;
         unsigned long long in = 0, xml = 0, out = 0;
         const char *p;
         if ((p = strstr(line, "cpu_seconds=")))
@@ -84,8 +113,15 @@ static void add_task_stats(const char *log_dir, const char *stage, int ntasks,
             xml = strtoull(p + 10, NULL, 10);
         if ((p = strstr(line, "output_bytes=")))
             out = strtoull(p + 13, NULL, 10);
+        if ((p = strstr(line, "wall_seconds=")))
+            wall = strtod(p + 13, NULL);
+        if ((p = strstr(line, " threads=")) && strtoul(p + 9, NULL, 10) > st->map_threads)
+            st->map_threads = (unsigned)strtoul(p + 9, NULL, 10);
         bool map = !strcmp(stage, "map");
         *(map ? &st->map_cpu_seconds : &st->reduce_cpu_seconds) += cpu;
+        double *longest = map ? &st->map_seconds : &st->reduce_seconds;
+        if (wall > *longest)
+            *longest = wall;
         if (map) {
             st->input_bytes += in;
             st->xml_bytes += xml;
@@ -104,8 +140,12 @@ int cluster_build(const char *const *inputs, size_t n, const char *output, const
                                .tasks = cfg->cluster.tasks,
                                .shards = (unsigned)cfg->cluster.shards};
     cluster_plan *p;
+    double wall0 = wall_now(), cpu0 = cpu_now();
     if (cluster_plan_make(&p, inputs, n, output, cfg, &po, &st->resumed, err))
         return -1;
+    st->plan_seconds = wall_now() - wall0;
+    st->plan_cpu_seconds = cpu_now() - cpu0;
+    st->plan_probes = p->probes;
     snprintf(st->plan, sizeof st->plan, "%s", p->path);
     st->maps = p->n_maps;
     st->shards = p->shards;
@@ -128,8 +168,14 @@ int cluster_build(const char *const *inputs, size_t n, const char *output, const
     /* The finishing job may start in another directory, on another node;
      * and a resumed plan names the OUT of the run that made it. */
     absolute_path(output, out, sizeof out);
-    /* -v: each log ends with the task's figures, summed into st. */
-    char *map_argv[] = {exe, "task", "map", "--plan", p->path, "-v", NULL};
+    /* -v: each log ends with the task's figures, summed into st. The
+     * local runner's tasks share this machine's cores: a map task parses
+     * on its share of them rather than on all (with 2 tasks on 2 cores,
+     * 4 parsing threads and 4 decoding ones cost 24% more CPU than
+     * build's). Nodes of the other runners are the tasks' own. */
+    char threads[32];
+    snprintf(threads, sizeof threads, "%u", map_threads(cfg, p->n_maps));
+    char *map_argv[] = {exe, "task", "map", "--plan", p->path, "--threads", threads, "-v", NULL};
     char *reduce_argv[] = {exe, "task", "reduce", "--plan", p->path, "-v", NULL};
     char *finish_argv[] = {exe,  "task", "finish",      "--plan", p->path,
                            "-o", out,    "--keep-plan", NULL};
@@ -151,26 +197,38 @@ int cluster_build(const char *const *inputs, size_t n, const char *output, const
     /* On Slurm the finishing step is a job of its own, after the reduce
      * array (afterok), as the issue's users run it; elsewhere it runs here. */
     bool slurm = ro.kind == CLUSTER_RUNNER_SLURM;
+    wall0 = wall_now();
     if (cluster_run(&ro, stages, slurm ? 3 : 2, err))
         goto out;
+    st->run_seconds = wall_now() - wall0;
     add_task_stats(log_dir, "map", (int)p->n_maps, st);
     add_task_stats(log_dir, "reduce", (int)p->shards, st);
+    wall0 = wall_now();
+    cpu0 = cpu_now();
     if (slurm) {
+        /* The finishing job's time is in run_seconds. */
         cluster_plan_remove_dir(p);
         rc = 0;
     } else {
         rc = cluster_finish(p, output, err);
     }
+    st->finish_seconds = wall_now() - wall0;
+    st->finish_cpu_seconds = cpu_now() - cpu0;
 out:
     cluster_plan_destroy(p);
     return rc;
 }
 
 void cluster_build_stats_print(FILE *out, const cluster_build_stats *st) {
-    fprintf(out,
-            "cluster: plan=%s maps=%zu shards=%u resumed=%d maps_done=%zu map_cpu_seconds=%.3f "
-            "reduce_cpu_seconds=%.3f input_bytes=%llu xml_bytes=%llu shared_bytes=%llu\n",
-            st->plan, st->maps, st->shards, st->resumed ? 1 : 0, st->maps_done, st->map_cpu_seconds,
-            st->reduce_cpu_seconds, (unsigned long long)st->input_bytes,
-            (unsigned long long)st->xml_bytes, (unsigned long long)st->shared_bytes);
+    fprintf(
+        out,
+        "cluster: plan=%s maps=%zu shards=%u resumed=%d maps_done=%zu map_cpu_seconds=%.3f "
+        "reduce_cpu_seconds=%.3f input_bytes=%llu xml_bytes=%llu shared_bytes=%llu "
+        "plan_seconds=%.3f plan_cpu_seconds=%.3f plan_probes=%zu run_seconds=%.3f map_seconds=%.3f "
+        "reduce_seconds=%.3f finish_seconds=%.3f finish_cpu_seconds=%.3f map_threads=%u\n",
+        st->plan, st->maps, st->shards, st->resumed ? 1 : 0, st->maps_done, st->map_cpu_seconds,
+        st->reduce_cpu_seconds, (unsigned long long)st->input_bytes,
+        (unsigned long long)st->xml_bytes, (unsigned long long)st->shared_bytes, st->plan_seconds,
+        st->plan_cpu_seconds, st->plan_probes, st->run_seconds, st->map_seconds, st->reduce_seconds,
+        st->finish_seconds, st->finish_cpu_seconds, st->map_threads);
 }

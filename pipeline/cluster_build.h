@@ -28,6 +28,16 @@ typedef struct cluster_build_stats {
     uint64_t input_bytes;  /* compressed bytes the map tasks read */
     uint64_t xml_bytes;    /* XML they parsed */
     uint64_t shared_bytes; /* written into shared_dir: the map runs and the shards */
+    /* Where the wall time went, for the benchmark's breakdown: the plan
+     * and the finish (verify, publish) in this process, the runner's two
+     * stages as it returned them, and the longest task of each stage (its
+     * own figure: the rest of a stage is starting and waiting). */
+    double plan_seconds, plan_cpu_seconds;
+    size_t plan_probes; /* points of the inputs the plan decoded (cluster_plan.h) */
+    double run_seconds;
+    double map_seconds, reduce_seconds;
+    unsigned map_threads; /* the most threads a map task parsed on */
+    double finish_seconds, finish_cpu_seconds;
 } cluster_build_stats;
 
 /*
@@ -40,7 +50,9 @@ int cluster_build(const char *const *inputs, size_t n, const char *output, const
 
 /* The -v line: "cluster: plan=... maps=N shards=N resumed=0 maps_done=N
  * map_cpu_seconds=... reduce_cpu_seconds=... input_bytes=... xml_bytes=...
- * shared_bytes=...". */
+ * shared_bytes=... plan_seconds=... plan_cpu_seconds=... plan_probes=N
+ * run_seconds=... map_seconds=... reduce_seconds=... finish_seconds=...
+ * finish_cpu_seconds=... map_threads=N". */
 void cluster_build_stats_print(FILE *out, const cluster_build_stats *st);
 
 #endif

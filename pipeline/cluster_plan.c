@@ -19,6 +19,7 @@
 #include "stages/extract/bz2_streams.h"
 #include "stages/extract/source.h"
 
+#include <bzlib.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
@@ -29,20 +30,27 @@
 #include <unistd.h>
 #include <xxhash.h>
 
-/* XML read at a cut or sample point: the stream's first pages. */
-#define PROBE_XML ((size_t)1 << 20)
-/* Compressed bytes a probe may decode from (a stream's first block lies well within). */
-#define PROBE_SPAN (16ull << 20)
+/* XML read at a sample point: the stream's first pages (libbz2 decodes no
+ * further than asked: 256 KiB cost a quarter of what 1 MiB did). */
+#define PROBE_XML ((size_t)256 << 10)
+/* XML read at a cut point: enough to see whether it starts with a <page>. */
+#define CUT_PROBE_XML ((size_t)4 << 10)
+/* Compressed bytes a probe reads at a time. */
+#define PROBE_READ ((size_t)64 << 10)
 /* Where a dump's second stream must start for the dump to count as multistream. */
 #define HEAD_STREAM_MAX (64ull << 20)
 /* Streams tried after a cut point before giving the cut up. */
 #define CUT_TRIES 64
-/* Evenly spaced points of a splittable dump whose titles are sampled. */
-#define SAMPLE_POINTS 64
+/* Evenly spaced points of a splittable dump whose titles are sampled: so
+ * many per shard (each gives the titles in PROBE_XML of XML, dozens to
+ * hundreds), at most SAMPLE_POINTS_MAX. Each costs a block's decoding, on
+ * the plan's critical path. */
+#define SAMPLE_POINTS_PER_SHARD 8
+#define SAMPLE_POINTS_MAX 64
 /* Titles kept from an index file (reservoir sample). */
 #define INDEX_SAMPLE 16384
-/* XML of a file read whole whose titles are sampled. */
-#define WHOLE_FILE_SAMPLE ((size_t)4 << 20)
+/* XML of a file read whole whose titles are sampled (its one sample point). */
+#define WHOLE_FILE_SAMPLE ((size_t)1 << 20)
 
 /* Sections whose keys decide a task's output: every key of these, and
  * [input] decompressor. */
@@ -109,7 +117,8 @@ static int hex_decode(const char *s, cluster_key *out) {
 
 /* Up to cap bytes of the XML that the compressed bytes [start, end) of path
  * decompress to; -1 when they cannot be decoded (not a stream start, or
- * damage, which the map task reading them will report). */
+ * damage, which the map task reading them will report). For a whole file
+ * of any format, through source.h. */
 static ssize_t probe_xml(const char *path, uint64_t start, uint64_t end, uint8_t *buf, size_t cap) {
     sp_error err = {0};
     source_slice slice = {.start = start, .length = end - start};
@@ -125,6 +134,57 @@ static ssize_t probe_xml(const char *path, uint64_t start, uint64_t end, uint8_t
     }
     source_close(src);
     return err.set && got == 0 ? -1 : (ssize_t)got;
+}
+
+/*
+ * probe_xml for the bz2 streams from start (a stream start) on: decoded by
+ * libbz2 in this thread, which decodes no block further than the output
+ * asked for, so a probe costs about one block. (The parallel reader behind
+ * source.h decodes blocks ahead on its threads and scans its whole slice
+ * for block magics: 64 probes through it took longer than the build.)
+ */
+static ssize_t probe_bz2(int fd, uint64_t start, uint64_t end, uint8_t *buf, size_t cap) {
+    uint8_t *in = malloc(PROBE_READ);
+    bz_stream z;
+    memset(&z, 0, sizeof z);
+    if (!in || BZ2_bzDecompressInit(&z, 0, 0) != BZ_OK) {
+        free(in);
+        return -1;
+    }
+    size_t got = 0;
+    uint64_t pos = start;
+    bool bad = false;
+    while (got < cap && !bad) {
+        if (z.avail_in == 0) {
+            size_t want = end - pos < PROBE_READ ? (size_t)(end - pos) : PROBE_READ;
+            ssize_t n = want ? pread(fd, in, want, (off_t)pos) : 0;
+            if (n <= 0)
+                break;
+            pos += (uint64_t)n;
+            z.next_in = (char *)in;
+            z.avail_in = (unsigned)n;
+        }
+        z.next_out = (char *)buf + got;
+        z.avail_out = (unsigned)(cap - got);
+        int rc = BZ2_bzDecompress(&z);
+        got = cap - z.avail_out;
+        if (rc == BZ_STREAM_END) {
+            /* The next stream's pages, from the bytes left over. */
+            char *next = z.next_in;
+            unsigned left = z.avail_in;
+            BZ2_bzDecompressEnd(&z);
+            memset(&z, 0, sizeof z);
+            if (BZ2_bzDecompressInit(&z, 0, 0) != BZ_OK)
+                break;
+            z.next_in = next;
+            z.avail_in = left;
+        } else if (rc != BZ_OK) {
+            bad = true;
+        }
+    }
+    BZ2_bzDecompressEnd(&z);
+    free(in);
+    return bad && got == 0 ? -1 : (ssize_t)got;
 }
 
 /* Whether xml begins, after white space, with a <page> start tag. */
@@ -205,6 +265,7 @@ typedef struct dump_streams {
     int fd;
     uint64_t size;
     cut_list index; /* from the index file, ascending; empty without one */
+    size_t probes;  /* points decoded */
 } dump_streams;
 
 /* The first stream start at or after from, before end: from the index when
@@ -228,17 +289,18 @@ static int next_stream(dump_streams *d, uint64_t from, uint64_t end, uint64_t *a
 }
 
 /* The first stream at or after from (before end) that starts with a page,
- * its XML's titles sampled into titles. 1 found, 0 none, -1 error. */
+ * its XML's titles sampled into titles (NULL: none wanted, a plan of one
+ * shard). 1 found, 0 none, -1 error. */
 static int page_stream(dump_streams *d, uint64_t from, uint64_t end, uint8_t *xml, key_list *titles,
                        uint64_t *at, sp_error *err) {
     for (int i = 0; i < CUT_TRIES && from < end; i++) {
         int rc = next_stream(d, from, end, at, err);
         if (rc <= 0)
             return rc;
-        uint64_t span_end = *at + PROBE_SPAN < d->size ? *at + PROBE_SPAN : d->size;
-        ssize_t n = probe_xml(d->path, *at, span_end, xml, PROBE_XML);
+        ssize_t n = probe_bz2(d->fd, *at, d->size, xml, titles ? PROBE_XML : CUT_PROBE_XML);
+        d->probes++;
         if (n > 0 && starts_with_page(xml, (size_t)n)) {
-            if (sample_titles(titles, xml, (size_t)n))
+            if (titles && sample_titles(titles, xml, (size_t)n))
                 return sp_errorf(err, "%s: out of memory", d->path);
             return 1;
         }
@@ -363,7 +425,8 @@ static int read_index(dump_streams *d, const char *ipath, key_list *titles, sp_e
 }
 
 /* Cuts input i (index in the plan) into share tasks at page-aligned stream
- * starts, or leaves it whole; samples its titles either way. */
+ * starts, or leaves it whole; samples its titles either way (titles NULL:
+ * a plan of one shard has no split points to choose). */
 static int cut_input(cluster_plan *p, size_t i, uint64_t share, key_list *titles, uint8_t *xml,
                      sp_error *err) {
     cluster_input *in = &p->inputs[i];
@@ -376,7 +439,8 @@ static int cut_input(cluster_plan *p, size_t i, uint64_t share, key_list *titles
     bool bz2 = pread(d.fd, magic, 4, 0) == 4 && !memcmp(magic, "BZh", 3) && magic[3] >= '1' &&
                magic[3] <= '9';
     char *ipath = bz2 ? index_path(in->path) : NULL;
-    if (ipath && read_index(&d, ipath, titles, err))
+    key_list none = {0};
+    if (ipath && read_index(&d, ipath, titles ? titles : &none, err))
         goto out;
     uint64_t head_end = 0;
     if (bz2) {
@@ -391,8 +455,11 @@ static int cut_input(cluster_plan *p, size_t i, uint64_t share, key_list *titles
     }
     if (head_end) {
         /* Titles from evenly spaced streams (the index gave them already). */
-        for (unsigned k = 0; !ipath && k < SAMPLE_POINTS; k++) {
-            uint64_t at, from = head_end + (in->size - head_end) / SAMPLE_POINTS * k;
+        unsigned points = p->shards < SAMPLE_POINTS_MAX / SAMPLE_POINTS_PER_SHARD
+                              ? p->shards * SAMPLE_POINTS_PER_SHARD
+                              : SAMPLE_POINTS_MAX;
+        for (unsigned k = 0; titles && !ipath && k < points; k++) {
+            uint64_t at, from = head_end + (in->size - head_end) / points * k;
             if (page_stream(&d, from, in->size, xml, titles, &at, err) < 0)
                 goto out;
         }
@@ -411,9 +478,10 @@ static int cut_input(cluster_plan *p, size_t i, uint64_t share, key_list *titles
             }
         }
     }
-    if (!head_end || !d.index.n) {
+    if (titles && (!head_end || !d.index.n)) {
         /* A file read whole: titles from its beginning. */
-        ssize_t n = head_end ? 0 : probe_xml(in->path, 0, in->size, xml, PROBE_XML);
+        ssize_t n = head_end ? 0 : probe_xml(in->path, 0, in->size, xml, WHOLE_FILE_SAMPLE);
+        d.probes += !head_end;
         if (n > 0 && sample_titles(titles, xml, (size_t)n)) {
             sp_errorf(err, "out of memory");
             goto out;
@@ -428,7 +496,9 @@ static int cut_input(cluster_plan *p, size_t i, uint64_t share, key_list *titles
     }
     rc = 0;
 out:
+    key_list_free(&none);
     free(cuts.v);
+    p->probes += d.probes;
     free(d.index.v);
     free(ipath);
     close(d.fd);
@@ -635,7 +705,7 @@ int cluster_plan_make(cluster_plan **out, const char *const *inputs, size_t n, c
         return sp_errorf(err, "[cluster] shared_dir is not set: the directory every task sees");
     cluster_plan *p = calloc(1, sizeof *p);
     key_list titles = {0};
-    uint8_t *xml = malloc(PROBE_XML);
+    uint8_t *xml = malloc(WHOLE_FILE_SAMPLE > PROBE_XML ? WHOLE_FILE_SAMPLE : PROBE_XML);
     int rc = -1;
     if (!p || !xml) {
         sp_errorf(err, "out of memory");
@@ -693,7 +763,7 @@ int cluster_plan_make(cluster_plan **out, const char *const *inputs, size_t n, c
     for (size_t i = 0; i < n; i++) {
         uint64_t share =
             n >= want ? 1 : (want * p->inputs[i].size + total / 2) / (total ? total : 1);
-        if (cut_input(p, i, share ? share : 1, &titles, xml, err))
+        if (cut_input(p, i, share ? share : 1, p->shards > 1 ? &titles : NULL, xml, err))
             goto out;
     }
     if (choose_splits(p, &titles, err) || make_dir(o->shared_dir, err) || make_dir(p->dir, err) ||

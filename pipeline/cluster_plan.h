@@ -78,6 +78,9 @@ typedef struct cluster_plan {
     unsigned shards;
     cluster_option *options; /* the build options every task applies */
     size_t n_options;
+    /* Points of the inputs the planner decoded (to check a cut, or to
+     * sample titles) while making this plan; 0 for a loaded one. For -v. */
+    size_t probes;
 } cluster_plan;
 
 typedef struct cluster_plan_options {

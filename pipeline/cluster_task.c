@@ -14,6 +14,7 @@
 #include "pipeline/config_apply.h"
 #include "stages/common/cleanup.h"
 #include "stages/common/fileio.h"
+#include "stages/extract/extract.h"
 #include "stages/extract/source.h"
 #include "stages/merge/table_merge.h"
 #include "stages/sst/sstpipe.h"
@@ -33,6 +34,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 /* The dump's header read before a later task's streams: at most this much
@@ -59,6 +61,12 @@ static double process_cpu(void) {
         return 0;
     return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
            (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+}
+
+static double wall_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 static int make_dir(const char *path, sp_error *err) {
@@ -190,7 +198,8 @@ static void remove_dead_attempts(const char *maps, size_t task, const char *host
     closedir(d);
 }
 
-static int map_run(const cluster_plan *p, size_t task, cluster_task_stats *st, sp_error *err) {
+static int map_run(const cluster_plan *p, size_t task, unsigned threads, cluster_task_stats *st,
+                   sp_error *err) {
     const cluster_map_task *t = &p->maps[task];
     const cluster_input *in = &p->inputs[t->input];
     char maps[PATH_MAX], final[PATH_MAX], tmp[PATH_MAX], host[128] = "host";
@@ -222,6 +231,9 @@ static int map_run(const cluster_plan *p, size_t task, cluster_task_stats *st, s
     if (cluster_plan_config(p, &cfg, err))
         goto out;
     config_apply_build(&cfg, &opts);
+    if (opts.extract.threads == 0)
+        opts.extract.threads = threads;
+    st->threads = extract_threads(&opts.extract);
     /* A task's slice: the whole file, or its streams framed as a document. */
     bool whole = t->start == 0 && t->end == in->size;
     source_slice slice = {.start = t->start, .length = t->end - t->start};
@@ -285,7 +297,8 @@ out:
     return rc;
 }
 
-int cluster_map(const cluster_plan *p, size_t task, cluster_task_stats *st, sp_error *err) {
+int cluster_map(const cluster_plan *p, size_t task, unsigned threads, cluster_task_stats *st,
+                sp_error *err) {
     cluster_task_stats local;
     if (!st)
         st = &local;
@@ -295,9 +308,10 @@ int cluster_map(const cluster_plan *p, size_t task, cluster_task_stats *st, sp_e
         return sp_errorf(err, "%s: no map task %zu (the plan has %zu)", p->path, task, p->n_maps);
     cluster_plan_describe_map(p, task, what, sizeof what);
     sp_error e = {0};
-    double cpu0 = process_cpu();
-    int rc = map_run(p, task, st, &e);
+    double cpu0 = process_cpu(), wall0 = wall_now();
+    int rc = map_run(p, task, threads, st, &e);
     st->cpu_seconds = process_cpu() - cpu0;
+    st->wall_seconds = wall_now() - wall0;
     return rc ? sp_errorf(err, "%s: %s", what, e.msg) : 0;
 }
 
@@ -384,9 +398,10 @@ int cluster_reduce(const cluster_plan *p, unsigned shard, cluster_task_stats *st
     char what[4096];
     cluster_plan_describe_reduce(p, shard, what, sizeof what);
     sp_error e = {0};
-    double cpu0 = process_cpu();
+    double cpu0 = process_cpu(), wall0 = wall_now();
     int rc = reduce_run(p, shard, st, &e);
     st->cpu_seconds = process_cpu() - cpu0;
+    st->wall_seconds = wall_now() - wall0;
     return rc ? sp_errorf(err, "%s: %s", what, e.msg) : 0;
 }
 
@@ -634,8 +649,8 @@ void cluster_task_stats_print(FILE *out, const char *stage, size_t index,
                               const cluster_task_stats *st) {
     fprintf(out,
             "task: stage=%s index=%zu skipped=%d cpu_seconds=%.3f input_bytes=%llu xml_bytes=%llu "
-            "records=%llu output_bytes=%llu\n",
+            "records=%llu output_bytes=%llu wall_seconds=%.3f threads=%u\n",
             stage, index, st->skipped ? 1 : 0, st->cpu_seconds, (unsigned long long)st->input_bytes,
             (unsigned long long)st->xml_bytes, (unsigned long long)st->records,
-            (unsigned long long)st->output_bytes);
+            (unsigned long long)st->output_bytes, st->wall_seconds, st->threads);
 }

@@ -44,9 +44,14 @@ typedef struct cluster_task_stats {
     uint64_t records;      /* written */
     uint64_t output_bytes; /* written into the shared directory */
     double cpu_seconds;    /* of the task's process, user + system */
+    double wall_seconds;   /* from reading the plan to the commit */
+    unsigned threads;      /* map: the threads it parsed on */
 } cluster_task_stats;
 
-int cluster_map(const cluster_plan *p, size_t task, cluster_task_stats *st, sp_error *err);
+/* threads: the task's parsing threads when the plan's [build] threads is 0
+ * (every core); 0 keeps that. Which threads parse changes no output byte. */
+int cluster_map(const cluster_plan *p, size_t task, unsigned threads, cluster_task_stats *st,
+                sp_error *err);
 int cluster_reduce(const cluster_plan *p, unsigned shard, cluster_task_stats *st, sp_error *err);
 /* Verifies every shard and publishes output atomically; the plan's
  * directory stays as it was. */

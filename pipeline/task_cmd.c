@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { F_PLAN, F_TASK, F_VERBOSE, F_INPUT_SIZE, F_OUTPUT, F_KEEP_PLAN };
+enum { F_PLAN, F_TASK, F_VERBOSE, F_INPUT_SIZE, F_OUTPUT, F_KEEP_PLAN, F_THREADS };
 
 static const sp_flag flags[] = {
     [F_PLAN] = {"plan", 0, "FILE", 0, NULL, "the build's plan.json (required)", SP_COMPLETE_FILE,
@@ -35,6 +35,10 @@ static const sp_flag flags[] = {
                      "finish: leave the plan's directory (the build that started the task "
                      "removes it)",
                      SP_COMPLETE_NONE, NULL},
+    [F_THREADS] = {"threads", 0, "N", 0, NULL,
+                   "map: parsing threads when the plan's [build] threads is 0 (the local runner "
+                   "shares the cores among the tasks it runs at once)",
+                   SP_COMPLETE_NONE, NULL},
 };
 
 static const sp_operand operands[] = {{"STAGE", SP_COMPLETE_WORDS, "map reduce finish plan"}};
@@ -67,6 +71,10 @@ static int run(sp_cmdline *cl) {
     uint64_t index;
     if (sp_parse_count(cl->value[F_TASK], "--task", 0, UINT32_MAX, &index, &err))
         return sp_cli_report(&err, SP_EXIT_USAGE);
+    uint64_t threads = 0;
+    if (cl->value[F_THREADS] &&
+        sp_parse_count(cl->value[F_THREADS], "--threads", 0, 4096, &threads, &err))
+        return sp_cli_report(&err, SP_EXIT_USAGE);
     cluster_plan *p;
     if (cluster_plan_load(&p, cl->value[F_PLAN], &err))
         return sp_cli_report(&err, SP_EXIT_FAIL);
@@ -74,7 +82,7 @@ static int run(sp_cmdline *cl) {
     const char *output = cl->value[F_OUTPUT];
     int rc;
     if (!strcmp(stage, "map"))
-        rc = cluster_map(p, (size_t)index, &st, &err);
+        rc = cluster_map(p, (size_t)index, (unsigned)threads, &st, &err);
     else if (!strcmp(stage, "reduce"))
         rc = cluster_reduce(p, (unsigned)index, &st, &err);
     else if (index)

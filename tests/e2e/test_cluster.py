@@ -187,6 +187,41 @@ class ClusterBuild(E2ETest):
         plan = self.assert_same_as_build(src, self.config(), "wikigen, tasks 0")
         self.assertGreater(plan["maps"], 1)
 
+    def test_plan_cost_and_local_threads(self):
+        """What keeps the local 2-task build near build's time (issue 17):
+        a plan of one shard decodes only its cut points (one probe a cut,
+        no titles sampled for split points it does not have), one of S
+        shards samples 8 points a shard; the local runner's map tasks
+        parse on their share of the cores, not each on all of them."""
+        src = self.wikigen("gen-multistream.xml.bz2", "3M", "31")
+        cores = len(os.sched_getaffinity(0))
+
+        def line(r):
+            self.assertOk(r)
+            return {k: float(v) for k, v in re.findall(r" (\w+)=([\d.]+)", r.err_text.split(
+                "cluster: ")[1].split("\n")[0])}
+
+        for jobs in (1, 2):
+            r, _ = self.cluster_build(self.config(tasks=4, jobs=jobs), [src], self.path("a.sst"))
+            v = line(r)
+            self.assertEqual(v["maps"], 4)
+            self.assertEqual(v["plan_probes"], 3, "one shard: one probe per cut, no samples")
+            self.assertEqual(v["map_threads"], max(1, cores // jobs),
+                             f"jobs {jobs} on {cores} cores" + r.describe())
+            for k in ("plan_seconds", "run_seconds", "map_seconds", "reduce_seconds",
+                      "finish_seconds"):
+                self.assertGreater(v[k], 0, k)
+            self.assertLessEqual(v["map_seconds"] + v["reduce_seconds"], v["run_seconds"])
+        r, _ = self.cluster_build(self.config(tasks=4, shards=3), [src], self.path("b"))
+        v = line(r)
+        self.assertGreaterEqual(v["plan_probes"], 3 + 3 * 8, "shards 3: 8 sample points a shard")
+        # [build] threads set: the plan's, whatever the runner.
+        cfg = self.config(tasks=4, jobs=1)
+        with open(cfg, "a") as f:
+            f.write("[build]\nthreads = 1\n")
+        r, _ = self.cluster_build(cfg, [src], self.path("c.sst"))
+        self.assertEqual(line(r)["map_threads"], 1)
+
     def test_many_files_whole(self):
         """Several dumps, one task each, the later file winning a title."""
         a = self.wikigen("a.xml.bz2", "2M", "5")
