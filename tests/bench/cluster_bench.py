@@ -19,7 +19,12 @@ and said to be. And what the planner picks for an enwiki-sized dump
 (`sstpipe task plan --input-size`). All of it goes into the JSON's `cluster`
 section; tests/bench/report renders RESULTS.md's results-cluster block from it.
 
-Alone, for a quick check at a small size:
+`tests/bench/run SIZE --only cluster` (only() below) measures this section
+alone and writes it into the full run's JSON in place of that run's: the
+`cluster` section and its table rows replaced, `reruns` saying when, the
+README's and RESULTS.md's tables rewritten from it.
+
+Alone, for a quick check at a small size (JSON in BUILD_DIR/bench-data):
 
     tests/bench/cluster_bench.py 128M --reps 1 --build-dir build
 """
@@ -121,12 +126,18 @@ def model(res, cores):
             "one_machine_seconds": total * build_cpu / cores, "nodes": nodes}
 
 
+# The first and the last of rows()'s rows: the section's block in a full
+# run's table_rows, which only() replaces.
+FIRST_ROW = "cluster build, local, 2 tasks vs build (s)"
+LAST_ROW = "bytes through the shared dir per GiB of XML (MiB)"
+
+
 def rows(res, row, paired):
     """The table rows: the 2-task cluster build against build, and the costs."""
     cw = [r["wall"] for r in res["cluster"]]
     bw = [r["wall"] for r in res["build"]]
     r = paired(cw, bw)
-    row("cluster build, local, 2 tasks vs build (s)", med(cw), med(bw), r, "<= 1.1", r <= 1.1)
+    row(FIRST_ROW, med(cw), med(bw), r, "<= 1.1", r <= 1.1)
     cc = [r["cpu"] for r in res["cluster"]]
     bc = [r["cpu"] for r in res["build"]]
     row("  same, CPU seconds", med(cc), med(bc), paired(cc, bc), "(info)", None)
@@ -151,8 +162,51 @@ def rows(res, row, paired):
         None, "(info)", None)
     row("cluster reduce CPU-s per GiB of XML", m["reduce_cpu_seconds_per_gib"], None, None,
         "(info)", None)
-    row("bytes through the shared dir per GiB of XML (MiB)", m["shared_bytes_per_gib"] / MIB,
-        None, None, "(info)", None)
+    row(LAST_ROW, m["shared_bytes_per_gib"] / MIB, None, None, "(info)", None)
+
+
+def replace_rows(table, new):
+    """table (a full run's table_rows) with its cluster block replaced by
+    new; a run without one gets new at the end."""
+    names = [r["measure"] for r in table]
+    if FIRST_ROW in names and LAST_ROW in names[names.index(FIRST_ROW):]:
+        i = names.index(FIRST_ROW)
+        j = names.index(LAST_ROW, i)
+        return table[:i] + new + table[j + 1:]
+    return table + new
+
+
+def only(a, run, sstpipe, data, files):
+    """`tests/bench/run SIZE --only cluster`: this section alone, into the
+    full run's JSON at a.json (its cluster section and rows replaced, the
+    rerun recorded in `reruns`); run is tests/bench/run's module."""
+    if not os.path.exists(a.json):
+        sys.exit(f"bench: --only cluster updates a full run's JSON; {a.json} does not exist")
+    with open(a.json) as f:
+        res = json.load(f)
+    if res.get("size") != a.size or "runs" not in res:
+        sys.exit(f"bench: {a.json} is not a full run of {a.size >> 20} MiB")
+    import datetime
+    started = datetime.datetime.now().astimezone().isoformat(timespec="seconds")
+    load0 = os.getloadavg()
+    res["cluster"] = measure(sstpipe, files["bz2ms"], data, a.reps, a.memory, run.timed, run.log,
+                             run.sha256)
+    new = []
+
+    def row(name, ours, other, ratio, target, met, unit=""):
+        new.append({"measure": name, "ours": ours, "other": other, "ratio": ratio,
+                    "target": target, "met": met, "unit": unit})
+
+    rows(res["cluster"], row, run.paired)
+    res["table_rows"] = replace_rows(res["table_rows"], new)
+    res.setdefault("reruns", []).append({
+        "sections": "cluster (the local 2-task cluster build against build, per-task costs, "
+                    "the all-Wikipedias model, the planner's picks)", "date": started,
+        "command": " ".join(sys.argv), "reps": a.reps, "load_at_start": load0,
+        "load_at_end": os.getloadavg()})
+    res["cluster"]["date"] = started
+    print("\n".join(run.report.table_lines(new)))
+    run.write_json(a, res)
 
 
 def main():
