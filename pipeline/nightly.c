@@ -41,6 +41,7 @@
 #include "stages/common/size.h"
 #include "stages/report/report.h"
 #include "stages/sst/format.h"
+#include "stages/sst/table_set.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -208,16 +209,32 @@ static void on_build_progress(void *ctx, const build_progress *p) {
     }
 }
 
-/* The build as a cluster build ([cluster] set): one shard, so the table
- * the rest of the nightly verifies and publishes is build's, byte for byte.
- * The figures the manifest takes from a build come from the tasks: CPU
+/* The bytes of a table set's shards, as its manifest lists them. */
+static int set_bytes(const char *path, uint64_t *bytes, sp_error *err) {
+    table_set *set = table_set_read_manifest(path, err);
+    if (!set)
+        return -1;
+    *bytes = 0;
+    for (size_t i = 0; i < table_set_count(set); i++)
+        *bytes += table_set_shard_at(set, i)->bytes;
+    table_set_free(set);
+    return 0;
+}
+
+/* The build as a cluster build ([cluster] set): with one shard the table
+ * the rest of the nightly verifies and publishes is build's, byte for
+ * byte; with more, a table set (a directory at the table's name), which
+ * the rest verifies shard by shard, profiles and publishes as one (the
+ * staging directory is renamed whole, then `current` swapped). The
+ * figures the manifest takes from a build come from the tasks: CPU
  * seconds, bytes; pages and duplicates are not counted per task. */
 static int cluster_build_into(nightly_run_state *r, const char *input, const char *out,
                               build_stats *b) {
     memset(b, 0, sizeof *b);
-    if (r->cfg->cluster.shards != 1)
+    if (r->plan && r->cfg->cluster.shards != 1)
         return sp_errorf(&r->err,
-                         "[cluster] shards = %llu: a nightly publishes one table (shards = 1)",
+                         "[cluster] shards = %llu: an incremental nightly through the cluster "
+                         "builds one table (shards = 1); a full nightly publishes a table set",
                          (unsigned long long)r->cfg->cluster.shards);
     nightly_logf(&r->log, "build (cluster, %s runner): %s -> %s",
                  config_value_text(r->cfg, CONFIG_CLUSTER_RUNNER, (char[16]){0}, 16), input, out);
@@ -233,10 +250,12 @@ static int cluster_build_into(nightly_run_state *r, const char *input, const cha
     b->extract.input_bytes = cs.input_bytes;
     b->extract.xml_bytes = cs.xml_bytes;
     struct stat st;
-    if (rc == 0 && stat(out, &st) == 0)
+    if (rc == 0 && cs.shards > 1)
+        rc = set_bytes(out, &b->table.file_size, &r->err);
+    else if (rc == 0 && stat(out, &st) == 0)
         b->table.file_size = (uint64_t)st.st_size;
-    nightly_logf(&r->log, "cluster: %zu map tasks (%zu already done), %u shard, plan %s", cs.maps,
-                 cs.maps_done, cs.shards, cs.plan);
+    nightly_logf(&r->log, "cluster: %zu map tasks (%zu already done), %u shard%s, plan %s", cs.maps,
+                 cs.maps_done, cs.shards, cs.shards == 1 ? "" : "s (a table set)", cs.plan);
     return rc;
 }
 
@@ -304,23 +323,92 @@ static int test_hook_corrupt(nightly_run_state *r) {
     const char *v = getenv(NIGHTLY_TEST_CORRUPT_ENV);
     if (!v || !*v)
         return 0;
-    int fd = open(r->table_path, O_RDWR | O_CLOEXEC);
+    /* A table set: its last shard's file. */
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s", r->table_path);
+    table_set *set = table_set_is_set_path(path) ? table_set_read_manifest(path, &r->err) : NULL;
+    if (set) {
+        snprintf(path, sizeof path, "%s", table_set_shard_path(set, table_set_count(set) - 1));
+        table_set_free(set);
+    } else if (r->err.set) {
+        return -1;
+    }
+    int fd = open(path, O_RDWR | O_CLOEXEC);
     struct stat st;
     if (fd < 0 || fstat(fd, &st) || st.st_size == 0) {
         if (fd >= 0)
             close(fd);
-        return sp_errorf_errno(&r->err, "%s: test hook cannot open", r->table_path);
+        return sp_errorf_errno(&r->err, "%s: test hook cannot open", path);
     }
     uint64_t off = strtoull(v, NULL, 10) % (uint64_t)st.st_size;
     unsigned char byte;
-    int rc = sp_pread_exact(fd, &byte, 1, off, r->table_path, &r->err);
+    int rc = sp_pread_exact(fd, &byte, 1, off, path, &r->err);
     byte ^= 0xff;
     if (!rc)
-        rc = sp_pwrite_all(fd, &byte, 1, off, r->table_path, &r->err);
+        rc = sp_pwrite_all(fd, &byte, 1, off, path, &r->err);
     close(fd);
     if (!rc)
         nightly_logf(&r->log, "test hook %s: flipped byte %llu of the staged table",
                      NIGHTLY_TEST_CORRUPT_ENV, (unsigned long long)off);
+    return rc;
+}
+
+/* Adds one shard's report into the set's sum in r->verify: its counts, and
+ * its problems while there is room (all are counted). */
+static int add_shard_report(verify_report *sum, const verify_report *shard, sp_error *err) {
+    sum->records += shard->records;
+    sum->blocks += shard->blocks;
+    sum->bytes += shard->bytes;
+    sum->seconds += shard->seconds;
+    sum->problem_count += shard->problem_count;
+    size_t room = sum->opts.max_problems - sum->n_problems;
+    size_t n = shard->n_problems < room ? shard->n_problems : room;
+    if (n) {
+        verify_problem *p = realloc(sum->problems, (sum->n_problems + n) * sizeof *p);
+        if (!p)
+            return sp_errorf(err, "out of memory");
+        for (size_t i = 0; i < n; i++) {
+            /* Named by its shard: the offsets are the shard file's. */
+            verify_problem *q = &p[sum->n_problems + i];
+            *q = shard->problems[i];
+            snprintf(q->what, sizeof q->what, "%.40s: %.200s", shard->opts.shard->file,
+                     shard->problems[i].what);
+        }
+        sum->problems = p;
+        sum->n_problems += n;
+    }
+    sum->mb_per_s = sum->seconds > 0 ? (double)sum->bytes / 1e6 / sum->seconds : 0;
+    return 0;
+}
+
+/* A table set's shards, each checked against its manifest entry as
+ * `sstpipe verify SET` checks them; r->verify holds their sum and
+ * verify.json one report per shard. */
+static int verify_set(nightly_run_state *r, const verify_options *vo, const char *json) {
+    table_set *set = table_set_read_manifest(r->table_path, &r->err);
+    if (!set)
+        return -1;
+    size_t n = table_set_count(set);
+    verify_report *reps = calloc(n, sizeof *reps);
+    int rc = reps ? 0 : sp_errorf(&r->err, "out of memory");
+    r->verify.path = strdup(r->table_path);
+    size_t done = 0;
+    for (; rc == 0 && done < n; done++) {
+        verify_options so = *vo;
+        so.tableset = table_set_manifest_path(set);
+        so.shard = table_set_shard_at(set, done);
+        so.set_options = table_set_get_options(set);
+        verify_report_init(&reps[done], &so);
+        if (verify_file(table_set_shard_path(set, done), &reps[done], &r->err) ||
+            add_shard_report(&r->verify, &reps[done], &r->err))
+            rc = -1;
+    }
+    if (rc == 0)
+        rc = verify_write_json(reps, n, json, &r->err);
+    for (size_t i = 0; i < done; i++)
+        verify_report_destroy(&reps[i]);
+    free(reps);
+    table_set_free(set);
     return rc;
 }
 
@@ -330,18 +418,19 @@ static int stage_verify(nightly_run_state *r) {
     config_apply_verify(r->cfg, &vo);
     verify_report_init(&r->verify, &vo);
     r->verify_inited = true;
+    char json[PATH_MAX];
+    snprintf(json, sizeof json, "%s/verify.json", r->staging);
     nightly_stage_begin(&r->log, "verify", r->table_path, r->build.table.file_size);
     double w = nightly_now(), c = nightly_cpu_now();
-    int rc = verify_file(r->table_path, &r->verify, &r->err);
+    bool set = table_set_is_set_path(r->table_path);
+    int rc = set ? verify_set(r, &vo, json) : verify_file(r->table_path, &r->verify, &r->err);
     nightly_stage_end(&r->log);
     if (rc)
         return -1;
     r->verified = true;
     nightly_manifest_stage(r, "verify", nightly_now() - w, nightly_cpu_now() - c, r->verify.bytes,
                            0, (int64_t)r->verify.records, (int64_t)r->verify.records);
-    char json[PATH_MAX];
-    snprintf(json, sizeof json, "%s/verify.json", r->staging);
-    if (verify_write_json(&r->verify, 1, json, &r->err))
+    if (!set && verify_write_json(&r->verify, 1, json, &r->err))
         return -1;
     if (r->verify.problem_count) {
         const verify_problem *p = r->verify.n_problems ? &r->verify.problems[0] : NULL;

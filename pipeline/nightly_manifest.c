@@ -8,6 +8,7 @@
 #include "pipeline/nightly_incr.h"
 #include "stages/common/fileio.h"
 #include "stages/common/version.h"
+#include "stages/sst/table_set.h"
 
 #include <fcntl.h>
 #include <stdio.h>
@@ -102,9 +103,30 @@ static int add_output(nightly_run_state *r, json_t *list, const char *name, bool
     return 0;
 }
 
+/* A table set's manifest and shards, each an output "NAME/FILE". */
+static int add_set_outputs(nightly_run_state *r, json_t *list, sp_error *err) {
+    char path[PATH_MAX], name[PATH_MAX];
+    snprintf(path, sizeof path, "%s/%s", r->staging, r->cfg->output.name);
+    table_set *set = table_set_read_manifest(path, err);
+    if (!set)
+        return -1;
+    snprintf(name, sizeof name, "%s/%s", r->cfg->output.name, TABLE_SET_MANIFEST);
+    int rc = add_output(r, list, name, true, err);
+    for (size_t i = 0; rc == 0 && i < table_set_count(set); i++) {
+        snprintf(name, sizeof name, "%s/%s", r->cfg->output.name, table_set_shard_at(set, i)->file);
+        rc = add_output(r, list, name, true, err);
+    }
+    table_set_free(set);
+    return rc;
+}
+
 int nightly_manifest_outputs(nightly_run_state *r, sp_error *err) {
     json_t *list = json_array();
-    if (add_output(r, list, r->cfg->output.name, true, err) ||
+    char table[PATH_MAX];
+    snprintf(table, sizeof table, "%s/%s", r->staging, r->cfg->output.name);
+    bool set = table_set_is_set_path(table);
+    if ((set ? add_set_outputs(r, list, err)
+             : add_output(r, list, r->cfg->output.name, true, err)) ||
         add_output(r, list, "verify.json", false, err) ||
         add_output(r, list, "profile.json", false, err)) {
         json_decref(list);

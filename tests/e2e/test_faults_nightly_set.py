@@ -1,0 +1,154 @@
+"""test_faults_nightly_set.py: I/O faults and SIGKILL at the calls of a
+nightly that publishes a table set (test_faults_nightly.py's sweep, for the
+path of [cluster] shards > 1).
+
+The map and reduce tasks write under [cluster] shared_dir (their faults are
+test_faults_cluster.py's); under [output] dir the nightly process itself
+creates the staging directory, links the reduced shards into a temporary
+set directory, writes its tableset.json, renames it to the set's name,
+verifies the shards, writes the reports and manifest, renames the staging
+directory into builds/ and swaps `current`. The fault shim counts the calls
+under [output] dir and each run fails one of them:
+
+- ENOSPC or EIO once: the run exits 1 with one "sstpipe: " line naming the
+  errno, or (the calls test_faults_nightly.py lists as absorbable: closes,
+  write-back hints, the profile's report, the log or pages after the swap)
+  exits 0 with a whole set published; either way `current` names a set that
+  verifies and holds build's records, and no temporary file is left.
+- SIGKILL just before that call: `current` names the previous set or (killed
+  after the swap) the new one, sound either way; the next run cleans up
+  and publishes the new set.
+"""
+
+import sys
+
+sys.dont_write_bytecode = True  # keep the source tree clean under ctest
+
+import os
+import shutil
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "faults"))
+
+import faultlib  # noqa: E402
+from faultlib import ERRNOS, OPS, Tally, check_error_line, indices, temp_leftovers  # noqa: E402
+from sstpipe_e2e import E2ETest, sstpipe, sstpipe_bin, wikigen  # noqa: E402
+
+
+class NightlySetFaults(E2ETest):
+    @classmethod
+    def setUpClass(cls):
+        cls.classtmp = tempfile.mkdtemp(prefix="sstpipe-faults-nightly-set-")
+        cls.addClassCleanup(shutil.rmtree, cls.classtmp, True)
+        cls.first = wikigen(os.path.join(cls.classtmp, "first.xml.bz2"), "1M", "51",
+                            "bz2-multistream")
+        cls.dump = wikigen(os.path.join(cls.classtmp, "next.xml.bz2"), "2M", "52",
+                           "bz2-multistream")
+        cls.refs = {}
+        for d in (cls.first, cls.dump):
+            ref = d + ".sst"
+            r = sstpipe("build", d, "-o", ref)
+            assert r.code == 0, r.describe()
+            r = sstpipe("dump", "--jsonl", ref)
+            assert r.code == 0, r.describe()
+            cls.refs[d] = r.stdout
+
+    def setUp(self):
+        super().setUp()
+        self.out = self.path("out")
+        self.shared = self.path("shared")
+        self.ini = self.write_file("nightly.ini", (
+            f"[output]\ndir = {self.out}\nname = t.sst\nkeep = 2\n[profile]\nlookups = 20\n"
+            f"[cluster]\nshared_dir = {self.shared}\ntasks = 2\nshards = 2\nretries = 0\n"
+            "jobs = 2\n").encode())
+        self.argv = [sstpipe_bin(), "nightly", "-c", self.ini, self.dump]
+        self.publish(self.first)
+        self.first_target = self.current()
+
+    def publish(self, dump, what="a fault-free run"):
+        r = faultlib.run([sstpipe_bin(), "nightly", "-c", self.ini, dump], preload=False)
+        self.assertEqual(r.code, 0, what + " did not publish" + r.describe())
+        self.assertEqual(temp_leftovers(self.out), [], what + r.describe())
+        self.assertSet(self.current(), dump, what)
+        return r
+
+    def current(self):
+        return os.readlink(os.path.join(self.out, "current"))
+
+    def assertCurrentSound(self, what):
+        """current names the first night's set, or a set of the next dump."""
+        target = self.current()
+        self.assertSet(target, self.first if target == self.first_target else self.dump, what)
+
+    def assertSet(self, target, dump, what):
+        """target (builds/...) holds a set that verifies and is dump's records."""
+        table = os.path.join(self.out, target, "t.sst")
+        self.assertTrue(os.path.isfile(os.path.join(table, "tableset.json")),
+                        what + f": {target} holds no table set")
+        r = sstpipe("verify", table)
+        self.assertEqual(r.code, 0, what + ": the set does not verify" + r.describe())
+        r = sstpipe("dump", "--jsonl", table)
+        self.assertEqual(r.code, 0, what + r.describe())
+        self.assertTrue(r.stdout == self.refs[dump], what + ": not build's records")
+
+    def calls(self):
+        counts = faultlib.count_calls(self, self.argv, self.out)
+        self.assertGreater(counts["rename"], 3, counts)
+        for op in ["open", "mkdir", "symlink", "stdio"]:
+            self.assertGreater(counts[op], 0, f"no {op} counted: {counts}")
+        return counts
+
+    def test_errno_once_at_every_call(self):
+        counts = self.calls()
+        tally = Tally("nightly-set-publish")
+        for op in OPS:
+            for i, n in enumerate(indices(counts[op], 6)):
+                action = ERRNOS[i % 2]
+                what = f"nightly (set) {op}:{n}:{action}"
+                before = self.current()
+                r = faultlib.run(self.argv, fault=f"{op}:{n}:{action}", fault_dir=self.out)
+                self.assertEqual(temp_leftovers(self.out), [], what + r.describe())
+                if not r.fired:
+                    tally.not_reached += 1
+                    self.assertEqual(r.code, 0, what + r.describe())
+                elif r.code == 0:
+                    # Absorbed (test_faults_nightly.py judges which calls may be):
+                    # what it published must be the whole new set.
+                    self.assertNotEqual(self.current(), before, what + r.describe())
+                    self.assertSet(self.current(), self.dump, what)
+                    tally.absorbed += 1
+                else:
+                    self.assertEqual(r.code, 1, what + r.describe())
+                    check_error_line(self, r, action, what)
+                    self.assertEqual(self.current(), before, what + ": current moved")
+                    tally.failed_cleanly += 1
+                self.assertCurrentSound(what)
+        print(tally.report())
+        self.assertGreater(tally.failed_cleanly, 10)
+
+    def test_sigkill_at_every_call(self):
+        counts = self.calls()
+        tally = Tally("nightly-set-kill-at-call")
+        for op in OPS:
+            for n in indices(counts[op], 4):
+                what = f"nightly (set) {op}:{n}:SIGKILL"
+                before = self.current()
+                r = faultlib.run(self.argv, fault=f"{op}:{n}:SIGKILL", fault_dir=self.out)
+                if not r.fired:
+                    tally.not_reached += 1
+                    continue
+                self.assertEqual(r.code, -9, what + r.describe())
+                # Before the swap: the previous set; after it: the new one.
+                self.assertCurrentSound(what)
+                after = self.publish(self.dump, what + ", then")
+                self.assertNotEqual(self.current(), before, what)
+                if any(name.startswith(".staging-") for name in os.listdir(self.out)):
+                    self.fail(what + ": staging left after the next run" + after.describe())
+                tally.killed += 1
+        print(tally.report())
+        self.assertGreater(tally.killed, 10)
+
+
+if __name__ == "__main__":
+    unittest.main()
