@@ -243,3 +243,12 @@ int sp_tmpfile_open(const char *dir, sp_error *err) {
     }
     return s.fd;
 }
+
+int sp_outfile_scratch_open(const sp_outfile *f, sp_error *err) {
+    char *dir = dir_of(f->path);
+    if (!dir)
+        return sp_errorf(err, "%s: out of memory", f->path);
+    int fd = sp_tmpfile_open(dir, err);
+    free(dir);
+    return fd;
+}

@@ -59,5 +59,8 @@ void sp_outfile_abort(sp_outfile *f);
 
 /* An anonymous read/write scratch file in dir (NULL: $TMPDIR or /tmp). */
 int sp_tmpfile_open(const char *dir, sp_error *err);
+/* A scratch file beside f's final path: on the file system the output is
+ * written to, where the space for it is known to be meant. */
+int sp_outfile_scratch_open(const sp_outfile *f, sp_error *err);
 
 #endif

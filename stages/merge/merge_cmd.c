@@ -65,7 +65,7 @@ static int run(sp_cmdline *cl) {
                     &err))
         return sp_cli_report(&err, SP_EXIT_FAIL);
     if (sp_cmdline_has(cl, F_VERBOSE)) {
-        char line[256];
+        char line[512];
         table_merge_stats_format(&st, line, sizeof line);
         fprintf(stderr, "%s\n", line);
     }

@@ -14,6 +14,7 @@
  */
 #include "stages/merge/table_merge.h"
 
+#include "stages/common/clock.h"
 #include "stages/common/key.h"
 #include "stages/merge/table_source.h"
 #include "stages/sort/merge.h"
@@ -28,10 +29,16 @@
  * it is most of the bytes, and each chunk is one mapping to set up and
  * tear down. */
 #define BASE_READ_BYTES (4u << 20)
+/* The output's index held in memory before it goes on to a scratch file
+ * (table_options.index_memory). */
+#define INDEX_MEMORY (256u << 10)
 
 void table_merge_options_init(table_merge_options *o) {
     *o = (table_merge_options){.read_bytes = DEFAULT_READ_BYTES};
 }
+
+/* What the merge is doing, for the phase times (table_merge_stats). */
+enum phase { PHASE_NONE, PHASE_COPY, PHASE_REBUILD };
 
 typedef struct merge_run {
     table_source **tables; /* the inputs, in order */
@@ -43,7 +50,23 @@ typedef struct merge_run {
     table_merge_stats *st;
     const table_merge_key *drop; /* the drop list, from the first key not yet passed */
     const table_merge_key *drop_end;
+    enum phase phase;
+    uint64_t phase_since; /* sp_clock_ns() when it began */
 } merge_run;
+
+/* Ends the current phase (its time added to its sum) and begins p. The
+ * clock is read only where the phase changes: twice a rebuilt run. */
+static void phase_enter(merge_run *r, enum phase p) {
+    if (r->phase == p)
+        return;
+    uint64_t now = sp_clock_ns();
+    if (r->phase == PHASE_COPY)
+        r->st->copy_ns += now - r->phase_since;
+    else if (r->phase == PHASE_REBUILD)
+        r->st->rebuild_ns += now - r->phase_since;
+    r->phase = p;
+    r->phase_since = now;
+}
 
 /* Passes the drop list's keys below key (the output goes in key order, so
  * they are behind it) and says whether the next one is key itself. */
@@ -83,6 +106,7 @@ static int take_other(merge_run *r, merger *m, bool keep, sp_error *err) {
 }
 
 static int copy_block(merge_run *r, const table_source_block *b, sp_error *err) {
+    phase_enter(r, PHASE_COPY);
     table_block_copy c = {.fd = b->fd,
                           .offset = b->offset,
                           .data = b->data,
@@ -120,6 +144,7 @@ static int run_merge(merge_run *r, table_source *base, unsigned base_i, sp_error
         if (!bgot) {
             if (!ogot)
                 break;
+            phase_enter(r, PHASE_REBUILD);
             if (take_other(r, &m, true, err))
                 return -1;
             continue;
@@ -137,6 +162,7 @@ static int run_merge(merge_run *r, table_source *base, unsigned base_i, sp_error
                 continue;
             }
             r->st->blocks_rebuilt++;
+            phase_enter(r, PHASE_REBUILD);
         }
         int c = ogot ? sp_key_cmp(bs->key, bs->key_len, ok, okl) : -1;
         if (c > 0) {
@@ -157,6 +183,7 @@ static int run_merge(merge_run *r, table_source *base, unsigned base_i, sp_error
         if ((bgot = bs->ops->next(bs, err)) < 0)
             return -1;
     }
+    phase_enter(r, PHASE_NONE);
     r->st->replaced = m.dups + replaced;
     return 0;
 }
@@ -176,6 +203,7 @@ static int pick_base(table_source **t, unsigned n, uint32_t block_size) {
 int table_merge(const char *out, const char *const *inputs, unsigned n,
                 const table_merge_options *o, table_merge_stats *st, sp_error *err) {
     memset(st, 0, sizeof *st);
+    uint64_t t0 = sp_clock_ns();
     st->inputs = n;
     st->failed_input = -1;
     if (n == 0)
@@ -194,6 +222,7 @@ int table_merge(const char *out, const char *const *inputs, unsigned n,
     table_options opts;
     table_options_init(&opts);
     opts.max_value_bytes = 0;
+    opts.index_memory = INDEX_MEMORY;
     unsigned bound_from = 0; /* the input whose value bound the output takes */
     for (unsigned i = 0; i < n; i++) {
         if (!(r.tables[i] = table_source_open(inputs[i], o->read_bytes, err))) {
@@ -230,11 +259,16 @@ int table_merge(const char *out, const char *const *inputs, unsigned n,
         }
     if (!(r.w = table_writer_init(out, &opts, err)))
         goto done;
+    st->open_ns = sp_clock_ns() - t0;
     if (run_merge(&r, base_i >= 0 ? r.tables[base_i] : NULL, (unsigned)(base_i >= 0 ? base_i : 0),
-                  err) ||
-        table_writer_finish(r.w, err))
+                  err))
+        goto done;
+    uint64_t t1 = sp_clock_ns();
+    if (table_writer_finish(r.w, err))
         goto done;
     const table_stats *ts = table_writer_stats(r.w);
+    st->commit_ns = ts->commit_ns;
+    st->finish_ns = sp_clock_ns() - t1 - ts->commit_ns;
     st->data_blocks = ts->data_blocks;
     st->file_size = ts->file_size;
     st->blocks_cloned = ts->cloned_blocks;
@@ -256,9 +290,13 @@ done:
 void table_merge_stats_format(const table_merge_stats *s, char *buf, size_t cap) {
     snprintf(buf, cap,
              "merge: inputs=%u records=%llu replaced=%llu dropped=%llu blocks_copied=%llu "
-             "blocks_cloned=%llu blocks_rebuilt=%llu data_blocks=%llu file_size=%llu",
+             "blocks_cloned=%llu blocks_rebuilt=%llu data_blocks=%llu file_size=%llu "
+             "us_open=%llu us_copy=%llu us_rebuild=%llu us_finish=%llu us_commit=%llu",
              s->inputs, (unsigned long long)s->records, (unsigned long long)s->replaced,
              (unsigned long long)s->dropped, (unsigned long long)s->blocks_copied,
              (unsigned long long)s->blocks_cloned, (unsigned long long)s->blocks_rebuilt,
-             (unsigned long long)s->data_blocks, (unsigned long long)s->file_size);
+             (unsigned long long)s->data_blocks, (unsigned long long)s->file_size,
+             (unsigned long long)(s->open_ns / 1000), (unsigned long long)(s->copy_ns / 1000),
+             (unsigned long long)(s->rebuild_ns / 1000), (unsigned long long)(s->finish_ns / 1000),
+             (unsigned long long)(s->commit_ns / 1000));
 }

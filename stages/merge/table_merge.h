@@ -15,9 +15,12 @@
  * With canonical set there is no base: every record is re-encoded, filling
  * blocks greedily as build does, which gives build's bytes exactly.
  *
- * Memory: one mapped chunk per input (read_bytes; 4 MiB for the base), the
- * writer's 4 MiB batch, the inputs' indexes and the output's (a few bytes
- * per block), whatever the table sizes.
+ * Memory: one mapped chunk per input (read_bytes; 4 MiB for the base) and
+ * a 64 KiB buffer of its index (the inputs are opened streamed and their
+ * first keys read entry after entry: index_cursor.h), the writer's 4 MiB
+ * batch and 256 KiB of the output's index (the rest waits in a scratch
+ * file beside the output until the data is written), whatever the table
+ * sizes.
  */
 #ifndef SSTPIPE_MERGE_TABLE_MERGE_H
 #define SSTPIPE_MERGE_TABLE_MERGE_H
@@ -56,6 +59,15 @@ typedef struct table_merge_stats {
     uint64_t blocks_rebuilt; /* base blocks decoded and re-encoded */
     uint64_t data_blocks;    /* in the output */
     uint64_t file_size;
+    /* Where the time went, in nanoseconds (the -v line gives microseconds;
+     * tests/bench/bench_merge.py records them): opening the inputs (their
+     * footers and indexes checked); runs of copied base blocks (each read,
+     * checked and written, or shared); rebuilt runs (records decoded,
+     * merged and encoded, with their reads and writes); the rest of the
+     * file (the last write batch, the index, the footer); and the commit
+     * (fsync, link, rename, the directory's fsync). A write of the batch
+     * counts in the phase that filled it up. */
+    uint64_t open_ns, copy_ns, rebuild_ns, finish_ns, commit_ns;
     /* On failure: the input whose open, read or check failed (it is
      * damaged or unreadable), or -1 when the error was not an input's
      * (the output, memory). */
@@ -67,8 +79,9 @@ void table_merge_options_init(table_merge_options *o);
  * atomically: out is the new table or, on any error, as it was. */
 int table_merge(const char *out, const char *const *inputs, unsigned n,
                 const table_merge_options *o, table_merge_stats *st, sp_error *err);
-/* The `-v` line, without its newline, into buf (cap bytes; 256 hold it):
- * "merge: inputs=N records=N replaced=N blocks_copied=N ...". The command
+/* The `-v` line, without its newline, into buf (cap bytes; 512 hold it):
+ * "merge: inputs=N records=N replaced=N blocks_copied=N ... us_open=N
+ * us_copy=N us_rebuild=N us_finish=N us_commit=N". The command
  * prints it; the library prints nothing. */
 void table_merge_stats_format(const table_merge_stats *s, char *buf, size_t cap);
 

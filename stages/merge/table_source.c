@@ -17,6 +17,7 @@
 
 #include "stages/common/chunk_map.h"
 #include "stages/common/key.h"
+#include "stages/sst/index_cursor.h"
 #include "stages/sst/sstpipe.h"
 #include "stages/sst/table_set.h"
 
@@ -24,9 +25,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The index is read through a buffer of this size per table. */
+#define INDEX_READ_BYTES (64u << 10)
+
 struct table_source {
     merge_source src;
-    sst_reader *r;
+    sst_reader *r;         /* streamed: no index in memory */
+    sst_index_cursor *idx; /* the first keys, block after block */
     const sst_footer *f;
     sp_chunk chunk;        /* blocks chunk_first .. chunk_first + chunk_n */
     uint64_t chunk_blocks; /* capacity in blocks */
@@ -78,7 +83,10 @@ table_source *table_source_open(const char *path, size_t read_bytes, sp_error *e
         return NULL;
     }
     t->src.ops = &table_source_ops;
-    if (!(t->r = sst_reader_open(path, err))) {
+    if (!(t->r = sst_reader_open_streamed(path, err)) ||
+        !(t->idx = sst_index_cursor_open(sst_reader_path(t->r), sst_reader_fd(t->r),
+                                         sst_reader_footer(t->r), NULL, INDEX_READ_BYTES, err))) {
+        sst_reader_close(t->r);
         free(t);
         return NULL;
     }
@@ -183,6 +191,7 @@ void table_source_destroy(table_source *t) {
     free(t->parts);
     free(t->set_path);
     sp_chunk_destroy(&t->chunk);
+    sst_index_cursor_destroy(t->idx);
     sst_reader_close(t->r);
     free(t);
 }
@@ -197,6 +206,16 @@ const sst_footer *table_source_footer(const table_source *t) {
 
 const char *table_source_path(const table_source *t) {
     return t->parts ? t->set_path : sst_reader_path(t->r);
+}
+
+/* The index entry of the next block, which must exist (data_blocks of
+ * them were checked at open). */
+static int next_first_key(table_source *t, const uint8_t **key, uint32_t *klen, sp_error *err) {
+    int rc = sst_index_cursor_next(t->idx, key, klen, err);
+    if (rc == 0)
+        return sp_errorf(err, "%s: the index ends before block %llu", sst_reader_path(t->r),
+                         (unsigned long long)sst_index_cursor_block(t->idx));
+    return rc < 0 ? -1 : 0;
 }
 
 /* Maps (or reads) the chunk holding block i, checks block i and walks it,
@@ -217,14 +236,21 @@ static int load_block(table_source *t, uint64_t i, sp_error *err) {
         t->chunk_n = n;
     }
     const uint8_t *data = t->chunk.data + (i - t->chunk_first) * bs;
-    if (sst_reader_check_block(t->r, i, data, &t->v, err))
+    /* Blocks are loaded in order, each once: the cursor is at block i. */
+    const uint8_t *first;
+    uint32_t first_len;
+    if (next_first_key(t, &first, &first_len, err) ||
+        sst_reader_check_block_key(t->r, i, data, first, first_len, &t->v, err))
         return -1;
     table_source_block *b = &t->info;
     bool check_prev = t->walked;
     uint32_t prev_len = b->last_len;
-    *b =
-        (table_source_block){.index = i, .offset = i * bs, .fd = sst_reader_fd(t->r), .data = data};
-    b->first = sst_reader_block_first_key(t->r, i, &b->first_len);
+    *b = (table_source_block){.index = i,
+                              .offset = i * bs,
+                              .fd = sst_reader_fd(t->r),
+                              .data = data,
+                              .first = first,
+                              .first_len = first_len};
     /* Across blocks: the first key (the index's, checked against the
      * block's own) after the previous block's last. */
     if (check_prev && sp_key_cmp(t->last, prev_len, b->first, b->first_len) >= 0)

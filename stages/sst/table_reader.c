@@ -15,6 +15,7 @@
 #include "stages/common/size.h"
 #include "stages/sst/block_dir.h"
 #include "stages/sst/coding.h"
+#include "stages/sst/index_cursor.h"
 
 #include <fcntl.h>
 #include <stdatomic.h>
@@ -27,6 +28,8 @@
 #include <xxhash.h>
 
 #define CHUNK_BYTES (1u << 20) /* reads of padding while checksumming */
+/* A streamed reader's index buffer at open. */
+#define SST_READER_STREAM_BYTES (64u << 10)
 
 /* The data region mapped for lookups, and what each block's first lookup
  * in this process left: NULL before it; after the block passed the full
@@ -157,6 +160,14 @@ static int check_footer(sst_reader *r, const sst_footer *f, uint64_t at, sp_erro
     return 0;
 }
 
+static int index_checksum_error(const sst_reader *r, uint64_t sum, sp_error *err) {
+    return sp_errorf(err,
+                     "%s: index checksum mismatch (index region at byte %llu: stored %016llx, "
+                     "computed %016llx)",
+                     r->path, (unsigned long long)r->footer.index_offset,
+                     (unsigned long long)r->footer.index_checksum, (unsigned long long)sum);
+}
+
 static int load_index(sst_reader *r, sp_error *err) {
     const sst_footer *f = &r->footer;
     XXH3_state_t *h = XXH3_createState();
@@ -181,46 +192,50 @@ static int load_index(sst_reader *r, sp_error *err) {
     if (rc)
         return -1;
     if (sum != f->index_checksum)
-        return sp_errorf(err,
-                         "%s: index checksum mismatch (index region at byte %llu: stored %016llx, "
-                         "computed %016llx)",
-                         r->path, (unsigned long long)f->index_offset,
-                         (unsigned long long)f->index_checksum, (unsigned long long)sum);
-    const uint8_t *p = r->index, *end = r->index + f->index_length;
-    const uint8_t *prev = NULL;
-    uint32_t prev_len = 0;
-    for (uint64_t i = 0; i < f->data_blocks; i++) {
-        const uint8_t *q;
-        uint32_t klen;
-        uint64_t off;
-        uint64_t at = f->index_offset + (uint64_t)(p - r->index);
-        r->entry_pos[i] = (uint64_t)(p - r->index);
-        if (!(q = sst_get_varint32(p, end, &klen)) || klen == 0 || klen > SP_MAX_KEY_BYTES ||
-            klen > (uint64_t)(end - q) ||
-            !(p = sst_get_varint(q + klen, end, SST_VARINT64_MAX, &off)))
-            return sp_errorf(err, "%s: corrupt index entry %llu at byte %llu", r->path,
-                             (unsigned long long)i, (unsigned long long)at);
-        if (off != i * f->block_size)
-            return sp_errorf(err,
-                             "%s: index entry %llu at byte %llu gives block offset %llu, "
-                             "expected %llu",
-                             r->path, (unsigned long long)i, (unsigned long long)at,
-                             (unsigned long long)off, (unsigned long long)(i * f->block_size));
-        if (prev && sp_key_cmp(prev, prev_len, q, klen) >= 0)
-            return sp_errorf(err, "%s: index entry %llu at byte %llu: first keys out of order",
-                             r->path, (unsigned long long)i, (unsigned long long)at);
-        r->first_prefix[i] = sp_key_prefix(q, klen);
-        prev = q;
-        prev_len = klen;
+        return index_checksum_error(r, sum, err);
+    sst_index_cursor *c = sst_index_cursor_open(r->path, r->fd, f, r->index, 0, err);
+    if (!c)
+        return -1;
+    const uint8_t *key;
+    uint32_t klen;
+    while ((rc = sst_index_cursor_next(c, &key, &klen, err)) == 1) {
+        uint64_t i = sst_index_cursor_block(c) - 1;
+        r->entry_pos[i] = sst_index_cursor_entry_pos(c);
+        r->first_prefix[i] = sp_key_prefix(key, klen);
     }
-    if (p != end)
-        return sp_errorf(err, "%s: %llu bytes after the last index entry at byte %llu", r->path,
-                         (unsigned long long)(end - p),
-                         (unsigned long long)(f->index_offset + (uint64_t)(p - r->index)));
-    return 0;
+    sst_index_cursor_destroy(c);
+    return rc;
 }
 
-sst_reader *sst_reader_open(const char *path, sp_error *err) {
+/* A streamed reader's index check (see sst_reader_open_streamed): the
+ * checksum over the region read in chunks, then every entry through a
+ * cursor of a fixed buffer; nothing of it is kept. */
+static int check_index_streamed(sst_reader *r, sp_error *err) {
+    const sst_footer *f = &r->footer;
+    XXH3_state_t *h = XXH3_createState();
+    if (!h)
+        return sp_errorf(err, "%s: out of memory", r->path);
+    XXH3_64bits_reset(h);
+    int rc = hash_range(r, h, f->index_offset, f->index_region_length, err);
+    uint64_t sum = XXH3_64bits_digest(h);
+    XXH3_freeState(h);
+    if (rc)
+        return -1;
+    if (sum != f->index_checksum)
+        return index_checksum_error(r, sum, err);
+    sst_index_cursor *c =
+        sst_index_cursor_open(r->path, r->fd, f, NULL, SST_READER_STREAM_BYTES, err);
+    if (!c)
+        return -1;
+    const uint8_t *key;
+    uint32_t klen;
+    while ((rc = sst_index_cursor_next(c, &key, &klen, err)) == 1)
+        ;
+    sst_index_cursor_destroy(c);
+    return rc;
+}
+
+static sst_reader *open_reader(const char *path, bool streamed, sp_error *err) {
     sst_reader *r = calloc(1, sizeof *r);
     if (!r || !(r->path = strdup(path))) {
         free(r);
@@ -294,7 +309,7 @@ sst_reader *sst_reader_open(const char *path, sp_error *err) {
     if (check_footer(r, f, at, err) ||
         check_zeros(r, f->data_blocks * f->block_size,
                     f->data_region_length - f->data_blocks * f->block_size, err) ||
-        load_index(r, err))
+        (streamed ? check_index_streamed(r, err) : load_index(r, err)))
         goto fail;
     if (posix_memalign((void **)&r->block, 4096, f->block_size) != 0) {
         r->block = NULL;
@@ -305,6 +320,14 @@ sst_reader *sst_reader_open(const char *path, sp_error *err) {
 fail:
     sst_reader_close(r);
     return NULL;
+}
+
+sst_reader *sst_reader_open(const char *path, sp_error *err) {
+    return open_reader(path, false, err);
+}
+
+sst_reader *sst_reader_open_streamed(const char *path, sp_error *err) {
+    return open_reader(path, true, err);
 }
 
 const sst_footer *sst_reader_footer(const sst_reader *r) {
@@ -355,6 +378,13 @@ int sst_reader_block_error(const sst_reader *r, uint64_t i, const sp_error *bloc
 
 int sst_reader_check_block(const sst_reader *r, uint64_t i, const uint8_t *data, block_view *v,
                            sp_error *err) {
+    uint32_t flen = 0; /* set by sst_reader_block_first_key; gcc -O3 cannot see it */
+    const uint8_t *first = sst_reader_block_first_key(r, i, &flen);
+    return sst_reader_check_block_key(r, i, data, first, flen, v, err);
+}
+
+int sst_reader_check_block_key(const sst_reader *r, uint64_t i, const uint8_t *data,
+                               const uint8_t *first, uint32_t flen, block_view *v, sp_error *err) {
     sp_error e = {0};
     if (block_open(v, data, r->footer.block_size, "", &e))
         return sst_reader_block_error(r, i, &e, err);
@@ -362,8 +392,6 @@ int sst_reader_check_block(const sst_reader *r, uint64_t i, const uint8_t *data,
     block_iter_init(&it, v);
     if (block_iter_next(&it, "", &e) < 0)
         return sst_reader_block_error(r, i, &e, err);
-    uint32_t flen = 0; /* set by sst_reader_block_first_key; gcc -O3 cannot see it */
-    const uint8_t *first = sst_reader_block_first_key(r, i, &flen);
     if (sp_key_cmp(first, flen, it.key, it.key_len) != 0)
         return sp_errorf(err, "%s: block %llu at byte %llu: first key differs from the index",
                          r->path, (unsigned long long)i,

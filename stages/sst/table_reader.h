@@ -31,6 +31,17 @@
 typedef struct sst_reader sst_reader;
 
 sst_reader *sst_reader_open(const char *path, sp_error *err);
+/*
+ * Opens path with every check of sst_reader_open but keeps no index in
+ * memory (the index is checked at open through a buffer of a fixed size),
+ * so that the reader's memory does not grow with the table: for a caller
+ * that visits the blocks in order and reads their first keys with an
+ * index cursor of its own (index_cursor.h), as merge does. The calls that
+ * need the index (find_block, block_first_key, get, read_block,
+ * check_block, search_block, map) must not be made on it;
+ * sst_reader_check_block_key takes the first key from the caller instead.
+ */
+sst_reader *sst_reader_open_streamed(const char *path, sp_error *err);
 void sst_reader_close(sst_reader *r);
 
 const sst_footer *sst_reader_footer(const sst_reader *r);
@@ -63,6 +74,10 @@ int sst_reader_read_blocks(const sst_reader *r, uint64_t first, uint64_t n, uint
  * name it or lookups would look in the wrong block; fills v. Thread-safe. */
 int sst_reader_check_block(const sst_reader *r, uint64_t i, const uint8_t *data, block_view *v,
                            sp_error *err);
+/* The same check, against first (flen bytes), block i's first key as the
+ * caller read it from the index. Thread-safe. */
+int sst_reader_check_block_key(const sst_reader *r, uint64_t i, const uint8_t *data,
+                               const uint8_t *first, uint32_t flen, block_view *v, sp_error *err);
 
 /* Block functions are given an empty "what" (formatting the block's name
  * for every lookup cost more than the search in it); on their error path,

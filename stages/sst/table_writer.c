@@ -6,7 +6,11 @@
  * with one write() when full, so the disk sees large sequential writes and
  * each block stays at a block_size-aligned file offset. The index grows in
  * memory in its on-disk encoding (a few bytes per block), and nothing is
- * allocated per record.
+ * allocated per record. With index_memory set (merge: its memory must not
+ * grow with the table), the index buffer is written to a scratch file
+ * beside the output whenever it fills and read back after the data region
+ * at the end, through the same buffer, into the writes of the index
+ * region: the same bytes as when it stays in memory.
  *
  * Blocks copied from another table (table_writer_copy_block, for merge)
  * go into the same batch from the bytes the caller checked, so a merge
@@ -24,12 +28,14 @@
  */
 #include "stages/sst/table_writer.h"
 
+#include "stages/common/clock.h"
 #include "stages/common/fileio.h"
 #include "stages/common/key.h"
 #include "stages/common/size.h"
 #include "stages/sst/block.h"
 #include "stages/sst/coding.h"
 #include "stages/sst/format.h"
+#include "stages/sst/index_cursor.h"
 #include "stages/truncate/truncate.h"
 
 #include <errno.h>
@@ -48,6 +54,8 @@
 /* Writeback is started every this many bytes, so the final fsync finds
  * little left to flush and the disk works while the merge goes on. */
 #define WRITEBACK_BYTES (8u << 20)
+/* The least index buffer with index_memory set: many longest entries. */
+#define INDEX_MIN_MEMORY (4u << 10)
 
 struct table_writer {
     table_options opts;
@@ -63,6 +71,10 @@ struct table_writer {
     bool hashing; /* bytes written are also fed to hash */
     uint8_t *index;
     size_t index_len, index_cap;
+    size_t index_limit; /* 0: none; else index_len stays below it */
+    int spill_fd;       /* the index before index[0], once it spilled */
+    uint64_t spilled;   /* bytes of it there */
+    char *spill_name;   /* that file, in errors */
     uint32_t last_len;
     uint8_t last_key[SP_MAX_KEY_BYTES];
     table_stats stats;
@@ -75,6 +87,7 @@ void table_options_init(table_options *opts) {
     opts->block_size = SST_DEFAULT_BLOCK_SIZE;
     opts->cluster_size = SST_DEFAULT_CLUSTER_SIZE;
     opts->max_value_bytes = TRUNCATE_DEFAULT_MAX_BYTES;
+    opts->index_memory = 0;
 }
 
 static int check_options(const table_options *o, sp_error *err) {
@@ -101,6 +114,10 @@ table_writer *table_writer_init(const char *path, const table_options *opts, sp_
     w->opts = *opts;
     w->out.fd = -1;
     w->copy_fd = -1;
+    w->spill_fd = -1;
+    if (opts->index_memory)
+        w->index_limit =
+            opts->index_memory < INDEX_MIN_MEMORY ? INDEX_MIN_MEMORY : opts->index_memory;
     w->path = strdup(path);
     w->block = block_builder_init(opts->block_size);
     w->hash = XXH3_createState();
@@ -227,10 +244,31 @@ static int end_block(table_writer *w, sp_error *err) {
     return 0;
 }
 
+/* Moves the index buffer's bytes to the end of the scratch file (created
+ * on the first call). */
+static int spill_index(table_writer *w, sp_error *err) {
+    if (w->spill_fd < 0) {
+        size_t n = strlen(w->path) + 32;
+        if (!w->spill_name && !(w->spill_name = malloc(n)))
+            return sp_errorf(err, "%s: out of memory", w->path);
+        snprintf(w->spill_name, n, "%s (its index's scratch file)", w->path);
+        if ((w->spill_fd = sp_outfile_scratch_open(&w->out, err)) < 0)
+            return -1;
+    }
+    if (sp_write_all(w->spill_fd, w->index, w->index_len, w->spill_name, err))
+        return -1;
+    w->spilled += w->index_len;
+    w->index_len = 0;
+    return 0;
+}
+
 static int index_add(table_writer *w, const uint8_t *key, uint32_t klen, sp_error *err) {
+    if (w->index_limit && w->index_len + SST_INDEX_ENTRY_MAX_BYTES > w->index_limit &&
+        spill_index(w, err))
+        return -1;
     size_t need = w->index_len + SST_VARINT32_MAX + klen + SST_VARINT64_MAX;
     if (need > w->index_cap) {
-        size_t cap = w->index_cap ? w->index_cap * 2 : 64 * 1024;
+        size_t cap = w->index_cap ? w->index_cap * 2 : w->index_limit ? w->index_limit : 64 * 1024;
         while (cap < need)
             cap *= 2;
         uint8_t *p = realloc(w->index, cap);
@@ -347,6 +385,24 @@ sp_sink table_writer_sink(table_writer *w) {
     return (sp_sink){.put = sink_put, .ctx = w};
 }
 
+/* The index entries after the data region: from memory, or, once they
+ * spilled, all of them from the scratch file, read back through the
+ * index buffer. */
+static int emit_index(table_writer *w, sp_error *err) {
+    if (w->spill_fd < 0)
+        return emit(w, w->index, w->index_len, err);
+    if (w->index_len && spill_index(w, err))
+        return -1;
+    for (uint64_t off = 0; off < w->spilled;) {
+        size_t k = w->spilled - off < w->index_cap ? (size_t)(w->spilled - off) : w->index_cap;
+        if (sp_pread_exact(w->spill_fd, w->index, k, off, w->spill_name, err) ||
+            emit(w, w->index, k, err))
+            return -1;
+        off += k;
+    }
+    return 0;
+}
+
 int table_writer_finish(table_writer *w, sp_error *err) {
     const uint64_t bs = w->opts.block_size, cs = w->opts.cluster_size;
     if (!block_builder_empty(w->block) && end_block(w, err))
@@ -358,12 +414,11 @@ int table_writer_finish(table_writer *w, sp_error *err) {
         return -1;
 
     f.index_offset = f.data_region_length;
-    f.index_length = w->index_len;
-    f.index_region_length = sst_align_up(w->index_len, cs);
+    f.index_length = w->spilled + w->index_len;
+    f.index_region_length = sst_align_up(f.index_length, cs);
     XXH3_64bits_reset(w->hash);
     w->hashing = true;
-    if (emit(w, w->index, w->index_len, err) ||
-        emit(w, NULL, f.index_region_length - w->index_len, err))
+    if (emit_index(w, err) || emit(w, NULL, f.index_region_length - f.index_length, err))
         return -1;
     f.index_checksum = XXH3_64bits_digest(w->hash);
 
@@ -389,8 +444,12 @@ int table_writer_finish(table_writer *w, sp_error *err) {
     f.footer_checksum = XXH3_64bits_digest(w->hash);
     sst_footer_encode(&f, footer);
     if (emit(w, footer + SST_FOOTER_CHECKSUM, SST_FOOTER_BYTES - SST_FOOTER_CHECKSUM, err) ||
-        flush(w, err) || sp_outfile_commit(&w->out, err))
+        flush(w, err))
         return -1;
+    uint64_t t0 = sp_clock_ns();
+    if (sp_outfile_commit(&w->out, err))
+        return -1;
+    w->stats.commit_ns = sp_clock_ns() - t0;
     w->finished = true;
     w->stats.file_size = f.file_size;
     return 0;
@@ -405,6 +464,9 @@ void table_writer_destroy(table_writer *w) {
         return;
     if (!w->finished)
         sp_outfile_abort(&w->out);
+    if (w->spill_fd >= 0)
+        close(w->spill_fd);
+    free(w->spill_name);
     block_builder_destroy(w->block);
     XXH3_freeState(w->hash);
     free(w->batch);

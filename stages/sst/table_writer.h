@@ -20,6 +20,13 @@ typedef struct table_options {
     uint32_t block_size;      /* power of two, SST_MIN_BLOCK_SIZE..SST_MAX_BLOCK_SIZE */
     uint32_t cluster_size;    /* power of two, SST_MIN_CLUSTER_SIZE..SST_MAX_CLUSTER_SIZE */
     uint32_t max_value_bytes; /* bound on every value; must fit a block with the largest key */
+    /* 0: the index grows in memory (a few bytes a block). Else at most
+     * about this many bytes of it are held in memory (at least 4 KiB),
+     * the rest goes on to a scratch file in the output's directory
+     * (anonymous: nothing is left behind, even by kill -9) and is copied
+     * after the data at the end: the same bytes, in memory that does not
+     * grow with the table. */
+    size_t index_memory;
 } table_options;
 
 typedef struct table_stats {
@@ -29,6 +36,10 @@ typedef struct table_stats {
     uint64_t value_bytes;
     uint64_t file_size;
     uint64_t cloned_blocks; /* copied blocks whose extents are shared (FICLONERANGE) */
+    /* Nanoseconds table_writer_finish spent making the table durable and
+     * putting it in place (fsync, link, rename, the directory's fsync),
+     * after its last write. */
+    uint64_t commit_ns;
 } table_stats;
 
 typedef struct table_writer table_writer;

@@ -16,6 +16,17 @@ file system with reflinks. Then SIGKILL at call indices spread over the run: not
 left behind, the old output intact, and the next merge gives the reference
 bytes (killed right at the rename, the temporary name holds the complete
 new table, the one file a kill can leave, as for build). The inputs live outside the faulted directory and are never changed.
+
+MergeSpillFaults does it again where the output's index spills: tables of
+512-byte blocks and 299-byte keys (test_merge_memory.py) whose 1,000-block
+index (301 KB) passes the 256 KiB merge holds in memory, so the merge
+creates its scratch file beside the output (an "open"), writes the index
+there in two writes and reads it back with preads after the data. Every
+call is failed in turn (the preads of the read-back too: EIO), then again
+with named temporaries (SSTPIPE_NO_O_TMPFILE=1: the scratch file has a
+name until it is unlinked right after its creation), and SIGKILL at random
+calls: nothing left in the directory, the old output intact, the next run
+the reference bytes.
 """
 
 import sys
@@ -34,6 +45,7 @@ import faultlib  # noqa: E402
 from faultlib import OPS, Tally, check_error_line, sha, temp_leftovers  # noqa: E402
 from sstpipe_e2e import E2ETest, corpora_dir, sstpipe, sstpipe_bin, wikigen  # noqa: E402
 from test_merge import edited, split_dump  # noqa: E402
+from test_merge_memory import long_key_tables  # noqa: E402
 
 
 class MergeFaults(E2ETest):
@@ -99,6 +111,31 @@ class MergeFaults(E2ETest):
         self.check_after("sticky ENOSPC", r)
         self.assertEqual(sha(self.out), prev)
 
+    def kill_at(self, op, n, prev, tally):
+        """SIGKILL at call n of op: nothing left, the old or the new table,
+        the next run's bytes the reference's. Returns the output's digest
+        after it is reset for the next kill."""
+        what = f"merge {op}:{n}:SIGKILL"
+        r = faultlib.run(self.argv, fault=f"{op}:{n}:SIGKILL", fault_dir=self.out_dir)
+        self.assertEqual(r.code, -9, what + r.describe())
+        if op == "rename":
+            # Killed between linking the finished file under its
+            # temporary name and the rename (no call replaces a file
+            # atomically from an anonymous one): that name holds the
+            # complete new table, as with build; only then is a file left.
+            left = temp_leftovers(self.out_dir)
+            self.assertEqual(len(left), 1, what)
+            self.assertEqual(sha(left[0]), sha(self.ref), what + ": the left file is partial")
+            os.unlink(left[0])
+        self.check_after(what, r)
+        # Killed before the rename: the old table; at or after it: the new one.
+        self.assertIn(sha(self.out), {prev, sha(self.ref)}, what)
+        r2 = faultlib.run(self.argv, fault_dir=self.out_dir)
+        self.assertEqual(r2.code, 0, what + ": the next run failed" + r2.describe())
+        self.assertEqual(sha(self.out), sha(self.ref), what + ": the next run's bytes")
+        tally.killed += 1
+        return self.reset_output()
+
     def test_kill_at_random_calls(self):
         prev = self.reset_output()
         counts = faultlib.count_calls(self, self.argv, self.out_dir)
@@ -108,29 +145,72 @@ class MergeFaults(E2ETest):
         ops = [op for op in OPS if counts[op]]
         for _ in range(kills):
             op = rng.choice(ops)
-            n = rng.randint(1, counts[op])
-            what = f"merge {op}:{n}:SIGKILL"
-            r = faultlib.run(self.argv, fault=f"{op}:{n}:SIGKILL", fault_dir=self.out_dir)
-            self.assertEqual(r.code, -9, what + r.describe())
-            if op == "rename":
-                # Killed between linking the finished file under its
-                # temporary name and the rename (no call replaces a file
-                # atomically from an anonymous one): that name holds the
-                # complete new table, as with build; only then is a file left.
-                left = temp_leftovers(self.out_dir)
-                self.assertEqual(len(left), 1, what)
-                self.assertEqual(sha(left[0]), sha(self.ref), what + ": the left file is partial")
-                os.unlink(left[0])
-            self.check_after(what, r)
-            # Killed before the rename: the old table; at or after it: the new one.
-            self.assertIn(sha(self.out), {prev, sha(self.ref)}, what)
-            r2 = faultlib.run(self.argv, fault_dir=self.out_dir)
-            self.assertEqual(r2.code, 0, what + ": the next run failed" + r2.describe())
-            self.assertEqual(sha(self.out), sha(self.ref), what + ": the next run's bytes")
-            prev = self.reset_output()
-            tally.killed += 1
+            prev = self.kill_at(op, rng.randint(1, counts[op]), prev, tally)
         print(tally.report())
 
+
+class MergeSpillFaults(MergeFaults):
+    """The same merge faults where the output's index goes through its
+    scratch file (see the top of this file)."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.classtmp = tempfile.mkdtemp(prefix="sstpipe-faults-merge-spill-")
+        cls.addClassCleanup(shutil.rmtree, cls.classtmp, True)
+        cls.base, cls.incr, _ = long_key_tables(cls.classtmp, 1000)
+        cls.prev_dump = os.path.join(corpora_dir(), "enwiki-11pages.xml")
+
+    def absorbable(self, op, path):
+        """The directory's close after its fsync, and the scratch file's
+        (unlinked, so named "... (deleted)") after its bytes were read back:
+        their failure loses nothing."""
+        return op == "close" and (path == self.out_dir or path.endswith(" (deleted)"))
+
+    def sweep(self, env=None):
+        self.reset_output()
+        counts = faultlib.count_calls(self, self.argv, self.out_dir, env=env)
+        self.assertEqual(sha(self.out), sha(self.ref))
+        # The output and the scratch file; the index in two writes there
+        # and read back; the data and the index region in the output's.
+        self.assertEqual(counts["open"], 2, counts)
+        self.assertGreaterEqual(counts["pread"], 2, counts)
+        tally = faultlib.sweep_one_output(
+            self, "merge-spill", self.argv, self.out_dir, counts, 24, out=self.out,
+            ref=sha(self.ref), reset=self.reset_output, check_after=self.check_after,
+            absorbable=self.absorbable, env=env)
+        self.assertGreater(tally.failed_cleanly, 0)
+        # The read-back: EIO at each pread of the scratch file.
+        for n in range(1, counts["pread"] + 1):
+            prev = self.reset_output()
+            what = f"merge-spill pread:{n}:EIO"
+            r = faultlib.run(self.argv, fault=f"pread:{n}:EIO", fault_dir=self.out_dir, env=env)
+            self.assertEqual(r.code, 1, what + r.describe())
+            check_error_line(self, r, "EIO", what)
+            self.assertIn("index's scratch file", r.sstpipe_lines()[0], what + r.describe())
+            self.check_after(what, r)
+            self.assertEqual(sha(self.out), prev, what)
+
+    def test_errors_at_every_call(self):
+        self.sweep()
+
+    def test_errors_at_every_call_named(self):
+        self.sweep({"SSTPIPE_NO_O_TMPFILE": "1"})
+
+    def test_kill_at_the_scratch_file(self):
+        """SIGKILL at the scratch file's creation, at each write (the
+        index's two spills among them) and at each pread of the read-back."""
+        prev = self.reset_output()
+        counts = faultlib.count_calls(self, self.argv, self.out_dir)
+        tally = Tally("merge-spill-kill")
+        calls = [("open", 2)] + [("write", n) for n in range(1, counts["write"] + 1)]
+        calls += [("pread", n) for n in range(1, counts["pread"] + 1)]
+        for op, n in calls:
+            prev = self.kill_at(op, n, prev, tally)
+        print(tally.report())
+
+    def test_sticky_enospc_on_copies(self):
+        """A disk that fills at the index's first spill and stays full."""
+        super().test_sticky_enospc_on_copies()
 
 if __name__ == "__main__":
     unittest.main()
