@@ -13,6 +13,27 @@ Peak RSS of the merge must stay under 64 MiB. The merged table is checked
 once with verify (not timed). The rebuild times are those of run's .bz2
 builds, taken earlier in the same run (not back to back with the merges).
 
+Where the merge's time goes: each merge's `-v` line gives its phases
+(table_merge.h: opening the inputs, the copied and the rebuilt runs of
+blocks, the rest of the file, and the commit: fsync, link, rename and the
+directory's fsync), kept per repetition in the JSON (`phases_us`) and shown
+as info rows: their medians, and the merge's wall time less its commit
+against cp (what the merge costs before it makes its output durable, which
+cp does not do).
+
+On a file system with reflinks (`reflink` in the JSON, an info row): the
+same merge and `cp` (coreutils' default --reflink=auto, a clone of the
+whole file) on an XFS image with reflinks loop-mounted in the data
+directory (skipped, saying why, without root or xfsprogs), where the
+merge shares the base's copied runs (blocks_cloned in its stats line).
+
+Peak RSS at any table size (its own section, `big` in the JSON): a table of
+BIG_BLOCKS blocks of 512 bytes (two records of short keys a block; records
+streamed from here into `sstpipe write`, so nothing but the table is kept
+on disk) and a 1% delta of it are merged once under /usr/bin/time; the
+peak RSS must stay under 64 MiB there too, whose index alone (a few bytes a
+block) passes that bound.
+
 Alone, for a quick check at a small size (it builds its own base from a
 generated .bz2 and times one rebuild per repetition):
 
@@ -24,8 +45,13 @@ keeps its inputs; the delta is generated from the size and seed):
     tests/bench/bench_merge.py 1G --reps 5 --dump DIR/dump-1024M.xml.bz2
 """
 
+import json
 import os
+import re
+import shutil
+import struct
 import subprocess
+import sys
 
 MIB = 1 << 20
 
@@ -57,13 +83,109 @@ def measure(sstpipe, wikigen, data, size, base_table, reps, timed, log):
         out["cp_sync"].append(cs.summary())
         out["merge"].append(m.summary())
         out["stats"] = m.stderr.decode().strip()
+        out.setdefault("phases_us", []).append(phases(out["stats"]))
     subprocess.run([sstpipe, "verify", merged], check=True, stdout=subprocess.DEVNULL)
     info = subprocess.run([sstpipe, "info", delta], capture_output=True, text=True, check=True)
     out["delta_info"] = info.stdout
     out["table_bytes"] = os.path.getsize(base_table)
     for p in (merged, copied):
         os.unlink(p)
+    out["big"] = measure_big(sstpipe, data, timed, log)
+    out["reflink"] = measure_reflink(sstpipe, data, base_table, delta, reps, timed, log)
     return out
+
+
+def measure_reflink(sstpipe, data, base_table, delta, reps, timed, log):
+    """The same merge and cp (coreutils' default --reflink=auto: a clone) on
+    an XFS image with reflinks, loop-mounted in data (root and xfsprogs
+    needed; else the reason it was skipped)."""
+    if not shutil.which("mkfs.xfs"):
+        return {"skipped": "no mkfs.xfs (xfsprogs)"}
+    image, mnt = os.path.join(data, "reflink.img"), os.path.join(data, "reflink-mnt")
+    os.makedirs(mnt, exist_ok=True)
+    with open(image, "wb") as f:
+        f.truncate(3 * os.path.getsize(base_table) + (256 << 20))
+    p = subprocess.run(["mkfs.xfs", "-q", "-f", "-m", "reflink=1", image], capture_output=True,
+                       text=True)
+    if p.returncode == 0:
+        p = subprocess.run(["mount", "-o", "loop", image, mnt], capture_output=True, text=True)
+    if p.returncode != 0:
+        os.unlink(image)
+        return {"skipped": "cannot make or loop-mount an XFS image: " + p.stderr.strip()}
+    out = {"merge": [], "cp": [], "stats": None}
+    try:
+        base, d = os.path.join(mnt, "base.sst"), os.path.join(mnt, "delta.sst")
+        for src, dst in ((base_table, base), (delta, d)):
+            subprocess.run(["cp", "--reflink=never", src, dst], check=True)
+        merged, copied = os.path.join(mnt, "merged.sst"), os.path.join(mnt, "copied.sst")
+        for rep in range(reps):
+            log(f"rep {rep + 1}/{reps}: merge and cp on XFS with reflinks")
+            out["cp"].append(timed(["cp", base, copied]).summary())
+            m = timed([sstpipe, "merge", "-v", "-o", merged, base, d])
+            out["merge"].append(m.summary())
+            out["stats"] = m.stderr.decode().strip()
+    finally:
+        subprocess.run(["umount", mnt], check=True)
+        os.unlink(image)
+    return out
+
+
+PHASES = ("open", "copy", "rebuild", "finish", "commit")
+BIG_BLOCKS = 3_000_000
+
+
+def phases(stats_line):
+    """The phase times of a `merge -v` line, in microseconds."""
+    got = dict(re.findall(r"\bus_(\w+)=(\d+)", stats_line))
+    return {p: int(got[p]) for p in PHASES}
+
+
+def write_records(sstpipe, path, records, max_value_bytes):
+    """Streams records (an iterable of (key, value) bytes, in key order) as a
+    sorted record stream (stages/common/recstream.h) into `sstpipe write`
+    with 512-byte blocks."""
+    p = subprocess.Popen([sstpipe, "write", "--block-size", "512", "-", "-o", path],
+                         stdin=subprocess.PIPE)
+    w = p.stdin
+    w.write(b"SSTPRS01" + struct.pack("<IIII", 1, 1, max_value_bytes, 0))
+    n = 0
+    buf = []
+    for k, v in records:
+        buf.append(b"R" + struct.pack("<II", len(k), len(v)) + k + v)
+        n += 1
+        if len(buf) == 4096:
+            w.write(b"".join(buf))
+            buf = []
+    w.write(b"".join(buf) + b"E" + struct.pack("<Q", n))
+    w.close()
+    if p.wait() != 0:
+        sys.exit(f"bench: sstpipe write {path} failed")
+
+
+def measure_big(sstpipe, data, timed, log):
+    """The peak RSS of merging a 1% delta into a table of BIG_BLOCKS blocks."""
+    base = os.path.join(data, "merge-big-base.sst")
+    delta = os.path.join(data, "merge-big-delta.sst")
+    # Two records a 512-byte block: a 21-byte title and 160 bytes of value.
+    value = b"v" * 160
+    n = 2 * BIG_BLOCKS
+    if not os.path.exists(base):
+        log(f"writing a table of {BIG_BLOCKS} blocks of 512 bytes for merge's peak RSS")
+        write_records(sstpipe, base + ".tmp",
+                      ((b"Page title %010d" % i, value) for i in range(n)), 163)
+        os.replace(base + ".tmp", base)
+    if not os.path.exists(delta):
+        write_records(sstpipe, delta + ".tmp",
+                      ((b"Page title %010d" % i, b"w" * 160) for i in range(0, n, 100)), 163)
+        os.replace(delta + ".tmp", delta)
+    merged = os.path.join(data, "merge-big-merged.sst")
+    m = timed([sstpipe, "merge", "-v", "-o", merged, base, delta])
+    info = json.loads(subprocess.run([sstpipe, "info", "--json", base], capture_output=True,
+                                     text=True, check=True).stdout)
+    os.unlink(merged)
+    return {"merge": m.summary(), "stats": m.stderr.decode().strip(),
+            "data_blocks": info["data_blocks"], "index_bytes": info["index_bytes"],
+            "table_bytes": os.path.getsize(base)}
 
 
 def rows(res, rebuild_walls, row, med, paired):
@@ -82,12 +204,33 @@ def rows(res, rebuild_walls, row, med, paired):
         rr <= 0.1)
     rss = max(r["rss"] for r in res["merge"]) / MIB
     row("peak RSS of merge (MiB)", rss, 64, rss / 64, "< 64", rss < 64)
+    if res.get("phases_us"):
+        ph = {p: med([x[p] for x in res["phases_us"]]) / 1000 for p in PHASES}
+        row("  merge phases: open / copy / rebuild / finish / commit (ms)",
+            " / ".join(f"{ph[p]:.1f}" for p in PHASES), None, None, "(info)", None)
+        less = [r["wall"] - x["commit"] / 1e6 for r, x in zip(res["merge"], res["phases_us"])]
+        lr = paired(less, cw)
+        row("  merge less its commit (fsync, rename) vs cp (s)", med(less), med(cw), lr,
+            "(info: before durability)", None)
+    ref = res.get("reflink")
+    if ref and ref.get("merge"):
+        mw = [r["wall"] for r in ref["merge"]]
+        cw = [r["wall"] for r in ref["cp"]]
+        rr = paired(mw, cw)
+        row("merge 1% delta vs cp (a clone), XFS with reflinks (s)", med(mw), med(cw), rr,
+            "(info: loop-mounted image)", None)
+    big = res.get("big")
+    if big:
+        rss = big["merge"]["rss"] / MIB
+        row(f"peak RSS of merge, {big['data_blocks']:,} blocks of 512 B, "
+            f"index {big['index_bytes'] / MIB:.0f} MiB (MiB)", rss, 64, rss / 64, "< 64",
+            rss < 64)
 
 
 def main():
     import argparse
+    import contextlib
     import statistics
-    import sys
     import tempfile
     from importlib.machinery import SourceFileLoader
     from importlib.util import module_from_spec, spec_from_loader
@@ -97,6 +240,9 @@ def main():
     ap.add_argument("--reps", type=int, default=1)
     ap.add_argument("--build-dir", default="build")
     ap.add_argument("--dump", help="a .bz2 dump of SIZE made with --seed 1 (else generated)")
+    ap.add_argument("--data-dir", help="keep the inputs here (the delta, the big tables) "
+                    "and reuse them on the next run (default: a temporary directory)")
+    ap.add_argument("--json", help="write the results and rows there")
     a = ap.parse_args()
     size = int(a.size[:-1]) << {"K": 10, "M": 20, "G": 30}[a.size[-1]]
     here = os.path.dirname(os.path.abspath(__file__))
@@ -106,9 +252,13 @@ def main():
     loader.exec_module(run)
     sstpipe = os.path.abspath(os.path.join(a.build_dir, "sstpipe"))
     wikigen = os.path.abspath(os.path.join(a.build_dir, "wikigen"))
-    with tempfile.TemporaryDirectory(prefix="sstpipe-bench-merge-", dir=a.build_dir) as data:
+    if a.data_dir:
+        os.makedirs(a.data_dir, exist_ok=True)
+    keep = contextlib.nullcontext(os.path.abspath(a.data_dir)) if a.data_dir else \
+        tempfile.TemporaryDirectory(prefix="sstpipe-bench-merge-", dir=a.build_dir)
+    with keep as data:
         dump = os.path.abspath(a.dump) if a.dump else os.path.join(data, "dump.xml.bz2")
-        if not a.dump:
+        if not os.path.exists(dump):
             subprocess.run([wikigen, "--size", str(size), "--seed", "1", "--format", "bz2",
                             "-o", dump], check=True)
         base = os.path.join(data, "base.sst")
@@ -119,8 +269,11 @@ def main():
              lambda x, y: statistics.median(p / q for p, q in zip(x, y)))
         print(res["stats"])
         for r in table:
-            print(f"{r[0]}: ours {r[1]:.3f} other {r[2]:.3f} ratio {r[3]:.3f} target {r[4]} "
-                  f"met {r[5]}")
+            print(" | ".join(str(round(x, 3) if isinstance(x, float) else x) for x in r))
+        if a.json:
+            with open(a.json, "w") as f:
+                json.dump({"command": " ".join(sys.argv), "merge": res, "rows": table}, f,
+                          indent=1)
 
 
 if __name__ == "__main__":
