@@ -13,6 +13,7 @@
 #include "stages/common/progress.h"
 #include "stages/sst/format.h"
 
+#include <signal.h>
 #include <stdio.h>
 
 enum { F_OUTPUT, F_VERBOSE };
@@ -54,6 +55,12 @@ static int run_cluster(sp_cmdline *cl, const char *output) {
                            &cl->cfg, &st, &err);
     if (sp_cmdline_has(cl, F_VERBOSE) && st.plan[0])
         cluster_build_stats_print(stderr, &st);
+    if (rc && st.signal) {
+        /* Said what was stopped; now exit as the signal makes sstpipe. */
+        sp_cli_report(&err, SP_EXIT_FAIL);
+        raise(st.signal);
+        return 128 + st.signal;
+    }
     return rc ? sp_cli_report(&err, SP_EXIT_FAIL) : SP_EXIT_OK;
 }
 

@@ -42,10 +42,10 @@ static void describe_task(void *ctx, const char *stage, int index, char *buf, si
 }
 
 /* path made absolute against the working directory (as it is, if that
- * cannot be read). */
+ * cannot be read, or empty). */
 static void absolute_path(const char *path, char *buf, size_t cap) {
     char cwd[PATH_MAX];
-    if (path[0] == '/' || !getcwd(cwd, sizeof cwd))
+    if (!path[0] || path[0] == '/' || !getcwd(cwd, sizeof cwd))
         snprintf(buf, cap, "%s", path);
     else
         snprintf(buf, cap, "%s/%s", cwd, path);
@@ -136,9 +136,12 @@ int cluster_build(const char *const *inputs, size_t n, const char *output, const
     if (!st)
         st = &local;
     memset(st, 0, sizeof *st);
-    cluster_plan_options po = {.shared_dir = cfg->cluster.shared_dir,
-                               .tasks = cfg->cluster.tasks,
-                               .shards = (unsigned)cfg->cluster.shards};
+    /* Absolute: a task on a remote host (GNU parallel over ssh) starts in
+     * its login's home directory, not here. */
+    char shared[2 * PATH_MAX + 2];
+    absolute_path(cfg->cluster.shared_dir, shared, sizeof shared);
+    cluster_plan_options po = {
+        .shared_dir = shared, .tasks = cfg->cluster.tasks, .shards = (unsigned)cfg->cluster.shards};
     cluster_plan *p;
     double wall0 = wall_now(), cpu0 = cpu_now();
     if (cluster_plan_make(&p, inputs, n, output, cfg, &po, &st->resumed, err))
@@ -198,8 +201,16 @@ int cluster_build(const char *const *inputs, size_t n, const char *output, const
      * array (afterok), as the issue's users run it; elsewhere it runs here. */
     bool slurm = ro.kind == CLUSTER_RUNNER_SLURM;
     wall0 = wall_now();
-    if (cluster_run(&ro, stages, slurm ? 3 : 2, err))
+    ro.signal_out = &st->signal;
+    if (cluster_run(&ro, stages, slurm ? 3 : 2, err)) {
+        if (st->signal) {
+            char what[sizeof err->msg];
+            snprintf(what, sizeof what, "%s", err->msg);
+            err->set = false; /* the same error, said more fully */
+            sp_errorf(err, "%.*s; the same build run again resumes", (int)sizeof what - 48, what);
+        }
         goto out;
+    }
     st->run_seconds = wall_now() - wall0;
     add_task_stats(log_dir, "map", (int)p->n_maps, st);
     add_task_stats(log_dir, "reduce", (int)p->shards, st);

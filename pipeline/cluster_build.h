@@ -38,6 +38,11 @@ typedef struct cluster_build_stats {
     double map_seconds, reduce_seconds;
     unsigned map_threads; /* the most threads a map task parsed on */
     double finish_seconds, finish_cpu_seconds;
+    /* The signal (SIGINT, SIGTERM, SIGHUP) that stopped the tasks, 0: none.
+     * Then every task is stopped, nothing is published, err says so, and the
+     * caller, having reported it, raises it again (sstpipe's handler then
+     * exits 128+signal). */
+    int signal;
 } cluster_build_stats;
 
 /*

@@ -88,7 +88,7 @@ int cluster_run(const cluster_runner_options *o, const cluster_stage *stages, si
     default:
         rc = sp_errorf(err, "cluster runner: unknown kind %d", o->kind);
     }
-    runner_signals_release(&sig);
+    runner_signals_release(&sig, o->signal_out);
     return rc;
 }
 
@@ -129,11 +129,13 @@ int runner_signals_sleep(runner_signals *s, int ms) {
     return runner_signals_check(s);
 }
 
-void runner_signals_release(runner_signals *s) {
+void runner_signals_release(runner_signals *s, int *out) {
     runner_signals_check(s);
     close(s->fd);
     pthread_sigmask(SIG_SETMASK, &s->old_mask, NULL);
-    if (s->caught)
+    if (out)
+        *out = s->caught;
+    else if (s->caught)
         raise(s->caught);
 }
 

@@ -28,7 +28,10 @@
  * running or queued, then restores the signal mask and raises the signal
  * again, so the process's own disposition (sstpipe's: remove temporary
  * files, exit 128+signal) takes effect as if nothing had held it. Where
- * that disposition returns, cluster_run returns -1 with "interrupted".
+ * that disposition returns, cluster_run returns -1 with "interrupted". With
+ * `signal_out` set, the signal is stored there instead of raised again: the
+ * caller reports the error, then raises it (sstpipe build says what it
+ * stopped before it exits 128+signal).
  */
 #ifndef SSTPIPE_PIPELINE_CLUSTER_RUNNER_H
 #define SSTPIPE_PIPELINE_CLUSTER_RUNNER_H
@@ -61,6 +64,9 @@ typedef struct cluster_runner_options {
      * (An addition to the contract, backward compatible.) */
     void (*describe)(void *ctx, const char *stage, int index, char *buf, size_t cap);
     void *describe_ctx;
+    /* Non-NULL: a signal that stopped the run is stored here (0: none),
+     * not raised again (an addition to the contract, backward compatible). */
+    int *signal_out;
 } cluster_runner_options;
 
 /* Local runner, jobs 0, retries 2, log_dir NULL (must be set), no Slurm or

@@ -27,8 +27,9 @@ int runner_signals_hold(runner_signals *s, sp_error *err);
 int runner_signals_check(runner_signals *s);
 /* Waits up to ms (-1: for ever) for a signal; returns s->caught. */
 int runner_signals_sleep(runner_signals *s, int ms);
-/* Restores the mask and closes fd; then raises the caught signal again. */
-void runner_signals_release(runner_signals *s);
+/* Restores the mask and closes fd; then raises the caught signal again, or
+ * stores it in *out when out is not NULL. */
+void runner_signals_release(runner_signals *s, int *out);
 /* The error of a run stopped by s->caught; `what` says what was stopped. */
 int runner_interrupted(const runner_signals *s, const char *what, sp_error *err);
 

@@ -35,10 +35,16 @@
 /* How long parallel may take to stop its jobs after SIGTERM. */
 #define STOP_GRACE_MS 20000
 
-/* $1 log dir, $2 stage, $3 index, then the task's argv. */
-static const char task_script[] = "d=$1 s=$2 i=$3; shift 3; a=0; "
-                                  "while [ -e \"$d/$s-$i.$a.log\" ]; do a=$((a+1)); done; "
-                                  "exec \"$@\" --task \"$i\" >\"$d/$s-$i.$a.log\" 2>&1";
+/* $1 log dir, $2 stage, $3 index, then the task's argv. The task gets
+ * SIGTERM when its parent, parallel (or on a remote host the session that
+ * parallel's ssh opened), is gone (setpriv --pdeathsig, util-linux): a
+ * SIGTERM reaching parallel while it starts a job may come before that job
+ * is among those it stops, and the job would outlive the run. */
+static const char task_script[] =
+    "d=$1 s=$2 i=$3; shift 3; a=0; "
+    "while [ -e \"$d/$s-$i.$a.log\" ]; do a=$((a+1)); done; "
+    "if command -v setpriv >/dev/null 2>&1; then set -- setpriv --pdeathsig TERM \"$@\"; fi; "
+    "exec \"$@\" --task \"$i\" >\"$d/$s-$i.$a.log\" 2>&1";
 
 /* The last try's log of task i: the highest attempt whose log exists. */
 static char *last_log(const cluster_runner_options *o, const cluster_stage *st, int i,
@@ -58,6 +64,32 @@ static char *last_log(const cluster_runner_options *o, const cluster_stage *st, 
     return best;
 }
 
+/* Seq, Exitval and Signal of a joblog line (fields 1, 7 and 8 of its
+ * tab-separated ones); -1 when it is not a job's line (the header). */
+static int joblog_fields(const char *line, int *seq, int *exitval, int *signo) {
+    const char *field[8];
+    int n = 0;
+    for (const char *p = line; n < 8; p++) {
+        field[n++] = p;
+        if (!(p = strchr(p, '\t')))
+            break;
+    }
+    if (n < 8)
+        return -1;
+    char *end;
+    long v[3];
+    const int which[3] = {0, 6, 7};
+    for (int k = 0; k < 3; k++) {
+        v[k] = strtol(field[which[k]], &end, 10);
+        if (end == field[which[k]] || (*end != '\t' && *end != '\n' && *end != '\0'))
+            return -1;
+    }
+    *seq = (int)v[0];
+    *exitval = (int)v[1];
+    *signo = (int)v[2];
+    return 0;
+}
+
 /* Reads the joblog: 0 every task exited 0; -1 with the failure line. */
 static int read_joblog(const cluster_runner_options *o, const cluster_stage *st, const char *joblog,
                        const char *parallel_log, int parallel_status, sp_error *err) {
@@ -73,10 +105,11 @@ static int read_joblog(const cluster_runner_options *o, const cluster_stage *st,
     /* The failure to report: the task that used the most tries (with
      * --halt, the ones parallel killed for it used fewer). */
     int bad = -1, bad_tries = 0, bad_exit = 0, bad_signal = 0;
-    /* Seq Host Starttime JobRuntime Send Receive Exitval Signal Command */
+    /* Seq Host Starttime JobRuntime Send Receive Exitval Signal Command,
+     * tab-separated: a Host may hold blanks (a login "ssh -p 2222 host"). */
     while (fgets(line, sizeof line, f)) {
         int seq, exitval, signo;
-        if (sscanf(line, "%d %*s %*s %*s %*s %*s %d %d", &seq, &exitval, &signo) != 3)
+        if (joblog_fields(line, &seq, &exitval, &signo))
             continue;    /* the header */
         int i = seq - 1; /* the inputs are 0..N-1 in order */
         if (i < 0 || i >= st->ntasks)

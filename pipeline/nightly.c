@@ -47,6 +47,7 @@
 #include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -242,6 +243,8 @@ static int cluster_build_into(nightly_run_state *r, const char *input, const cha
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     int rc = cluster_build(&input, 1, out, r->cfg, &cs, &r->err);
+    if (cs.signal) /* the tasks are stopped: end as the signal ends a nightly */
+        raise(cs.signal);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     b->read_phase.wall_seconds =
         (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;

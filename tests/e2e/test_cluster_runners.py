@@ -11,7 +11,11 @@ and the build still completes with the same records. On Slurm the set is
 published by a finishing job (`sstpipe task finish`, after the reduce array),
 and a failing finishing job fails the build with one line naming it, its
 range and its log, nothing at OUT; the same build run again resumes and
-publishes the records. Nothing of the test's is left in squeue afterwards.
+publishes the records. SIGINT or SIGTERM to `sstpipe build -c` while a map
+task runs, on each runner: no task left running (nor queued), exit 128+signal
+with one line saying what was stopped, nothing at OUT, no temporary file; the
+same build run again resumes and publishes build's records. Nothing of the
+test's is left in squeue afterwards.
 """
 
 import sys
@@ -200,6 +204,87 @@ class RunnerBuilds(E2ETest):
         self.assertTrue(got.stdout == self.ref_dump, "resumed: the set's records are not build's")
         self.assertEqual(os.listdir(self.shared), [], "the build's directory is left")
         self.assertEqual(CLUSTER.queue(), [])
+
+    def interrupted_then_resumed(self, runner, signo):
+        """signo to `sstpipe build -c` while a map task runs: the task is
+        stopped (its process gone; on Slurm its job cancelled and out of the
+        queue), sstpipe exits 128+signo with one line saying so, nothing is
+        at OUT, no temporary file is left; the same build run again resumes
+        its plan and publishes build's records."""
+        outdir = self.path("out")
+        os.mkdir(outdir)
+        out = os.path.join(outdir, "set")
+        cfg = self.config(runner, shards=2, tasks=2)
+        shared = self.shared.encode()
+        build = subprocess.Popen([sstpipe_bin(), "build", "-c", cfg, self.src, "-o", out, "-v"],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        try:
+            seen = {}
+            deadline = time.monotonic() + WAIT_SECONDS
+            while not seen and build.poll() is None and time.monotonic() < deadline:
+                seen = task_processes(shared)
+                if not seen:
+                    time.sleep(0.005)
+            self.assertTrue(seen, "no map task was seen running")
+            build.send_signal(signo)
+            stdout, stderr = build.communicate(timeout=WAIT_SECONDS)
+        except BaseException:
+            build.kill()
+            build.wait()
+            for pid in task_processes(shared):
+                os.kill(pid, signal.SIGKILL)
+            raise
+        err = stderr.decode(errors="replace")
+        self.assertEqual(build.returncode, 128 + signo, err)
+        name = signal.Signals(signo).name
+        self.assertRegex((err.strip().splitlines() or ["(nothing on stderr)"])[-1],
+                         rf"^sstpipe: interrupted by {name}: .*; the same build run again "
+                         r"resumes$")
+        left = task_processes(shared)
+        if left:
+            for pid in left:
+                os.kill(pid, signal.SIGKILL)
+            logs = []
+            for root, _, files in os.walk(self.shared):
+                logs += [os.path.join(root, n) for n in files if n.endswith(".log")]
+            text = "".join(f"--- {p}:\n" + open(p, errors="replace").read()[-1500:]
+                           for p in sorted(logs))
+            self.fail(f"tasks {sorted(left)} outlived the build:\n{err}\n{text}")
+        if runner == "slurm":
+            self.assertEqual(CLUSTER.queue(), [], "a job of the build is still queued")
+            states = subprocess.run(["squeue", "--noheader", "--states=all", "--format=%k %j %T"],
+                                    capture_output=True, text=True, check=True).stdout
+            self.assertRegex(states, rf"{CLUSTER.tag} sstpipe-map CANCELLED",
+                             "no map job was cancelled")
+        self.assertEqual(os.listdir(outdir), [], "something is at OUT")
+        left = [os.path.join(root, n) for root, dirs, files in os.walk(self.shared)
+                for n in dirs + files if ".tmp" in n]
+        self.assertEqual(left, [], "temporary files left")
+        again = sstpipe("build", "-c", cfg, self.src, "-o", out, "-v")
+        self.assertOk(again)
+        self.assertRegex(again.err_text, r"cluster: plan=\S+ maps=2 shards=2 resumed=1 ")
+        got = sstpipe("dump", out, "--jsonl")
+        self.assertOk(got)
+        self.assertTrue(got.stdout == self.ref_dump, f"{runner}: resumed: records differ")
+        self.assertEqual(os.listdir(self.shared), [], "the build's directory is left")
+
+    def test_local_sigint_then_resume(self):
+        self.interrupted_then_resumed("local", signal.SIGINT)
+
+    def test_local_sigterm_then_resume(self):
+        self.interrupted_then_resumed("local", signal.SIGTERM)
+
+    def test_parallel_sigint_then_resume(self):
+        self.interrupted_then_resumed("parallel", signal.SIGINT)
+
+    def test_parallel_sigterm_then_resume(self):
+        self.interrupted_then_resumed("parallel", signal.SIGTERM)
+
+    def test_slurm_sigint_then_resume(self):
+        self.interrupted_then_resumed("slurm", signal.SIGINT)
+
+    def test_slurm_sigterm_then_resume(self):
+        self.interrupted_then_resumed("slurm", signal.SIGTERM)
 
     def test_parallel_sharded_is_build(self):
         self.sharded_is_build("parallel")
