@@ -10,6 +10,7 @@
  * task remove its temporary files) and fails the run.
  */
 #include "pipeline/cluster_runner_internal.h"
+#include "stages/common/cores.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -146,9 +147,8 @@ int cluster_run_local(const cluster_runner_options *o, const cluster_stage *stag
     int rc = 0;
     for (size_t s = 0; s < n && rc == 0; s++) {
         const cluster_stage *st = &stages[s];
-        long cores = sysconf(_SC_NPROCESSORS_ONLN);
         local_stage ls = {.o = o, .st = st, .count = st->ntasks};
-        ls.jobs = o->jobs > 0 ? o->jobs : cores > 0 ? (int)cores : 1;
+        ls.jobs = o->jobs > 0 ? o->jobs : (int)sp_usable_cores();
         if (ls.jobs > st->ntasks)
             ls.jobs = st->ntasks;
         ls.attempts = calloc((size_t)st->ntasks, sizeof *ls.attempts);

@@ -21,6 +21,7 @@
  */
 #include "stages/extract/bz2_reader.h"
 
+#include "stages/common/cores.h"
 #include "stages/extract/bz2_block.h"
 #include "stages/extract/bz2_scan.h"
 
@@ -706,10 +707,8 @@ void bz2_reader_close(bz2_reader *r) {
 
 bz2_reader *bz2_reader_open(int fd, const char *name, const uint8_t *head, size_t head_len,
                             const bz2_reader_range *range, unsigned threads, sp_error *err) {
-    if (threads == 0) {
-        long cores = sysconf(_SC_NPROCESSORS_ONLN);
-        threads = cores > 0 ? (unsigned)cores : 1;
-    }
+    if (threads == 0)
+        threads = sp_usable_cores();
     bz2_reader *r = calloc(1, sizeof *r);
     if (!r) {
         sp_errorf(err, "%s: out of memory", name);

@@ -5,13 +5,13 @@
  */
 #include "stages/extract/extract.h"
 
+#include "stages/common/cores.h"
 #include "stages/extract/parse_pool.h"
 #include "stages/extract/source.h"
 #include "stages/extract/text_buffer.h"
 #include "stages/extract/text_skip.h"
 #include "stages/extract/wikixml.h"
 
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -110,15 +110,8 @@ out:
     return rc;
 }
 
-/* The cores this process may run on (taskset, cgroup cpusets), which is
- * what a default of "every core" should mean. */
 unsigned extract_threads(const extract_options *opts) {
-    cpu_set_t set;
-    if (opts->threads)
-        return opts->threads;
-    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
-        return (unsigned)CPU_COUNT(&set);
-    return 1;
+    return opts->threads ? opts->threads : sp_usable_cores();
 }
 
 static double thread_cpu(void) {

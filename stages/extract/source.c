@@ -31,6 +31,7 @@
 #include <zlib.h>
 
 #include "stages/common/cli.h"
+#include "stages/common/cores.h"
 #include "stages/extract/bz2_reader.h"
 #include "stages/extract/source_command.h"
 #include "stages/extract/source_queue.h"
@@ -370,11 +371,7 @@ static int start_builtin(source *s, const source_options *opts, sp_error *err) {
 }
 
 static int start_command(source *s, const source_options *opts, sp_error *err) {
-    unsigned threads = opts->threads;
-    if (threads == 0) {
-        long cores = sysconf(_SC_NPROCESSORS_ONLN);
-        threads = cores > 0 ? (unsigned)cores : 1;
-    }
+    unsigned threads = opts->threads ? opts->threads : sp_usable_cores();
     struct stat st;
     s->kind = SOURCE_COMMAND;
     s->in_seekable = fstat(s->fd, &st) == 0 && S_ISREG(st.st_mode);

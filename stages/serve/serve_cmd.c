@@ -18,6 +18,7 @@
  */
 #include "pipeline/command/commands.h"
 #include "stages/common/cli.h"
+#include "stages/common/cores.h"
 #include "stages/serve/serve_http.h"
 #include "stages/serve/serve_listen.h"
 #include "stages/sst/table_set.h"
@@ -46,11 +47,6 @@ static void on_change(void *ctx, const served_table *now, const sp_error *err) {
     strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&t, &tm));
     fprintf(stderr, "sstpipe serve: serving %s (%llu records, written %s)\n", now->path,
             (unsigned long long)info.records, when);
-}
-
-static unsigned cores(void) {
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n > 0 ? (unsigned)n : 1;
 }
 
 /* Blocks the signals serve waits for, in this thread and every thread
@@ -89,7 +85,8 @@ static int serve(const sp_config *cfg, const char *target) {
     on_change(NULL, first, NULL);
     served_table_release(first);
     serve_http_options o = {.listen_fd = fd,
-                            .threads = cfg->serve.threads ? (unsigned)cfg->serve.threads : cores(),
+                            .threads = cfg->serve.threads ? (unsigned)cfg->serve.threads
+                                                          : sp_usable_cores(),
                             .max_connections = (unsigned)cfg->serve.max_connections,
                             .timeout_s = (unsigned)cfg->serve.timeout,
                             .max_request_bytes = (size_t)cfg->serve.max_request_bytes};

@@ -33,6 +33,7 @@
 #include "stages/verify/verify_check.h"
 
 #include "stages/common/chunk_map.h"
+#include "stages/common/cores.h"
 #include "stages/common/key.h"
 #include "stages/sst/block.h"
 #include "stages/sst/coding.h"
@@ -40,7 +41,6 @@
 #include "stages/verify/verify_utf8.h"
 
 #include <pthread.h>
-#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -266,21 +266,12 @@ static void *worker_main(void *arg) {
     return NULL;
 }
 
-/* The cores this process may run on (taskset, cgroup cpusets), as for the
- * build's threads (extract_threads). */
-static unsigned usable_cores(void) {
-    cpu_set_t set;
-    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
-        return (unsigned)CPU_COUNT(&set);
-    return 1;
-}
-
 int check_blocks(checker *c, uint64_t n, bool stop_at_bad, sp_error *err) {
     if (n == 0)
         return 0;
     pipeline pl = {.c = c, .n_blocks = n, .per_chunk = c->buf_cap / c->bs};
     pl.n_chunks = (n + pl.per_chunk - 1) / pl.per_chunk;
-    unsigned threads = c->rep->opts.threads ? c->rep->opts.threads : usable_cores();
+    unsigned threads = c->rep->opts.threads ? c->rep->opts.threads : sp_usable_cores();
     if (threads > pl.n_chunks)
         threads = (unsigned)pl.n_chunks;
     /* Two chunks a worker: one being checked, one checked and waiting for
