@@ -201,6 +201,21 @@ def wikigen(out_path, size, seed, fmt, profile="enwiki"):
     return out_path
 
 
+def multistream_reference(directory, size, seed):
+    """The input the cluster tests shard: a multistream .bz2 dump of SIZE
+    with duplicate titles (so the later page must win across tasks), its
+    one-machine build and that table's `dump --jsonl`, which every sharded
+    build must equal. Returns (dump, table, jsonl)."""
+    src = os.path.join(directory, "gen.xml.bz2")
+    r = run([wikigen_bin(), "--size", size, "--seed", seed, "--format", "bz2-multistream",
+             "--duplicates", "8", "-o", src], timeout=600)
+    assert r.code == 0, r.describe()
+    ref = os.path.join(directory, "ref.sst")
+    r = sstpipe("build", src, "-o", ref)
+    assert r.code == 0, r.describe()
+    return src, ref, sstpipe("dump", ref, "--jsonl").stdout
+
+
 # ---------------------------------------------------------------- test base
 
 

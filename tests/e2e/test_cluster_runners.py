@@ -32,7 +32,7 @@ import unittest
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "faults"))
 
 import faultlib  # noqa: E402
-from sstpipe_e2e import E2ETest, SlurmCluster, run, sstpipe, sstpipe_bin, wikigen_bin  # noqa: E402
+from sstpipe_e2e import E2ETest, SlurmCluster, multistream_reference, sstpipe, sstpipe_bin  # noqa: E402
 
 CLUSTER = None
 WAIT_SECONDS = 600
@@ -72,14 +72,7 @@ class RunnerBuilds(E2ETest):
     def setUpClass(cls):
         import tempfile
         cls.classtmp = tempfile.mkdtemp(prefix="sstpipe-runners-")
-        cls.src = os.path.join(cls.classtmp, "gen.xml.bz2")
-        r = run([wikigen_bin(), "--size", "16M", "--seed", "53", "--format", "bz2-multistream",
-                 "--duplicates", "8", "-o", cls.src], timeout=600)
-        assert r.code == 0, r.describe()
-        cls.ref = os.path.join(cls.classtmp, "ref.sst")
-        r = sstpipe("build", cls.src, "-o", cls.ref)
-        assert r.code == 0, r.describe()
-        cls.ref_dump = sstpipe("dump", cls.ref, "--jsonl").stdout
+        cls.src, cls.ref, cls.ref_dump = multistream_reference(cls.classtmp, "16M", "53")
 
     @classmethod
     def tearDownClass(cls):

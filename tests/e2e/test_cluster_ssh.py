@@ -28,7 +28,7 @@ import tempfile
 import time
 import unittest
 
-from sstpipe_e2e import E2ETest, run, sstpipe, wikigen_bin  # noqa: E402
+from sstpipe_e2e import E2ETest, multistream_reference, sstpipe  # noqa: E402
 
 WAIT_SECONDS = 120
 
@@ -147,14 +147,7 @@ class SshLoginBuild(E2ETest):
         cls.addClassCleanup(shutil.rmtree, cls.classtmp, True)
         cls.sshd = Sshd(cls.classtmp)
         cls.addClassCleanup(cls.sshd.stop)
-        cls.src = os.path.join(cls.classtmp, "gen.xml.bz2")
-        r = run([wikigen_bin(), "--size", "6M", "--seed", "61", "--format", "bz2-multistream",
-                 "--duplicates", "8", "-o", cls.src], timeout=600)
-        assert r.code == 0, r.describe()
-        cls.ref = os.path.join(cls.classtmp, "ref.sst")
-        r = sstpipe("build", cls.src, "-o", cls.ref)
-        assert r.code == 0, r.describe()
-        cls.ref_dump = sstpipe("dump", cls.ref, "--jsonl").stdout
+        cls.src, cls.ref, cls.ref_dump = multistream_reference(cls.classtmp, "6M", "61")
 
     def test_sharded_build_over_ssh_is_build(self):
         work = self.path("work")
