@@ -96,10 +96,6 @@ struct text_skip {
     uint64_t count; /* decoded bytes passed, at least */
     bool dropping;
     bool after_cr;  /* the last byte was a CR: keep it apart from a later LF */
-    bool after_ref; /* the last byte ended a reference */
-    /* While dropping, an LF that ends a chunk waits for the next byte, in
-     * case it ends the document (see text_skip_finish). */
-    bool lf_held, lf_after_ref;
     /* A ';' was dropped and one passed in its place (see semicolon). */
     bool semicolon_kept;
     pending pend;
@@ -262,7 +258,6 @@ static void went_by(text_skip *t, const uint8_t *p, size_t n, uint64_t counts, u
         t->count += counts;
     }
     t->after_cr = false;
-    t->after_ref = false;
 }
 
 /*
@@ -366,7 +361,6 @@ static size_t pending_byte(text_skip *t, const uint8_t *in, size_t i, uint8_t **
             t->pend = PEND_NONE;
             t->pend_len = 0;
             semicolon(t, 0, op);
-            t->after_ref = true;
             return i + 1;
         }
         if (t->pend_len == REF_MAX || !ref_byte(c))
@@ -417,15 +411,9 @@ static size_t special_byte(text_skip *t, const uint8_t *in, size_t i, size_t n, 
         return i + 1;
     case '\n':
     case '\r':
-        if (t->dropping && c == '\n' && i + 1 == n) {
-            t->lf_held = true;
-            t->lf_after_ref = t->after_ref;
-        } else {
-            *(*op)++ = c;
-        }
+        *(*op)++ = c;
         t->count += !t->dropping && c == '\n';
         t->after_cr = c == '\r';
-        t->after_ref = false;
         return i + 1;
     case ';':
         semicolon(t, 1, op);
@@ -487,7 +475,6 @@ static unsigned drop_mask(const uint8_t *p, bool semicolons) {
  */
 static size_t drop_fast(text_skip *t, const uint8_t *in, size_t i, size_t n, uint8_t **op) {
     uint8_t *o = *op;
-    size_t ref_end = 0; /* just past the last reference */
     size_t p = i, stop = SIZE_MAX;
     while (p + 32 <= n && stop == SIZE_MAX) {
         size_t next = p + 16;
@@ -507,7 +494,7 @@ static size_t drop_fast(text_skip *t, const uint8_t *in, size_t i, size_t n, uin
                     break;
                 }
                 if (in[q] == '&')
-                    ref_end = end += q;
+                    end += q;
                 if (!t->semicolon_kept) {
                     *o++ = ';';
                     t->semicolon_kept = true;
@@ -533,8 +520,6 @@ static size_t drop_fast(text_skip *t, const uint8_t *in, size_t i, size_t n, uin
     }
     if (stop == SIZE_MAX)
         stop = p;
-    if (stop > i)
-        t->after_ref = stop == ref_end;
     *op = o;
     return stop;
 }
@@ -575,7 +560,6 @@ static void enter_text(text_skip *t) {
     t->count = 0;
     t->dropping = false;
     t->after_cr = false;
-    t->after_ref = false;
     t->semicolon_kept = false;
     t->pend = PEND_NONE;
     t->pend_len = 0;
@@ -727,10 +711,6 @@ static size_t copy_through(const uint8_t *in, size_t n, uint8_t stop, bool *foun
 
 static uint8_t *filter(text_skip *t, const uint8_t *in, size_t n, uint8_t *o) {
     size_t i = 0;
-    if (t->lf_held && n) {
-        *o++ = '\n';
-        t->lf_held = false;
-    }
     while (i < n) {
         bool found;
         switch (t->mode) {
@@ -815,13 +795,8 @@ size_t text_skip_finish(text_skip *t, uint8_t *out) {
         memcpy(out, t->head, n);
     } else if (t->mode == M_TEXT && t->dropping) {
         /* The document ends in dropped text (it is cut short: the parser
-         * will say so at its last line). libxml2 leaves a last byte of
-         * character data unread when a reference ends just before it: so
-         * the LF ending "&amp;\n" is not counted, and a lone LF at the end
-         * of the filtered text would not be. Keep the count the same. */
-        if (t->lf_held && !t->lf_after_ref)
-            out[n++] = '\n';
-        memcpy(out + n, t->pend_buf, t->pend_len);
+         * will say so at the line it ends on, line breaks kept). */
+        memcpy(out, t->pend_buf, t->pend_len);
         n += t->pend_len;
         if (t->pend == PEND_NONE)
             out[n++] = ' ';

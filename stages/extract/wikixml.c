@@ -52,6 +52,9 @@ struct wiki_parser {
     void *on_page_ctx;
     /* The first error, from a callback or from libxml2. */
     sp_error err;
+    /* Whether err is libxml2's word that the input ended inside the root,
+     * which finish replaces by a clearer one of its own. */
+    bool err_at_end;
     /* Lines of the document before the first byte fed (fragment mode). */
     long line_base;
     /* The document line of the root start tag (fragment mode), which the
@@ -77,6 +80,20 @@ struct wiki_parser {
 
 static long current_line(const wiki_parser *p) {
     return p->line_base + (p->ctxt && p->ctxt->input ? p->ctxt->input->line : 0);
+}
+
+/* The document line where the bytes fed so far end: libxml2's line at its
+ * read position plus the line breaks it holds unread. Where libxml2 stops
+ * reading depends on where the feeds were cut (a CDATA section is passed
+ * on in pieces, a comment only whole); where the input ends does not. */
+static long end_line(const wiki_parser *p) {
+    const xmlParserInput *in = p->ctxt ? p->ctxt->input : NULL;
+    long line = current_line(p);
+    if (!in || !in->cur)
+        return line;
+    for (const xmlChar *c = in->cur; (c = memchr(c, '\n', (size_t)(in->end - c))); c++)
+        line++;
+    return line;
 }
 
 /* Records an error about the document's content and stops the parser. */
@@ -339,6 +356,8 @@ static void on_xml_error(void *ctx, xmlErrorPtr e) {
     /* libxml2 calls most non-XML input "Document is empty". */
     if (!p->root_seen)
         snprintf(msg + n, sizeof msg - n, " (not XML?)");
+    if (!p->err.set)
+        p->err_at_end = e->code == XML_ERR_DOCUMENT_END || e->code == XML_ERR_DOCUMENT_EMPTY;
     fail_xml(p, p->line_base + e->line, msg);
 }
 
@@ -452,14 +471,28 @@ int wiki_parser_init_fragment(wiki_parser *p, const void *head, size_t head_len,
 }
 
 int wiki_parser_finish(wiki_parser *p, sp_error *err) {
+    /* Taken before the last parse, which drops libxml2's buffer on an
+     * error. */
+    long last_line = end_line(p);
     xmlParseChunk(p->ctxt, NULL, 0, 1);
+    /* libxml2 holds back the last bytes fed until it knows more follow, so
+     * an error in them, such as a bad reference in the last page, may only
+     * surface now: it is the document's first error, and the depth left
+     * behind is its doing, not a truncation. Where the bytes were fed
+     * (a whole document, or a parse pool's chunk) must not change the
+     * message. */
+    if (p->err.set && !p->err_at_end) {
+        if (!err->set)
+            *err = p->err;
+        return -1;
+    }
     /* libxml2's message for a document cut short, or one with no element
      * at all, is "Extra content at the end of the document": ours say more. */
     if (p->depth > 0)
         return sp_errorf(err,
                          "%s: XML error at line %ld: document ends before </mediawiki> "
                          "(truncated input?)",
-                         p->name, current_line(p));
+                         p->name, last_line);
     if (!p->root_closed)
         return sp_errorf(err, "%s: XML error at line %ld: no <mediawiki> element (not a dump?)",
                          p->name, current_line(p));
