@@ -36,8 +36,3 @@ void sp_error_set_errno(sp_error *err, const char *fmt, ...) {
     }
     errno = saved;
 }
-
-void sp_error_clear(sp_error *err) {
-    err->set = false;
-    err->msg[0] = '\0';
-}

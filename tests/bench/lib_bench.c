@@ -1,19 +1,13 @@
 /*
- * lib_bench.c: times libsstpipe's sstpipe_get for the benchmark
- * (tests/bench/lib_bench.py), through the installed-style public header
- * and the shared library only.
+ * lib_bench.c: times libsstpipe's sstpipe_get with 2 threads on one table
+ * against 1 for the benchmark (tests/bench/lib_bench.py), through the
+ * installed-style public header and the shared library only.
  *
- *   lib_bench get TABLE KEYS
  *   lib_bench scaling TABLE KEYS WINDOW_MS PAIRS
  *
  * KEYS is bench_keys' output: the keys `sstpipe profile TABLE N --seed S`
- * looks up, in its order (u32 little-endian length, then the key).
- *
- * get: a fresh process opens TABLE and looks each key up once, in order,
- * each timed alone with CLOCK_MONOTONIC as profile times its warm lookups,
- * so the first lookup of a block pays its check here as it does there; then
- * a second pass over the same keys, every block already checked ("hot").
- * Prints JSON: lookups, p50_ns, p99_ns, hot_p50_ns.
+ * looks up, in its order (u32 little-endian length, then the key). (The
+ * single-thread p50 against profile's is get_vs_profile.c's.)
  *
  * scaling: lookups per second of 2 threads sharing the one table against 1
  * thread, in one process on one warm table. After an untimed pass over
@@ -106,37 +100,6 @@ static void lookup(sstpipe_table *t, const keys *k, size_t i) {
     int rc = sstpipe_get(t, k->bytes + k->start[i], k->start[i + 1] - k->start[i], &v, &vlen, &msg);
     if (rc != 1)
         die("sstpipe_get", rc < 0 ? msg : "a key drawn from the table was not found");
-}
-
-static int cmp_u64(const void *a, const void *b) {
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
-static uint64_t pct(uint64_t *lat, size_t n, double p) {
-    qsort(lat, n, sizeof *lat, cmp_u64);
-    size_t i = (size_t)(p / 100.0 * (double)(n - 1) + 0.5);
-    return lat[i];
-}
-
-static int run_get(sstpipe_table *t, const keys *k) {
-    uint64_t *lat = malloc(k->n * sizeof *lat);
-    for (size_t i = 0; i < k->n; i++) {
-        uint64_t t0 = now_ns();
-        lookup(t, k, i);
-        lat[i] = now_ns() - t0;
-    }
-    uint64_t p50 = pct(lat, k->n, 50), p99 = pct(lat, k->n, 99);
-    for (size_t i = 0; i < k->n; i++) {
-        uint64_t t0 = now_ns();
-        lookup(t, k, i);
-        lat[i] = now_ns() - t0;
-    }
-    printf("{\"lookups\": %zu, \"p50_ns\": %llu, \"p99_ns\": %llu, \"hot_p50_ns\": %llu}\n", k->n,
-           (unsigned long long)p50, (unsigned long long)p99,
-           (unsigned long long)pct(lat, k->n, 50));
-    free(lat);
-    return 0;
 }
 
 /* ------------------------------------------------------------- scaling */
@@ -286,11 +249,8 @@ static int run_scaling(sstpipe_table *t, const keys *k, unsigned ms, unsigned pa
 }
 
 int main(int argc, char **argv) {
-    bool get = argc == 4 && strcmp(argv[1], "get") == 0;
-    bool scl = argc == 6 && strcmp(argv[1], "scaling") == 0;
-    if (!get && !scl) {
-        fprintf(stderr, "usage: lib_bench get TABLE KEYS\n"
-                        "       lib_bench scaling TABLE KEYS WINDOW_MS PAIRS\n");
+    if (argc != 6 || strcmp(argv[1], "scaling") != 0) {
+        fprintf(stderr, "usage: lib_bench scaling TABLE KEYS WINDOW_MS PAIRS\n");
         return 2;
     }
     keys k;
@@ -299,9 +259,8 @@ int main(int argc, char **argv) {
     sstpipe_table *t = sstpipe_open(argv[2], &msg);
     if (!t)
         die(argv[2], msg);
-    int rc = get ? run_get(t, &k)
-                 : run_scaling(t, &k, (unsigned)strtoul(argv[4], NULL, 10),
-                               (unsigned)strtoul(argv[5], NULL, 10));
+    int rc = run_scaling(t, &k, (unsigned)strtoul(argv[4], NULL, 10),
+                         (unsigned)strtoul(argv[5], NULL, 10));
     sstpipe_close(t);
     free(k.bytes);
     free(k.start);

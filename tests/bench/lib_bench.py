@@ -5,10 +5,12 @@ In the same run, on the same table (the run's ours.sst) and the keys that
 `sstpipe profile TABLE N --seed S` draws (written by bench_keys, its hash
 checked against profile's), back to back in each repetition:
 
-  - sstpipe_get warm p50 (lib_bench get: a fresh process, each key once, each
-    timed alone, as profile times its warm lookups) against profile's warm
-    p50 on the same keys, PAIRS pairs a repetition, the ratio the median of
-    every pair's; target: no slower (<= 1.0);
+  - sstpipe_get warm p50 against profile's on the same keys, in one process
+    (get_vs_profile.c): ROUNDS rounds a repetition, each with its own seed's
+    keys, profile_run (what `sstpipe profile` runs) and a fresh table's
+    sstpipe_get pass back to back in alternating order, each key once and
+    timed alone; the ratio the median of every round's; target: no slower
+    (<= 1.0);
   - lookups per second with 2 threads on one table against 1 thread
     (lib_bench scaling: in one process, every block checked first, SCALING_PAIRS
     pairs of WINDOW_MS windows, 1 thread and 2 in alternating order, every
@@ -35,38 +37,34 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PY_LOOKUPS = 1000000
-PAIRS = 5  # profile and sstpipe_get pairs a repetition
+ROUNDS = 10  # get_vs_profile rounds (a profile and a get pass each) a repetition
 WINDOW_MS = 500  # each timed window of the threads' scaling
 SCALING_PAIRS = 6  # 1-thread and 2-thread windows a repetition
 
 
-def measure(sstpipe, keysgen, libbench, pydir, sst, data, lookups, reps, log):
+def measure(keysgen, libbench, pydir, sst, data, lookups, reps, log):
     """Runs every measurement reps times; returns what rows() needs."""
-    out = {"profile": [], "get": [], "scaling": [], "python": []}
+    out = {"get_vs_profile": [], "scaling": [], "python": []}
+    getvsprof = os.path.join(os.path.dirname(libbench), "get_vs_profile")
     keys = os.path.join(data, "lib-keys.bin")
-    pj = os.path.join(data, "lib-profile.json")
     with open(sst, "rb") as f:  # warm: the table in the page cache
         while f.read(1 << 20):
             pass
     for rep in range(reps):
         log(f"rep {rep + 1}/{reps}: libsstpipe get vs profile, threads, Python")
         # The two run the same lookup code (sstpipe_get is the reader's
-        # find-block and search-block behind the public API), so the ratio
-        # sits near 1 and one pair a repetition is too few to tell a cost of
-        # the API from a moment's noise: PAIRS pairs, back to back.
-        for pair in range(PAIRS):
-            seed = 2000 + rep * PAIRS + pair
-            subprocess.run([sstpipe, "profile", sst, str(lookups), "--seed", str(seed), "--json",
-                            pj], check=True, stdout=subprocess.DEVNULL)
-            prof = json.load(open(pj))
-            h = subprocess.run([keysgen, sst, str(lookups), str(seed), keys], capture_output=True,
-                               check=True, text=True).stdout.strip()
-            if h != prof["key_sequence_hash"]:
-                sys.exit(f"lib_bench: bench_keys drew other keys than sstpipe profile ({h})")
-            get = json.loads(subprocess.run([libbench, "get", sst, keys], capture_output=True,
-                                            check=True, text=True).stdout)
-            out["profile"].append(prof["latency_ns"]["p50"])
-            out["get"].append(get)
+        # find-block and get-in-block behind the public API), so the ratio
+        # sits near 1, and timed as two programs one after the other a
+        # program's p50 moved by up to 40% between runs: get_vs_profile
+        # pairs them in one process, interleaved, so both share its luck.
+        r = subprocess.run([getvsprof, sst, str(lookups), str(2000 + rep * ROUNDS), str(ROUNDS)],
+                           capture_output=True, check=True, text=True).stdout
+        out["get_vs_profile"].extend(json.loads(r)["rounds"])
+        # The keys of the threads' scaling: profile's first seed of the rep.
+        h = subprocess.run([keysgen, sst, str(lookups), str(2000 + rep * ROUNDS), keys],
+                           capture_output=True, check=True, text=True).stdout.strip()
+        if h != out["get_vs_profile"][-ROUNDS]["key_hash"]:
+            sys.exit(f"lib_bench: bench_keys drew other keys than get_vs_profile ({h})")
         # 1 thread and 2 in alternating windows of one process (lib_bench.c):
         # every pair's figures, kept; the rows take the median over all pairs.
         r = subprocess.run([libbench, "scaling", sst, keys, str(WINDOW_MS), str(SCALING_PAIRS)],
@@ -82,10 +80,11 @@ def measure(sstpipe, keysgen, libbench, pydir, sst, data, lookups, reps, log):
 
 def rows(res, row, med, paired):
     """The table rows of this section."""
-    gp = [g["p50_ns"] for g in res["get"]]
-    r = paired(gp, res["profile"])
-    row("sstpipe_get warm p50 vs profile, same keys (us)", med(gp) / 1e3,
-        med(res["profile"]) / 1e3, r, "<= 1.0", r <= 1.0)
+    gp = [g["get_p50_ns"] for g in res["get_vs_profile"]]
+    pp = [g["profile_p50_ns"] for g in res["get_vs_profile"]]
+    r = paired(gp, pp)
+    row("sstpipe_get warm p50 vs profile, same keys (us)", med(gp) / 1e3, med(pp) / 1e3, r,
+        "<= 1.0", r <= 1.0)
     sc = res["scaling"]
     t1 = [x["t1_lookups_per_sec"] for x in sc]
     t2 = [x["t2_lookups_per_sec"] for x in sc]
@@ -153,7 +152,7 @@ def main():
                         "--format", "zst", "-o", dump], check=True)
         sst = os.path.join(data, "ours.sst")
         subprocess.run([sstpipe, "build", dump, "-o", sst], check=True)
-        res = measure(sstpipe, os.path.join(bench, "bench_keys"), os.path.join(bench, "lib_bench"),
+        res = measure(os.path.join(bench, "bench_keys"), os.path.join(bench, "lib_bench"),
                       os.path.join(build, "python"), sst, data, a.lookups, a.reps, run.log)
         table = []
         rows(res, lambda *r: table.append(r), statistics.median,
