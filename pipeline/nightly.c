@@ -25,7 +25,10 @@
  * it are checksummed; when current was published from exactly those inputs
  * the run ends there ("up to date", exit 0, nothing built or recorded);
  * otherwise each table not yet in cache/ is built and cached, and they are
- * merged into the staged SSTable, which goes on through steps 6-8.
+ * merged into the staged SSTable, which goes on through steps 6-8. With
+ * [cluster] shards > 1 the base is a cached table set and the staged
+ * output a set of its shards, each merged with the increments' keys in
+ * its range (nightly_incr_set.c).
  */
 #include "pipeline/nightly.h"
 
@@ -230,19 +233,22 @@ static int set_bytes(const char *path, uint64_t *bytes, sp_error *err) {
  * figures the manifest takes from a build come from the tasks: CPU
  * seconds, bytes; pages and duplicates are not counted per task. */
 static int cluster_build_into(nightly_run_state *r, const char *input, const char *out,
-                              build_stats *b) {
+                              bool one_table, build_stats *b) {
     memset(b, 0, sizeof *b);
-    if (r->plan && r->cfg->cluster.shards != 1)
-        return sp_errorf(&r->err,
-                         "[cluster] shards = %llu: an incremental nightly through the cluster "
-                         "builds one table (shards = 1); a full nightly publishes a table set",
-                         (unsigned long long)r->cfg->cluster.shards);
+    /* A shallow copy, never destroyed: only the shard count differs. */
+    sp_config one;
+    const sp_config *cfg = r->cfg;
+    if (one_table && cfg->cluster.shards != 1) {
+        one = *cfg;
+        one.cluster.shards = 1;
+        cfg = &one;
+    }
     nightly_logf(&r->log, "build (cluster, %s runner): %s -> %s",
                  config_value_text(r->cfg, CONFIG_CLUSTER_RUNNER, (char[16]){0}, 16), input, out);
     cluster_build_stats cs;
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    int rc = cluster_build(&input, 1, out, r->cfg, &cs, &r->err);
+    int rc = cluster_build(&input, 1, out, cfg, &cs, &r->err);
     if (cs.signal) /* the tasks are stopped: end as the signal ends a nightly */
         raise(cs.signal);
     clock_gettime(CLOCK_MONOTONIC, &t1);
@@ -263,10 +269,10 @@ static int cluster_build_into(nightly_run_state *r, const char *input, const cha
 }
 
 int nightly_build_into(nightly_run_state *r, const char *input, uint64_t size, const char *out,
-                       build_stats *b) {
+                       bool one_table, build_stats *b) {
     if (config_cluster_set(r->cfg)) {
         nightly_stage_begin(&r->log, "build", NULL, size);
-        int rc = cluster_build_into(r, input, out, b);
+        int rc = cluster_build_into(r, input, out, one_table, b);
         nightly_stage_end(&r->log);
         json_object_set_new(nightly_manifest_stage(r, "read", b->read_phase.wall_seconds,
                                                    b->read_phase.cpu_seconds,
@@ -316,7 +322,7 @@ int nightly_build_into(nightly_run_state *r, const char *input, uint64_t size, c
 
 static int stage_build(nightly_run_state *r) {
     r->built = true;
-    if (nightly_build_into(r, r->input, r->input_size, r->table_path, &r->build))
+    if (nightly_build_into(r, r->input, r->input_size, r->table_path, false, &r->build))
         return -1;
     r->build_ok = true;
     return 0;

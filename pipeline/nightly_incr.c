@@ -12,6 +12,7 @@
  */
 #include "pipeline/nightly_incr.h"
 
+#include "config/config.h"
 #include "pipeline/nightly_dirs.h"
 #include "pipeline/nightly_log.h"
 #include "pipeline/nightly_manifest.h"
@@ -20,6 +21,7 @@
 #include "stages/common/record.h"
 #include "stages/sst/format.h"
 #include "stages/sst/table_reader.h"
+#include "stages/sst/table_set.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -354,9 +356,20 @@ static int hash_dump(nightly_run_state *r, nightly_sums *sums, nightly_dump *d, 
     return 0;
 }
 
-static void name_table(nightly_dump *d, const char *kind, uint64_t opts) {
-    snprintf(d->table, sizeof d->table, "%s-%u-%016llx-%016llx.sst", kind, d->date,
-             (unsigned long long)d->xxh3, (unsigned long long)opts);
+/* Whether the base is built as a table set ([cluster] shards > 1): then
+ * the night publishes a set too, one shard for each of the base's. */
+static bool base_is_set(const nightly_run_state *r) {
+    return config_cluster_set(r->cfg) && r->cfg->cluster.shards > 1;
+}
+
+/* A set's name says its shard count: another count is another base. */
+static void name_table(nightly_dump *d, const char *kind, uint64_t opts, uint64_t shards) {
+    if (shards > 1)
+        snprintf(d->table, sizeof d->table, "%s-%u-%016llx-%016llx-%llushards.set", kind, d->date,
+                 (unsigned long long)d->xxh3, (unsigned long long)opts, (unsigned long long)shards);
+    else
+        snprintf(d->table, sizeof d->table, "%s-%u-%016llx-%016llx.sst", kind, d->date,
+                 (unsigned long long)d->xxh3, (unsigned long long)opts);
 }
 
 int nightly_incr_checksum(nightly_run_state *r) {
@@ -393,14 +406,14 @@ int nightly_incr_checksum(nightly_run_state *r) {
                            -1);
 
     p->options_key = options_key(r->cfg);
-    name_table(&p->base, "base", p->options_key);
+    name_table(&p->base, "base", p->options_key, base_is_set(r) ? r->cfg->cluster.shards : 1);
     XXH3_state_t *st = XXH3_createState();
     if (!st)
         return sp_errorf(&r->err, "out of memory");
     XXH3_64bits_reset(st);
     XXH3_64bits_update(st, p->base.table, strlen(p->base.table));
     for (size_t i = 0; i < p->n_incr; i++) {
-        name_table(&p->incr[i], "incr", p->options_key);
+        name_table(&p->incr[i], "incr", p->options_key, 1);
         XXH3_64bits_update(st, p->incr[i].table, strlen(p->incr[i].table));
     }
     if (*r->cfg->input.deletions) {
@@ -471,17 +484,37 @@ void nightly_incr_space(const nightly_run_state *r, uint64_t *need, uint64_t *la
 
 /* ------------------------------------------------------------ build */
 
-/* Whether a cached table still opens (footer and index check out); one
- * that does not is removed so that it is built again. */
+/* Removes a cached table, or a cached set (a directory). */
+static int remove_cached(const char *path, sp_error *err) {
+    struct stat st;
+    if (lstat(path, &st))
+        return errno == ENOENT ? 0 : sp_errorf_errno(err, "%s: cannot remove", path);
+    if (S_ISDIR(st.st_mode))
+        return nightly_remove_tree(path, err);
+    return unlink(path) && errno != ENOENT ? sp_errorf_errno(err, "%s: cannot remove", path) : 0;
+}
+
+/* Whether a cached table still opens (footer and index check out), or a
+ * cached set's manifest reads with every shard file there at its size;
+ * one that does not is removed so that it is built again. The merge
+ * checks every block it reads. */
 static bool cache_usable(nightly_run_state *r, const char *path) {
     sp_error err = {0};
-    sst_reader *t = sst_reader_open(path, &err);
-    if (t) {
-        sst_reader_close(t);
-        return true;
+    if (table_set_is_set_path(path)) {
+        table_set *set = table_set_read(path, &err);
+        table_set_free(set);
+        if (set)
+            return true;
+    } else {
+        sst_reader *t = sst_reader_open(path, &err);
+        if (t) {
+            sst_reader_close(t);
+            return true;
+        }
     }
     nightly_logf(&r->log, "warning: cached table unusable, building it again: %s", err.msg);
-    unlink(path);
+    sp_error ignored = {0};
+    remove_cached(path, &ignored);
     return false;
 }
 
@@ -495,7 +528,7 @@ static int build_one(nightly_run_state *r, nightly_dump *d, const char *what) {
         return 0;
     }
     snprintf(staged, sizeof staged, "%s/%s", r->staging, d->table);
-    if (nightly_build_into(r, d->path, d->size, staged, &d->stats))
+    if (nightly_build_into(r, d->path, d->size, staged, d != &r->plan->base, &d->stats))
         return -1;
     d->built = true;
     /* Whole or not at all: the rename is the entry's commit. */
@@ -547,10 +580,8 @@ static bool rebuild_damaged(nightly_run_state *r, int i, bool *rebuilt) {
     free(d->damaged);
     d->damaged = strdup(r->err.msg);
     sp_error_clear(&r->err);
-    if (unlink(path) && errno != ENOENT) {
-        sp_errorf_errno(&r->err, "%s: cannot remove the damaged table", path);
+    if (remove_cached(path, &r->err))
         return false;
-    }
     d->cached = false;
     return build_one(r, d, what) == 0;
 }
@@ -562,7 +593,8 @@ int nightly_incr_merge(nightly_run_state *r) {
     if (!paths)
         return sp_errorf(&r->err, "out of memory");
     int rc = 0;
-    uint64_t bytes_in = 0;
+    uint64_t bytes_in = 0, base_bytes = 0;
+    bool set = base_is_set(r);
     for (size_t i = 0; i < n && rc == 0; i++) {
         const nightly_dump *d = i ? &p->incr[i - 1] : &p->base;
         if (asprintf(&paths[i], "%s/" NIGHTLY_CACHE_DIR "/%s", r->dir, d->table) < 0) {
@@ -570,7 +602,7 @@ int nightly_incr_merge(nightly_run_state *r) {
             rc = sp_errorf(&r->err, "out of memory");
         }
         struct stat st;
-        if (rc == 0 && stat(paths[i], &st) == 0)
+        if (rc == 0 && (i || !set) && stat(paths[i], &st) == 0)
             bytes_in += (uint64_t)st.st_size;
     }
     table_merge_options o;
@@ -587,13 +619,16 @@ int nightly_incr_merge(nightly_run_state *r) {
         for (;;) {
             nightly_stage_begin(&r->log, "merge", NULL, 0);
             double w = nightly_now(), c = nightly_cpu_now();
-            rc = table_merge(r->table_path, (const char *const *)paths, (unsigned)n, &o, &p->merge,
-                             &r->err);
+            rc = set ? nightly_incr_merge_set(r, (const char *const *)paths, (unsigned)n, &o,
+                                              &base_bytes, &r->err)
+                     : table_merge(r->table_path, (const char *const *)paths, (unsigned)n, &o,
+                                   &p->merge, &r->err);
             nightly_stage_end(&r->log);
             if (rc == 0) {
                 p->merged = true;
                 nightly_manifest_stage(r, "merge", nightly_now() - w, nightly_cpu_now() - c,
-                                       bytes_in, p->merge.file_size, -1, (int64_t)p->merge.records);
+                                       bytes_in + base_bytes, p->merge.file_size, -1,
+                                       (int64_t)p->merge.records);
                 break;
             }
             if (!rebuild_damaged(r, p->merge.failed_input, rebuilt))
@@ -606,17 +641,20 @@ int nightly_incr_merge(nightly_run_state *r) {
     free(paths);
     if (rc)
         return -1;
-    /* The published table's figures, as `info` gives them. */
-    sst_reader *t = sst_reader_open(r->table_path, &r->err);
-    if (!t)
-        return -1;
-    const sst_footer *f = sst_reader_footer(t);
-    r->build.table = (table_stats){.records = f->records,
-                                   .data_blocks = f->data_blocks,
-                                   .key_bytes = f->key_bytes,
-                                   .value_bytes = f->value_bytes,
-                                   .file_size = f->file_size};
-    sst_reader_close(t);
+    /* The published table's figures, as `info` gives them (a set's: the
+     * merge summed its shards'). */
+    if (!set) {
+        sst_reader *t = sst_reader_open(r->table_path, &r->err);
+        if (!t)
+            return -1;
+        const sst_footer *f = sst_reader_footer(t);
+        r->build.table = (table_stats){.records = f->records,
+                                       .data_blocks = f->data_blocks,
+                                       .key_bytes = f->key_bytes,
+                                       .value_bytes = f->value_bytes,
+                                       .file_size = f->file_size};
+        sst_reader_close(t);
+    }
     r->build_ok = true;
     nightly_logf(&r->log,
                  "merge done: %llu records, %llu replaced by a later day, %llu deleted, %llu "
@@ -630,13 +668,10 @@ int nightly_incr_merge(nightly_run_state *r) {
 
 /* ------------------------------------------------------------ retention */
 
-void nightly_incr_retain(nightly_run_state *r) {
+/* Deletes the entries of cache/ matching pattern that this run did not use. */
+static void retain_matching(nightly_run_state *r, const char *pattern) {
     nightly_plan *p = r->plan;
-    char dir[PATH_MAX];
-    snprintf(dir, sizeof dir, "%s/" NIGHTLY_CACHE_DIR, r->dir);
     glob_t g;
-    char pattern[PATH_MAX + 16];
-    snprintf(pattern, sizeof pattern, "%s/*.sst", dir);
     if (glob(pattern, 0, NULL, &g))
         return;
     for (size_t i = 0; i < g.gl_pathc; i++) {
@@ -646,13 +681,22 @@ void nightly_incr_retain(nightly_run_state *r) {
             used = !strcmp(name, p->incr[k].table);
         if (used)
             continue;
-        if (unlink(g.gl_pathv[i]))
-            nightly_logf(&r->log, "warning: cache: cannot delete %s: %s", g.gl_pathv[i],
-                         strerror(errno));
+        sp_error err = {0};
+        if (remove_cached(g.gl_pathv[i], &err))
+            nightly_logf(&r->log, "warning: cache: %s", err.msg);
         else
             nightly_logf(&r->log, "cache: deleted %s, not used by this build", name);
     }
     globfree(&g);
+}
+
+void nightly_incr_retain(nightly_run_state *r) {
+    char pattern[PATH_MAX + 16];
+    snprintf(pattern, sizeof pattern, "%s/" NIGHTLY_CACHE_DIR "/*.sst", r->dir);
+    retain_matching(r, pattern);
+    /* Bases built as table sets. */
+    snprintf(pattern, sizeof pattern, "%s/" NIGHTLY_CACHE_DIR "/*.set", r->dir);
+    retain_matching(r, pattern);
 }
 
 /* ------------------------------------------------------------ manifest */
@@ -723,5 +767,10 @@ json_t *nightly_incr_json(const nightly_run_state *r) {
                               (json_int_t)s->blocks_rebuilt, "data_blocks",
                               (json_int_t)s->data_blocks, "file_size", (json_int_t)s->file_size)
                   : json_null());
+    json_t *mj = json_object_get(j, "merge");
+    if (p->merged && p->shards) {
+        json_object_set_new(mj, "shards", json_integer((json_int_t)p->shards));
+        json_object_set_new(mj, "shards_reused", json_integer((json_int_t)p->shards_reused));
+    }
     return j;
 }

@@ -10,7 +10,10 @@
  * by what it was built from and how: cache/<kind>-<date>-<XXH3-64 of the
  * dump>-<options key>.sst, the options key being the XXH3-64 of the
  * settings that change a table's bytes ([extract], [truncate], [sst]), so
- * a changed dump or setting builds anew and nothing else does. Tables are
+ * a changed dump or setting builds anew and nothing else does. With
+ * [cluster] shards > 1 the base is a table set, cache/base-<date>-<XXH3-64>-
+ * <options key>-<N>shards.set, the increments still one table each, and
+ * the night's output a set of the base's shards (nightly_incr_set.c). Tables are
  * built in the staging directory and renamed into cache/ whole, so a run
  * that dies leaves no partial entry there.
  *
@@ -65,8 +68,11 @@ typedef struct nightly_plan {
     char *deletions_text;
     table_merge_key *deletions;
     size_t n_deletions;
-    table_merge_stats merge;
+    table_merge_stats merge; /* a set's: summed over its shards */
     bool merged;
+    /* A base built as a table set ([cluster] shards > 1): its shards, and
+     * how many of them no increment touched (linked, not rewritten). */
+    size_t shards, shards_reused;
 } nightly_plan;
 
 /* The YYYYMMDD in path's file name: the first run of exactly eight digits
@@ -93,6 +99,13 @@ void nightly_incr_space(const struct nightly_run_state *r, uint64_t *need, uint6
  * the merge run again. */
 int nightly_incr_build(struct nightly_run_state *r);
 int nightly_incr_merge(struct nightly_run_state *r);
+/* The merge when the base is a table set (nightly_incr_set.c): paths[0]
+ * the cached base set, paths[1..n) the increments' tables; the night's
+ * set at r->table_path, each shard the base's shard merged with the keys
+ * of the increments in its range; plan->merge the sums, failed_input as
+ * table_merge's; *base_bytes the base's shard bytes. */
+int nightly_incr_merge_set(struct nightly_run_state *r, const char *const *paths, unsigned n,
+                           const table_merge_options *o, uint64_t *base_bytes, sp_error *err);
 /* After a publish: deletes the tables in cache/ this run did not use. */
 void nightly_incr_retain(struct nightly_run_state *r);
 /* The manifest's "incremental" object (new reference). */

@@ -81,8 +81,10 @@ bool nightly_looks_compressed(const char *path);
 /* The table a dump of size bytes gives at most (config/MANIFEST.md). */
 uint64_t nightly_table_estimate(const sp_config *cfg, uint64_t size, bool compressed);
 /* Builds input (size bytes) into out with the config's options, recording
- * its read and write stages (each naming the input). */
+ * its read and write stages (each naming the input). With [cluster]
+ * shards > 1 out is a table set, unless one_table (an incremental night's
+ * daily tables: one table each, whatever the shards). */
 int nightly_build_into(nightly_run_state *r, const char *input, uint64_t size, const char *out,
-                       build_stats *st);
+                       bool one_table, build_stats *st);
 
 #endif

@@ -229,6 +229,7 @@ int table_merge(const char *out, const char *const *inputs, unsigned n,
             st->failed_input = (int)i;
             goto done;
         }
+        table_source_set_range(r.tables[i], o->lo.key, o->lo.len, o->hi.key, o->hi.len);
         const sst_footer *f = table_source_footer(r.tables[i]);
         if (f->max_value_bytes > opts.max_value_bytes) {
             opts.max_value_bytes = f->max_value_bytes;

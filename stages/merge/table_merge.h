@@ -47,6 +47,11 @@ typedef struct table_merge_options {
      * A base block holding one is rebuilt, not copied. */
     const table_merge_key *drop;
     size_t n_drop;
+    /* Only the keys in [lo, hi) of the inputs go into the output (a NULL
+     * key: unbounded), the rest are passed over: one shard of a table set
+     * merged with the keys of other tables in its range (the nightly of a
+     * set). A base block is copied only when it lies wholly in the range. */
+    table_merge_key lo, hi;
 } table_merge_options;
 
 typedef struct table_merge_stats {

@@ -45,6 +45,11 @@ struct table_source {
     block_iter it;
     table_source_block info; /* of the current block */
     uint8_t last[SP_MAX_KEY_BYTES];
+    /* The range the records are confined to (NULL: unbounded), and
+     * whether the source reached hi. */
+    const uint8_t *lo, *hi;
+    uint32_t lo_len, hi_len;
+    bool past_hi;
     /* A table set: its shards' sources, the one being read, the sums. */
     table_source **parts;
     size_t n_parts, cur;
@@ -101,6 +106,24 @@ void table_source_set_read_bytes(table_source *t, size_t read_bytes) {
     t->chunk_blocks = read_bytes / t->f->block_size;
     if (t->chunk_blocks == 0)
         t->chunk_blocks = 1;
+}
+
+void table_source_set_range(table_source *t, const uint8_t *lo, uint32_t lo_len, const uint8_t *hi,
+                            uint32_t hi_len) {
+    for (size_t i = 0; i < t->n_parts; i++)
+        table_source_set_range(t->parts[i], lo, lo_len, hi, hi_len);
+    t->lo = lo;
+    t->lo_len = lo_len;
+    t->hi = hi;
+    t->hi_len = hi_len;
+}
+
+static bool below_lo(const table_source *t, const uint8_t *key, uint32_t len) {
+    return t->lo && sp_key_cmp(key, len, t->lo, t->lo_len) < 0;
+}
+
+static bool at_or_above_hi(const table_source *t, const uint8_t *key, uint32_t len) {
+    return t->hi && sp_key_cmp(key, len, t->hi, t->hi_len) >= 0;
 }
 
 bool table_source_failed(const table_source *t) {
@@ -284,14 +307,24 @@ static int load_block(table_source *t, uint64_t i, sp_error *err) {
     return 0;
 }
 
-/* Makes the next record current, moving to block `from` when the current one is done. */
+/* Makes the next record current, moving to block `from` when the current
+ * one is done; records outside the range are passed over. */
 static int step(table_source *t, uint64_t from, sp_error *err) {
+    if (t->past_hi)
+        return 0;
     for (;;) {
         if (t->loaded) {
             sp_error e = {0};
             int rc = block_iter_next(&t->it, "", &e);
             if (rc < 0)
                 return sst_reader_block_error(t->r, t->block, &e, err);
+            if (rc == 1 && below_lo(t, t->it.key, t->it.key_len))
+                continue;
+            if (rc == 1 && at_or_above_hi(t, t->it.key, t->it.key_len)) {
+                t->loaded = false;
+                t->past_hi = true;
+                return 0;
+            }
             if (rc == 1) {
                 t->src.key = t->it.key;
                 t->src.key_len = t->it.key_len;
@@ -307,6 +340,12 @@ static int step(table_source *t, uint64_t from, sp_error *err) {
         }
         if (load_block(t, from, err))
             return -1;
+        /* Wholly below the range: checked (blocks are checked in order,
+         * each once), none of its records decoded again. */
+        if (below_lo(t, t->info.last, t->info.last_len)) {
+            t->loaded = false;
+            from = t->block + 1;
+        }
     }
 }
 
@@ -320,7 +359,8 @@ static int source_next(merge_source *s, sp_error *err) {
 bool table_source_at_block_start(const table_source *t, table_source_block *b) {
     if (t->parts)
         return t->cur < t->n_parts && table_source_at_block_start(t->parts[t->cur], b);
-    if (!t->loaded || t->it.index != 1)
+    if (!t->loaded || t->it.index != 1 || below_lo(t, t->info.first, t->info.first_len) ||
+        at_or_above_hi(t, t->info.last, t->info.last_len))
         return false;
     *b = t->info;
     return true;

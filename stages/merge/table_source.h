@@ -33,6 +33,15 @@ void table_source_destroy(table_source *t);
  * damaged input, rather than the output or memory). */
 bool table_source_failed(const table_source *t);
 
+/* Confines the records to [lo, hi) (a NULL bound: unbounded; both kept
+ * as pointers, so they must outlive t), before the first record is read:
+ * the records below lo are passed over (a block wholly below lo without
+ * a record decoded after its check), the source ends at the first key at
+ * or above hi, and a block is offered whole (table_source_at_block_start)
+ * only when it lies wholly in the range. A table set: each shard. */
+void table_source_set_range(table_source *t, const uint8_t *lo, uint32_t lo_len, const uint8_t *hi,
+                            uint32_t hi_len);
+
 merge_source *table_source_merge_source(table_source *t);
 const sst_footer *table_source_footer(const table_source *t);
 const char *table_source_path(const table_source *t);

@@ -10,9 +10,8 @@ manifest lists the set's manifest and every shard with their sizes and
 checksums, and verify.json one report per shard; a second night moves
 `current` and leaves the first night's set whole; a damaged shard fails
 the night in verify (exit 3) with nothing published and `current` where it
-was; `sstpipe serve` on the nightly directory follows the publish of a set;
-an incremental night with shards > 1 is refused with a clear error (it
-builds one table through the cluster).
+was; `sstpipe serve` on the nightly directory follows the publish of a set.
+The incremental night with shards > 1 is test_nightly_set_incr.py's.
 """
 
 import sys
@@ -127,18 +126,6 @@ class NightlySet(E2ETest):
             m = json.load(f)
         self.assertEqual((m["status"], m["failed_stage"]), ("failed", "verify"))
         self.assertGreater(m["verify"]["problem_count"], 0)
-
-    def test_incremental_with_shards_is_refused(self):
-        d = self.path("dumps")
-        os.makedirs(d)
-        shutil.copy(self.first, os.path.join(d, "enwiki-20260101-pages-articles.xml.bz2"))
-        with open(self.ini, "a") as f:
-            f.write(f"[input]\npath = {d}/enwiki-*-pages-articles.xml.bz2\n"
-                    f"incremental = {d}/enwiki-*-pages-meta-hist-incr.xml.bz2\n")
-        r = sstpipe("nightly", "-c", self.ini)
-        self.assertEqual(r.code, 1, r.describe())
-        self.assertIn("an incremental nightly through the cluster builds one table", r.err_text)
-        self.assertFalse(os.path.exists(os.path.join(self.out, "current")))
 
     def test_serve_follows_the_publish_of_a_set(self):
         self.assertOk(self.nightly(self.first))

@@ -1,0 +1,221 @@
+"""test_faults_nightly_set_incr.py: I/O faults and SIGKILL at every call of an
+incremental nightly that publishes a table set ([cluster] shards > 1;
+pipeline/nightly_incr_set.c), test_faults_nightly_incr.py's sweep for that path.
+
+The state before each faulted run: a published night (the base built as a
+3-shard set and cached, one day's increment of two new pages cached as a
+table) and the next day's increment (two more pages) just arrived. The
+faulted run reuses the cached base set and first increment, builds the new
+increment through the cluster (its tasks write under [cluster] shared_dir,
+outside [output] dir; their faults are test_faults_cluster.py's), reads
+the increments to find the shards they touch, checks and links the others
+from the cached base, merges the touched ones into a temporary set
+directory, writes its tableset.json, renames it into place, verifies,
+profiles and publishes. The fault shim counts every call under [output]
+dir, then each run fails one, or kills the process just before it:
+
+- ENOSPC or EIO once: exit 1 with one "sstpipe: " line naming the file and
+  the errno, `current` where it was; or a whole build published for the
+  calls test_faults_nightly allows to fail (the same check). Either way
+  `current` names a set that verifies and holds the records of the night
+  it was published for, the cached base set and first increment are byte
+  for byte as they were, no staging directory or temporary file (the set's
+  <name>.tmp.<pid> included) is left anywhere, and the next run publishes
+  the reference (the records a fault-free run of the same inputs gives).
+- SIGKILL just before that call: the same, `current` naming the previous
+  set or (killed after the swap) the new one; what a killed run leaves (its
+  staging directory) the next run removes.
+
+The state is restored from a snapshot before each run, so every run makes
+the same calls.
+"""
+
+import sys
+
+sys.dont_write_bytecode = True  # keep the source tree clean under ctest
+
+import os
+import shutil
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "faults"))
+
+import faultlib  # noqa: E402
+from faultlib import ERRNOS, OPS, Tally, check_error_line, indices, sha, temp_leftovers  # noqa: E402
+from sstpipe_e2e import E2ETest, run, sstpipe, sstpipe_bin, wait_older, wikigen  # noqa: E402
+from sstpipe_e2e import wikigen_bin  # noqa: E402
+import test_faults_nightly  # noqa: E402  (its whole-build check; not its tests)
+
+INCR = "enwiki-{}-pages-meta-hist-incr.xml.bz2"
+
+
+class IncrementalNightlySetFaults(E2ETest):
+    @classmethod
+    def setUpClass(cls):
+        cls.classtmp = tempfile.mkdtemp(prefix="sstpipe-faults-nightly-set-incr-")
+        cls.addClassCleanup(shutil.rmtree, cls.classtmp, True)
+        cls.full = os.path.join(cls.classtmp, "full")
+        cls.made = os.path.join(cls.classtmp, "made")
+        os.mkdir(cls.full)
+        os.mkdir(cls.made)
+        cls.base_dump = wikigen(
+            os.path.join(cls.full, "enwiki-20261130-pages-articles-multistream.xml.bz2"), "1M",
+            "8", "bz2-multistream")
+        # Two new pages a day, no edits: each day touches at most two of
+        # the three shards, so the run links some and merges others.
+        r = run([wikigen_bin(), "--size", "1M", "--seed", "8", "--increment-of", "20261130",
+                 "--days", "2", "--edits", "0", "--new-pages", "2", "--format", "bz2", "-o",
+                 cls.made])
+        assert r.code == 0, r.describe()
+
+    def setUp(self):
+        super().setUp()
+        self.incr = self.path("incr")
+        os.mkdir(self.incr)
+        self.out = self.path("out")
+        self.ini = self.config(self.out)
+        shutil.copy(os.path.join(self.made, INCR.format("20261201")), self.incr)
+        wait_older(self.base_dump, os.path.join(self.incr, INCR.format("20261201")))
+        self.publish("the first night")
+        self.first_records = self.records(os.path.join(self.out, "current", "t.sst"))
+        # What the faulted runs must leave alone: every file of the cache
+        # but the checksum cache (rewritten by the next run, atomically).
+        self.cache = os.path.join(self.out, "cache")
+        self.cached = self.cache_files()
+        self.assertEqual(len([n for n in os.listdir(self.cache) if n.endswith(".set")]), 1)
+        shutil.copy(os.path.join(self.made, INCR.format("20261202")), self.incr)
+        wait_older(os.path.join(self.incr, INCR.format("20261202")))
+        self.snapshot = self.path("snapshot")
+        shutil.copytree(self.out, self.snapshot, symlinks=True)
+        self.argv = [sstpipe_bin(), "nightly", "-c", self.ini]
+        # The reference: what a fault-free run of the same inputs publishes.
+        ref_out = self.path("ref-out")
+        ref = faultlib.run([sstpipe_bin(), "nightly", "-c", self.config(ref_out)],
+                           preload=False)
+        self.assertEqual(ref.code, 0, ref.describe())
+        self.ref = self.records(os.path.join(ref_out, "current", "t.sst"))
+        self.assertNotEqual(self.ref, self.first_records)
+
+    def config(self, out):
+        name = os.path.basename(out)
+        return self.write_file(name + ".ini", (
+            f"[input]\npath = {self.full}/enwiki-*-pages-articles-multistream.xml.bz2\n"
+            f"incremental = {self.incr}/enwiki-*-pages-meta-hist-incr.xml.bz2\n"
+            f"[output]\ndir = {out}\nname = t.sst\nkeep = 2\n[profile]\nlookups = 20\n"
+            f"[cluster]\nshared_dir = {self.path('shared-' + name)}\ntasks = 2\nshards = 3\n"
+            "retries = 0\njobs = 2\n").encode())
+
+    def cache_files(self):
+        found = {}
+        for root, _, files in os.walk(self.cache):
+            for n in files:
+                if n != "checksums.json":
+                    p = os.path.join(root, n)
+                    found[os.path.relpath(p, self.cache)] = sha(p)
+        return found
+
+    def records(self, table):
+        r = sstpipe("dump", "--jsonl", table)
+        self.assertEqual(r.code, 0, r.describe())
+        return r.stdout
+
+    def publish(self, what):
+        r = faultlib.run([sstpipe_bin(), "nightly", "-c", self.ini], preload=False)
+        self.assertEqual(r.code, 0, what + " did not publish" + r.describe())
+        self.assertNotIn("up to date", r.stderr, what + r.describe())
+        self.assertEqual(temp_leftovers(self.out), [], what + r.describe())
+        return r
+
+    def restore(self):
+        shutil.rmtree(self.out)
+        shutil.copytree(self.snapshot, self.out, symlinks=True)
+
+    def current(self):
+        return os.readlink(os.path.join(self.out, "current"))
+
+    def assertAfter(self, before, what):
+        """current a sound set (the previous night's, or the reference's
+        records), the cache's old entries intact; then the next run
+        publishes the reference and leaves nothing over."""
+        table = os.path.join(self.out, "current", "t.sst")
+        self.assertTrue(os.path.isfile(os.path.join(table, "tableset.json")),
+                        what + ": current holds no table set")
+        v = sstpipe("verify", table)
+        self.assertEqual(v.code, 0, what + ": current does not verify" + v.describe())
+        want = self.first_records if self.current() == before else self.ref
+        self.assertTrue(self.records(table) == want, what + ": current's records are wrong")
+        got = self.cache_files()
+        for name, digest in self.cached.items():
+            self.assertEqual(got.get(name), digest, what + f": cache/{name} changed")
+        nxt = faultlib.run(self.argv, preload=False)
+        self.assertEqual(nxt.code, 0, what + ", then the next run" + nxt.describe())
+        self.assertEqual(temp_leftovers(self.out), [], what + ", then" + nxt.describe())
+        self.assertTrue(self.records(table) == self.ref,
+                        what + ": the next run published other records")
+
+    def calls(self):
+        self.restore()
+        counts = faultlib.count_calls(self, self.argv, self.out)
+        self.assertGreater(counts["rename"], 3, counts)
+        # The shards no increment touches, linked from the cached base.
+        self.assertGreater(counts["linkat"], 0, counts)
+        return counts
+
+    def test_errno_once_at_every_call(self):
+        counts = self.calls()
+        tally = Tally("nightly-set-incremental")
+        for op in OPS:
+            for i, n in enumerate(indices(counts[op], 5)):
+                for action in ERRNOS if faultlib.LONG else (ERRNOS[i % 2],):
+                    what = f"incremental nightly (set) {op}:{n}:{action}"
+                    self.restore()
+                    before = self.current()
+                    r = faultlib.run(self.argv, fault=f"{op}:{n}:{action}", fault_dir=self.out)
+                    if not r.fired:
+                        tally.not_reached += 1
+                        self.assertEqual(r.code, 0, what + r.describe())
+                    elif r.code == 0:
+                        self.assertNotEqual(self.current(), before, what + r.describe())
+                        whole = test_faults_nightly.NightlyFaults.assertWholeBuild
+                        whole(self, r, op, action, what)
+                        tally.absorbed += 1
+                    else:
+                        self.assertEqual(r.code, 1, what + r.describe())
+                        check_error_line(self, r, action, what)
+                        self.assertEqual(self.current(), before, what + r.describe())
+                        tally.failed_cleanly += 1
+                    self.assertEqual(temp_leftovers(self.out), [], what + r.describe())
+                    self.assertAfter(before, what)
+        print(tally.report())
+        self.assertGreater(tally.failed_cleanly, 10)
+
+    def test_sigkill_at_every_call(self):
+        counts = self.calls()
+        tally = Tally("nightly-set-incremental-kill")
+        for op in OPS:
+            for n in indices(counts[op], 3):
+                what = f"incremental nightly (set) {op}:{n}:SIGKILL"
+                self.restore()
+                before = self.current()
+                r = faultlib.run(self.argv, fault=f"{op}:{n}:SIGKILL", fault_dir=self.out)
+                if not r.fired:
+                    tally.not_reached += 1
+                    continue
+                self.assertEqual(r.code, -9, what + r.describe())
+                # As test_faults_nightly_incr.py: a killed run leaves its
+                # staging directory (the temporary set inside it), perhaps
+                # the temporary current symlink or a page under its
+                # temporary name; nothing in cache/.
+                kept = (".staging-", ".current.tmp-", "report.html.tmp.", "index.html.tmp.")
+                self.assertEqual([p for p in temp_leftovers(self.out)
+                                  if not any(k in p for k in kept)],
+                                 [], what + r.describe())
+                self.assertAfter(before, what)
+                tally.killed += 1
+        print(tally.report())
+        self.assertGreater(tally.killed, 10)
+
+
+if __name__ == "__main__":
+    unittest.main()
