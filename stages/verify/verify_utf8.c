@@ -1,5 +1,6 @@
 /*
- * verify_utf8.c: UTF-8 validation, 32 bytes at a time with AVX2; see
+ * verify_utf8.c: UTF-8 validation, 32 bytes at a time with AVX2 or 64 with
+ * AVX-512BW; see
  * verify_utf8.h.
  *
  * Each byte is classified with three 16-entry table lookups (by the high
@@ -11,7 +12,9 @@
  * bytes two and three places back. Blocks of ASCII only skip the tables. A
  * character may straddle two blocks: the previous block's bytes take part
  * in the lookups, and a block that ends inside a character is an error if
- * the next block is all ASCII or there is none.
+ * the next block is all ASCII or there is none. Where the processor has
+ * AVX-512BW the same method runs 64 bytes at a time (verify's warm check
+ * spent a third of its CPU time here with AVX2).
  */
 #include "stages/verify/verify_utf8.h"
 
@@ -46,58 +49,59 @@ __attribute__((target("avx2"))) static inline __m256i high_nibble(__m256i v) {
     return _mm256_and_si256(_mm256_srli_epi16(v, 4), _mm256_set1_epi8(0x0F));
 }
 
+/* The three tables of the lookups, by nibble (both widths use them). */
+static const char byte1_high[16] = {TOO_LONG,
+                                    TOO_LONG,
+                                    TOO_LONG,
+                                    TOO_LONG,
+                                    TOO_LONG,
+                                    TOO_LONG,
+                                    TOO_LONG,
+                                    TOO_LONG,
+                                    TWO_CONTS,
+                                    TWO_CONTS,
+                                    TWO_CONTS,
+                                    TWO_CONTS,
+                                    TOO_SHORT | OVERLONG_2,
+                                    TOO_SHORT,
+                                    TOO_SHORT | OVERLONG_3 | SURROGATE,
+                                    (char)(TOO_SHORT | TOO_LARGE | TOO_LARGE_1000 | OVERLONG_4)};
+static const char byte1_low[16] = {(char)(CARRY | OVERLONG_3 | OVERLONG_2 | OVERLONG_4),
+                                   (char)(CARRY | OVERLONG_2),
+                                   (char)CARRY,
+                                   (char)CARRY,
+                                   (char)(CARRY | TOO_LARGE),
+                                   (char)(CARRY | TOO_LARGE | TOO_LARGE_1000),
+                                   (char)(CARRY | TOO_LARGE | TOO_LARGE_1000),
+                                   (char)(CARRY | TOO_LARGE | TOO_LARGE_1000),
+                                   (char)(CARRY | TOO_LARGE | TOO_LARGE_1000),
+                                   (char)(CARRY | TOO_LARGE | TOO_LARGE_1000),
+                                   (char)(CARRY | TOO_LARGE | TOO_LARGE_1000),
+                                   (char)(CARRY | TOO_LARGE | TOO_LARGE_1000),
+                                   (char)(CARRY | TOO_LARGE | TOO_LARGE_1000),
+                                   (char)(CARRY | TOO_LARGE | TOO_LARGE_1000 | SURROGATE),
+                                   (char)(CARRY | TOO_LARGE | TOO_LARGE_1000),
+                                   (char)(CARRY | TOO_LARGE | TOO_LARGE_1000)};
+static const char byte2_high[16] = {
+    TOO_SHORT,
+    TOO_SHORT,
+    TOO_SHORT,
+    TOO_SHORT,
+    TOO_SHORT,
+    TOO_SHORT,
+    TOO_SHORT,
+    TOO_SHORT,
+    (char)(TOO_LONG | OVERLONG_2 | TWO_CONTS | OVERLONG_3 | TOO_LARGE_1000 | OVERLONG_4),
+    (char)(TOO_LONG | OVERLONG_2 | TWO_CONTS | OVERLONG_3 | TOO_LARGE),
+    (char)(TOO_LONG | OVERLONG_2 | TWO_CONTS | SURROGATE | TOO_LARGE),
+    (char)(TOO_LONG | OVERLONG_2 | TWO_CONTS | SURROGATE | TOO_LARGE),
+    TOO_SHORT,
+    TOO_SHORT,
+    TOO_SHORT,
+    TOO_SHORT};
+
 /* Non-zero where a character is broken, given the previous block. */
 __attribute__((target("avx2"))) static inline __m256i block_errors(__m256i input, __m256i prev) {
-    static const char byte1_high[16] = {
-        TOO_LONG,
-        TOO_LONG,
-        TOO_LONG,
-        TOO_LONG,
-        TOO_LONG,
-        TOO_LONG,
-        TOO_LONG,
-        TOO_LONG,
-        TWO_CONTS,
-        TWO_CONTS,
-        TWO_CONTS,
-        TWO_CONTS,
-        TOO_SHORT | OVERLONG_2,
-        TOO_SHORT,
-        TOO_SHORT | OVERLONG_3 | SURROGATE,
-        (char)(TOO_SHORT | TOO_LARGE | TOO_LARGE_1000 | OVERLONG_4)};
-    static const char byte1_low[16] = {(char)(CARRY | OVERLONG_3 | OVERLONG_2 | OVERLONG_4),
-                                       (char)(CARRY | OVERLONG_2),
-                                       (char)CARRY,
-                                       (char)CARRY,
-                                       (char)(CARRY | TOO_LARGE),
-                                       (char)(CARRY | TOO_LARGE | TOO_LARGE_1000),
-                                       (char)(CARRY | TOO_LARGE | TOO_LARGE_1000),
-                                       (char)(CARRY | TOO_LARGE | TOO_LARGE_1000),
-                                       (char)(CARRY | TOO_LARGE | TOO_LARGE_1000),
-                                       (char)(CARRY | TOO_LARGE | TOO_LARGE_1000),
-                                       (char)(CARRY | TOO_LARGE | TOO_LARGE_1000),
-                                       (char)(CARRY | TOO_LARGE | TOO_LARGE_1000),
-                                       (char)(CARRY | TOO_LARGE | TOO_LARGE_1000),
-                                       (char)(CARRY | TOO_LARGE | TOO_LARGE_1000 | SURROGATE),
-                                       (char)(CARRY | TOO_LARGE | TOO_LARGE_1000),
-                                       (char)(CARRY | TOO_LARGE | TOO_LARGE_1000)};
-    static const char byte2_high[16] = {
-        TOO_SHORT,
-        TOO_SHORT,
-        TOO_SHORT,
-        TOO_SHORT,
-        TOO_SHORT,
-        TOO_SHORT,
-        TOO_SHORT,
-        TOO_SHORT,
-        (char)(TOO_LONG | OVERLONG_2 | TWO_CONTS | OVERLONG_3 | TOO_LARGE_1000 | OVERLONG_4),
-        (char)(TOO_LONG | OVERLONG_2 | TWO_CONTS | OVERLONG_3 | TOO_LARGE),
-        (char)(TOO_LONG | OVERLONG_2 | TWO_CONTS | SURROGATE | TOO_LARGE),
-        (char)(TOO_LONG | OVERLONG_2 | TWO_CONTS | SURROGATE | TOO_LARGE),
-        TOO_SHORT,
-        TOO_SHORT,
-        TOO_SHORT,
-        TOO_SHORT};
     __m256i prev1 = PREV(input, prev, 1);
     __m256i special = _mm256_and_si256(
         _mm256_and_si256(lookup16(byte1_high, high_nibble(prev1)),
@@ -165,11 +169,97 @@ __attribute__((target("avx2"))) static bool valid_avx2(const uint8_t *s, size_t 
     return _mm256_testz_si256(error, error);
 }
 
-int verify_utf8_fast(const uint8_t *s, size_t len) {
+/* ------------------------------------------------------------- AVX-512 */
+
+/* The same method 64 bytes at a time (AVX-512BW): the tables are looked up
+ * within each 128-bit lane as with AVX2, the bytes before each one are the
+ * previous lane's (or the previous block's last lane's), and the tail is a
+ * masked load that reads no byte past len and pads with zeros (ASCII). */
+
+#define AVX512 __attribute__((target("avx512f,avx512bw")))
+
+AVX512 static inline __m512i lookup16_512(const char t[16], __m512i idx) {
+    return _mm512_shuffle_epi8(_mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)t)), idx);
+}
+
+/* The bytes of the 128-byte sequence prev:input, n places before input's. */
+#define PREV512(input, prev, n)                                                                    \
+    _mm512_alignr_epi8(                                                                            \
+        input,                                                                                     \
+        _mm512_permutex2var_epi64(prev, _mm512_setr_epi64(6, 7, 8, 9, 10, 11, 12, 13), input),     \
+        16 - (n))
+
+AVX512 static inline __m512i high_nibble_512(__m512i v) {
+    return _mm512_and_si512(_mm512_srli_epi16(v, 4), _mm512_set1_epi8(0x0F));
+}
+
+AVX512 static inline __m512i block_errors_512(__m512i input, __m512i prev) {
+    __m512i prev1 = PREV512(input, prev, 1);
+    __m512i special = _mm512_and_si512(
+        _mm512_and_si512(lookup16_512(byte1_high, high_nibble_512(prev1)),
+                         lookup16_512(byte1_low, _mm512_and_si512(prev1, _mm512_set1_epi8(0x0F)))),
+        lookup16_512(byte2_high, high_nibble_512(input)));
+    __m512i third =
+        _mm512_subs_epu8(PREV512(input, prev, 2), _mm512_set1_epi8((char)(0xE0 - 0x80)));
+    __m512i fourth =
+        _mm512_subs_epu8(PREV512(input, prev, 3), _mm512_set1_epi8((char)(0xF0 - 0x80)));
+    __m512i must_cont =
+        _mm512_and_si512(_mm512_or_si512(third, fourth), _mm512_set1_epi8((char)0x80));
+    return _mm512_xor_si512(must_cont, special);
+}
+
+/* Non-zero when the block ends inside a character: its last three bytes
+ * against the least lead that needs more bytes than are left. */
+AVX512 static inline __m512i ends_incomplete_512(__m512i input) {
+    static const uint8_t max[64] = {
+        [0 ... 60] = 0xFF, [61] = 0xF0 - 1, [62] = 0xE0 - 1, [63] = 0xC0 - 1};
+    return _mm512_subs_epu8(input, _mm512_loadu_si512((const void *)max));
+}
+
+AVX512 static bool valid_avx512(const uint8_t *s, size_t len) {
+    __m512i prev = _mm512_setzero_si512(), incomplete = prev, error = prev;
+    for (size_t i = 0; i < len; i += 64) {
+        __m512i input = len - i >= 64 ? _mm512_loadu_si512((const void *)(s + i))
+                                      : _mm512_maskz_loadu_epi8((1ull << (len - i)) - 1, s + i);
+        if (_mm512_movepi8_mask(input) == 0) {
+            error = _mm512_or_si512(error, incomplete);
+            incomplete = _mm512_setzero_si512();
+        } else {
+            error = _mm512_or_si512(error, block_errors_512(input, prev));
+            incomplete = ends_incomplete_512(input);
+        }
+        prev = input;
+    }
+    error = _mm512_or_si512(error, incomplete);
+    return _mm512_test_epi8_mask(error, error) == 0;
+}
+
+int verify_utf8_avx2(const uint8_t *s, size_t len) {
     return __builtin_cpu_supports("avx2") ? valid_avx2(s, len) : -1;
 }
 
+int verify_utf8_avx512(const uint8_t *s, size_t len) {
+    return __builtin_cpu_supports("avx512bw") ? valid_avx512(s, len) : -1;
+}
+
+int verify_utf8_fast(const uint8_t *s, size_t len) {
+    int rc = verify_utf8_avx512(s, len);
+    return rc >= 0 ? rc : verify_utf8_avx2(s, len);
+}
+
 #else
+
+int verify_utf8_avx2(const uint8_t *s, size_t len) {
+    (void)s;
+    (void)len;
+    return -1;
+}
+
+int verify_utf8_avx512(const uint8_t *s, size_t len) {
+    (void)s;
+    (void)len;
+    return -1;
+}
 
 int verify_utf8_fast(const uint8_t *s, size_t len) {
     (void)s;

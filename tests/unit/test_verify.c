@@ -724,11 +724,12 @@ static void test_report_same_at_any_thread_count(void **state) {
 
 /* ---------------------------------------------------------------- UTF-8 */
 
-/* Inputs the fast path itself judged, valid and invalid. */
-static uint64_t fast_valid, fast_invalid;
+/* Inputs each fast path (AVX2, AVX-512) itself judged, valid and invalid. */
+static uint64_t fast_valid[2], fast_invalid[2];
 
-/* verify_utf8_valid against sp_utf8_valid, answer and offset; and the fast
- * path's own answer, which verify_utf8_valid's fallback would hide. */
+/* verify_utf8_valid against sp_utf8_valid, answer and offset; and each fast
+ * path's own answer, which verify_utf8_valid's fallback would hide (and
+ * verify_utf8_fast's choice of the widest would hide the AVX2 one). */
 static void utf8_agree(const uint8_t *s, size_t len) {
     size_t bad1 = 12345, bad2 = 12345;
     bool ok1 = sp_utf8_valid(s, len, &bad1);
@@ -736,19 +737,21 @@ static void utf8_agree(const uint8_t *s, size_t len) {
     if (ok1 != ok2 || (!ok1 && bad1 != bad2))
         fail_msg("%zu bytes: sp_utf8_valid %d (bad %zu), verify_utf8_valid %d (bad %zu)", len, ok1,
                  bad1, ok2, bad2);
-    int fast = verify_utf8_fast(s, len);
-    if (fast < 0)
-        return;
-    if (fast != ok1)
-        fail_msg("%zu bytes: sp_utf8_valid %d (bad %zu), the fast path alone %d", len, ok1, bad1,
-                 fast);
-    (fast ? &fast_valid : &fast_invalid)[0]++;
+    for (int w = 0; w < 2; w++) {
+        int fast = w ? verify_utf8_avx512(s, len) : verify_utf8_avx2(s, len);
+        if (fast < 0)
+            continue;
+        if (fast != ok1)
+            fail_msg("%zu bytes: sp_utf8_valid %d (bad %zu), the %s path alone %d", len, ok1, bad1,
+                     w ? "AVX-512" : "AVX2", fast);
+        (fast ? fast_valid : fast_invalid)[w]++;
+    }
 }
 
 /* Every sequence of three bytes drawn from all non-ASCII bytes and a few
  * ASCII ones, and four-byte sequences of every lead from F0 with bytes from
- * each range table 3-7 tells apart, at places around a 32-byte block
- * boundary, after ASCII and after two-byte characters; then long random
+ * each range table 3-7 tells apart, at places around a 32-byte and a 64-byte
+ * block boundary, after ASCII and after two-byte characters; then long random
  * mixes. */
 static void test_fast_utf8_agrees_with_the_reference(void **state) {
     (void)state;
@@ -763,7 +766,7 @@ static void test_fast_utf8_agrees_with_the_reference(void **state) {
                                    0xA0, 0xBF, 0xC0, 0xC2, 0xE0, 0xF0};
     const size_t n_cont = sizeof cont;
     uint8_t buf[96];
-    const size_t places[] = {0, 29, 30, 31, 32};
+    const size_t places[] = {0, 29, 30, 31, 32, 62, 63, 64};
     for (size_t pl = 0; pl < sizeof places / sizeof places[0]; pl++) {
         for (int fill = 0; fill < 2; fill++) {
             for (size_t i = 0; i < sizeof buf; i++)
@@ -820,14 +823,21 @@ static void test_fast_utf8_agrees_with_the_reference(void **state) {
         if (n)
             utf8_agree(text, n - 1 - rnd() % (n < 3 ? n : 3));
     }
+    if (verify_utf8_avx512((const uint8_t *)"a", 1) < 0)
+        print_message("AVX-512 UTF-8 path NOT exercised: this processor has no AVX-512BW\n");
     if (verify_utf8_fast((const uint8_t *)"a", 1) < 0) {
         print_message("fast UTF-8 path NOT exercised: this processor has no AVX2; only the "
                       "fallback (sp_utf8_valid itself) was compared\n");
         skip();
     }
-    print_message("fast UTF-8 path judged %llu valid and %llu invalid inputs itself\n",
-                  (unsigned long long)fast_valid, (unsigned long long)fast_invalid);
-    assert_true(fast_valid > 1000 && fast_invalid > 1000);
+    for (int w = 0; w < 2; w++) {
+        if ((w ? verify_utf8_avx512 : verify_utf8_avx2)((const uint8_t *)"a", 1) < 0)
+            continue;
+        print_message("%s UTF-8 path judged %llu valid and %llu invalid inputs itself\n",
+                      w ? "AVX-512" : "AVX2", (unsigned long long)fast_valid[w],
+                      (unsigned long long)fast_invalid[w]);
+        assert_true(fast_valid[w] > 1000 && fast_invalid[w] > 1000);
+    }
 }
 
 /* ---------------------------------------------------------------- could not run */
