@@ -160,45 +160,58 @@ static int check_footer(sst_reader *r, const sst_footer *f, uint64_t at, sp_erro
     return 0;
 }
 
-static int index_checksum_error(const sst_reader *r, uint64_t sum, sp_error *err) {
-    return sp_errorf(err,
-                     "%s: index checksum mismatch (index region at byte %llu: stored %016llx, "
-                     "computed %016llx)",
-                     r->path, (unsigned long long)r->footer.index_offset,
-                     (unsigned long long)r->footer.index_checksum, (unsigned long long)sum);
-}
-
-static int load_index(sst_reader *r, sp_error *err) {
-    const sst_footer *f = &r->footer;
+/*
+ * The checksum check of a region that starts at byte at: XXH3-64 over head
+ * (its first head_len bytes, already read) and then the n file bytes at
+ * off, against want. The index and the footer region are checked alike,
+ * streamed or not; what names the region in the message.
+ */
+static int check_region_sum(sst_reader *r, const char *what, uint64_t at, const uint8_t *head,
+                            size_t head_len, uint64_t off, uint64_t n, uint64_t want,
+                            sp_error *err) {
     XXH3_state_t *h = XXH3_createState();
-    r->index = malloc(f->index_length + 1);
-    r->entry_pos = malloc((f->data_blocks + 1) * sizeof *r->entry_pos);
-    r->first_prefix = malloc((f->data_blocks + 1) * sizeof *r->first_prefix);
-    if (!h || !r->index || !r->entry_pos || !r->first_prefix) {
-        XXH3_freeState(h);
-        return sp_errorf(err, "%s: out of memory for an index of %llu bytes", r->path,
-                         (unsigned long long)f->index_length);
-    }
+    if (!h)
+        return sp_errorf(err, "%s: out of memory", r->path);
     XXH3_64bits_reset(h);
-    if (sp_pread_exact(r->fd, r->index, f->index_length, f->index_offset, r->path, err)) {
-        XXH3_freeState(h);
-        return -1;
-    }
-    XXH3_64bits_update(h, r->index, f->index_length);
-    int rc = hash_range(r, h, f->index_offset + f->index_length,
-                        f->index_region_length - f->index_length, err);
+    if (head_len)
+        XXH3_64bits_update(h, head, head_len);
+    int rc = hash_range(r, h, off, n, err);
     uint64_t sum = XXH3_64bits_digest(h);
     XXH3_freeState(h);
     if (rc)
         return -1;
-    if (sum != f->index_checksum)
-        return index_checksum_error(r, sum, err);
-    sst_index_cursor *c = sst_index_cursor_open(r->path, r->fd, f, r->index, 0, err);
+    if (sum != want)
+        return sp_errorf(err,
+                         "%s: %s checksum mismatch (%s region at byte %llu: stored %016llx, "
+                         "computed %016llx)",
+                         r->path, what, what, (unsigned long long)at, (unsigned long long)want,
+                         (unsigned long long)sum);
+    return 0;
+}
+
+/*
+ * The index, its checksum and then every entry through a cursor. Loaded
+ * (index: the index bytes, read into r->index), each block's entry position
+ * and key prefix are kept; streamed (index NULL, see
+ * sst_reader_open_streamed), the region is hashed and walked in chunks of a
+ * fixed buffer and nothing of it is kept.
+ */
+static int check_index(sst_reader *r, const uint8_t *index, sp_error *err) {
+    const sst_footer *f = &r->footer;
+    size_t head = index ? (size_t)f->index_length : 0;
+    if (check_region_sum(r, "index", f->index_offset, index, head, f->index_offset + head,
+                         f->index_region_length - head, f->index_checksum, err))
+        return -1;
+    sst_index_cursor *c =
+        sst_index_cursor_open(r->path, r->fd, f, index, index ? 0 : SST_READER_STREAM_BYTES, err);
     if (!c)
         return -1;
     const uint8_t *key;
     uint32_t klen;
+    int rc;
     while ((rc = sst_index_cursor_next(c, &key, &klen, err)) == 1) {
+        if (!index)
+            continue;
         uint64_t i = sst_index_cursor_block(c) - 1;
         r->entry_pos[i] = sst_index_cursor_entry_pos(c);
         r->first_prefix[i] = sp_key_prefix(key, klen);
@@ -207,32 +220,17 @@ static int load_index(sst_reader *r, sp_error *err) {
     return rc;
 }
 
-/* A streamed reader's index check (see sst_reader_open_streamed): the
- * checksum over the region read in chunks, then every entry through a
- * cursor of a fixed buffer; nothing of it is kept. */
-static int check_index_streamed(sst_reader *r, sp_error *err) {
+static int load_index(sst_reader *r, sp_error *err) {
     const sst_footer *f = &r->footer;
-    XXH3_state_t *h = XXH3_createState();
-    if (!h)
-        return sp_errorf(err, "%s: out of memory", r->path);
-    XXH3_64bits_reset(h);
-    int rc = hash_range(r, h, f->index_offset, f->index_region_length, err);
-    uint64_t sum = XXH3_64bits_digest(h);
-    XXH3_freeState(h);
-    if (rc)
+    r->index = malloc(f->index_length + 1);
+    r->entry_pos = malloc((f->data_blocks + 1) * sizeof *r->entry_pos);
+    r->first_prefix = malloc((f->data_blocks + 1) * sizeof *r->first_prefix);
+    if (!r->index || !r->entry_pos || !r->first_prefix)
+        return sp_errorf(err, "%s: out of memory for an index of %llu bytes", r->path,
+                         (unsigned long long)f->index_length);
+    if (sp_pread_exact(r->fd, r->index, f->index_length, f->index_offset, r->path, err))
         return -1;
-    if (sum != f->index_checksum)
-        return index_checksum_error(r, sum, err);
-    sst_index_cursor *c =
-        sst_index_cursor_open(r->path, r->fd, f, NULL, SST_READER_STREAM_BYTES, err);
-    if (!c)
-        return -1;
-    const uint8_t *key;
-    uint32_t klen;
-    while ((rc = sst_index_cursor_next(c, &key, &klen, err)) == 1)
-        ;
-    sst_index_cursor_destroy(c);
-    return rc;
+    return check_index(r, r->index, err);
 }
 
 static sst_reader *open_reader(const char *path, bool streamed, sp_error *err) {
@@ -287,29 +285,13 @@ static sst_reader *open_reader(const char *path, bool streamed, sp_error *err) {
                   (unsigned long long)size);
         goto fail;
     }
-    XXH3_state_t *h = XXH3_createState();
-    if (!h) {
-        sp_errorf(err, "%s: out of memory", path);
+    if (check_region_sum(r, "footer", size - f->cluster_size, NULL, 0, size - f->cluster_size,
+                         f->cluster_size - 16, f->footer_checksum, err))
         goto fail;
-    }
-    XXH3_64bits_reset(h);
-    int rc = hash_range(r, h, size - f->cluster_size, f->cluster_size - 16, err);
-    uint64_t sum = XXH3_64bits_digest(h);
-    XXH3_freeState(h);
-    if (rc)
-        goto fail;
-    if (sum != f->footer_checksum) {
-        sp_errorf(err,
-                  "%s: footer checksum mismatch (footer region at byte %llu: stored %016llx, "
-                  "computed %016llx)",
-                  path, (unsigned long long)(size - f->cluster_size),
-                  (unsigned long long)f->footer_checksum, (unsigned long long)sum);
-        goto fail;
-    }
     if (check_footer(r, f, at, err) ||
         check_zeros(r, f->data_blocks * f->block_size,
                     f->data_region_length - f->data_blocks * f->block_size, err) ||
-        (streamed ? check_index_streamed(r, err) : load_index(r, err)))
+        (streamed ? check_index(r, NULL, err) : load_index(r, err)))
         goto fail;
     if (posix_memalign((void **)&r->block, 4096, f->block_size) != 0) {
         r->block = NULL;
