@@ -173,11 +173,13 @@ class IncrementalNightlySet(E2ETest):
         self.assertExit(p, 0, "up to date")
         self.assertIn("up to date: current (", p.stderr.decode())
         self.assertEqual(os.readlink(os.path.join(self.out, "current")), before)
-        # Only the base set and the increments this build used stay in the cache.
-        self.assertEqual(sorted(os.listdir(os.path.join(self.out, "cache"))),
+        # Only the base set and the increments this build used stay in the
+        # cache (beside them checksums.json, once a dump is old enough for
+        # its checksum to be kept: not a matter of this test).
+        self.assertEqual(sorted(n for n in os.listdir(os.path.join(self.out, "cache"))
+                                if n != "checksums.json"),
                          sorted([inc["base"]["table"][6:]] +
-                                [i["table"][6:] for i in inc["increments"]] +
-                                ["checksums.json"]))
+                                [i["table"][6:] for i in inc["increments"]]))
 
     def test_untouched_shards_are_linked(self):
         shutil.copy(os.path.join(self.tiny, INCR.format("20261201")), self.incr)
