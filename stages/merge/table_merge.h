@@ -20,7 +20,8 @@
  * first keys read entry after entry: index_cursor.h), the writer's 4 MiB
  * batch and 256 KiB of the output's index (the rest waits in a scratch
  * file beside the output until the data is written), whatever the table
- * sizes.
+ * sizes. A table set input costs what one of its shards does: they are
+ * opened one at a time, in key order (table_source.h).
  */
 #ifndef SSTPIPE_MERGE_TABLE_MERGE_H
 #define SSTPIPE_MERGE_TABLE_MERGE_H

@@ -8,17 +8,27 @@
  *
  * A table set (stages/sst/TABLESET.md) is one source too: its shards, each
  * a table source of its own, one after the other. The shards' ranges are
- * disjoint and in order (the library's open checks the manifest and each
- * shard against it first), so the chain yields the set's records in key
- * order, and its blocks are still whole blocks of files, each with its own
- * descriptor and offset: the merge copies them exactly as a table's.
+ * disjoint and in order (the manifest's rules, checked when it is read),
+ * so the chain yields the set's records in key order, and its blocks are
+ * still whole blocks of files, each with its own descriptor and offset:
+ * the merge copies them exactly as a table's. Only one shard is open at a
+ * time, streamed as a table is, and closed before the next one opens, so
+ * a set costs what its largest shard's buffers cost, not the sum of its
+ * shards' indexes (which the library's open would hold). Each shard is
+ * held against the manifest as the library holds it: at its open, its
+ * footer's records and size and its options; as its first block is
+ * loaded, its first key, and as its last block is, its last key, against
+ * its range (keys between them are in order by the blocks' own checks).
+ * The set's footer is the manifest's: its records, bytes and options, and
+ * its data_blocks reckoned from the shard sizes (an upper bound: indexes
+ * included), which is all the merge asks of it before the first record
+ * (the output's options, and which input is the base).
  */
 #include "stages/merge/table_source.h"
 
 #include "stages/common/chunk_map.h"
 #include "stages/common/key.h"
 #include "stages/sst/index_cursor.h"
-#include "stages/sst/sstpipe.h"
 #include "stages/sst/table_set.h"
 
 #include <stdio.h>
@@ -45,16 +55,23 @@ struct table_source {
     block_iter it;
     table_source_block info; /* of the current block */
     uint8_t last[SP_MAX_KEY_BYTES];
+    /* A set's shard: the set's manifest and its number in it, to check its
+     * first and last key against its range. */
+    const table_set *shard_of;
+    size_t shard_i;
     /* The range the records are confined to (NULL: unbounded), and
      * whether the source reached hi. */
     const uint8_t *lo, *hi;
     uint32_t lo_len, hi_len;
     bool past_hi;
-    /* A table set: its shards' sources, the one being read, the sums. */
-    table_source **parts;
-    size_t n_parts, cur;
+    /* A table set: its manifest, the shard being read (NULL before the
+     * first and between shards), the next one to open, the chunk bound
+     * for them, the manifest's sums. */
+    table_set *set;
+    table_source *part;
+    size_t next_part;
+    size_t read_bytes;
     sst_footer sum;
-    char *set_path;
 };
 
 static int source_next(merge_source *s, sp_error *err);
@@ -70,8 +87,7 @@ static const merge_source_ops table_source_ops = {.next = source_next, .value = 
 static int set_next(merge_source *s, sp_error *err);
 
 static int set_value(merge_source *s, const uint8_t **value, sp_error *err) {
-    table_source *t = (table_source *)s;
-    merge_source *p = &t->parts[t->cur]->src;
+    merge_source *p = &((table_source *)s)->part->src;
     return p->ops->value(p, value, err);
 }
 
@@ -101,8 +117,9 @@ table_source *table_source_open(const char *path, size_t read_bytes, sp_error *e
 }
 
 void table_source_set_read_bytes(table_source *t, size_t read_bytes) {
-    for (size_t i = 0; i < t->n_parts; i++)
-        table_source_set_read_bytes(t->parts[i], read_bytes);
+    t->read_bytes = read_bytes;
+    if (t->part)
+        table_source_set_read_bytes(t->part, read_bytes);
     t->chunk_blocks = read_bytes / t->f->block_size;
     if (t->chunk_blocks == 0)
         t->chunk_blocks = 1;
@@ -110,8 +127,8 @@ void table_source_set_read_bytes(table_source *t, size_t read_bytes) {
 
 void table_source_set_range(table_source *t, const uint8_t *lo, uint32_t lo_len, const uint8_t *hi,
                             uint32_t hi_len) {
-    for (size_t i = 0; i < t->n_parts; i++)
-        table_source_set_range(t->parts[i], lo, lo_len, hi, hi_len);
+    if (t->part)
+        table_source_set_range(t->part, lo, lo_len, hi, hi_len);
     t->lo = lo;
     t->lo_len = lo_len;
     t->hi = hi;
@@ -127,92 +144,104 @@ static bool at_or_above_hi(const table_source *t, const uint8_t *key, uint32_t l
 }
 
 bool table_source_failed(const table_source *t) {
-    for (size_t i = 0; i < t->n_parts; i++)
-        if (table_source_failed(t->parts[i]))
-            return true;
-    return t->failed;
+    return t->failed || (t->part && table_source_failed(t->part));
 }
 
-/* The set at path, checked whole by the library (manifest, each shard's
- * counts, options and first and last key against its range), then read
- * shard by shard. */
+/* The set at path: its manifest read and checked (with each shard file
+ * there at its listed size); no shard is opened yet. */
 static table_source *set_open(const char *path, size_t read_bytes, sp_error *err) {
-    char *msg = NULL;
-    sstpipe_table *check = sstpipe_open(path, &msg);
-    if (!check) {
-        sp_errorf(err, "%s", msg ? msg : "out of memory");
-        sstpipe_free(msg);
+    table_source *t = calloc(1, sizeof *t);
+    if (!t) {
+        sp_errorf(err, "%s: out of memory", path);
         return NULL;
     }
-    sstpipe_info info;
-    sstpipe_info_get(check, &info);
-    size_t n = sstpipe_shard_count(check);
-    table_source *t = calloc(1, sizeof *t);
-    if (!t || !(t->parts = calloc(n, sizeof *t->parts)) || !(t->set_path = strdup(path))) {
-        sp_errorf(err, "%s: out of memory", path);
-        goto fail;
+    if (!(t->set = table_set_read(path, err))) {
+        free(t);
+        return NULL;
     }
     t->src.ops = &set_source_ops;
-    t->sum = (sst_footer){.data_blocks = info.data_blocks,
-                          .records = info.records,
-                          .key_bytes = info.key_bytes,
-                          .value_bytes = info.value_bytes,
-                          .file_size = info.file_size,
-                          .block_size = info.block_size,
-                          .cluster_size = info.cluster_size,
-                          .max_value_bytes = info.max_value_bytes,
-                          .restart_interval = info.restart_interval,
-                          .format_version = info.format_version};
-    t->f = &t->sum;
-    for (size_t i = 0; i < n; i++) {
-        if (!(t->parts[i] =
-                  table_source_open(sstpipe_path(sstpipe_shard(check, i)), read_bytes, err)))
-            goto fail;
-        t->n_parts++;
+    const table_set_options *o = table_set_get_options(t->set);
+    t->sum = (sst_footer){.block_size = o->block_size,
+                          .cluster_size = o->cluster_size,
+                          .max_value_bytes = o->max_value_bytes,
+                          .restart_interval = o->restart_interval,
+                          .format_version = o->format_version};
+    for (size_t i = 0; i < table_set_count(t->set); i++) {
+        const table_set_shard *sh = table_set_shard_at(t->set, i);
+        t->sum.records += sh->records;
+        t->sum.file_size += sh->bytes;
+        t->sum.data_blocks += o->block_size ? sh->bytes / o->block_size : 0;
     }
-    sstpipe_close(check);
+    t->f = &t->sum;
+    table_source_set_read_bytes(t, read_bytes);
     return t;
-fail:
-    sstpipe_close(check);
-    table_source_destroy(t);
-    return NULL;
+}
+
+/* Opens shard k as the set's current part, held against the manifest. */
+static int open_part(table_source *t, size_t k, sp_error *err) {
+    table_source *p = table_source_open(table_set_shard_path(t->set, k), t->read_bytes, err);
+    if (!p)
+        return -1;
+    const sst_footer *f = p->f;
+    table_set_options o = {.format_version = f->format_version,
+                           .block_size = f->block_size,
+                           .cluster_size = f->cluster_size,
+                           .max_value_bytes = f->max_value_bytes,
+                           .restart_interval = f->restart_interval};
+    if (table_set_check_footer(t->set, k, f->records, f->file_size, &o, err)) {
+        table_source_destroy(p);
+        return -1;
+    }
+    p->shard_of = t->set;
+    p->shard_i = k;
+    table_source_set_range(p, t->lo, t->lo_len, t->hi, t->hi_len);
+    t->part = p;
+    return 0;
+}
+
+static void close_part(table_source *t) {
+    t->failed |= table_source_failed(t->part);
+    table_source_destroy(t->part);
+    t->part = NULL;
 }
 
 /* The set's current record is its current shard's. */
 static int set_take(table_source *t, int rc) {
     if (rc == 1) {
-        const merge_source *p = &t->parts[t->cur]->src;
+        const merge_source *p = &t->part->src;
         t->src.key = p->key;
         t->src.key_len = p->key_len;
         t->src.prefix = p->prefix;
         t->src.value_len = p->value_len;
     }
+    t->failed |= rc < 0;
     return rc;
 }
 
 /* The next record: of this shard, or else the first of the next shard
- * that has one. */
+ * that has one, each shard closed once it is done. */
 static int set_next(merge_source *s, sp_error *err) {
     table_source *t = (table_source *)s;
-    while (t->cur < t->n_parts) {
-        merge_source *p = &t->parts[t->cur]->src;
+    for (;;) {
+        if (!t->part) {
+            if (t->next_part == table_set_count(t->set))
+                return 0;
+            if (open_part(t, t->next_part++, err))
+                return set_take(t, -1);
+        }
+        merge_source *p = &t->part->src;
         int rc = p->ops->next(p, err);
         if (rc != 0)
             return set_take(t, rc);
-        if (t->cur + 1 == t->n_parts)
-            return 0;
-        t->cur++;
+        close_part(t);
     }
-    return 0;
 }
 
 void table_source_destroy(table_source *t) {
     if (!t)
         return;
-    for (size_t i = 0; i < t->n_parts; i++)
-        table_source_destroy(t->parts[i]);
-    free(t->parts);
-    free(t->set_path);
+    table_source_destroy(t->part);
+    table_set_free(t->set);
     sp_chunk_destroy(&t->chunk);
     sst_index_cursor_destroy(t->idx);
     sst_reader_close(t->r);
@@ -228,7 +257,7 @@ const sst_footer *table_source_footer(const table_source *t) {
 }
 
 const char *table_source_path(const table_source *t) {
-    return t->parts ? t->set_path : sst_reader_path(t->r);
+    return t->set ? table_set_manifest_path(t->set) : sst_reader_path(t->r);
 }
 
 /* The index entry of the next block, which must exist (data_blocks of
@@ -300,6 +329,12 @@ static int load_block(table_source *t, uint64_t i, sp_error *err) {
     memcpy(t->last, t->it.key, t->it.key_len);
     b->last = t->last;
     b->last_len = t->it.key_len;
+    if (t->shard_of &&
+        ((i == 0 &&
+          table_set_check_key(t->shard_of, t->shard_i, "first", b->first, b->first_len, err)) ||
+         (i + 1 == t->f->data_blocks &&
+          table_set_check_key(t->shard_of, t->shard_i, "last", b->last, b->last_len, err))))
+        return -1;
     t->block = i;
     t->loaded = true;
     t->walked = true;
@@ -357,8 +392,8 @@ static int source_next(merge_source *s, sp_error *err) {
 }
 
 bool table_source_at_block_start(const table_source *t, table_source_block *b) {
-    if (t->parts)
-        return t->cur < t->n_parts && table_source_at_block_start(t->parts[t->cur], b);
+    if (t->set)
+        return t->part && table_source_at_block_start(t->part, b);
     if (!t->loaded || t->it.index != 1 || below_lo(t, t->info.first, t->info.first_len) ||
         at_or_above_hi(t, t->info.last, t->info.last_len))
         return false;
@@ -367,11 +402,11 @@ bool table_source_at_block_start(const table_source *t, table_source_block *b) {
 }
 
 int table_source_skip_block(table_source *t, sp_error *err) {
-    if (t->parts) {
-        int rc = table_source_skip_block(t->parts[t->cur], err);
-        if (rc != 0 || t->cur + 1 == t->n_parts)
+    if (t->set) {
+        int rc = table_source_skip_block(t->part, err);
+        if (rc != 0)
             return set_take(t, rc);
-        t->cur++;
+        close_part(t);
         return set_next(&t->src, err);
     }
     uint64_t next = t->block + 1;

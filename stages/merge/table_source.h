@@ -24,7 +24,8 @@
 typedef struct table_source table_source;
 
 /* Opens path (footer and index checked); read_bytes bounds a chunk (at
- * least one block is read at a time). */
+ * least one block is read at a time). A table set at path: its manifest
+ * read and checked, its shards opened one at a time as they are reached. */
 table_source *table_source_open(const char *path, size_t read_bytes, sp_error *err);
 /* Changes the chunk bound from the next chunk on. */
 void table_source_set_read_bytes(table_source *t, size_t read_bytes);
@@ -43,6 +44,8 @@ void table_source_set_range(table_source *t, const uint8_t *lo, uint32_t lo_len,
                             uint32_t hi_len);
 
 merge_source *table_source_merge_source(table_source *t);
+/* A table's footer; a set's is its manifest's (records, bytes, options),
+ * with data_blocks reckoned from the shard sizes (see table_source.c). */
 const sst_footer *table_source_footer(const table_source *t);
 const char *table_source_path(const table_source *t);
 

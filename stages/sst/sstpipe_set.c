@@ -16,23 +16,11 @@
  * After open nothing changes: lookups and iterators only read the shard
  * array, so a set serves any number of threads as a table does.
  */
-#include "stages/common/hex.h"
 #include "stages/sst/sstpipe_table.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* A key in errors: hex, as the manifest writes bounds; long ones cut. */
-#define KEY_HEX_SHOWN 48
-#define KEY_HEX_CAP (2 * KEY_HEX_SHOWN + sizeof "...")
-static const char *key_hex(const uint8_t *k, size_t n, char buf[KEY_HEX_CAP]) {
-    size_t shown = n > KEY_HEX_SHOWN ? KEY_HEX_SHOWN : n;
-    sp_hex_write(k, shown, buf);
-    if (shown < n)
-        memcpy(buf + 2 * shown, "...", 4);
-    return buf;
-}
 
 /* The last key of shard t (which has records): the end of its last block. */
 static int last_key(sstpipe_table *t, uint8_t *out, size_t *olen, sp_error *err) {
@@ -61,54 +49,30 @@ static int last_key(sstpipe_table *t, uint8_t *out, size_t *olen, sp_error *err)
     return 0;
 }
 
-static int check_key(const char *manifest, size_t i, const table_set_shard *sh, const char *which,
-                     const uint8_t *k, size_t klen, sp_error *err) {
-    if (table_set_shard_holds(sh, k, klen))
-        return 0;
-    char kb[KEY_HEX_CAP], lb[KEY_HEX_CAP], hb[KEY_HEX_CAP];
-    return sp_errorf(err, "%s: shard %zu (%s): its %s key %s lies outside its range [%s, %s)",
-                     manifest, i, sh->file, which, key_hex(k, klen, kb),
-                     sh->has_lo ? key_hex(sh->lo, sh->lo_len, lb) : "null",
-                     sh->has_hi ? key_hex(sh->hi, sh->hi_len, hb) : "null");
-}
-
 /* Shard i, open, against the manifest. */
 static int check_shard(const sstpipe_set *s, size_t i, sp_error *err) {
-    const char *m = table_set_manifest_path(s->manifest);
-    const table_set_shard *sh = table_set_shard_at(s->manifest, i);
-    const table_set_options *o = table_set_get_options(s->manifest);
     sstpipe_table *t = s->shards[i];
     sstpipe_info f;
     sstpipe_info_get(t, &f);
-    if (f.records != sh->records || f.file_size != sh->bytes)
-        return sp_errorf(err,
-                         "%s: shard %zu (%s): its footer says %llu records in %llu bytes, the "
-                         "manifest %llu in %llu",
-                         m, i, sh->file, (unsigned long long)f.records,
-                         (unsigned long long)f.file_size, (unsigned long long)sh->records,
-                         (unsigned long long)sh->bytes);
-    if (f.block_size != o->block_size || f.cluster_size != o->cluster_size ||
-        f.max_value_bytes != o->max_value_bytes || f.restart_interval != o->restart_interval ||
-        f.format_version != o->format_version)
-        return sp_errorf(err,
-                         "%s: shard %zu (%s): its options (block_size %u, cluster_size %u, "
-                         "max_value_bytes %u, restart_interval %u, format_version %u) are not "
-                         "the set's (%u, %u, %u, %u, %u)",
-                         m, i, sh->file, f.block_size, f.cluster_size, f.max_value_bytes,
-                         f.restart_interval, f.format_version, o->block_size, o->cluster_size,
-                         o->max_value_bytes, o->restart_interval, o->format_version);
+    table_set_options o = {.format_version = f.format_version,
+                           .block_size = f.block_size,
+                           .cluster_size = f.cluster_size,
+                           .max_value_bytes = f.max_value_bytes,
+                           .restart_interval = f.restart_interval};
+    if (table_set_check_footer(s->manifest, i, f.records, f.file_size, &o, err))
+        return -1;
     if (f.records == 0)
         return 0;
     size_t flen = 0;
     const uint8_t *first = sstpipe_block_first_key(t, 0, &flen);
-    if (check_key(m, i, sh, "first", first, flen, err))
+    if (table_set_check_key(s->manifest, i, "first", first, flen, err))
         return -1;
     uint8_t last[SP_MAX_KEY_BYTES];
     size_t llen;
     sp_error e = {0};
     if (last_key(t, last, &llen, &e))
-        return sp_errorf(err, "%s: shard %zu: %s", m, i, e.msg);
-    return check_key(m, i, sh, "last", last, llen, err);
+        return sp_errorf(err, "%s: shard %zu: %s", table_set_manifest_path(s->manifest), i, e.msg);
+    return table_set_check_key(s->manifest, i, "last", last, llen, err);
 }
 
 void sstpipe_set_close(sstpipe_set *s) {

@@ -496,6 +496,53 @@ const table_set_options *table_set_get_options(const table_set *s) {
     return &s->opt;
 }
 
+/* A key in errors: hex, as the manifest writes bounds; long ones cut. */
+#define KEY_HEX_SHOWN 48
+#define KEY_HEX_CAP (2 * KEY_HEX_SHOWN + sizeof "...")
+static const char *key_hex(const uint8_t *k, size_t n, char buf[KEY_HEX_CAP]) {
+    size_t shown = n > KEY_HEX_SHOWN ? KEY_HEX_SHOWN : n;
+    sp_hex_write(k, shown, buf);
+    if (shown < n)
+        memcpy(buf + 2 * shown, "...", 4);
+    return buf;
+}
+
+int table_set_check_key(const table_set *s, size_t i, const char *which, const uint8_t *k,
+                        size_t klen, sp_error *err) {
+    const table_set_shard *sh = table_set_shard_at(s, i);
+    if (table_set_shard_holds(sh, k, klen))
+        return 0;
+    char kb[KEY_HEX_CAP], lb[KEY_HEX_CAP], hb[KEY_HEX_CAP];
+    return sp_errorf(err, "%s: shard %zu (%s): its %s key %s lies outside its range [%s, %s)",
+                     table_set_manifest_path(s), i, sh->file, which, key_hex(k, klen, kb),
+                     sh->has_lo ? key_hex(sh->lo, sh->lo_len, lb) : "null",
+                     sh->has_hi ? key_hex(sh->hi, sh->hi_len, hb) : "null");
+}
+
+int table_set_check_footer(const table_set *s, size_t i, uint64_t records, uint64_t file_size,
+                           const table_set_options *f, sp_error *err) {
+    const char *m = table_set_manifest_path(s);
+    const table_set_shard *sh = table_set_shard_at(s, i);
+    const table_set_options *o = table_set_get_options(s);
+    if (records != sh->records || file_size != sh->bytes)
+        return sp_errorf(err,
+                         "%s: shard %zu (%s): its footer says %llu records in %llu bytes, the "
+                         "manifest %llu in %llu",
+                         m, i, sh->file, (unsigned long long)records, (unsigned long long)file_size,
+                         (unsigned long long)sh->records, (unsigned long long)sh->bytes);
+    if (f->block_size != o->block_size || f->cluster_size != o->cluster_size ||
+        f->max_value_bytes != o->max_value_bytes || f->restart_interval != o->restart_interval ||
+        f->format_version != o->format_version)
+        return sp_errorf(err,
+                         "%s: shard %zu (%s): its options (block_size %u, cluster_size %u, "
+                         "max_value_bytes %u, restart_interval %u, format_version %u) are not "
+                         "the set's (%u, %u, %u, %u, %u)",
+                         m, i, sh->file, f->block_size, f->cluster_size, f->max_value_bytes,
+                         f->restart_interval, f->format_version, o->block_size, o->cluster_size,
+                         o->max_value_bytes, o->restart_interval, o->format_version);
+    return 0;
+}
+
 size_t table_set_find(const table_set *s, const uint8_t *key, size_t klen) {
     /* The last shard whose lo is <= key; shard 0 has none and holds the rest. */
     size_t lo = 1, hi = s->n;

@@ -107,6 +107,16 @@ const table_set_shard *table_set_shard_at(const table_set *s, size_t i);
 const char *table_set_shard_path(const table_set *s, size_t i);
 const table_set_options *table_set_get_options(const table_set *s);
 
+/* Shard i's own figures against the manifest: records and file size from
+ * its footer, and its options against the set's. Errors name the
+ * manifest, the shard and both sides. */
+int table_set_check_footer(const table_set *s, size_t i, uint64_t records, uint64_t file_size,
+                           const table_set_options *f, sp_error *err);
+/* Whether shard i's range holds key, else an error naming the manifest,
+ * the shard, which key it is ("first", "last") and the range, in hex. */
+int table_set_check_key(const table_set *s, size_t i, const char *which, const uint8_t *key,
+                        size_t klen, sp_error *err);
+
 /* The shard whose range holds key (binary search over the lo bounds). */
 size_t table_set_find(const table_set *s, const uint8_t *key, size_t klen);
 

@@ -265,6 +265,34 @@ class TableSetTest(E2ETest):
         self.assertIn("lies outside the shard's range", out)
         self.assertEqual(out.count("lies outside the shard's range"), 3)
 
+    def test_merge_refuses_a_broken_set(self):
+        """merge opens a set's shards one at a time, each held against the
+        manifest as it opens and as its first and last blocks are read: a
+        broken shard fails the merge naming it, and nothing is written."""
+        d, keys = self.broken("merge-outside")
+        with open(os.path.join(d, "tableset.json")) as f:
+            lo = bytes.fromhex(json.load(f)["shards"][2]["lo"])
+        above = [k for k in keys if k >= lo][3]
+
+        def move(m):
+            m["shards"][1]["hi"] = above.hex()
+            m["shards"][2]["lo"] = above.hex()
+        self.edit(d, move)
+
+        def miscount(m):
+            m["shards"][3]["records"] += 1
+        m, _ = self.broken("merge-miscount")
+        self.edit(m, miscount)
+        for s, names, what in ((d, ["shard-0002.sst"], "its first key"),
+                               (m, ["shard-0003.sst"], "its footer says")):
+            out = self.path("merged.sst")
+            r = sstpipe("merge", "-o", out, s)
+            self.assertEqual(r.code, 1, r.describe())
+            check_error_line(self, r, names, what="merge of a broken set")
+            self.assertIn(what, r.err_text)
+            self.assertFalse(os.path.exists(out), "merge wrote an output")
+            self.assertEqual([n for n in os.listdir(self.tmp) if ".tmp." in n], [])
+
     def test_damaged_block(self):
         d, keys = self.broken("damaged")
         shard = os.path.join(d, "shard-0001.sst")
