@@ -23,8 +23,9 @@
  * worker is idle then (every chunk before it is handed on).
  *
  * Stream cuts and guessed cuts: a chunk cut at a stream start or at a page
- * start tag found by guess_cut has check_end set; its worker
- * scans it and publishes end_ok, and advance_known moves `known` (chunks
+ * start tag found by guess_cut has check_end set; its worker (or a worker
+ * waiting on it, see worth_parsing) scans it and publishes end_ok, and
+ * advance_known moves `known` (chunks
  * whose start is known to be a cut point or not) along, in order, under the
  * mutex. Workers wait for their own chunk to be known before parsing, which
  * cannot deadlock: each worker takes its chunks in order, so the worker of
@@ -68,8 +69,9 @@ typedef struct chunk_slot {
     /* Stream cuts (see the top of the file); set at submit. */
     uint64_t index;  /* the chunk's number: its slot is index % nslots */
     bool hard_start; /* starts at 0 or at a cut point the caller's scanner found */
-    bool check_end;  /* ends at a stream start, which its worker checks */
+    bool check_end;  /* ends at a stream start or a guessed cut, which is checked */
     int end_ok;      /* with check_end: -1 not known yet, 1 a cut point, 0 not */
+    bool checking;   /* with check_end: a thread is scanning it (under the mutex) */
     bool skipped;    /* not parsed: its start or its end is no cut point */
 } chunk_slot;
 
@@ -317,20 +319,48 @@ static void advance_known(pool *p) {
     }
 }
 
+/* Under the mutex: claims the check of chunk s's end, if it is to be
+ * checked and no thread has begun it. */
+static bool claim_check(chunk_slot *s) {
+    if (!s->check_end || s->end_ok >= 0 || s->checking)
+        return false;
+    s->checking = true;
+    return true;
+}
+
+/* Called and returns with the mutex held: scans chunk s (claimed) with the
+ * mutex released and publishes the result. */
+static void run_check(pool *p, chunk_slot *s) {
+    pthread_mutex_unlock(&p->mu);
+    int ok = ends_at_cut(s);
+    pthread_mutex_lock(&p->mu);
+    s->end_ok = ok;
+    s->checking = false;
+    advance_known(p);
+    pthread_cond_broadcast(&p->checked);
+}
+
 /* A stream-cut chunk's worker checks its end, then waits until its start
  * is known: a chunk after a stream start that is no cut point is not
- * parsed (nor is the one before it), so nothing of it reaches a part. */
+ * parsed (nor is the one before it), so nothing of it reaches a part.
+ * While it waits on the check of the chunk before its own, and that check
+ * has not begun (its worker is still parsing an earlier chunk), it runs
+ * that check itself: otherwise a worker could get at most a chunk ahead of
+ * the others, and with chunks of uneven cost it would sit idle. The check
+ * is a function of the chunk's bytes alone, so who runs it changes no
+ * output. */
 static bool worth_parsing(pool *p, chunk_slot *s) {
-    int end_ok = s->check_end ? ends_at_cut(s) : 1;
     pthread_mutex_lock(&p->mu);
-    if (s->check_end) {
-        s->end_ok = end_ok;
-        advance_known(p);
-        pthread_cond_broadcast(&p->checked);
+    if (claim_check(s))
+        run_check(p, s);
+    while (!p->stop && (p->known <= s->index || s->end_ok < 0)) {
+        chunk_slot *prev = p->known > 0 && p->known <= s->index ? slot_of(p, p->known - 1) : NULL;
+        if (prev && claim_check(prev))
+            run_check(p, prev);
+        else
+            pthread_cond_wait(&p->checked, &p->mu);
     }
-    while (!p->stop && p->known <= s->index)
-        pthread_cond_wait(&p->checked, &p->mu);
-    bool go = !p->stop && s->index < p->broken && end_ok;
+    bool go = !p->stop && s->index < p->broken && s->end_ok > 0;
     pthread_mutex_unlock(&p->mu);
     s->skipped = !go;
     return go;
@@ -413,6 +443,7 @@ static void submit(pool *p, bool check_end, bool guessed) {
     s->index = p->submitted;
     s->check_end = check_end;
     s->end_ok = check_end ? -1 : 1;
+    s->checking = false;
     s->skipped = false;
     p->submitted++;
     advance_known(p);
