@@ -172,14 +172,24 @@ static int partition_put(void *ctx, const sp_record *rec, sp_error *err) {
     return table_writer_add(pt->writers[pt->cur], rec, err);
 }
 
-/* Removes the temporary directories of dead attempts of this task on this
- * host (a live one, or another host's, may still be running). */
-static void remove_dead_attempts(const char *maps, size_t task, const char *host) {
-    DIR *d = opendir(maps);
+/* This host's name as a file name's part: '/' and '-' (the separator
+ * before the pid) made '_'. */
+static void host_name(char *buf, size_t cap) {
+    snprintf(buf, cap, "host");
+    gethostname(buf, cap - 1);
+    buf[cap - 1] = '\0';
+    for (char *c = buf; *c; c++)
+        if (*c == '/' || *c == '-')
+            *c = '_';
+}
+
+/* Removes the entries of dir named prefix + host + "-" + pid (files or
+ * trees) whose process is gone: dead attempts of this host (a live one, or
+ * another host's, may still be running). */
+static void remove_dead_temps(const char *dir, const char *prefix, const char *host) {
+    DIR *d = opendir(dir);
     if (!d)
         return;
-    char prefix[64];
-    snprintf(prefix, sizeof prefix, ".tmp-%05zu-", task);
     struct dirent *e;
     while ((e = readdir(d))) {
         if (strncmp(e->d_name, prefix, strlen(prefix)))
@@ -191,7 +201,7 @@ static void remove_dead_attempts(const char *maps, size_t task, const char *host
         long pid = strtol(dash + 1, NULL, 10);
         if (pid > 0 && kill((pid_t)pid, 0) && errno == ESRCH) {
             char path[PATH_MAX];
-            pathf(path, sizeof path, "%s/%s", maps, e->d_name);
+            pathf(path, sizeof path, "%s/%s", dir, e->d_name);
             remove_tree(path);
         }
     }
@@ -202,20 +212,18 @@ static int map_run(const cluster_plan *p, size_t task, unsigned threads, cluster
                    sp_error *err) {
     const cluster_map_task *t = &p->maps[task];
     const cluster_input *in = &p->inputs[t->input];
-    char maps[PATH_MAX], final[PATH_MAX], tmp[PATH_MAX], host[128] = "host";
+    char maps[PATH_MAX], final[PATH_MAX], tmp[PATH_MAX], host[128], prefix[64];
     pathf(maps, sizeof maps, "%s/map", p->dir);
     map_dir(p, task, final, sizeof final);
     if (access(final, F_OK) == 0) {
         st->skipped = true;
         return 0;
     }
-    gethostname(host, sizeof host - 1);
-    for (char *c = host; *c; c++)
-        if (*c == '/' || *c == '-')
-            *c = '_';
+    host_name(host, sizeof host);
     if (make_dir(maps, err))
         return -1;
-    remove_dead_attempts(maps, task, host);
+    snprintf(prefix, sizeof prefix, ".tmp-%05zu-", task);
+    remove_dead_temps(maps, prefix, host);
     pathf(tmp, sizeof tmp, "%s/.tmp-%05zu-%s-%ld", maps, task, host, (long)getpid());
     if (make_dir(tmp, err))
         return -1;
@@ -421,16 +429,18 @@ static int verify_shard(const char *path, unsigned shard, uint64_t *records, sp_
     return rc;
 }
 
-/* Copies from into a new file at to, committed atomically (another file
- * system than the shared directory's). */
+/* Copies from into a new file at to (which must not exist), synced
+ * (another file system than the shared directory's). The caller names to
+ * so that a kill's leftover is found again: a temporary name beside OUT,
+ * or a file of the set's temporary directory. */
 static int copy_file(const char *from, const char *to, sp_error *err) {
     int in = open(from, O_RDONLY | O_CLOEXEC);
     if (in < 0)
         return sp_errorf_errno(err, "%s: cannot open", from);
-    sp_outfile of;
-    if (sp_outfile_open(&of, to, err)) {
+    int out = open(to, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (out < 0) {
         close(in);
-        return -1;
+        return sp_errorf_errno(err, "%s: cannot create", to);
     }
     char *buf = malloc(1 << 20);
     int rc = buf ? 0 : sp_errorf(err, "out of memory");
@@ -440,13 +450,16 @@ static int copy_file(const char *from, const char *to, sp_error *err) {
             rc = -1;
         if (n <= 0)
             break;
-        rc = sp_write_all(of.fd, buf, (size_t)n, to, err);
+        rc = sp_write_all(out, buf, (size_t)n, to, err);
     }
     free(buf);
     close(in);
-    if (rc == 0)
-        rc = sp_outfile_commit(&of, err);
-    sp_outfile_abort(&of);
+    if (rc == 0 && fsync(out))
+        rc = sp_errorf_errno(err, "%s: fsync failed", to);
+    if (close(out) && rc == 0)
+        rc = sp_errorf_errno(err, "%s: close failed", to);
+    if (rc)
+        unlink(to);
     return rc;
 }
 
@@ -460,29 +473,78 @@ static void dir_of(const char *path, char *buf, size_t cap) {
         *(slash == buf ? slash + 1 : slash) = '\0';
 }
 
-/* The shard as the table at to: a second name for it renamed onto to (or a
- * copy on another file system). The shard keeps its name, so a finish run
- * again (a Slurm finishing job retried after it published) publishes the
- * same table again rather than find its shard gone. */
-static int publish_table(const char *from, const char *to, sp_error *err) {
-    char tmp[PATH_MAX], dir[PATH_MAX];
-    pathf(tmp, sizeof tmp, "%s.tmp.%ld", to, (long)getpid());
-    unlink(tmp);
-    if (link(from, tmp)) {
-        if (errno != EXDEV && errno != EPERM)
-            return sp_errorf_errno(err, "%s: cannot link as %s", from, tmp);
-        return copy_file(from, to, err);
-    }
-    int slot = sp_cleanup_add(tmp);
-    int rc = 0;
-    if (rename(tmp, to)) {
-        rc = sp_errorf_errno(err, "%s: cannot publish as %s", from, to);
-        unlink(tmp);
+/* The names a publish may leave when it is killed, made of this host and
+ * pid so that the next publish on this host removes a dead one's (and
+ * never a live one's): OUT.tmp.HOST-PID beside OUT (a set's directory
+ * under construction, a copied table before its rename, or, after an
+ * exchange, the OUT it replaced) and the shard's second name in the
+ * build's own directory, reduce/.publish-HOST-PID. */
+#define PUBLISH_LINK_PREFIX ".publish-"
+
+static void publish_temp(const char *output, char *buf, size_t cap) {
+    char host[128];
+    host_name(host, sizeof host);
+    pathf(buf, cap, "%s.tmp.%s-%ld", output, host, (long)getpid());
+}
+
+static void remove_dead_publishes(const cluster_plan *p, const char *output) {
+    char host[128], dir[PATH_MAX], prefix[PATH_MAX];
+    host_name(host, sizeof host);
+    dir_of(output, dir, sizeof dir);
+    const char *slash = strrchr(output, '/');
+    pathf(prefix, sizeof prefix, "%s.tmp.", slash ? slash + 1 : output);
+    remove_dead_temps(dir, prefix, host);
+    pathf(dir, sizeof dir, "%s/reduce", p->dir);
+    remove_dead_temps(dir, PUBLISH_LINK_PREFIX, host);
+}
+
+/* The shard as the table at to, without a temporary name beside to: a
+ * second name for the shard in the build's directory, renamed onto to (or,
+ * on another file system, a copy beside to, then renamed). The shard keeps
+ * its name, so a finish run again (a Slurm finishing job retried after it
+ * published) publishes the same table again rather than find its shard
+ * gone. */
+static int publish_table(const cluster_plan *p, const char *from, const char *to, sp_error *err) {
+    char second[PATH_MAX], tmp[PATH_MAX], dir[PATH_MAX], host[128];
+    host_name(host, sizeof host);
+    pathf(second, sizeof second, "%s/reduce/" PUBLISH_LINK_PREFIX "%s-%ld", p->dir, host,
+          (long)getpid());
+    unlink(second);
+    int slot = -1, rc = 0;
+    bool copy = false;
+    if (link(from, second) == 0) {
+        slot = sp_cleanup_add(second);
+        if (rename(second, to) == 0)
+            /* When to already is the shard (a finish run again), rename
+             * does nothing and the second name stays. */
+            unlink(second);
+        else if (errno == EXDEV)
+            copy = true;
+        else
+            rc = sp_errorf_errno(err, "%s: cannot publish as %s", from, to);
+        if (rc || copy)
+            unlink(second);
+        sp_cleanup_remove(slot);
+    } else if (errno == EPERM) { /* no hard links on the shared directory */
+        copy = true;
     } else {
+        rc = sp_errorf_errno(err, "%s: cannot link as %s", from, second);
+    }
+    if (rc == 0 && copy) {
+        publish_temp(to, tmp, sizeof tmp);
+        unlink(tmp);
+        slot = sp_cleanup_add(tmp);
+        rc = copy_file(from, tmp, err);
+        if (rc == 0 && rename(tmp, to))
+            rc = sp_errorf_errno(err, "%s: cannot publish as %s", tmp, to);
+        if (rc)
+            unlink(tmp);
+        sp_cleanup_remove(slot);
+    }
+    if (rc == 0) {
         dir_of(to, dir, sizeof dir);
         rc = sync_dir(dir, err);
     }
-    sp_cleanup_remove(slot);
     return rc;
 }
 
@@ -540,7 +602,7 @@ static int place_shard(const char *from, const char *to, sp_error *err) {
 static int publish_set(const cluster_plan *p, const char *output, const uint64_t *records,
                        sp_error *err) {
     char tmp[PATH_MAX], parent[PATH_MAX];
-    pathf(tmp, sizeof tmp, "%s.tmp.%ld", output, (long)getpid());
+    publish_temp(output, tmp, sizeof tmp);
     dir_of(output, parent, sizeof parent);
     remove_tree(tmp);
     if (mkdir(tmp, 0777))
@@ -622,9 +684,11 @@ int cluster_publish(const cluster_plan *p, const char *output, sp_error *err) {
         else
             rc = verify_shard(path, r, &records[r], err);
     }
+    if (rc == 0)
+        remove_dead_publishes(p, output);
     if (rc == 0 && p->shards == 1) {
         reduce_path(p, 0, path, sizeof path);
-        rc = publish_table(path, output, err);
+        rc = publish_table(p, path, output, err);
     } else if (rc == 0) {
         rc = publish_set(p, output, records, err);
     }

@@ -10,6 +10,12 @@ committed (no map/IIIII, no reduce/shard file), no temporary file left.
 Then SIGKILL at call indices spread over each task: nothing that looks done
 unless the kill came after the commit, and the task run again gives the
 reference bytes. The input lives outside the shared directory.
+
+ClusterPublishKills does the same for the finishing step, the publish of
+OUT (a table with one shard, a set with two): SIGKILL at each of its calls
+and at random calls of `sstpipe build -c` resuming at its publish; then the
+next build must leave no temporary name (before the fix a kill after the
+publish's link left OUT.tmp.PID for good).
 """
 
 import sys
@@ -160,6 +166,159 @@ class ClusterTaskFaults(E2ETest):
                 self.assertEqual(self.temps(), [], what + ": the dead attempt was left")
                 tally.killed += 1
         print(tally.report())
+
+
+class ClusterPublishKills(E2ETest):
+    """SIGKILL at every call the publish makes (the finishing step: OUT, a
+    table when shards = 1, a set when 2, put in place over an older OUT),
+    and at random calls of `sstpipe build -c` resuming a build whose tasks
+    are all done: OUT is the old one or the new one, whole; with shards = 1
+    nothing is ever left beside OUT (the second name the shard gets before
+    its rename lives in the build's directory); a set's directory under
+    construction may be, and the next build, resuming, publishes the
+    reference bytes and leaves no temporary name anywhere."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.classtmp = tempfile.mkdtemp(prefix="sstpipe-faults-publish-")
+        cls.addClassCleanup(shutil.rmtree, cls.classtmp, True)
+        cls.src = os.path.join(cls.classtmp, "gen.xml.bz2")
+        cls.old = os.path.join(cls.classtmp, "old.xml.bz2")
+        for path, seed in ((cls.src, "47"), (cls.old, "48")):
+            r = run([wikigen_bin(), "--size", "1M", "--seed", seed, "--format",
+                     "bz2-multistream", "-o", path])
+            assert r.code == 0, r.describe()
+
+    def prepare(self, shards):
+        """A build of src whose tasks are all done, stopped at its publish
+        (EIO at the first rename in OUT's directory); its plan directory
+        kept as it is then (self.pristine), the reference output (a finish
+        of a copy) and an older OUT (from old.xml.bz2) to publish over."""
+        self.shards = shards
+        self.shared = self.path("shared")
+        self.out_dir = self.path("out")
+        os.mkdir(self.out_dir)
+        self.out = os.path.join(self.out_dir, "t.sst" if shards == 1 else "set")
+        self.cfg = self.write_file("c.ini", f"[cluster]\nshared_dir = {self.shared}\ntasks = 3\n"
+                                   f"shards = {shards}\nretries = 0\n".encode())
+        r = faultlib.run([sstpipe_bin(), "build", "-c", self.cfg, self.src, "-o", self.out, "-v"],
+                         fault="rename:1:EIO", fault_dir=self.out_dir)
+        self.assertEqual(r.code, 1, r.describe())
+        self.assertEqual(os.listdir(self.out_dir), [], r.describe())
+        line = [ln for ln in r.stderr.splitlines() if ln.startswith("cluster: plan=")]
+        self.assertTrue(line, r.describe())
+        self.plan = line[0].split()[1].split("=", 1)[1]
+        self.dir = os.path.dirname(self.plan)
+        self.pristine = self.path("pristine")
+        shutil.copytree(self.dir, self.pristine)
+        # The reference: the finish, unfaulted, into a directory of its own.
+        ref_dir = self.path("ref")
+        os.mkdir(ref_dir)
+        self.ref = os.path.join(ref_dir, os.path.basename(self.out))
+        r = faultlib.run(self.finish_argv(self.ref), preload=False)
+        self.assertEqual(r.code, 0, r.describe())
+        # The older OUT: a build of another input, as the same kind.
+        old_cfg = self.write_file("old.ini", f"[cluster]\nshared_dir = {self.path('oldshared')}"
+                                  f"\ntasks = 2\nshards = {shards}\n".encode())
+        self.old_out = self.path("old-" + os.path.basename(self.out))
+        r = run([sstpipe_bin(), "build", "-c", old_cfg, self.old, "-o", self.old_out])
+        self.assertEqual(r.code, 0, r.describe())
+        self.assertNotEqual(self.digest(self.old_out), self.digest(self.ref))
+
+    def finish_argv(self, out):
+        return [sstpipe_bin(), "task", "finish", "--plan", self.plan, "--task", "0", "-o", out,
+                "--keep-plan"]
+
+    def build_argv(self):
+        return [sstpipe_bin(), "build", "-c", self.cfg, self.src, "-o", self.out]
+
+    @staticmethod
+    def digest(path):
+        """A table's digest, or a set's: its files' digests by name."""
+        if os.path.isdir(path):
+            return tuple(sorted((n, sha(os.path.join(path, n))) for n in os.listdir(path)))
+        return sha(path)
+
+    def reset(self):
+        """The plan directory as the stopped build left it, the older OUT in
+        place, nothing else in OUT's directory."""
+        shutil.rmtree(self.dir, True)
+        shutil.copytree(self.pristine, self.dir)
+        for name in os.listdir(self.out_dir):
+            path = os.path.join(self.out_dir, name)
+            if os.path.isdir(path):
+                shutil.rmtree(path)
+            else:
+                os.unlink(path)
+        if os.path.isdir(self.old_out):
+            shutil.copytree(self.old_out, self.out)
+        else:
+            shutil.copy(self.old_out, self.out)
+
+    def judge_kill(self, what, r):
+        """After a kill: the old or the new OUT, whole; nothing beside it
+        for a table; then the build run again (resuming): the reference and
+        no temporary name anywhere, its directory gone."""
+        self.assertEqual(r.code, -9, what + r.describe())
+        self.assertIn(self.digest(self.out), {self.digest(self.old_out), self.digest(self.ref)},
+                      what + ": OUT is neither the old nor the new one" + r.describe())
+        left = faultlib.temp_leftovers(self.out_dir)
+        if self.shards == 1:
+            self.assertEqual(left, [], what + ": left beside OUT" + r.describe())
+        r2 = faultlib.run(self.build_argv(), preload=False)
+        self.assertEqual(r2.code, 0, what + ": the next build failed" + r2.describe())
+        self.assertEqual(self.digest(self.out), self.digest(self.ref), what + ": the next build")
+        self.assertEqual(faultlib.temp_leftovers(self.out_dir, self.shared), [],
+                         what + ": the next build left the dead run's temporary names")
+        self.assertEqual(sorted(os.listdir(self.out_dir)), [os.path.basename(self.out)], what)
+        self.assertFalse(os.path.exists(self.dir), what + ": the build's directory stayed")
+
+    def kill_every_call(self, shards):
+        self.prepare(shards)
+        self.reset()
+        # Calls in OUT's directory and in the build's own.
+        where = self.tmp
+        counts = faultlib.count_calls(self, self.finish_argv(self.out), where)
+        tally = Tally(f"cluster-publish-{shards}")
+        for op in OPS:
+            for n in range(1, counts[op] + 1):
+                self.reset()
+                what = f"publish shards={shards} {op}:{n}:SIGKILL"
+                r = faultlib.run(self.finish_argv(self.out), fault=f"{op}:{n}:SIGKILL",
+                                 fault_dir=where)
+                self.judge_kill(what, r)
+                tally.killed += 1
+        print(tally.report())
+        self.assertGreater(tally.killed, 0)
+
+    def kill_random(self, shards):
+        self.prepare(shards)
+        self.reset()
+        counts = faultlib.count_calls(self, self.build_argv(), self.out_dir)
+        ops = [op for op in OPS if counts[op]]
+        rng = random.Random(71 + shards)
+        tally = Tally(f"cluster-publish-build-{shards}")
+        for _ in range(24 if faultlib.LONG else 6):
+            self.reset()
+            op = rng.choice(ops)
+            n = rng.randint(1, counts[op])
+            what = f"build -c shards={shards} {op}:{n}:SIGKILL"
+            r = faultlib.run(self.build_argv(), fault=f"{op}:{n}:SIGKILL", fault_dir=self.out_dir)
+            self.judge_kill(what, r)
+            tally.killed += 1
+        print(tally.report())
+
+    def test_kill_table_publish_at_every_call(self):
+        self.kill_every_call(1)
+
+    def test_kill_set_publish_at_every_call(self):
+        self.kill_every_call(2)
+
+    def test_kill_table_publish_at_random_calls(self):
+        self.kill_random(1)
+
+    def test_kill_set_publish_at_random_calls(self):
+        self.kill_random(2)
 
 
 if __name__ == "__main__":
