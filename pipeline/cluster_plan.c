@@ -14,6 +14,7 @@
 
 #include "stages/common/cli.h"
 #include "stages/common/hex.h"
+#include "stages/common/path.h"
 #include "stages/common/record.h"
 #include "stages/common/report.h"
 #include "stages/extract/bz2_streams.h"
@@ -540,14 +541,6 @@ void cluster_plan_destroy(cluster_plan *p) {
     free(p);
 }
 
-static char *join(const char *a, const char *b) {
-    size_t n = strlen(a) + strlen(b) + 2;
-    char *s = malloc(n);
-    if (s)
-        snprintf(s, n, "%s/%s", a, b);
-    return s;
-}
-
 /* realpath of a file that may not exist yet (OUT): its directory's. */
 static char *absolute_output(const char *output, sp_error *err) {
     char *copy = strdup(output);
@@ -565,7 +558,7 @@ static char *absolute_output(const char *output, sp_error *err) {
     if (!real || !*base)
         sp_errorf_errno(err, "%s: cannot resolve the output's directory", output);
     else
-        out = join(real, base);
+        out = sp_path_join(real, base);
     free(real);
     free(copy);
     return out;
@@ -744,7 +737,8 @@ int cluster_plan_make(cluster_plan **out, const char *const *inputs, size_t n, c
     }
     if (collect_options(p, cfg, err) || make_id(p, o, err))
         goto out;
-    if (!(p->dir = join(o->shared_dir, p->id)) || !(p->path = join(p->dir, CLUSTER_PLAN_FILE))) {
+    if (!(p->dir = sp_path_join(o->shared_dir, p->id)) ||
+        !(p->path = sp_path_join(p->dir, CLUSTER_PLAN_FILE))) {
         sp_errorf(err, "out of memory");
         goto out;
     }

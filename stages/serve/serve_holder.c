@@ -19,6 +19,7 @@
  */
 #include "stages/serve/serve_holder.h"
 
+#include "stages/common/path.h"
 #include "stages/sst/table_set.h"
 
 #include <errno.h>
@@ -222,23 +223,12 @@ static void *watch_main(void *arg) {
     return NULL;
 }
 
-static char *join(const char *a, const char *b) {
-    size_t la = strlen(a), lb = strlen(b);
-    char *s = malloc(la + lb + 2);
-    if (s) {
-        memcpy(s, a, la);
-        s[la] = '/';
-        memcpy(s + la + 1, b, lb + 1);
-    }
-    return s;
-}
-
 /* follow, watch_dir and watch_name from the target. */
 static int set_paths(serve_holder *h, const serve_holder_options *o, sp_error *err) {
     struct stat st;
     if (stat(o->target, &st))
         return sp_errorf_errno(err, "%s: cannot open", o->target);
-    char *manifest = join(o->target, TABLE_SET_MANIFEST);
+    char *manifest = sp_path_join(o->target, TABLE_SET_MANIFEST);
     if (!manifest)
         return sp_errorf(err, "%s: out of memory", o->target);
     /* A directory holding a manifest is a table set, followed like a table
@@ -246,8 +236,8 @@ static int set_paths(serve_holder *h, const serve_holder_options *o, sp_error *e
     bool is_set = S_ISDIR(st.st_mode) && access(manifest, F_OK) == 0;
     free(manifest);
     if (S_ISDIR(st.st_mode) && !is_set) {
-        char *cur = join(o->target, "current");
-        h->follow = cur ? join(cur, o->table_name) : NULL;
+        char *cur = sp_path_join(o->target, "current");
+        h->follow = cur ? sp_path_join(cur, o->table_name) : NULL;
         free(cur);
         h->watch_dir = strdup(o->target);
         h->watch_name = strdup("current");

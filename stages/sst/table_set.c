@@ -16,6 +16,7 @@
 #include "stages/common/fileio.h"
 #include "stages/common/hex.h"
 #include "stages/common/key.h"
+#include "stages/common/path.h"
 #include "stages/common/record.h"
 #include "stages/sst/format.h"
 
@@ -311,14 +312,6 @@ static int parse_options(const char *name, json_t *o, table_set_options *opt, sp
     return 0;
 }
 
-static char *join(const char *dir, const char *file) {
-    size_t n = strlen(dir) + strlen(file) + 2;
-    char *p = malloc(n);
-    if (p)
-        snprintf(p, n, "%s/%s", dir, file);
-    return p;
-}
-
 static int parse_root(table_set *s, json_t *root, sp_error *err) {
     const char *name = s->manifest;
     if (!json_is_object(root))
@@ -344,7 +337,7 @@ static int parse_root(table_set *s, json_t *root, sp_error *err) {
     for (size_t i = 0; i < n; i++) {
         if (parse_shard(name, i, json_array_get(shards, i), &s->shards[i], err))
             return -1;
-        if (!(s->paths[i] = join(s->dir, s->shards[i].file)))
+        if (!(s->paths[i] = sp_path_join(s->dir, s->shards[i].file)))
             return sp_errorf(err, "%s: out of memory", name);
     }
     if (table_set_check_shards(name, s->shards, n, err))
@@ -441,7 +434,7 @@ table_set *table_set_read_manifest(const char *path, sp_error *err) {
     }
     char *manifest, *dir;
     if (S_ISDIR(st.st_mode)) {
-        manifest = join(path, TABLE_SET_MANIFEST);
+        manifest = sp_path_join(path, TABLE_SET_MANIFEST);
         dir = strdup(path);
     } else {
         const char *slash = strrchr(path, '/');
