@@ -47,7 +47,7 @@ import unittest
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "faults"))
 
 import faultlib  # noqa: E402
-from faultlib import (ERRNOS, OPS, Tally, check_error_line, errno_text, indices, sha,  # noqa: E402
+from faultlib import (Tally, check_error_line, errno_text, indices, sha,  # noqa: E402
                       temp_leftovers)
 from sstpipe_e2e import E2ETest, sstpipe, sstpipe_bin, wikigen  # noqa: E402
 from test_nightly import xxh3_64  # noqa: E402
@@ -159,36 +159,17 @@ class NightlyFaults(E2ETest):
             return "html-page"
         self.fail(what + ": a failed call went unnoticed" + r.describe())
 
+    def sound(self, before, what):
+        """current verifies, and when it moved it names the new table."""
+        if self.current() != before:
+            self.assertEqual(sha(os.path.join(self.out, "current", "table.sst")),
+                             sha(self.ref), what + ": current names a different table")
+        self.assertCurrentSound(self.current(), what)
+
     def test_errno_once_at_every_call(self):
-        counts = self.calls()
-        tally = Tally("nightly-publish")
-        absorbed = {}
-        for op in OPS:
-            for i, n in enumerate(indices(counts[op], 24)):
-                for action in ERRNOS if faultlib.LONG else (ERRNOS[i % 2],):
-                    what = f"nightly {op}:{n}:{action}"
-                    before = self.current()
-                    r = faultlib.run(self.argv, fault=f"{op}:{n}:{action}", fault_dir=self.out)
-                    self.assertEqual(temp_leftovers(self.out), [], what + r.describe())
-                    if not r.fired:
-                        tally.not_reached += 1
-                        self.assertEqual(r.code, 0, what + r.describe())
-                    elif r.code == 0:
-                        self.assertNotEqual(self.current(), before, what + r.describe())
-                        self.assertEqual(sha(os.path.join(self.out, "current", "table.sst")),
-                                         sha(self.ref), what + ": published a different table")
-                        self.assertCurrentSound(self.current(), what)
-                        why = self.assertWholeBuild(r, op, action, what)
-                        absorbed[why] = absorbed.get(why, 0) + 1
-                        tally.absorbed += 1
-                    else:
-                        self.assertEqual(r.code, 1, what + r.describe())
-                        check_error_line(self, r, action, what)
-                        self.assertCurrentSound(before, what)
-                        tally.failed_cleanly += 1
-        print(tally.report())
-        print("FAULTS nightly-publish absorbed, by call: " +
-              " ".join(f"{k}={v}" for k, v in sorted(absorbed.items())))
+        tally = faultlib.sweep_nightly(self, "nightly-publish", self.argv, self.out, self.calls(),
+                                       24, kill=False, current=self.current, sound=self.sound,
+                                       published=self.assertWholeBuild)
         self.assertGreater(tally.failed_cleanly, 10)
 
     def test_disk_stays_full(self):
@@ -222,30 +203,11 @@ class NightlyFaults(E2ETest):
         self.assertGreater(tally.failed_cleanly, 5)
 
     def test_sigkill_at_every_call(self):
-        counts = self.calls()
-        tally = Tally("nightly-kill-at-call")
-        for op in OPS:
-            for n in indices(counts[op], 8):
-                what = f"nightly {op}:{n}:SIGKILL"
-                before = self.current()
-                r = faultlib.run(self.argv, fault=f"{op}:{n}:SIGKILL", fault_dir=self.out)
-                if not r.fired:
-                    tally.not_reached += 1
-                    continue
-                self.assertEqual(r.code, -9, what + r.describe())
-                if self.current() != before:
-                    # Killed after the swap: the new build is the published one.
-                    self.assertEqual(sha(os.path.join(self.out, "current", "table.sst")),
-                                     sha(self.ref), what + ": current names a different table")
-                self.assertCurrentSound(self.current(), what)
-                after = self.publish(self.dump, what + ", then")
-                self.assertNotEqual(self.current(), before, what)
-                if any(name.startswith(".staging-") for name in os.listdir(self.out)):
-                    self.fail(what + ": staging left after the next run" + after.describe())
-                tally.killed += 1
-        print(tally.report())
+        tally = faultlib.sweep_nightly(self, "nightly-kill-at-call", self.argv, self.out,
+                                       self.calls(), 8, kill=True, current=self.current,
+                                       sound=self.sound,
+                                       publish=lambda what: self.publish(self.dump, what))
         self.assertGreater(tally.killed, 10)
-
 
 if __name__ == "__main__":
     unittest.main()

@@ -32,7 +32,7 @@ import unittest
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "faults"))
 
 import faultlib  # noqa: E402
-from faultlib import ERRNOS, OPS, Tally, check_error_line, indices, temp_leftovers  # noqa: E402
+from faultlib import temp_leftovers  # noqa: E402
 from sstpipe_e2e import E2ETest, sstpipe, sstpipe_bin, wikigen  # noqa: E402
 
 
@@ -99,56 +99,27 @@ class NightlySetFaults(E2ETest):
             self.assertGreater(counts[op], 0, f"no {op} counted: {counts}")
         return counts
 
+    def sound(self, before, what):
+        self.assertCurrentSound(what)
+
+    @staticmethod
+    def published(r, op, action, what):
+        """Absorbed (test_faults_nightly.py judges which calls may be): that
+        it published the whole new set, sound() has checked."""
+        return op
+
     def test_errno_once_at_every_call(self):
-        counts = self.calls()
-        tally = Tally("nightly-set-publish")
-        for op in OPS:
-            for i, n in enumerate(indices(counts[op], 6)):
-                action = ERRNOS[i % 2]
-                what = f"nightly (set) {op}:{n}:{action}"
-                before = self.current()
-                r = faultlib.run(self.argv, fault=f"{op}:{n}:{action}", fault_dir=self.out)
-                self.assertEqual(temp_leftovers(self.out), [], what + r.describe())
-                if not r.fired:
-                    tally.not_reached += 1
-                    self.assertEqual(r.code, 0, what + r.describe())
-                elif r.code == 0:
-                    # Absorbed (test_faults_nightly.py judges which calls may be):
-                    # what it published must be the whole new set.
-                    self.assertNotEqual(self.current(), before, what + r.describe())
-                    self.assertSet(self.current(), self.dump, what)
-                    tally.absorbed += 1
-                else:
-                    self.assertEqual(r.code, 1, what + r.describe())
-                    check_error_line(self, r, action, what)
-                    self.assertEqual(self.current(), before, what + ": current moved")
-                    tally.failed_cleanly += 1
-                self.assertCurrentSound(what)
-        print(tally.report())
+        tally = faultlib.sweep_nightly(self, "nightly-set-publish", self.argv, self.out,
+                                       self.calls(), 6, kill=False, current=self.current,
+                                       sound=self.sound, published=self.published)
         self.assertGreater(tally.failed_cleanly, 10)
 
     def test_sigkill_at_every_call(self):
-        counts = self.calls()
-        tally = Tally("nightly-set-kill-at-call")
-        for op in OPS:
-            for n in indices(counts[op], 4):
-                what = f"nightly (set) {op}:{n}:SIGKILL"
-                before = self.current()
-                r = faultlib.run(self.argv, fault=f"{op}:{n}:SIGKILL", fault_dir=self.out)
-                if not r.fired:
-                    tally.not_reached += 1
-                    continue
-                self.assertEqual(r.code, -9, what + r.describe())
-                # Before the swap: the previous set; after it: the new one.
-                self.assertCurrentSound(what)
-                after = self.publish(self.dump, what + ", then")
-                self.assertNotEqual(self.current(), before, what)
-                if any(name.startswith(".staging-") for name in os.listdir(self.out)):
-                    self.fail(what + ": staging left after the next run" + after.describe())
-                tally.killed += 1
-        print(tally.report())
+        tally = faultlib.sweep_nightly(self, "nightly-set-kill-at-call", self.argv, self.out,
+                                       self.calls(), 4, kill=True, current=self.current,
+                                       sound=self.sound,
+                                       publish=lambda what: self.publish(self.dump, what))
         self.assertGreater(tally.killed, 10)
-
 
 if __name__ == "__main__":
     unittest.main()

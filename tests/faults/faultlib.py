@@ -257,3 +257,64 @@ def sweep_one_output(test, area, argv, fault_dir, counts, brief_limit, *, out, r
                 tally.failed_cleanly += 1
     print(tally.report())
     return tally
+
+
+def sweep_nightly(test, area, argv, out_dir, counts, brief_limit, *, kill, current, sound,
+                  published=None, publish=None):
+    """Fails each counted call under out_dir of a nightly run (argv), in
+    turn, and judges every run alike (test_faults_nightly.py and
+    test_faults_nightly_set.py: a table or a table set published).
+    current() is the target `current` names; sound(before, what) judges it
+    after each run (it verifies, and is the new build when it moved from
+    before).
+
+    Without kill: one errno a call index (taking turns; both with LONG); no
+    temporary file is ever left; a run whose fault fired either exits 1
+    with one error line and `current` unchanged, or exits 0 having moved
+    `current`, when published(r, op, action, what) accepts the build (a
+    call whose failure may be absorbed) and returns why (counted by reason
+    in the printed report). With kill: SIGKILL just before the call (exit
+    -9, `current` sound), then publish(what) runs the next night, which
+    must move `current` and leave no staging directory. Returns the Tally."""
+    tally = Tally(area)
+    absorbed = {}
+    for op in OPS:
+        for i, n in enumerate(indices(counts[op], brief_limit)):
+            actions = ("SIGKILL",) if kill else ERRNOS if LONG else (ERRNOS[i % 2],)
+            for action in actions:
+                what = f"{area} {op}:{n}:{action}"
+                before = current()
+                r = run(argv, fault=f"{op}:{n}:{action}", fault_dir=out_dir)
+                if not kill:
+                    test.assertEqual(temp_leftovers(out_dir), [], what + r.describe())
+                if not r.fired:
+                    tally.not_reached += 1
+                    if not kill:
+                        test.assertEqual(r.code, 0, what + r.describe())
+                    continue
+                if kill:
+                    test.assertEqual(r.code, -9, what + r.describe())
+                    sound(before, what)
+                    after = publish(what + ", then")
+                    test.assertNotEqual(current(), before, what)
+                    test.assertFalse(any(name.startswith(".staging-")
+                                         for name in os.listdir(out_dir)),
+                                     what + ": staging left after the next run" + after.describe())
+                    tally.killed += 1
+                elif r.code == 0:
+                    test.assertNotEqual(current(), before, what + r.describe())
+                    sound(before, what)
+                    why = published(r, op, action, what)
+                    absorbed[why] = absorbed.get(why, 0) + 1
+                    tally.absorbed += 1
+                else:
+                    test.assertEqual(r.code, 1, what + r.describe())
+                    check_error_line(test, r, action, what)
+                    test.assertEqual(current(), before, what + ": current moved")
+                    sound(before, what)
+                    tally.failed_cleanly += 1
+    print(tally.report())
+    if absorbed:
+        print(f"FAULTS {area} absorbed, by call: " +
+              " ".join(f"{k}={v}" for k, v in sorted(absorbed.items())))
+    return tally
