@@ -10,6 +10,7 @@
 #include "pipeline/cluster_plan.h"
 #include "pipeline/cluster_runner.h"
 #include "pipeline/cluster_task.h"
+#include "stages/sort/sorter.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -71,18 +72,47 @@ static double cpu_now(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* The map tasks the local runner runs at once: [cluster] jobs, or the
+ * cores this process may run on, at most the tasks there are (at least 1);
+ * 0 for the other runners, whose tasks each have a node slot of their own. */
+static size_t local_at_once(const sp_config *cfg, size_t n_maps) {
+    cpu_set_t set;
+    if (cfg->cluster.runner != CONFIG_RUNNER_LOCAL)
+        return 0;
+    size_t at_once = cfg->cluster.jobs;
+    if (!at_once)
+        at_once = sched_getaffinity(0, sizeof set, &set) || CPU_COUNT(&set) <= 0
+                      ? 1
+                      : (size_t)CPU_COUNT(&set);
+    if (at_once > n_maps)
+        at_once = n_maps;
+    return at_once ? at_once : 1;
+}
+
 /* A local map task's parsing threads: the cores this process may run on
  * over the tasks the runner runs at once (at least 1); 0 (the plan's [build]
  * threads) for the other runners, or when [build] threads is set. */
 static unsigned map_threads(const sp_config *cfg, size_t n_maps) {
     cpu_set_t set;
-    if (cfg->cluster.runner != CONFIG_RUNNER_LOCAL || config_threads(cfg) ||
-        sched_getaffinity(0, sizeof set, &set) || CPU_COUNT(&set) <= 0)
+    size_t at_once = local_at_once(cfg, n_maps);
+    if (!at_once || config_threads(cfg) || sched_getaffinity(0, sizeof set, &set) ||
+        CPU_COUNT(&set) <= 0)
         return 0;
-    size_t cores = (size_t)CPU_COUNT(&set), at_once = cfg->cluster.jobs ? cfg->cluster.jobs : cores;
-    if (at_once > n_maps)
-        at_once = n_maps;
+    size_t cores = (size_t)CPU_COUNT(&set);
     return cores / at_once > 1 ? (unsigned)(cores / at_once) : 1;
+}
+
+/* A local map task's sort budget: [sort] memory over the tasks run at once,
+ * so that together they hold what one build would (at least the sorter's
+ * minimum); 0 (the plan's whole budget) for the other runners, where the
+ * budget is per task, in its own node slot (Slurm: ask for it with
+ * --mem in slurm_args). */
+static uint64_t map_memory(const sp_config *cfg, size_t n_maps) {
+    size_t at_once = local_at_once(cfg, n_maps);
+    if (!at_once)
+        return 0;
+    uint64_t share = cfg->sort.memory / at_once;
+    return share < SORT_MIN_MEMORY ? SORT_MIN_MEMORY : share;
 }
 
 /* Adds the `task:` line of the last attempt's log of each task of stage
@@ -118,6 +148,13 @@ static void add_task_stats(const char *log_dir, const char *stage, int ntasks,
         if ((p = strstr(line, " threads=")) && strtoul(p + 9, NULL, 10) > st->map_threads)
             st->map_threads = (unsigned)strtoul(p + 9, NULL, 10);
         bool map = !strcmp(stage, "map");
+        unsigned long long rss =
+            (p = strstr(line, "peak_rss_kib=")) ? strtoull(p + 13, NULL, 10) : 0;
+        uint64_t *peak = map ? &st->map_peak_rss_kib : &st->reduce_peak_rss_kib;
+        if (rss > *peak)
+            *peak = rss;
+        if (map && (p = strstr(line, " memory=")))
+            st->map_memory = strtoull(p + 8, NULL, 10);
         *(map ? &st->map_cpu_seconds : &st->reduce_cpu_seconds) += cpu;
         double *longest = map ? &st->map_seconds : &st->reduce_seconds;
         if (wall > *longest)
@@ -152,6 +189,7 @@ int cluster_build(const char *const *inputs, size_t n, const char *output, const
     snprintf(st->plan, sizeof st->plan, "%s", p->path);
     st->maps = p->n_maps;
     st->shards = p->shards;
+    st->map_at_once = local_at_once(cfg, p->n_maps);
     for (size_t i = 0; i < p->n_maps; i++)
         st->maps_done += cluster_map_done(p, i);
 
@@ -176,9 +214,11 @@ int cluster_build(const char *const *inputs, size_t n, const char *output, const
      * on its share of them rather than on all (with 2 tasks on 2 cores,
      * 4 parsing threads and 4 decoding ones cost 24% more CPU than
      * build's). Nodes of the other runners are the tasks' own. */
-    char threads[32];
+    char threads[32], memory[32];
     snprintf(threads, sizeof threads, "%u", map_threads(cfg, p->n_maps));
-    char *map_argv[] = {exe, "task", "map", "--plan", p->path, "--threads", threads, "-v", NULL};
+    snprintf(memory, sizeof memory, "%llu", (unsigned long long)map_memory(cfg, p->n_maps));
+    char *map_argv[] = {exe,     "task",     "map",  "--plan", p->path, "--threads",
+                        threads, "--memory", memory, "-v",     NULL};
     char *reduce_argv[] = {exe, "task", "reduce", "--plan", p->path, "-v", NULL};
     char *finish_argv[] = {exe,  "task", "finish",      "--plan", p->path,
                            "-o", out,    "--keep-plan", NULL};
@@ -236,10 +276,13 @@ void cluster_build_stats_print(FILE *out, const cluster_build_stats *st) {
         "cluster: plan=%s maps=%zu shards=%u resumed=%d maps_done=%zu map_cpu_seconds=%.3f "
         "reduce_cpu_seconds=%.3f input_bytes=%llu xml_bytes=%llu shared_bytes=%llu "
         "plan_seconds=%.3f plan_cpu_seconds=%.3f plan_probes=%zu run_seconds=%.3f map_seconds=%.3f "
-        "reduce_seconds=%.3f finish_seconds=%.3f finish_cpu_seconds=%.3f map_threads=%u\n",
+        "reduce_seconds=%.3f finish_seconds=%.3f finish_cpu_seconds=%.3f map_threads=%u "
+        "map_memory=%llu map_at_once=%zu map_peak_rss_kib=%llu reduce_peak_rss_kib=%llu\n",
         st->plan, st->maps, st->shards, st->resumed ? 1 : 0, st->maps_done, st->map_cpu_seconds,
         st->reduce_cpu_seconds, (unsigned long long)st->input_bytes,
         (unsigned long long)st->xml_bytes, (unsigned long long)st->shared_bytes, st->plan_seconds,
         st->plan_cpu_seconds, st->plan_probes, st->run_seconds, st->map_seconds, st->reduce_seconds,
-        st->finish_seconds, st->finish_cpu_seconds, st->map_threads);
+        st->finish_seconds, st->finish_cpu_seconds, st->map_threads,
+        (unsigned long long)st->map_memory, st->map_at_once,
+        (unsigned long long)st->map_peak_rss_kib, (unsigned long long)st->reduce_peak_rss_kib);
 }

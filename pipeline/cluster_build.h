@@ -37,6 +37,13 @@ typedef struct cluster_build_stats {
     double run_seconds;
     double map_seconds, reduce_seconds;
     unsigned map_threads; /* the most threads a map task parsed on */
+    /* Memory: the sort budget a map task ran with (the local runner's
+     * share of [sort] memory), the map tasks the local runner runs at once
+     * (0: another runner, a task a node slot), and the largest peak
+     * resident memory of a map and of a reduce task (each task's VmHWM). */
+    uint64_t map_memory;
+    size_t map_at_once;
+    uint64_t map_peak_rss_kib, reduce_peak_rss_kib;
     double finish_seconds, finish_cpu_seconds;
     /* The signal (SIGINT, SIGTERM, SIGHUP) that stopped the tasks, 0: none.
      * Then every task is stopped, nothing is published, err says so, and the

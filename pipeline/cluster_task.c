@@ -69,6 +69,21 @@ static double wall_now(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* This process's peak resident memory in KiB (VmHWM: of this program
+ * alone, unlike ru_maxrss, which carries its parent's from before exec);
+ * 0 when /proc cannot say. */
+static uint64_t peak_rss_kib(void) {
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    unsigned long long kib = 0;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "VmHWM: %llu kB", &kib) == 1)
+            break;
+    if (f)
+        fclose(f);
+    return kib;
+}
+
 static int make_dir(const char *path, sp_error *err) {
     if (mkdir(path, 0777) && errno != EEXIST)
         return sp_errorf_errno(err, "%s: cannot create the directory", path);
@@ -208,8 +223,8 @@ static void remove_dead_temps(const char *dir, const char *prefix, const char *h
     closedir(d);
 }
 
-static int map_run(const cluster_plan *p, size_t task, unsigned threads, cluster_task_stats *st,
-                   sp_error *err) {
+static int map_run(const cluster_plan *p, size_t task, unsigned threads, uint64_t memory,
+                   cluster_task_stats *st, sp_error *err) {
     const cluster_map_task *t = &p->maps[task];
     const cluster_input *in = &p->inputs[t->input];
     char maps[PATH_MAX], final[PATH_MAX], tmp[PATH_MAX], host[128], prefix[64];
@@ -241,6 +256,9 @@ static int map_run(const cluster_plan *p, size_t task, unsigned threads, cluster
     config_apply_build(&cfg, &opts);
     if (opts.extract.threads == 0)
         opts.extract.threads = threads;
+    if (memory)
+        opts.sort.memory = memory < SORT_MIN_MEMORY ? SORT_MIN_MEMORY : memory;
+    st->memory = opts.sort.memory;
     st->threads = extract_threads(&opts.extract);
     /* A task's slice: the whole file, or its streams framed as a document. */
     bool whole = t->start == 0 && t->end == in->size;
@@ -305,8 +323,8 @@ out:
     return rc;
 }
 
-int cluster_map(const cluster_plan *p, size_t task, unsigned threads, cluster_task_stats *st,
-                sp_error *err) {
+int cluster_map(const cluster_plan *p, size_t task, unsigned threads, uint64_t memory,
+                cluster_task_stats *st, sp_error *err) {
     cluster_task_stats local;
     if (!st)
         st = &local;
@@ -317,9 +335,10 @@ int cluster_map(const cluster_plan *p, size_t task, unsigned threads, cluster_ta
     cluster_plan_describe_map(p, task, what, sizeof what);
     sp_error e = {0};
     double cpu0 = process_cpu(), wall0 = wall_now();
-    int rc = map_run(p, task, threads, st, &e);
+    int rc = map_run(p, task, threads, memory, st, &e);
     st->cpu_seconds = process_cpu() - cpu0;
     st->wall_seconds = wall_now() - wall0;
+    st->peak_rss_kib = peak_rss_kib();
     return rc ? sp_errorf(err, "%s: %s", what, e.msg) : 0;
 }
 
@@ -410,6 +429,7 @@ int cluster_reduce(const cluster_plan *p, unsigned shard, cluster_task_stats *st
     int rc = reduce_run(p, shard, st, &e);
     st->cpu_seconds = process_cpu() - cpu0;
     st->wall_seconds = wall_now() - wall0;
+    st->peak_rss_kib = peak_rss_kib();
     return rc ? sp_errorf(err, "%s: %s", what, e.msg) : 0;
 }
 
@@ -713,8 +733,10 @@ void cluster_task_stats_print(FILE *out, const char *stage, size_t index,
                               const cluster_task_stats *st) {
     fprintf(out,
             "task: stage=%s index=%zu skipped=%d cpu_seconds=%.3f input_bytes=%llu xml_bytes=%llu "
-            "records=%llu output_bytes=%llu wall_seconds=%.3f threads=%u\n",
+            "records=%llu output_bytes=%llu wall_seconds=%.3f threads=%u memory=%llu "
+            "peak_rss_kib=%llu\n",
             stage, index, st->skipped ? 1 : 0, st->cpu_seconds, (unsigned long long)st->input_bytes,
             (unsigned long long)st->xml_bytes, (unsigned long long)st->records,
-            (unsigned long long)st->output_bytes, st->wall_seconds, st->threads);
+            (unsigned long long)st->output_bytes, st->wall_seconds, st->threads,
+            (unsigned long long)st->memory, (unsigned long long)st->peak_rss_kib);
 }

@@ -46,12 +46,16 @@ typedef struct cluster_task_stats {
     double cpu_seconds;    /* of the task's process, user + system */
     double wall_seconds;   /* from reading the plan to the commit */
     unsigned threads;      /* map: the threads it parsed on */
+    uint64_t memory;       /* map: the sort budget it ran with */
+    uint64_t peak_rss_kib; /* the process's peak resident memory (VmHWM) */
 } cluster_task_stats;
 
 /* threads: the task's parsing threads when the plan's [build] threads is 0
- * (every core); 0 keeps that. Which threads parse changes no output byte. */
-int cluster_map(const cluster_plan *p, size_t task, unsigned threads, cluster_task_stats *st,
-                sp_error *err);
+ * (every core); 0 keeps that. memory: the sort budget in place of the
+ * plan's [sort] memory (the local runner's share of it), 0 keeps that.
+ * Neither changes an output byte. */
+int cluster_map(const cluster_plan *p, size_t task, unsigned threads, uint64_t memory,
+                cluster_task_stats *st, sp_error *err);
 int cluster_reduce(const cluster_plan *p, unsigned shard, cluster_task_stats *st, sp_error *err);
 /* Verifies every shard and publishes output atomically; the plan's
  * directory stays as it was. */

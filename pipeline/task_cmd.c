@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { F_PLAN, F_TASK, F_VERBOSE, F_INPUT_SIZE, F_OUTPUT, F_KEEP_PLAN, F_THREADS };
+enum { F_PLAN, F_TASK, F_VERBOSE, F_INPUT_SIZE, F_OUTPUT, F_KEEP_PLAN, F_THREADS, F_MEMORY };
 
 static const sp_flag flags[] = {
     [F_PLAN] = {"plan", 0, "FILE", 0, NULL, "the build's plan.json (required)", SP_COMPLETE_FILE,
@@ -39,6 +39,10 @@ static const sp_flag flags[] = {
                    "map: parsing threads when the plan's [build] threads is 0 (the local runner "
                    "shares the cores among the tasks it runs at once)",
                    SP_COMPLETE_NONE, NULL},
+    [F_MEMORY] = {"memory", 0, "SIZE", 0, NULL,
+                  "map: the sort budget in place of the plan's [sort] memory (the local runner "
+                  "divides the budget among the tasks it runs at once)",
+                  SP_COMPLETE_NONE, NULL},
 };
 
 static const sp_operand operands[] = {{"STAGE", SP_COMPLETE_WORDS, "map reduce finish plan"}};
@@ -75,6 +79,9 @@ static int run(sp_cmdline *cl) {
     if (cl->value[F_THREADS] &&
         sp_parse_count(cl->value[F_THREADS], "--threads", 0, 4096, &threads, &err))
         return sp_cli_report(&err, SP_EXIT_USAGE);
+    uint64_t memory = 0;
+    if (cl->value[F_MEMORY] && sp_parse_size(cl->value[F_MEMORY], "--memory", &memory, &err))
+        return sp_cli_report(&err, SP_EXIT_USAGE);
     cluster_plan *p;
     if (cluster_plan_load(&p, cl->value[F_PLAN], &err))
         return sp_cli_report(&err, SP_EXIT_FAIL);
@@ -82,7 +89,7 @@ static int run(sp_cmdline *cl) {
     const char *output = cl->value[F_OUTPUT];
     int rc;
     if (!strcmp(stage, "map"))
-        rc = cluster_map(p, (size_t)index, (unsigned)threads, &st, &err);
+        rc = cluster_map(p, (size_t)index, (unsigned)threads, memory, &st, &err);
     else if (!strcmp(stage, "reduce"))
         rc = cluster_reduce(p, (unsigned)index, &st, &err);
     else if (index)
