@@ -9,6 +9,7 @@
 
 #include "pipeline/cluster_plan.h"
 #include "pipeline/cluster_runner.h"
+#include "pipeline/cluster_shared.h"
 #include "pipeline/cluster_task.h"
 #include "stages/sort/sorter.h"
 
@@ -201,6 +202,10 @@ int cluster_build(const char *const *inputs, size_t n, const char *output, const
         goto out;
     }
     exe[len] = '\0';
+    /* This run's mark, which every task checks first (cluster_shared.h). */
+    char mark[CLUSTER_SHARED_TOKEN_MAX];
+    if (cluster_shared_mark(p->dir, mark, err))
+        goto out;
     snprintf(log_dir, sizeof log_dir, "%s/logs", p->dir);
     if (mkdir(log_dir, 0777) && errno != EEXIST) {
         sp_errorf_errno(err, "%s: cannot create the directory", log_dir);
@@ -217,11 +222,13 @@ int cluster_build(const char *const *inputs, size_t n, const char *output, const
     char threads[32], memory[32];
     snprintf(threads, sizeof threads, "%u", map_threads(cfg, p->n_maps));
     snprintf(memory, sizeof memory, "%llu", (unsigned long long)map_memory(cfg, p->n_maps));
-    char *map_argv[] = {exe,     "task",     "map",  "--plan", p->path, "--threads",
-                        threads, "--memory", memory, "-v",     NULL};
-    char *reduce_argv[] = {exe, "task", "reduce", "--plan", p->path, "-v", NULL};
-    char *finish_argv[] = {exe,  "task", "finish",      "--plan", p->path,
-                           "-o", out,    "--keep-plan", NULL};
+    char *map_argv[] = {exe,         "task",  "map",      "--plan", p->path,
+                        "--threads", threads, "--memory", memory,   "--shared-check",
+                        mark,        "-v",    NULL};
+    char *reduce_argv[] = {exe,  "task", "reduce", "--plan", p->path, "--shared-check",
+                           mark, "-v",   NULL};
+    char *finish_argv[] = {exe, "task",        "finish",         "--plan", p->path, "-o",
+                           out, "--keep-plan", "--shared-check", mark,     NULL};
     cluster_stage stages[] = {{"map", map_argv, (int)p->n_maps},
                               {"reduce", reduce_argv, (int)p->shards},
                               {"finish", finish_argv, 1}};

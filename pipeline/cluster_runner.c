@@ -192,6 +192,26 @@ void runner_log_last_line(const char *path, char *buf, size_t size) {
     snprintf(buf, size, "%s", line);
 }
 
+void runner_log_error_line(const char *path, const char *prog, char *buf, size_t size) {
+    runner_log_last_line(path, buf, size);
+    /* A log that others write to as well (GNU parallel's own, which ends
+     * with its "This job failed" lines): the last line the program wrote. */
+    const char *base = strrchr(prog, '/');
+    char want[128];
+    snprintf(want, sizeof want, "%s: ", base ? base + 1 : prog);
+    if (!strncmp(buf, want, strlen(want)))
+        return;
+    FILE *f = fopen(path, "r");
+    char line[1024];
+    while (f && fgets(line, sizeof line, f))
+        if (!strncmp(line, want, strlen(want))) {
+            line[strcspn(line, "\r\n")] = '\0';
+            snprintf(buf, size, "%s", line);
+        }
+    if (f)
+        fclose(f);
+}
+
 void runner_describe_status(int wstatus, char *buf, size_t size) {
     if (WIFSIGNALED(wstatus)) {
         snprintf(buf, size, "killed by signal %d", WTERMSIG(wstatus));
@@ -219,7 +239,7 @@ int runner_task_failed(const cluster_runner_options *o, const cluster_stage *st,
         snprintf(tries, sizeof tries, ", attempt %d of %d", attempts, attempts);
     /* Its own error line says "sstpipe: map task 3 (...): why": the
      * program's name and the task's are already in the line we write. */
-    runner_log_last_line(log, line, sizeof line);
+    runner_log_error_line(log, st->argv[0], line, sizeof line);
     const char *prog = strrchr(st->argv[0], '/');
     const char *rest = skip_prefix(line, prog ? prog + 1 : st->argv[0]);
     rest = skip_prefix(rest, name);

@@ -40,6 +40,9 @@ int runner_make_log_dir(const char *dir, sp_error *err);
 /* The last non-empty line of the file at path, control characters made
  * spaces, cut to fit; a placeholder when it is empty or unreadable. */
 void runner_log_last_line(const char *path, char *buf, size_t size);
+/* The last line of the log at path that prog ("/usr/bin/sstpipe": its
+ * "sstpipe: " error line) wrote, else its last line, as above. */
+void runner_log_error_line(const char *path, const char *prog, char *buf, size_t size);
 /* A wait status in words: "exit 3", "killed by signal 9". */
 void runner_describe_status(int wstatus, char *buf, size_t size);
 /* The one-line failure of a task that failed its last attempt. */

@@ -42,8 +42,11 @@
  * is among those it stops, and the job would outlive the run. */
 static const char task_script[] =
     "d=$1 s=$2 i=$3; shift 3; a=0; "
-    "while [ -e \"$d/$s-$i.$a.log\" ]; do a=$((a+1)); done; "
     "if command -v setpriv >/dev/null 2>&1; then set -- setpriv --pdeathsig TERM \"$@\"; fi; "
+    /* A host that does not see log_dir (nor, then, shared_dir): the task's
+     * own check says so, on the output parallel collects. */
+    "[ -d \"$d\" ] || exec \"$@\" --task \"$i\"; "
+    "while [ -e \"$d/$s-$i.$a.log\" ]; do a=$((a+1)); done; "
     "exec \"$@\" --task \"$i\" >\"$d/$s-$i.$a.log\" 2>&1";
 
 /* The last try's log of task i: the highest attempt whose log exists. */
@@ -135,7 +138,9 @@ static int read_joblog(const cluster_runner_options *o, const cluster_stage *st,
             snprintf(why, sizeof why, "killed by signal %d", bad_signal);
         else
             snprintf(why, sizeof why, "exit %d", bad_exit);
-        rc = runner_task_failed(o, st, bad, bad_tries, why, log ? log : "(none written)", err);
+        /* No log: the task ran where log_dir is not (its line, if it
+         * wrote one, is in parallel's own log). */
+        rc = runner_task_failed(o, st, bad, bad_tries, why, log ? log : parallel_log, err);
         free(log);
     }
     fclose(f);

@@ -8,6 +8,7 @@
  * the task and its input or key range, exit 1.
  */
 #include "pipeline/cluster_plan.h"
+#include "pipeline/cluster_shared.h"
 #include "pipeline/cluster_task.h"
 #include "pipeline/command/commands.h"
 #include "stages/common/cli.h"
@@ -17,7 +18,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { F_PLAN, F_TASK, F_VERBOSE, F_INPUT_SIZE, F_OUTPUT, F_KEEP_PLAN, F_THREADS, F_MEMORY };
+enum {
+    F_PLAN,
+    F_TASK,
+    F_VERBOSE,
+    F_INPUT_SIZE,
+    F_OUTPUT,
+    F_KEEP_PLAN,
+    F_THREADS,
+    F_MEMORY,
+    F_SHARED_CHECK
+};
 
 static const sp_flag flags[] = {
     [F_PLAN] = {"plan", 0, "FILE", 0, NULL, "the build's plan.json (required)", SP_COMPLETE_FILE,
@@ -43,6 +54,10 @@ static const sp_flag flags[] = {
                   "map: the sort budget in place of the plan's [sort] memory (the local runner "
                   "divides the budget among the tasks it runs at once)",
                   SP_COMPLETE_NONE, NULL},
+    [F_SHARED_CHECK] = {"shared-check", 0, "TOKEN", 0, NULL,
+                        "first check that the plan's directory holds the planner's mark TOKEN "
+                        "(this host sees the build's shared_dir)",
+                        SP_COMPLETE_NONE, NULL},
 };
 
 static const sp_operand operands[] = {{"STAGE", SP_COMPLETE_WORDS, "map reduce finish plan"}};
@@ -82,6 +97,12 @@ static int run(sp_cmdline *cl) {
     uint64_t memory = 0;
     if (cl->value[F_MEMORY] && sp_parse_size(cl->value[F_MEMORY], "--memory", &memory, &err))
         return sp_cli_report(&err, SP_EXIT_USAGE);
+    /* Before the plan is read: a host that does not see shared_dir gets
+     * one line saying so rather than a missing plan's. */
+    if (cl->value[F_SHARED_CHECK] &&
+        cluster_shared_check(cl->value[F_PLAN], cl->value[F_SHARED_CHECK], stage,
+                             (unsigned long)index, &err))
+        return sp_cli_report(&err, SP_EXIT_FAIL);
     cluster_plan *p;
     if (cluster_plan_load(&p, cl->value[F_PLAN], &err))
         return sp_cli_report(&err, SP_EXIT_FAIL);

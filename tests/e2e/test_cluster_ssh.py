@@ -28,7 +28,7 @@ import tempfile
 import time
 import unittest
 
-from sstpipe_e2e import E2ETest, multistream_reference, sstpipe  # noqa: E402
+from sstpipe_e2e import E2ETest, multistream_reference, run, sstpipe, sstpipe_bin  # noqa: E402
 
 WAIT_SECONDS = 120
 
@@ -171,6 +171,70 @@ class SshLoginBuild(E2ETest):
         self.assertTrue(got.stdout == self.ref_dump, "the set's records are not build's")
         self.assertEqual(os.listdir(os.path.join(work, "shared")), [],
                          "the build's directory is left")
+
+    def test_host_that_does_not_see_shared_dir(self):
+        """The planner writes its plan into shared_dir, but the "remote
+        host" sees another directory at that path: the build runs in a
+        mount namespace of its own (unshare -m) with a tmpfs over shared_dir,
+        which sshd's sessions do not see (they see the empty directory
+        beneath). The first task to start there fails with one line naming
+        the host, the shared_dir and what to do; nothing is published."""
+        if not shutil.which("unshare"):
+            raise AssertionError("unshare not found: run pipeline/install-deps (util-linux)")
+        work = self.path("work")
+        shared = os.path.join(work, "shared")
+        os.makedirs(shared)
+        login = self.write_file("sshlogin", ("2/ssh -F %s root@127.0.0.1\n"
+                                             % self.sshd.client_config).encode())
+        cfg = self.write_file("blind.ini", ("[cluster]\nrunner = parallel\n"
+                                            f"shared_dir = {shared}\ntasks = 2\nshards = 2\n"
+                                            "retries = 0\njobs = 2\n"
+                                            f"parallel_sshlogin = {login}\n").encode())
+        out = os.path.join(work, "set")
+        r = run(["unshare", "-m", "sh", "-c", 'mount -t tmpfs none "$1" && shift && exec "$@"',
+                 "sh", shared, sstpipe_bin(), "build", "-c", cfg, self.src, "-o", out],
+                cwd=work, timeout=WAIT_SECONDS * 5)
+        self.assertEqual(r.code, 1, r.describe())
+        lines = [ln for ln in r.err_text.splitlines() if ln.startswith("sstpipe")]
+        self.assertEqual(len(lines), 1, "want one error line" + r.describe())
+        line = lines[0]
+        for want in ("map task", f" on {socket.gethostname()}:", f"shared_dir {shared} ",
+                     f"mount it at {shared} on {socket.gethostname()}"):
+            self.assertIn(want, line, r.describe())
+        self.assertFalse(os.path.exists(out), "something was published")
+        # What the remote host saw: its own (empty) directory, untouched.
+        self.assertEqual(os.listdir(shared), [], "a task wrote into the host's own directory")
+
+    def test_task_pointed_at_another_run(self):
+        """A task whose --shared-check is not the mark in the plan's
+        directory (this host sees another build run's directory at the
+        path) fails with the same one line, before it reads the plan."""
+        work = self.path("work")
+        os.mkdir(work)
+        cfg = self.write_file("local.ini", (f"[cluster]\nshared_dir = {work}/shared\n"
+                                            "tasks = 2\nretries = 0\n").encode())
+        # A build that fails in its map tasks (a file with half a page)
+        # keeps its plan and the mark.
+        bad = self.write_file("bad.xml", b"<mediawiki><page><title>x")
+        r = sstpipe("build", "-c", cfg, bad, "-o", os.path.join(work, "bad.sst"), "-v")
+        self.assertEqual(r.code, 1, r.describe())
+        plan = [ln for ln in r.err_text.splitlines() if ln.startswith("cluster: plan=")]
+        self.assertTrue(plan, r.describe())
+        plan = plan[0].split()[1].split("=", 1)[1]
+        with open(os.path.join(os.path.dirname(plan), ".shared-mark")) as f:
+            mark = f.read()
+        self.assertTrue(mark.startswith(socket.gethostname() + ":"), mark)
+        r = sstpipe("task", "map", "--plan", plan, "--task", "0", "--shared-check",
+                    "elsewhere:1-2-3")
+        self.assertEqual(r.code, 1, r.describe())
+        lines = r.err_text.strip().splitlines()
+        self.assertEqual(len(lines), 1, r.describe())
+        self.assertIn(f"map task 0 on {socket.gethostname()}: does not see the shared_dir "
+                      f"{work}/shared that the planner on elsewhere wrote", lines[0])
+        self.assertIn("is another build run's", lines[0])
+        # The right mark: the task runs (and fails on the input, as before).
+        r = sstpipe("task", "map", "--plan", plan, "--task", "0", "--shared-check", mark)
+        self.assertNotIn("does not see the shared_dir", r.err_text, r.describe())
 
 
 if __name__ == "__main__":
