@@ -44,7 +44,7 @@ import unittest
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "faults"))
 
 import faultlib  # noqa: E402
-from faultlib import ERRNOS, OPS, Tally, check_error_line, indices, sha, temp_leftovers  # noqa: E402
+from faultlib import Tally, sha, temp_leftovers  # noqa: E402
 from sstpipe_e2e import (E2ETest, run, sstpipe, sstpipe_bin, wait_older, wikigen,  # noqa: E402
                          wikigen_bin)
 import test_faults_nightly  # noqa: E402  (its whole-build check; not its tests)
@@ -117,12 +117,10 @@ class IncrementalNightlyFaults(E2ETest):
     def current(self):
         return os.readlink(os.path.join(self.out, "current"))
 
-    def assertAfter(self, before, what):
+    def sound(self, before, what):
         """current sound (the previous build, or the reference table), the
-        cache's old tables intact; then the next run ends with the reference
-        table published and nothing left over."""
-        cur = self.current()
-        if cur != before:
+        cache's old tables intact."""
+        if self.current() != before:
             self.assertEqual(sha(os.path.join(self.out, "current", "table.sst")), sha(self.ref),
                              what + ": current names a different table")
         v = sstpipe("verify", os.path.join(self.out, "current", "table.sst"))
@@ -131,70 +129,36 @@ class IncrementalNightlyFaults(E2ETest):
         for name, digest in self.cached.items():
             self.assertEqual(sha(os.path.join(cache, name)), digest,
                              what + f": cache/{name} changed")
+
+    def next_night(self, what):
+        """The next run ends with the reference table published and nothing
+        left over."""
         nxt = faultlib.run(self.argv, preload=False)
-        self.assertEqual(nxt.code, 0, what + ", then the next run" + nxt.describe())
-        self.assertEqual(temp_leftovers(self.out), [], what + ", then" + nxt.describe())
+        self.assertEqual(nxt.code, 0, what + " the next run" + nxt.describe())
+        self.assertEqual(temp_leftovers(self.out), [], what + nxt.describe())
         self.assertEqual(sha(os.path.join(self.out, "current", "table.sst")), sha(self.ref),
                          what + ": the next run published a different table")
+        return nxt
 
-    def test_errno_once_at_every_call(self):
+    def whole_build(self, r, op, action, what):
+        return test_faults_nightly.NightlyFaults.assertWholeBuild(self, r, op, action, what)
+
+    def sweep(self, area, brief_limit, kill):
         self.restore()
         counts = faultlib.count_calls(self, self.argv, self.out)
         self.assertGreater(counts["rename"], 3, counts)
         self.assertGreater(counts["fsync"], 3, counts)
-        tally = Tally("nightly-incremental")
-        for op in OPS:
-            for i, n in enumerate(indices(counts[op], 16)):
-                for action in ERRNOS if faultlib.LONG else (ERRNOS[i % 2],):
-                    what = f"incremental nightly {op}:{n}:{action}"
-                    self.restore()
-                    before = self.current()
-                    r = faultlib.run(self.argv, fault=f"{op}:{n}:{action}", fault_dir=self.out)
-                    if not r.fired:
-                        tally.not_reached += 1
-                        self.assertEqual(r.code, 0, what + r.describe())
-                    elif r.code == 0:
-                        self.assertNotEqual(self.current(), before, what + r.describe())
-                        whole = test_faults_nightly.NightlyFaults.assertWholeBuild
-                        whole(self, r, op, action, what)
-                        tally.absorbed += 1
-                    else:
-                        self.assertEqual(r.code, 1, what + r.describe())
-                        check_error_line(self, r, action, what)
-                        self.assertEqual(self.current(), before, what + r.describe())
-                        tally.failed_cleanly += 1
-                    self.assertEqual(temp_leftovers(self.out), [], what + r.describe())
-                    self.assertAfter(before, what)
-        print(tally.report())
+        return faultlib.sweep_nightly(self, area, self.argv, self.out, counts, brief_limit,
+                                      kill=kill, current=self.current, sound=self.sound,
+                                      published=self.whole_build, publish=self.next_night,
+                                      restore=self.restore)
+
+    def test_errno_once_at_every_call(self):
+        tally = self.sweep("nightly-incremental", 16, kill=False)
         self.assertGreater(tally.failed_cleanly, 10)
 
     def test_sigkill_at_every_call(self):
-        self.restore()
-        counts = faultlib.count_calls(self, self.argv, self.out)
-        tally = Tally("nightly-incremental-kill")
-        for op in OPS:
-            for n in indices(counts[op], 6):
-                what = f"incremental nightly {op}:{n}:SIGKILL"
-                self.restore()
-                before = self.current()
-                r = faultlib.run(self.argv, fault=f"{op}:{n}:SIGKILL", fault_dir=self.out)
-                if not r.fired:
-                    tally.not_reached += 1
-                    continue
-                self.assertEqual(r.code, -9, what + r.describe())
-                # A killed run leaves its staging directory, perhaps the
-                # temporary current symlink, and a page killed between its
-                # link and its rename (report.html.tmp.*, index.html.tmp.*:
-                # complete, under a temporary name): the next run removes
-                # all of them (assertAfter). Nothing else: no partial table
-                # in cache/.
-                kept = (".staging-", ".current.tmp-", "report.html.tmp.", "index.html.tmp.")
-                self.assertEqual([p for p in temp_leftovers(self.out)
-                                  if not any(k in p for k in kept)],
-                                 [], what + r.describe())
-                self.assertAfter(before, what)
-                tally.killed += 1
-        print(tally.report())
+        tally = self.sweep("nightly-incremental-kill", 6, kill=True)
         self.assertGreater(tally.killed, 10)
 
 

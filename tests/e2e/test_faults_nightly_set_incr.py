@@ -42,7 +42,7 @@ import unittest
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "faults"))
 
 import faultlib  # noqa: E402
-from faultlib import ERRNOS, OPS, Tally, check_error_line, indices, sha, temp_leftovers  # noqa: E402
+from faultlib import sha, temp_leftovers  # noqa: E402
 from sstpipe_e2e import E2ETest, run, sstpipe, sstpipe_bin, wait_older, wikigen  # noqa: E402
 from sstpipe_e2e import wikigen_bin  # noqa: E402
 import test_faults_nightly  # noqa: E402  (its whole-build check; not its tests)
@@ -134,10 +134,9 @@ class IncrementalNightlySetFaults(E2ETest):
     def current(self):
         return os.readlink(os.path.join(self.out, "current"))
 
-    def assertAfter(self, before, what):
+    def sound(self, before, what):
         """current a sound set (the previous night's, or the reference's
-        records), the cache's old entries intact; then the next run
-        publishes the reference and leaves nothing over."""
+        records), the cache's old entries intact."""
         table = os.path.join(self.out, "current", "t.sst")
         self.assertTrue(os.path.isfile(os.path.join(table, "tableset.json")),
                         what + ": current holds no table set")
@@ -148,72 +147,36 @@ class IncrementalNightlySetFaults(E2ETest):
         got = self.cache_files()
         for name, digest in self.cached.items():
             self.assertEqual(got.get(name), digest, what + f": cache/{name} changed")
-        nxt = faultlib.run(self.argv, preload=False)
-        self.assertEqual(nxt.code, 0, what + ", then the next run" + nxt.describe())
-        self.assertEqual(temp_leftovers(self.out), [], what + ", then" + nxt.describe())
-        self.assertTrue(self.records(table) == self.ref,
-                        what + ": the next run published other records")
 
-    def calls(self):
+    def next_night(self, what):
+        """The next run publishes the reference and leaves nothing over."""
+        nxt = faultlib.run(self.argv, preload=False)
+        self.assertEqual(nxt.code, 0, what + " the next run" + nxt.describe())
+        self.assertEqual(temp_leftovers(self.out), [], what + nxt.describe())
+        self.assertTrue(self.records(os.path.join(self.out, "current", "t.sst")) == self.ref,
+                        what + ": the next run published other records")
+        return nxt
+
+    def whole_build(self, r, op, action, what):
+        return test_faults_nightly.NightlyFaults.assertWholeBuild(self, r, op, action, what)
+
+    def sweep(self, area, brief_limit, kill):
         self.restore()
         counts = faultlib.count_calls(self, self.argv, self.out)
         self.assertGreater(counts["rename"], 3, counts)
         # The shards no increment touches, linked from the cached base.
         self.assertGreater(counts["linkat"], 0, counts)
-        return counts
+        return faultlib.sweep_nightly(self, area, self.argv, self.out, counts, brief_limit,
+                                      kill=kill, current=self.current, sound=self.sound,
+                                      published=self.whole_build, publish=self.next_night,
+                                      restore=self.restore)
 
     def test_errno_once_at_every_call(self):
-        counts = self.calls()
-        tally = Tally("nightly-set-incremental")
-        for op in OPS:
-            for i, n in enumerate(indices(counts[op], 5)):
-                for action in ERRNOS if faultlib.LONG else (ERRNOS[i % 2],):
-                    what = f"incremental nightly (set) {op}:{n}:{action}"
-                    self.restore()
-                    before = self.current()
-                    r = faultlib.run(self.argv, fault=f"{op}:{n}:{action}", fault_dir=self.out)
-                    if not r.fired:
-                        tally.not_reached += 1
-                        self.assertEqual(r.code, 0, what + r.describe())
-                    elif r.code == 0:
-                        self.assertNotEqual(self.current(), before, what + r.describe())
-                        whole = test_faults_nightly.NightlyFaults.assertWholeBuild
-                        whole(self, r, op, action, what)
-                        tally.absorbed += 1
-                    else:
-                        self.assertEqual(r.code, 1, what + r.describe())
-                        check_error_line(self, r, action, what)
-                        self.assertEqual(self.current(), before, what + r.describe())
-                        tally.failed_cleanly += 1
-                    self.assertEqual(temp_leftovers(self.out), [], what + r.describe())
-                    self.assertAfter(before, what)
-        print(tally.report())
+        tally = self.sweep("nightly-set-incremental", 5, kill=False)
         self.assertGreater(tally.failed_cleanly, 10)
 
     def test_sigkill_at_every_call(self):
-        counts = self.calls()
-        tally = Tally("nightly-set-incremental-kill")
-        for op in OPS:
-            for n in indices(counts[op], 3):
-                what = f"incremental nightly (set) {op}:{n}:SIGKILL"
-                self.restore()
-                before = self.current()
-                r = faultlib.run(self.argv, fault=f"{op}:{n}:SIGKILL", fault_dir=self.out)
-                if not r.fired:
-                    tally.not_reached += 1
-                    continue
-                self.assertEqual(r.code, -9, what + r.describe())
-                # As test_faults_nightly_incr.py: a killed run leaves its
-                # staging directory (the temporary set inside it), perhaps
-                # the temporary current symlink or a page under its
-                # temporary name; nothing in cache/.
-                kept = (".staging-", ".current.tmp-", "report.html.tmp.", "index.html.tmp.")
-                self.assertEqual([p for p in temp_leftovers(self.out)
-                                  if not any(k in p for k in kept)],
-                                 [], what + r.describe())
-                self.assertAfter(before, what)
-                tally.killed += 1
-        print(tally.report())
+        tally = self.sweep("nightly-set-incremental-kill", 3, kill=True)
         self.assertGreater(tally.killed, 10)
 
 

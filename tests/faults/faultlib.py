@@ -259,23 +259,33 @@ def sweep_one_output(test, area, argv, fault_dir, counts, brief_limit, *, out, r
     return tally
 
 
+# What a nightly killed at any point may leave under its [output] dir, all
+# of which the next night removes: its staging directory (with whatever
+# it held), its temporary `current` symlink, and a page killed between
+# its link and its rename (complete, under a temporary name).
+NIGHTLY_KILL_LEFTOVERS = (".staging-", ".current.tmp-", "report.html.tmp.", "index.html.tmp.")
+
+
 def sweep_nightly(test, area, argv, out_dir, counts, brief_limit, *, kill, current, sound,
-                  published=None, publish=None):
+                  published=None, publish=None, restore=None):
     """Fails each counted call under out_dir of a nightly run (argv), in
-    turn, and judges every run alike (test_faults_nightly.py and
-    test_faults_nightly_set.py: a table or a table set published).
-    current() is the target `current` names; sound(before, what) judges it
-    after each run (it verifies, and is the new build when it moved from
-    before).
+    turn, and judges every run alike (test_faults_nightly*.py: a table or a
+    table set published, a full or an incremental night). current() is the
+    target `current` names; sound(before, what) judges it after each run
+    (it verifies, and is the new build when it moved from before).
+    restore(), when given, puts out_dir back before every run, so that each
+    run makes the counted calls (a night that must find work to do).
 
     Without kill: one errno a call index (taking turns; both with LONG); no
     temporary file is ever left; a run whose fault fired either exits 1
     with one error line and `current` unchanged, or exits 0 having moved
     `current`, when published(r, op, action, what) accepts the build (a
     call whose failure may be absorbed) and returns why (counted by reason
-    in the printed report). With kill: SIGKILL just before the call (exit
-    -9, `current` sound), then publish(what) runs the next night, which
-    must move `current` and leave no staging directory. Returns the Tally."""
+    in the printed report); then publish(what), when given, runs the next
+    night. With kill: SIGKILL just before the call (exit -9, nothing left
+    but NIGHTLY_KILL_LEFTOVERS, `current` sound), then publish(what) runs
+    the next night, which must move `current` and leave no staging
+    directory. Returns the Tally."""
     tally = Tally(area)
     absorbed = {}
     for op in OPS:
@@ -283,6 +293,8 @@ def sweep_nightly(test, area, argv, out_dir, counts, brief_limit, *, kill, curre
             actions = ("SIGKILL",) if kill else ERRNOS if LONG else (ERRNOS[i % 2],)
             for action in actions:
                 what = f"{area} {op}:{n}:{action}"
+                if restore:
+                    restore()
                 before = current()
                 r = run(argv, fault=f"{op}:{n}:{action}", fault_dir=out_dir)
                 if not kill:
@@ -294,6 +306,9 @@ def sweep_nightly(test, area, argv, out_dir, counts, brief_limit, *, kill, curre
                     continue
                 if kill:
                     test.assertEqual(r.code, -9, what + r.describe())
+                    test.assertEqual([p for p in temp_leftovers(out_dir)
+                                      if not any(k in p for k in NIGHTLY_KILL_LEFTOVERS)], [],
+                                     what + r.describe())
                     sound(before, what)
                     after = publish(what + ", then")
                     test.assertNotEqual(current(), before, what)
@@ -313,6 +328,8 @@ def sweep_nightly(test, area, argv, out_dir, counts, brief_limit, *, kill, curre
                     test.assertEqual(current(), before, what + ": current moved")
                     sound(before, what)
                     tally.failed_cleanly += 1
+                if publish and not kill:
+                    publish(what + ", then")
     print(tally.report())
     if absorbed:
         print(f"FAULTS {area} absorbed, by call: " +
