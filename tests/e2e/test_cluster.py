@@ -16,6 +16,10 @@ again resumes (finished tasks skipped) to the same bytes; a corrupt stream
 fails the build with one line naming the map task, its byte range and its
 log, nothing at OUT and no temporary file in the shared directory; the
 plan is the same for the same build (its id), and tasks = N cuts N tasks.
+And: with the index beside the dump the split points come from its titles
+(no stream decoded to sample them); tasks = 0 sizes tasks from the input
+(64 to 256 MiB); a shard damaged after its reduce task committed fails the
+finish's verify, one line naming it, nothing at OUT.
 """
 
 import sys
@@ -288,6 +292,77 @@ class ClusterBuild(E2ETest):
         self.assertLessEqual(max(sizes), 2 * len(expected) / 4, f"shard sizes {sizes}")
         self.assertEqual(os.listdir(self.shared), [])
         self.assertEqual([n for n in os.listdir(self.tmp) if ".tmp" in n], [])
+
+    def test_shards_from_the_index_titles(self):
+        """With the -multistream-index.txt.bz2 beside the dump, the split
+        points are quantiles of the index's titles: no stream is decoded to
+        sample titles (the plan's probes are its cuts alone, one each), and
+        the shards hold build's records in near-equal ranges."""
+        src, _ = self.real_multistream(with_index=True)
+        ref = self.path("ref.sst")
+        self.build(src, ref)
+        out = self.path("set")
+        r, plan = self.cluster_build(self.config(tasks=4, shards=3), [src], out)
+        self.assertOk(r)
+        self.assertEqual((plan["maps"], plan["shards"]), (4, 3))
+        probes = int(re.search(r" plan_probes=(\d+)", r.err_text).group(1))
+        self.assertEqual(probes, 3, "titles sampled from the streams, not taken from the index")
+        a, b = sstpipe("dump", out, "--jsonl"), sstpipe("dump", ref, "--jsonl")
+        self.assertOk(a)
+        self.assertTrue(a.stdout == b.stdout, "dump of the set is not build's dump")
+        with open(os.path.join(out, "tableset.json")) as f:
+            sizes = [s["records"] for s in json.load(f)["shards"]]
+        self.assertLessEqual(max(sizes), 2 * sum(sizes) / 3, f"shard sizes {sizes}")
+
+    def test_tasks_from_the_input_size(self):
+        """tasks = 0: a task is total / 128 of the compressed input held
+        between 64 and 256 MiB, and an input under 4 x 64 MiB still gets 4
+        tasks (`task plan --input-size` prints what such a plan makes)."""
+        mib = 1 << 20
+
+        def picks(size):
+            r = sstpipe("task", "plan", "--input-size", size)
+            self.assertOk(r)
+            m = re.fullmatch(r"tasks=(\d+) task_bytes=(\d+)\n", r.stdout.decode())
+            self.assertIsNotNone(m, r.describe())
+            return int(m.group(1)), int(m.group(2))
+
+        self.assertEqual(picks("100M")[0], 4)
+        self.assertEqual(picks("2G"), (32, 64 * mib))  # the lower bound
+        self.assertEqual(picks("22G"), (128, 22 * 1024 * mib // 128))  # enwiki: 176 MiB each
+        self.assertEqual(picks("1T"), (4096, 256 * mib))  # the upper bound
+
+    def test_shard_that_fails_verify_is_not_published(self):
+        """The finish verifies every shard before it publishes: a reduce
+        task's committed shard damaged afterwards (a bad disk in the shared
+        directory) fails the resumed build with one line naming the shard,
+        its file and the problem, and nothing is written at OUT."""
+        src = self.wikigen("gen.xml.bz2", "3M", "37")
+        cfg = self.config(tasks=3, shards=2, retries=0)
+        outdir = self.path("out")
+        os.mkdir(outdir)
+        out = os.path.join(outdir, "set")
+        # Stopped at its publish (EIO at the mkdir of the set's temporary
+        # directory beside OUT), so the shards stay in the shared directory.
+        r = faultlib.run([sstpipe_bin(), "build", "-c", cfg, src, "-o", out, "-v"],
+                         fault="mkdir:1:EIO", fault_dir=outdir)
+        self.assertEqual(r.code, 1, r.describe())
+        plan = self.plan_of(r)
+        shard = os.path.join(os.path.dirname(plan["plan"]), "reduce", "shard-0001.sst")
+        with open(shard, "r+b") as f:  # a byte of block 0 flipped
+            f.seek(100)
+            b = f.read(1)
+            f.seek(100)
+            f.write(bytes([b[0] ^ 0x55]))
+        r, plan2 = self.cluster_build(cfg, [src], out)
+        self.assertEqual(r.code, 1, r.describe())
+        self.assertEqual((plan2["plan"], plan2["resumed"]), (plan["plan"], 1))
+        lines = [ln for ln in r.err_text.strip().splitlines() if not ln.startswith("cluster: ")]
+        self.assertEqual(len(lines), 1, r.describe())
+        self.assertRegex(lines[0], r"^sstpipe: .*shard 1 \(" + re.escape(shard) +
+                         r"\): verify found \d+ problems?, the first: .*checksum")
+        self.assertEqual(os.listdir(outdir), [], "something is at OUT")
+        self.assertEqual(self.no_temps(), [])
 
     # ------------------------------------------------------------ nightly
 
