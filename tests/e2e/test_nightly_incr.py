@@ -8,8 +8,10 @@ with the config's [extract] settings applied to the increments too; the
 base's table is built on the first night only and reused from cache/
 afterwards (the manifest and log say so); a day missing is a warning and a
 gap in the manifest; an increment dated on or before the base is skipped;
-a night with nothing new builds and publishes nothing ("up to date"); the
-same inputs give the same bytes in a fresh output directory; a corrupt
+increments are applied by the date in their names, not the order the glob
+lists them in; a night with nothing new builds and publishes nothing ("up
+to date"); the same inputs give the same bytes in a fresh output
+directory; a corrupt
 increment fails the run and leaves current and the cached base as they
 were; a file without a date in its name is refused, naming it; the
 titles of [input] deletions are left out of the table; a cached table with
@@ -33,7 +35,7 @@ import tempfile
 import unittest
 
 from sstpipe_e2e import E2ETest, run, sstpipe, sstpipe_bin, wait_older, wikigen, wikigen_bin
-from test_merge import split_dump
+from test_merge import edited, split_dump
 from test_nightly import xxh3_64
 
 BASE_DATE = "20261130"
@@ -71,10 +73,11 @@ class IncrementalNightly(E2ETest):
         self.out = self.path("out")
         self.ini = self.config(self.out)
 
-    def config(self, out):
+    def config(self, out, incremental=None):
+        incremental = incremental or f"{self.incr}/enwiki-*-pages-meta-hist-incr.xml.bz2"
         return self.write_file(os.path.basename(out) + ".ini", (
             f"[input]\npath = {self.full}/enwiki-*-pages-articles.xml.bz2\n"
-            f"incremental = {self.incr}/enwiki-*-pages-meta-hist-incr.xml.bz2\n"
+            f"incremental = {incremental}\n"
             "[extract]\nnamespaces = 0,1,4\nredirects = skip\n"
             "[sort]\nmemory = 4M\n"
             f"[output]\ndir = {out}\nkeep = 3\n[profile]\nlookups = 50\n").encode())
@@ -101,12 +104,13 @@ class IncrementalNightly(E2ETest):
         with open(os.path.join(self.out, rel, "manifest.json")) as f:
             return json.load(f)
 
-    def reference(self, days):
-        """The records of one build of the base and days' increments concatenated."""
+    def reference(self, days, files=None):
+        """The records of one build of the base and days' increments (or
+        those files) concatenated."""
         with open(self.base, "rb") as f:
             head, pages, tail = split_dump(bz2.decompress(f.read()))
-        for d in days:
-            with open(os.path.join(self.made, INCR.format(d)), "rb") as f:
+        for path in files or [os.path.join(self.made, INCR.format(d)) for d in days]:
+            with open(path, "rb") as f:
                 pages += split_dump(bz2.decompress(f.read()))[1]
         xml = self.write_file("concat.xml", head + b"".join(pages) + tail)
         ref = self.path("ref.sst")
@@ -185,6 +189,31 @@ class IncrementalNightly(E2ETest):
         with open(os.path.join(fresh, "current", "table.sst"), "rb") as a, \
                 open(os.path.join(self.out, "current", "table.sst"), "rb") as b:
             self.assertTrue(a.read() == b.read(), "same inputs, different bytes")
+
+    def test_date_order_not_name_order(self):
+        """Increments are applied in the order of the dates in their names,
+        not in the order the glob lists them: the 1st's file is under b/ and
+        the 2nd's under a/, so the glob lists the 2nd first. The 2nd edits
+        every page of the 1st, so the order shows in every such record."""
+        first = os.path.join(self.incr, "b", INCR.format("20261201"))
+        second = os.path.join(self.incr, "a", INCR.format("20261202"))
+        os.mkdir(os.path.dirname(first))
+        os.mkdir(os.path.dirname(second))
+        shutil.copy(os.path.join(self.made, INCR.format("20261201")), first)
+        with open(first, "rb") as f:
+            head, pages, tail = split_dump(bz2.decompress(f.read()))
+        with open(second, "wb") as f:
+            f.write(bz2.compress(head + b"".join(edited(p, i) for i, p in enumerate(pages)) +
+                                 tail))
+        self.ini = self.config(self.out, f"{self.incr}/*/enwiki-*-pages-meta-hist-incr.xml.bz2")
+        want = self.reference(None, [first, second])
+        self.assertNotEqual(self.reference(None, [second, first]), want,
+                            "the order of the two days changes no record: nothing tested")
+        self.assertExit(self.nightly(), 0)
+        inc = self.manifest()["incremental"]
+        self.assertEqual([i["path"] for i in inc["increments"]], [first, second])
+        self.assertRecordsEqual(self.dump(os.path.join(self.out, "current", "table.sst")), want,
+                                "increments in date order")
 
     def test_deletions(self):
         """[input] deletions: the titles listed are left out of the table,
