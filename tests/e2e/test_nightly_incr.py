@@ -29,12 +29,14 @@ sys.dont_write_bytecode = True  # keep the source tree clean under ctest
 import bz2
 import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
 import unittest
 
-from sstpipe_e2e import E2ETest, run, sstpipe, sstpipe_bin, wait_older, wikigen, wikigen_bin
+from sstpipe_e2e import (LOCATION_RE, E2ETest, run, sstpipe, sstpipe_bin, wait_older, wikigen,
+                         wikigen_bin)
 from test_merge import edited, split_dump
 from test_nightly import xxh3_64
 
@@ -298,7 +300,8 @@ class IncrementalNightly(E2ETest):
             f.write(data[: len(data) // 2])  # cut mid-stream, as a failed download
         p = self.nightly()
         self.assertExit(p, 1)
-        self.assertIn(bad, p.stderr.decode())
+        # The file and where in it (README: "naming the file and offset").
+        self.assertRegex(p.stderr.decode(), re.escape(bad) + r": .*" + LOCATION_RE.pattern)
         self.assertEqual(self.current(), before)
         self.assertEqual(xxh3_64(os.path.join(self.out, "current", "table.sst")), table_sum)
         self.assertEqual({n: xxh3_64(os.path.join(cache, n)) for n in self.cache_tables()}, cached)
@@ -306,7 +309,7 @@ class IncrementalNightly(E2ETest):
         (failed,) = os.listdir(os.path.join(self.out, "failed"))
         m = self.manifest("failed/" + failed)
         self.assertEqual((m["status"], m["failed_stage"]), ("failed", "build"))
-        self.assertIn(bad, m["error"])
+        self.assertRegex(m["error"], re.escape(bad) + r": .*" + LOCATION_RE.pattern)
         self.assertEqual(m["incremental"]["base"]["cached"], True)
         # The whole file arrives: the next night applies it, the base still cached.
         with open(bad, "wb") as f:
