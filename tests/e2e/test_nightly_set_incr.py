@@ -13,7 +13,9 @@ a night with nothing new is "up to date". A night whose increments touch
 one shard links the others from the cached base (the same inode) and
 rewrites only that one. A damaged cached base shard that no increment
 (nor deletion) touches is found by its checksum and the base built again,
-not linked into the night's set.
+not linked into the night's set. With [cluster] shards = 1 the base and the
+increments are cluster builds of one table each, and the night publishes
+the one-table night's table byte for byte.
 """
 
 import sys
@@ -22,6 +24,7 @@ sys.dont_write_bytecode = True  # keep the source tree clean under ctest
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -180,6 +183,31 @@ class IncrementalNightlySet(E2ETest):
                                 if n != "checksums.json"),
                          sorted([inc["base"]["table"][6:]] +
                                 [i["table"][6:] for i in inc["increments"]]))
+
+    def test_one_shard_through_the_cluster(self):
+        """[cluster] shards = 1: the base and each increment are cluster
+        builds of one shard (tables, not sets), and the night publishes the
+        one-table night's table byte for byte."""
+        with open(self.ini, "rb") as f:
+            cfg = self.write_file("one-shard.ini", f.read().replace(b"shards = 3\n",
+                                                                    b"shards = 1\n"))
+        shutil.copy(os.path.join(self.made, INCR.format(DAYS[0])), self.incr)
+        p = self.nightly(cfg)
+        self.assertExit(p, 0, "shards = 1")
+        self.assertExit(self.nightly(self.one_ini), 0, "one table")
+        err = p.stderr.decode()
+        for dump in (os.path.join(self.full, BASE), os.path.join(self.incr, INCR.format(DAYS[0]))):
+            self.assertRegex(err, r"build \(cluster, local runner\): " + re.escape(dump) + " -> ",
+                             "not built through the cluster")
+        self.assertIn("cluster: 3 map tasks (0 already done), 1 shard, plan ", err)
+        table = os.path.join(self.out, "current", "t.sst")
+        self.assertTrue(os.path.isfile(table), "shards = 1 published a set")
+        with open(table, "rb") as a, open(os.path.join(self.one, "current", "t.sst"), "rb") as b:
+            self.assertTrue(a.read() == b.read(), "not the one-table night's bytes")
+        m = self.manifest(self.out)
+        self.same_inputs(m, self.manifest(self.one), "shards = 1")
+        self.assertRegex(m["incremental"]["base"]["table"], r"^cache/base-20261130-.*\.sst$")
+        self.assertEqual(os.listdir(self.shared), [], "the cluster's directory is left")
 
     def test_untouched_shards_are_linked(self):
         shutil.copy(os.path.join(self.tiny, INCR.format("20261201")), self.incr)
