@@ -27,6 +27,7 @@ import sys
 sys.dont_write_bytecode = True  # keep the source tree clean under ctest
 
 import bz2
+import html
 import json
 import os
 import re
@@ -43,6 +44,7 @@ from test_nightly import xxh3_64
 BASE_DATE = "20261130"
 DAYS = ["20261201", "20261202", "20261203", "20261205", "20261206", "20261207"]  # no 1204
 INCR = "enwiki-{}-pages-meta-hist-incr.xml.bz2"
+TITLE_RE = re.compile(rb"<title>(.*?)</title>", re.S)
 
 
 class IncrementalNightly(E2ETest):
@@ -184,6 +186,21 @@ class IncrementalNightly(E2ETest):
             self.assertEqual(m["sstable"]["records"], len(got))
             self.assertEqual(m["verify"]["problem_count"], 0)
         self.assertGreater(inc["merge"]["replaced"], 0, "no increment replaced a record")
+        # [extract] applies to the increments: their pages it leaves out (a
+        # redirect, a namespace other than 0, 1 and 4) whose titles no kept
+        # page has are not in the table.
+        kept, left_out = set(k for k, _ in got), set()
+        for d in applied:
+            with open(os.path.join(self.made, INCR.format(d)), "rb") as f:
+                for page in split_dump(bz2.decompress(f.read()))[1]:
+                    title = html.unescape(TITLE_RE.search(page).group(1).decode()).encode()
+                    ns = int(re.search(rb"<ns>(\d+)</ns>", page).group(1))
+                    if ns not in (0, 1, 4) or b"<redirect" in page:
+                        left_out.add(title)
+        reference_keys = set(k for k, _ in self.reference(applied))
+        left_out -= reference_keys
+        self.assertTrue(left_out, "the increments hold no page [extract] leaves out: nothing tested")
+        self.assertEqual(left_out & kept, set(), "pages [extract] leaves out are in the table")
 
         # The same inputs, a fresh output directory: the same bytes.
         fresh = self.path("fresh")
