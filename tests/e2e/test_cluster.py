@@ -262,6 +262,14 @@ class ClusterBuild(E2ETest):
         with open(os.path.join(out, "tableset.json")) as f:
             manifest = json.load(f)
         self.assertEqual(manifest["format"], "sstpipe-tableset")
+        # The options and the inputs (issue 17: "the options; the inputs"),
+        # and the set verifies against it (each shard's checksum included).
+        info = json.loads(sstpipe("info", ref, "--json").stdout)
+        self.assertEqual({k: manifest["options"][k] for k in ("block_size", "max_value_bytes")},
+                         {k: info[k] for k in ("block_size", "max_value_bytes")})
+        self.assertEqual(manifest["inputs"],
+                         [{"path": os.path.realpath(src), "size": os.path.getsize(src)}])
+        self.assertOk(sstpipe("verify", out))
         self.assertEqual(sorted(os.listdir(out)),
                          sorted([s["file"] for s in manifest["shards"]] + ["tableset.json"]))
         shards = manifest["shards"]
