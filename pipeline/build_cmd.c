@@ -32,6 +32,12 @@ static const sp_flag flags[] = {
     SP_FLAG_DECOMPRESSOR,
     SP_FLAG_PROGRESS,
     SP_FLAG_NO_PROGRESS,
+    /* A cluster build without a config file: `--shards 4 --shared-dir D`. */
+    {"runner", 0, "NAME", SP_KEY(CONFIG_CLUSTER_RUNNER), NULL, NULL, SP_COMPLETE_WORDS,
+     "local parallel slurm"},
+    {"tasks", 0, "N", SP_KEY(CONFIG_CLUSTER_TASKS), NULL, NULL, SP_COMPLETE_NONE, NULL},
+    {"shards", 0, "N", SP_KEY(CONFIG_CLUSTER_SHARDS), NULL, NULL, SP_COMPLETE_NONE, NULL},
+    {"shared-dir", 0, "DIR", SP_KEY(CONFIG_CLUSTER_SHARED_DIR), NULL, NULL, SP_COMPLETE_DIR, NULL},
 };
 
 /* build_options' hook: the build's position into the live line's counters. */
@@ -101,13 +107,15 @@ static int run(sp_cmdline *cl) {
 const sp_command build_command = {
     .name = "build",
     .summary = "dump -> SSTable in one process (extract|truncate|sort|write)",
-    .synopsis = "INPUT -o FILE [options]\nINPUT... -o OUT -c CLUSTER.ini",
+    .synopsis = "INPUT -o FILE [options]\nINPUT... -o OUT -c CLUSTER.ini\n"
+                "INPUT... -o OUT --shared-dir DIR [--shards N] [--runner NAME] [--tasks N]",
     .description = "Turns a MediaWiki XML dump (bz2, gz, xz, zst or plain; '-' for stdin) into an\n"
                    "SSTable: one record per page, key = title, value = the first max-bytes of the\n"
                    "last revision's text. Same bytes as extract | truncate | sort | write.\n"
-                   "With a [cluster] section it is a cluster build: the inputs cut into map\n"
-                   "tasks, reduce tasks per key range, run by [cluster] runner; OUT is one table\n"
-                   "(shards = 1, the same bytes) or a table set directory.",
+                   "With a [cluster] section, or --shared-dir and the other [cluster] flags, it\n"
+                   "is a cluster build: the inputs cut into map tasks, reduce tasks per key\n"
+                   "range, run by [cluster] runner; OUT is one table (shards = 1, the same\n"
+                   "bytes) or a table set directory.",
     .config_help = "this command reads [input] decompressor, [extract], [truncate], [sort] "
                    "(threads: decompression threads), [sst] and [cluster]",
     SP_FLAGS(flags),

@@ -481,6 +481,35 @@ class ClusterBuild(E2ETest):
         logs = os.listdir(os.path.dirname(m.group(5)))
         self.assertEqual(len([n for n in logs if n.startswith(f"map-{m.group(1)}.")]), 2, logs)
 
+    def test_flags_without_config(self):
+        """The [cluster] keys as build's flags: --shared-dir alone is a one-shard
+        cluster build (build's bytes), --shards N a set of N, a flag overrides
+        -c's key, and --shards without --shared-dir is a usage error."""
+        src, _ = self.real_multistream(with_index=False)
+        ref = self.path("ref.sst")
+        self.build(src, ref)
+        one = self.path("one.sst")
+        r = sstpipe("build", src, "-o", one, "--shared-dir", self.shared, "--tasks", "3", "-v")
+        self.assertOk(r)
+        self.assertEqual(self.plan_of(r)["maps"], 3)
+        with open(ref, "rb") as a, open(one, "rb") as b:
+            self.assertTrue(a.read() == b.read(), "--shared-dir: not build's bytes")
+        out = self.path("set")
+        r = sstpipe("build", "-c", self.config(shards=2), src, "-o", out, "--shards", "3", "-v")
+        self.assertOk(r)
+        self.assertEqual(self.plan_of(r)["shards"], 3)
+        a, b = sstpipe("dump", out, "--jsonl"), sstpipe("dump", ref, "--jsonl")
+        self.assertOk(a)
+        self.assertTrue(a.stdout == b.stdout, "dump of the set is not build's dump")
+        r = sstpipe("build", src, "-o", self.path("o"), "--shards", "2")
+        self.assertEqual(r.code, 2, r.describe())
+        self.assertIn("shared_dir is required", r.err_text)
+        r = sstpipe("build", src, "-o", self.path("o"), "--shared-dir", self.shared, "--runner",
+                    "pbs")
+        self.assertEqual(r.code, 2, r.describe())
+        self.assertIn("local, parallel or slurm", r.err_text)
+        self.assertEqual(os.listdir(self.shared), [])
+
     def test_usage(self):
         src = self.wikigen("gen.xml.bz2", "1M", "3")
         r = sstpipe("build", "-c", self.config(shared_dir="", shards=2), src, "-o",
