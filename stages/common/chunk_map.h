@@ -1,7 +1,9 @@
 /*
  * chunk_map.h: a span of a file in memory, mapped where it can be and read
- * where it cannot, for the readers that walk a whole table front to back
- * (verify's block check, merge's table sources).
+ * where it cannot, for merge's table sources, which write the copied blocks
+ * from the bytes they checked. (verify reads into a buffer instead: it only
+ * looks at the bytes, and on the 2-core VM a first touch of a freshly mapped
+ * page cost more than the copy; see verify_blocks.c.)
  *
  * A warm file is then checked where it lies in the page cache, without the
  * copy a read makes. The span is mapped and faulted in at once with

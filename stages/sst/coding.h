@@ -60,6 +60,11 @@ static inline unsigned sst_put_varint(uint8_t *p, uint64_t v) {
  */
 static inline const uint8_t *sst_get_varint(const uint8_t *p, const uint8_t *end,
                                             unsigned max_bytes, uint64_t *v) {
+    /* Most lengths in a block (shared and unshared key bytes) take one byte. */
+    if (p < end && *p < 0x80) {
+        *v = *p;
+        return p + 1;
+    }
     uint64_t r = 0;
     for (unsigned i = 0; i < max_bytes && p < end; i++) {
         uint8_t b = *p++;

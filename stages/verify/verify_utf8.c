@@ -242,9 +242,20 @@ int verify_utf8_avx512(const uint8_t *s, size_t len) {
     return __builtin_cpu_supports("avx512bw") ? valid_avx512(s, len) : -1;
 }
 
+/* The widest of the two the processor has, chosen once before main rather
+ * than asked of the processor at every call (verify makes two a record). */
+static bool (*widest)(const uint8_t *s, size_t len);
+
+__attribute__((constructor)) static void pick_widest(void) {
+    __builtin_cpu_init(); /* constructors may run before libgcc's own */
+    if (__builtin_cpu_supports("avx512bw"))
+        widest = valid_avx512;
+    else if (__builtin_cpu_supports("avx2"))
+        widest = valid_avx2;
+}
+
 int verify_utf8_fast(const uint8_t *s, size_t len) {
-    int rc = verify_utf8_avx512(s, len);
-    return rc >= 0 ? rc : verify_utf8_avx2(s, len);
+    return widest ? widest(s, len) : -1;
 }
 
 #else

@@ -489,7 +489,8 @@ static int run_verify_with(const char *path, size_t read_size, size_t max_proble
 }
 
 /* A table of 4 KiB blocks over several 1 MiB chunks (256 blocks each, as
- * verify reads with a read size under 1 MiB), checked in halves of 128. */
+ * verify reads with a read size under 1 MiB), each read and checked in
+ * pieces of 256 KiB (64 blocks). */
 static table_stats write_chunked_table(const char *path) {
     shape s = {4096, 4096, 1024, 5000, 21};
     table_stats st = write_table(path, &s);
