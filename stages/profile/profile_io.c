@@ -78,8 +78,8 @@ static int search(lookup_job *j, const profile_shard *sh, uint64_t i, int64_t b,
         return 0;
     size_t klen;
     const uint8_t *key = key_of(j->keys, i, &klen);
-    const uint8_t *val;
-    uint32_t vlen;
+    const void *val;
+    size_t vlen;
     return sst_reader_search_block(sh->r, (uint64_t)b, buf, key, klen, &val, &vlen, &j->err);
 }
 
@@ -90,8 +90,8 @@ static int run_mapped(lookup_job *j) {
     for (uint64_t i = j->first; i < j->first + j->count && rc == 0; i++) {
         size_t klen;
         const uint8_t *key = key_of(j->keys, i, &klen);
-        const uint8_t *val;
-        uint32_t vlen;
+        const void *val;
+        size_t vlen;
         uint64_t t0 = now_ns();
         const profile_shard *sh = shard_of(j, key, klen);
         int64_t b = sst_reader_find_block(sh->r, key, klen);

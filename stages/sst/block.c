@@ -253,8 +253,8 @@ int block_iter_seek(block_iter *it, const block_view *v, const uint8_t *key, siz
     return rc;
 }
 
-int block_find(const block_view *v, const uint8_t *key, size_t klen, const uint8_t **value,
-               uint32_t *vlen, const char *what, sp_error *err) {
+int block_find(const block_view *v, const uint8_t *key, size_t klen, const void **value,
+               size_t *vlen, const char *what, sp_error *err) {
     /* The last restart whose key is <= key: the record, if present, is in
      * its run of entries. */
     uint32_t lo = 0, hi = v->n_restarts;

@@ -90,7 +90,7 @@ int block_iter_seek(block_iter *it, const block_view *v, const uint8_t *key, siz
                     const char *what, sp_error *err);
 
 /* Point lookup in an opened block: 1 found (value points into the block), 0 not, -1 corrupt. */
-int block_find(const block_view *v, const uint8_t *key, size_t klen, const uint8_t **value,
-               uint32_t *vlen, const char *what, sp_error *err);
+int block_find(const block_view *v, const uint8_t *key, size_t klen, const void **value,
+               size_t *vlen, const char *what, sp_error *err);
 
 #endif

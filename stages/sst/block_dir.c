@@ -81,7 +81,7 @@ void block_dir_destroy(block_dir *d) {
 }
 
 int block_dir_find(const block_dir *d, const uint8_t *data, const uint8_t *key, size_t klen,
-                   const uint8_t **value, uint32_t *vlen, const char *what, sp_error *err) {
+                   const void **value, size_t *vlen, const char *what, sp_error *err) {
     /* Every key of the block starts with the common bytes. */
     uint32_t common = d->common_len;
     if (klen < common || memcmp(key, d->common, common) != 0)

@@ -35,6 +35,6 @@ void block_dir_destroy(block_dir *d);
  * points into the block), 0 not, -1 corrupt. Every offset and length read
  * from the block is checked against its entries as block_find does. */
 int block_dir_find(const block_dir *d, const uint8_t *data, const uint8_t *key, size_t klen,
-                   const uint8_t **value, uint32_t *vlen, const char *what, sp_error *err);
+                   const void **value, size_t *vlen, const char *what, sp_error *err);
 
 #endif

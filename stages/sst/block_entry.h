@@ -50,8 +50,7 @@ static inline int decode_entry(const block_view *v, uint32_t pos, uint32_t prev_
  */
 static inline int scan_entries(const block_view *v, uint32_t pos, uint32_t end, uint8_t *cur,
                                uint32_t cur_len, const uint8_t *key, size_t klen,
-                               const uint8_t **value, uint32_t *vlen, const char *what,
-                               sp_error *err) {
+                               const void **value, size_t *vlen, const char *what, sp_error *err) {
     while (pos < end) {
         entry e;
         if (decode_entry(v, pos, cur_len, &e, what, err))

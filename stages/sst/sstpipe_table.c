@@ -233,44 +233,64 @@ const void *sstpipe_block_first_key(const sstpipe_table *t, uint64_t i, size_t *
 
 /* ------------------------------------------------------------------ lookups */
 
-static int get_direct(const sstpipe_table *t, uint64_t i, const uint8_t *key, size_t klen,
-                      const uint8_t **value, uint32_t *vlen, sp_error *err) {
+/* No stored key is empty or longer than the format allows: such a key is
+ * absent, without a search. (sst_reader_get says so for mapped tables.) */
+static bool key_may_exist(size_t klen) {
+    return klen != 0 && klen <= SP_MAX_KEY_BYTES;
+}
+
+/* A lookup in a table opened with direct I/O: the index search, one pread
+ * of the block into the thread's buffer and the block's full check. Out of
+ * line, so that a mapped lookup does not save the registers it uses. */
+static __attribute__((noinline)) int get_direct(const sstpipe_table *t, const uint8_t *key,
+                                                size_t klen, const void **value, size_t *vlen,
+                                                sp_error *err) {
+    if (!key_may_exist(klen))
+        return 0;
+    int64_t i = sst_reader_find_block(t->r, key, klen);
+    if (i < 0)
+        return 0;
     const sst_footer *f = sst_reader_footer(t->r);
     const char *path = sst_reader_path(t->r);
     uint8_t *buf = thread_buffer(f->block_size);
     if (!buf)
         return sp_errorf(err, "%s: out of memory for a block of %u bytes", path, f->block_size);
-    if (sp_pread_exact(t->direct_fd, buf, f->block_size, i * f->block_size, path, err))
+    if (sp_pread_exact(t->direct_fd, buf, f->block_size, (uint64_t)i * f->block_size, path, err))
         return -1;
-    return sst_reader_search_block(t->r, i, buf, key, klen, value, vlen, err);
+    return sst_reader_search_block(t->r, (uint64_t)i, buf, key, klen, value, vlen, err);
 }
 
-int sstpipe_get(sstpipe_table *t, const void *key, size_t klen, const void **value, size_t *vlen,
-                char **errmsg) {
-    /* No stored key is empty or longer than the format allows. */
-    if (klen == 0 || klen > SP_MAX_KEY_BYTES)
-        return 0;
-    if (t->set)
-        return sstpipe_get(t->set->shards[sstpipe_set_find(t->set, key, klen)], key, klen, value,
-                           vlen, errmsg);
-    int64_t i = sst_reader_find_block(t->r, key, klen);
-    if (i < 0)
-        return 0;
+/* A plain table's lookup, which a set's routes to its shard's. */
+static int table_get(const sstpipe_table *t, const void *key, size_t klen, const void **value,
+                     size_t *vlen, char **errmsg) {
     /* Not "= {0}": zeroing the 1 KiB message on every lookup cost a warm
      * lookup ~10% (the bench's get against profile); an error fills it. */
     sp_error err;
     sp_error_clear(&err);
-    const uint8_t *v;
-    uint32_t n;
-    int rc = t->direct_io ? get_direct(t, (uint64_t)i, key, klen, &v, &n, &err)
-                          : sst_reader_get_in_block(t->r, (uint64_t)i, key, klen, &v, &n, &err);
+    /* Mapped (at open; an empty table has nothing to map and finds
+     * nothing), the reader's own lookup: thread-safe there, with this
+     * call's types, and it answers empty and overlong keys itself. */
+    int rc = t->direct_io ? get_direct(t, key, klen, value, vlen, &err)
+                          : sst_reader_get(t->r, key, klen, value, vlen, &err);
     if (rc < 0) {
         sstpipe_set_errmsg(errmsg, &err);
         return -1;
     }
-    if (rc == 1) {
-        *value = v;
-        *vlen = n;
-    }
     return rc;
+}
+
+/* Out of line, so that the registers the shard search keeps across its
+ * call are not saved on every plain table's lookup too. */
+static __attribute__((noinline)) int set_get(const sstpipe_table *t, const void *key, size_t klen,
+                                             const void **value, size_t *vlen, char **errmsg) {
+    if (!key_may_exist(klen))
+        return 0;
+    const sstpipe_table *shard = t->set->shards[sstpipe_set_find(t->set, key, klen)];
+    return table_get(shard, key, klen, value, vlen, errmsg);
+}
+
+int sstpipe_get(sstpipe_table *t, const void *key, size_t klen, const void **value, size_t *vlen,
+                char **errmsg) {
+    return t->set ? set_get(t, key, klen, value, vlen, errmsg)
+                  : table_get(t, key, klen, value, vlen, errmsg);
 }

@@ -53,11 +53,14 @@ int64_t sst_reader_find_block(const sst_reader *r, const uint8_t *key, size_t kl
 /* First key of block i (from the in-memory index). */
 const uint8_t *sst_reader_block_first_key(const sst_reader *r, uint64_t i, uint32_t *klen);
 
-/* Point lookup: 1 found, 0 not found, -1 error. *value is valid until the
- * next call on r, or, on a mapped reader, until r is closed; a mapped
- * reader's lookups may run in several threads at once. */
-int sst_reader_get(sst_reader *r, const uint8_t *key, size_t klen, const uint8_t **value,
-                   uint32_t *vlen, sp_error *err);
+/* Point lookup: 1 found (*value, *vlen set), 0 not found (as is an empty
+ * key or one longer than SP_MAX_KEY_BYTES), -1 error. *value is valid until
+ * the next call on r, or, on a mapped reader, until r is closed; a mapped
+ * reader's lookups may run in several threads at once. It is sstpipe_get
+ * on a mapped table and has its types, so the library passes the caller's
+ * value and length through, with no copy of its own. */
+int sst_reader_get(sst_reader *r, const void *key, size_t klen, const void **value, size_t *vlen,
+                   sp_error *err);
 
 /* Reads block i into buf (block_size bytes) and opens it: checksum, trailer,
  * restart points, and its first key against the index. */
@@ -90,7 +93,7 @@ int sst_reader_block_error(const sst_reader *r, uint64_t i, const sp_error *bloc
  * sst_reader_read_block does, then looks key up in it: 1 found (*value
  * points into buf), 0 not, -1 error. */
 int sst_reader_search_block(const sst_reader *r, uint64_t i, const uint8_t *buf, const uint8_t *key,
-                            size_t klen, const uint8_t **value, uint32_t *vlen, sp_error *err);
+                            size_t klen, const void **value, size_t *vlen, sp_error *err);
 
 /* The default budget of sst_reader_map's record directories: at 12 bytes
  * a record, about 11 million records. */
@@ -106,6 +109,6 @@ int sst_reader_map(sst_reader *r, size_t dir_budget, sp_error *err);
 /* On a mapped reader: looks key up in block i, sst_reader_find_block's
  * answer for it (1 found, 0 not, -1 error). Thread-safe. */
 int sst_reader_get_in_block(const sst_reader *r, uint64_t i, const uint8_t *key, size_t klen,
-                            const uint8_t **value, uint32_t *vlen, sp_error *err);
+                            const void **value, size_t *vlen, sp_error *err);
 
 #endif

@@ -86,8 +86,8 @@ static void test_max_record_fills_block(void **state) {
     sp_error err = {0};
     assert_int_equal(block_open(&v, block_builder_finish(b), 1024, "blk", &err), 0);
     assert_int_equal(used_bytes(&v), 1024);
-    const uint8_t *got;
-    uint32_t glen;
+    const void *got;
+    size_t glen;
     assert_int_equal(block_find(&v, key, sizeof key, &got, &glen, "blk", &err), 1);
     assert_int_equal(glen, 675);
     assert_memory_equal(got, val, 675);
@@ -132,8 +132,8 @@ static void test_exact_fill_and_one_byte_more(void **state) {
     assert_int_equal(used_bytes(&v), bs);
     assert_int_equal(v.n_records, 41);
     assert_int_equal(v.n_restarts, restarts);
-    const uint8_t *got;
-    uint32_t glen;
+    const void *got;
+    size_t glen;
     assert_int_equal(block_find(&v, (const uint8_t *)last, 7, &got, &glen, "blk", &err), 1);
     assert_int_equal(glen, vlen);
     block_builder_destroy(b);
@@ -169,8 +169,8 @@ static void check_block_of(uint32_t n) {
         assert_memory_equal(it.value, val, it.value_len);
     }
     assert_int_equal(block_iter_next(&it, "blk", &err), 0);
-    const uint8_t *got;
-    uint32_t glen;
+    const void *got;
+    size_t glen;
     for (uint32_t i = 0; i < n; i++) {
         snprintf(key, sizeof key, "key_%04u", i * 2);
         snprintf(val, sizeof val, "value %u", i);
@@ -273,8 +273,8 @@ static void test_damaged_blocks_are_refused(void **state) {
     block_iter_init(&it, &v);
     assert_int_equal(block_iter_next(&it, "blk", &err), -1);
     assert_non_null(strstr(err.msg, "corrupt entry at byte 0"));
-    const uint8_t *got;
-    uint32_t glen;
+    const void *got;
+    size_t glen;
     assert_int_equal(block_find(&v, (const uint8_t *)"k000", 4, &got, &glen, "blk", &err), -1);
     free(blk);
 }

@@ -98,8 +98,8 @@ static void flipped_data_byte_fails_get(fixture *f, enum read_mode mode) {
             size_t in = 0, out = 0;
             for (size_t i = 0; i < f->s.n; i++) {
                 const trec *t = &f->s.r[i];
-                const uint8_t *v;
-                uint32_t vlen;
+                const void *v;
+                size_t vlen;
                 sp_error_clear(&err);
                 int rc = sst_reader_get(r, t->key, t->klen, &v, &vlen, &err);
                 if (sst_reader_find_block(r, t->key, t->klen) == (int64_t)block) {

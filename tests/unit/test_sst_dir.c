@@ -67,8 +67,8 @@ static size_t random_keys(key *keys, size_t n) {
 
 static void expect_same(const block_view *v, const block_dir *d, const uint8_t *probe,
                         uint32_t len) {
-    const uint8_t *v1 = NULL, *v2 = NULL;
-    uint32_t l1 = 0, l2 = 0;
+    const void *v1 = NULL, *v2 = NULL;
+    size_t l1 = 0, l2 = 0;
     sp_error e1 = {0}, e2 = {0};
     int r1 = block_find(v, probe, len, &v1, &l1, "blk", &e1);
     int r2 = block_dir_find(d, v->data, probe, len, &v2, &l2, "blk", &e2);

@@ -116,8 +116,8 @@ static void test_writes_the_stream_records(void **state) {
     assert_int_equal(ft->cluster_size, 512);
     assert_int_equal(ft->max_value_bytes, 1024);
     for (size_t i = 0; i < s.n; i++) {
-        const uint8_t *v;
-        uint32_t vlen;
+        const void *v;
+        size_t vlen;
         assert_int_equal(sst_reader_get(r, s.r[i].key, s.r[i].klen, &v, &vlen, &err), 1);
         assert_int_equal(vlen, s.r[i].vlen);
         if (vlen)
