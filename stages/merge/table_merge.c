@@ -188,6 +188,12 @@ static int run_merge(merge_run *r, table_source *base, unsigned base_i, sp_error
     return 0;
 }
 
+/* The base is about to release the memory of blocks it offered: the
+ * writer writes the copied ones it still points to. */
+static void base_released(void *w) {
+    table_writer_flush_copies(w);
+}
+
 /* The base: the input with the most blocks among those of the output's block size. */
 static int pick_base(table_source **t, unsigned n, uint32_t block_size) {
     int best = -1;
@@ -260,6 +266,8 @@ int table_merge(const char *out, const char *const *inputs, unsigned n,
         }
     if (!(r.w = table_writer_init(out, &opts, err)))
         goto done;
+    if (base_i >= 0)
+        table_source_on_release(r.tables[base_i], base_released, r.w);
     st->open_ns = sp_clock_ns() - t0;
     if (run_merge(&r, base_i >= 0 ? r.tables[base_i] : NULL, (unsigned)(base_i >= 0 ? base_i : 0),
                   err))

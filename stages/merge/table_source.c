@@ -72,6 +72,9 @@ struct table_source {
     size_t next_part;
     size_t read_bytes;
     sst_footer sum;
+    /* table_source_on_release's hook, or NULL. */
+    void (*release_fn)(void *ctx);
+    void *release_ctx;
 };
 
 static int source_next(merge_source *s, sp_error *err);
@@ -195,11 +198,26 @@ static int open_part(table_source *t, size_t k, sp_error *err) {
     p->shard_of = t->set;
     p->shard_i = k;
     table_source_set_range(p, t->lo, t->lo_len, t->hi, t->hi_len);
+    table_source_on_release(p, t->release_fn, t->release_ctx);
     t->part = p;
     return 0;
 }
 
+void table_source_on_release(table_source *t, void (*fn)(void *ctx), void *ctx) {
+    if (t->part)
+        table_source_on_release(t->part, fn, ctx);
+    t->release_fn = fn;
+    t->release_ctx = ctx;
+}
+
+/* The memory of the blocks offered so far is about to go. */
+static void released(const table_source *t) {
+    if (t->release_fn)
+        t->release_fn(t->release_ctx);
+}
+
 static void close_part(table_source *t) {
+    released(t);
     t->failed |= table_source_failed(t->part);
     table_source_destroy(t->part);
     t->part = NULL;
@@ -280,6 +298,8 @@ static int load_block(table_source *t, uint64_t i, sp_error *err) {
         uint64_t n = t->f->data_blocks - i;
         if (n > t->chunk_blocks)
             n = t->chunk_blocks;
+        if (t->chunk_n)
+            released(t);
         t->chunk_n = 0;
         if (sp_chunk_fill(&t->chunk, sst_reader_fd(t->r), i * bs, (size_t)(n * bs),
                           sst_reader_path(t->r), err))
