@@ -331,7 +331,10 @@ static int load_block(table_source *t, uint64_t i, sp_error *err) {
                          "block's last",
                          sst_reader_path(t->r), (unsigned long long)i,
                          (unsigned long long)(i * bs));
-    sp_error e = {0};
+    /* Cleared, not zeroed: all 1 KiB of it, every block (and in step,
+     * every record), was 6% of a merge's instructions (callgrind). */
+    sp_error e;
+    sp_error_clear(&e);
     block_iter_init(&t->it, &t->v);
     int rc;
     while ((rc = block_iter_next(&t->it, "", &e)) == 1) {
@@ -369,7 +372,8 @@ static int step(table_source *t, uint64_t from, sp_error *err) {
         return 0;
     for (;;) {
         if (t->loaded) {
-            sp_error e = {0};
+            sp_error e;
+            sp_error_clear(&e);
             int rc = block_iter_next(&t->it, "", &e);
             if (rc < 0)
                 return sst_reader_block_error(t->r, t->block, &e, err);

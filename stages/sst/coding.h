@@ -76,6 +76,12 @@ static inline const uint8_t *sst_get_varint(const uint8_t *p, const uint8_t *end
 
 /* Reads a varint that must fit 32 bits. */
 static inline const uint8_t *sst_get_varint32(const uint8_t *p, const uint8_t *end, uint32_t *v) {
+    /* One byte, the common case of every length in a block entry but a
+     * value's: without the loop (a block walk decodes three a record). */
+    if (p < end && *p < 0x80) {
+        *v = *p;
+        return p + 1;
+    }
     uint64_t r;
     p = sst_get_varint(p, end, SST_VARINT32_MAX, &r);
     if (!p || r > UINT32_MAX)
