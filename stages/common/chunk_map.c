@@ -14,7 +14,8 @@ int sp_chunk_fill(sp_chunk *c, int fd, uint64_t off, size_t len, const char *nam
     sp_chunk_release(c);
     uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
     size_t lead = (size_t)(off % page);
-    void *m = mmap(NULL, lead + len, PROT_READ, MAP_SHARED, fd, (off_t)(off - lead));
+    void *m = c->no_map ? MAP_FAILED
+                        : mmap(NULL, lead + len, PROT_READ, MAP_SHARED, fd, (off_t)(off - lead));
     if (m != MAP_FAILED) {
         if (madvise(m, lead + len, MADV_POPULATE_READ) == 0) {
             c->map = m;

@@ -1,7 +1,8 @@
 /*
  * chunk_map.h: a span of a file in memory, mapped where it can be and read
- * where it cannot, for the readers that walk a whole table front to back
- * (verify's block check, merge's table sources).
+ * where it cannot (or where the caller asks: no_map), for the readers that
+ * walk a whole table front to back (verify's block check, merge's table
+ * sources, which read: see stages/merge/table_source.c).
  *
  * A warm file is then checked where it lies in the page cache, without the
  * copy a read makes. The span is mapped and faulted in at once with
@@ -20,10 +21,14 @@
 
 #include "stages/common/error.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 typedef struct sp_chunk {
+    /* Set by the caller before the first fill: every span is read into the
+     * buffer, none mapped (merge: see stages/merge/table_source.c). */
+    bool no_map;
     const uint8_t *data; /* the span's bytes, once filled */
     void *map;           /* the mapping, when mapped */
     size_t map_len;

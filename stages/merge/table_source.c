@@ -23,6 +23,17 @@
  * its data_blocks reckoned from the shard sizes (an upper bound: indexes
  * included), which is all the merge asks of it before the first record
  * (the output's options, and which input is the base).
+ *
+ * Chunks are read (pread into one reused buffer, chunk_map.h's no_map),
+ * not mapped: every page of a fresh mapping costs a fault on its first
+ * touch, which a virtual machine with shadow page tables makes dear, and
+ * the merge touches each page of the base once. Measured on the project's
+ * machine (a 1% merge into a 114 MB table, 15 interleaved pairs, outputs
+ * removed before each run): the copy phase 111 ms mapped in 4 MiB chunks,
+ * 52 ms read in 1 MiB chunks; the whole merge 0.70x the wall time and
+ * 0.58x the CPU. The buffer is reused chunk after chunk, so the copied
+ * blocks the writer still points into are written first (the release
+ * hook, table_source_on_release).
  */
 #include "stages/merge/table_source.h"
 
@@ -115,6 +126,7 @@ table_source *table_source_open(const char *path, size_t read_bytes, sp_error *e
         return NULL;
     }
     t->f = sst_reader_footer(t->r);
+    t->chunk.no_map = true;
     table_source_set_read_bytes(t, read_bytes);
     return t;
 }
