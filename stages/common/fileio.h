@@ -28,6 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 
 /* "1": never use O_TMPFILE (see above). */
 #define SP_NO_O_TMPFILE_ENV "SSTPIPE_NO_O_TMPFILE"
@@ -36,6 +37,9 @@
 
 /* Write all n bytes (retrying short writes and EINTR). name/offset for errors. */
 int sp_write_all(int fd, const void *buf, size_t n, const char *name, sp_error *err);
+/* Write all pieces iov[0..n) in order (retrying short writes and EINTR);
+ * iov is changed. One call for pieces that lie apart in memory. */
+int sp_writev_all(int fd, struct iovec *iov, int n, const char *name, sp_error *err);
 int sp_pwrite_all(int fd, const void *buf, size_t n, uint64_t off, const char *name, sp_error *err);
 /* Read up to n bytes, stopping early only at end of file. Returns bytes read, -1 on error. */
 ssize_t sp_read_full(int fd, void *buf, size_t n, const char *name, sp_error *err);

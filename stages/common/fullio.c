@@ -7,6 +7,7 @@
 #include "stages/common/fileio.h"
 
 #include <errno.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 int sp_write_all(int fd, const void *buf, size_t n, const char *name, sp_error *err) {
@@ -20,6 +21,29 @@ int sp_write_all(int fd, const void *buf, size_t n, const char *name, sp_error *
         }
         p += w;
         n -= (size_t)w;
+    }
+    return 0;
+}
+
+int sp_writev_all(int fd, struct iovec *iov, int n, const char *name, sp_error *err) {
+    while (n) {
+        ssize_t w = writev(fd, iov, n);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            return sp_errorf_errno(err, "%s: write failed", name);
+        }
+        /* A short write: on past the pieces written whole, into the one cut. */
+        size_t k = (size_t)w;
+        while (n && k >= iov->iov_len) {
+            k -= iov->iov_len;
+            iov++;
+            n--;
+        }
+        if (n) {
+            iov->iov_base = (char *)iov->iov_base + k;
+            iov->iov_len -= k;
+        }
     }
     return 0;
 }

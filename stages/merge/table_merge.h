@@ -15,7 +15,7 @@
  * With canonical set there is no base: every record is re-encoded, filling
  * blocks greedily as build does, which gives build's bytes exactly.
  *
- * Memory: one mapped chunk per input (read_bytes; 4 MiB for the base) and
+ * Memory: one chunk read per input (read_bytes; 1 MiB for the base) and
  * a 64 KiB buffer of its index (the inputs are opened streamed and their
  * first keys read entry after entry: index_cursor.h), the writer's 4 MiB
  * batch and 256 KiB of the output's index (the rest waits in a scratch

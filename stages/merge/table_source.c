@@ -23,10 +23,18 @@
  * its data_blocks reckoned from the shard sizes (an upper bound: indexes
  * included), which is all the merge asks of it before the first record
  * (the output's options, and which input is the base).
+ *
+ * Chunks are read (pread into one reused buffer), not mapped: every page of a fresh mapping costs a
+ * fault on its first touch, which a virtual machine with shadow page tables makes dear, and the
+ * merge touches each page of the base once. Measured on the project's machine (a 1% merge into a
+ * 114 MB table, 15 interleaved pairs, outputs removed before each run): the copy phase 111 ms
+ * mapped in 4 MiB chunks, 52 ms read in 1 MiB chunks; the whole merge 0.70x the wall time and 0.58x
+ * the CPU. The buffer is reused chunk after chunk, so the copied blocks the writer still points
+ * into are written first (the release hook, table_source_on_release).
  */
 #include "stages/merge/table_source.h"
 
-#include "stages/common/chunk_map.h"
+#include "stages/common/fileio.h"
 #include "stages/common/key.h"
 #include "stages/sst/index_cursor.h"
 #include "stages/sst/table_set.h"
@@ -43,8 +51,9 @@ struct table_source {
     sst_reader *r;         /* streamed: no index in memory */
     sst_index_cursor *idx; /* the first keys, block after block */
     const sst_footer *f;
-    sp_chunk chunk;        /* blocks chunk_first .. chunk_first + chunk_n */
+    uint8_t *chunk;        /* blocks chunk_first .. chunk_first + chunk_n */
     uint64_t chunk_blocks; /* capacity in blocks */
+    size_t chunk_cap;      /* bytes allocated at chunk */
     uint64_t chunk_first;
     uint64_t chunk_n;
     uint64_t block; /* the current block */
@@ -72,6 +81,9 @@ struct table_source {
     size_t next_part;
     size_t read_bytes;
     sst_footer sum;
+    /* table_source_on_release's hook, or NULL. */
+    void (*release_fn)(void *ctx);
+    void *release_ctx;
 };
 
 static int source_next(merge_source *s, sp_error *err);
@@ -195,11 +207,26 @@ static int open_part(table_source *t, size_t k, sp_error *err) {
     p->shard_of = t->set;
     p->shard_i = k;
     table_source_set_range(p, t->lo, t->lo_len, t->hi, t->hi_len);
+    table_source_on_release(p, t->release_fn, t->release_ctx);
     t->part = p;
     return 0;
 }
 
+void table_source_on_release(table_source *t, void (*fn)(void *ctx), void *ctx) {
+    if (t->part)
+        table_source_on_release(t->part, fn, ctx);
+    t->release_fn = fn;
+    t->release_ctx = ctx;
+}
+
+/* The memory of the blocks offered so far is about to go. */
+static void released(const table_source *t) {
+    if (t->release_fn)
+        t->release_fn(t->release_ctx);
+}
+
 static void close_part(table_source *t) {
+    released(t);
     t->failed |= table_source_failed(t->part);
     table_source_destroy(t->part);
     t->part = NULL;
@@ -242,7 +269,7 @@ void table_source_destroy(table_source *t) {
         return;
     table_source_destroy(t->part);
     table_set_free(t->set);
-    sp_chunk_destroy(&t->chunk);
+    free(t->chunk);
     sst_index_cursor_destroy(t->idx);
     sst_reader_close(t->r);
     free(t);
@@ -270,7 +297,7 @@ static int next_first_key(table_source *t, const uint8_t **key, uint32_t *klen, 
     return rc < 0 ? -1 : 0;
 }
 
-/* Maps (or reads) the chunk holding block i, checks block i and walks it,
+/* Reads the chunk holding block i, checks block i and walks it,
  * leaving it open at its start. The walk (block_iter_next checks that
  * every entry decodes and that keys increase) gives the counts a copy
  * needs; the block's last key is the walk's last. */
@@ -280,14 +307,24 @@ static int load_block(table_source *t, uint64_t i, sp_error *err) {
         uint64_t n = t->f->data_blocks - i;
         if (n > t->chunk_blocks)
             n = t->chunk_blocks;
+        if (t->chunk_n)
+            released(t);
         t->chunk_n = 0;
-        if (sp_chunk_fill(&t->chunk, sst_reader_fd(t->r), i * bs, (size_t)(n * bs),
-                          sst_reader_path(t->r), err))
+        size_t len = (size_t)(n * bs);
+        if (t->chunk_cap < len) {
+            free(t->chunk);
+            t->chunk_cap = 0;
+            if (!(t->chunk = malloc(len)))
+                return sp_errorf(err, "%s: out of memory for a %zu-byte read buffer",
+                                 sst_reader_path(t->r), len);
+            t->chunk_cap = len;
+        }
+        if (sp_pread_exact(sst_reader_fd(t->r), t->chunk, len, i * bs, sst_reader_path(t->r), err))
             return -1;
         t->chunk_first = i;
         t->chunk_n = n;
     }
-    const uint8_t *data = t->chunk.data + (i - t->chunk_first) * bs;
+    const uint8_t *data = t->chunk + (i - t->chunk_first) * bs;
     /* Blocks are loaded in order, each once: the cursor is at block i. */
     const uint8_t *first;
     uint32_t first_len;
@@ -311,7 +348,10 @@ static int load_block(table_source *t, uint64_t i, sp_error *err) {
                          "block's last",
                          sst_reader_path(t->r), (unsigned long long)i,
                          (unsigned long long)(i * bs));
-    sp_error e = {0};
+    /* Cleared, not zeroed: all 1 KiB of it, every block (and in step,
+     * every record), was 6% of a merge's instructions (callgrind). */
+    sp_error e;
+    sp_error_clear(&e);
     block_iter_init(&t->it, &t->v);
     int rc;
     while ((rc = block_iter_next(&t->it, "", &e)) == 1) {
@@ -349,7 +389,8 @@ static int step(table_source *t, uint64_t from, sp_error *err) {
         return 0;
     for (;;) {
         if (t->loaded) {
-            sp_error e = {0};
+            sp_error e;
+            sp_error_clear(&e);
             int rc = block_iter_next(&t->it, "", &e);
             if (rc < 0)
                 return sst_reader_block_error(t->r, t->block, &e, err);

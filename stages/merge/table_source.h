@@ -3,8 +3,8 @@
  * (stages/sort/merge.h), with what the table merge needs to copy a block
  * whole instead of its records.
  *
- * Blocks are mapped (or read) in chunks of consecutive blocks
- * (stages/common/chunk_map.h), each checked in full (checksum, trailer,
+ * Blocks are read in chunks of consecutive blocks into one reused buffer,
+ * each checked in full (checksum, trailer,
  * restart points, its first key against the index) and walked once before
  * any of its records is used, which also gives its last key and its record
  * and byte counts: a block is either passed on record by record or copied
@@ -58,10 +58,15 @@ typedef struct table_source_block {
     uint32_t first_len, last_len;
     uint64_t records, key_bytes, value_bytes;
     int fd;              /* the table's */
-    const uint8_t *data; /* its checked bytes, until the source moves on */
+    const uint8_t *data; /* its checked bytes, until the release hook is called */
 } table_source_block;
 
 bool table_source_at_block_start(const table_source *t, table_source_block *b);
+/* fn(ctx) is called before the source releases or reuses the memory of
+ * blocks it offered (a chunk left behind, a set's shard closed), for a
+ * caller that holds on to their bytes after the call that took them (the
+ * writer's pending copies): it cannot fail. A table set: each shard. */
+void table_source_on_release(table_source *t, void (*fn)(void *ctx), void *ctx);
 /* Skips the rest of the current block (copied whole by the caller) and
  * moves to the first record of the next one: 1, 0 past the end, -1. */
 int table_source_skip_block(table_source *t, sp_error *err);

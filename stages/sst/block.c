@@ -189,6 +189,21 @@ void block_iter_init(block_iter *it, const block_view *v) {
     it->value_len = 0;
 }
 
+/* Whether e's key (the current key's first e->shared bytes, then e's
+ * suffix) sorts after the current key. A writer stores the longest shared
+ * prefix, so the keys differ at the suffix's first byte, which decides
+ * without a call to memcmp; a shorter prefix, which the format allows, is
+ * compared in full. */
+static inline bool sorts_after(const block_iter *it, const entry *e) {
+    uint32_t rest = it->key_len - e->shared;
+    if (rest == 0)
+        return true; /* the current key is a proper prefix: e's suffix is not empty */
+    uint8_t a = e->suffix[0], b = it->key[e->shared];
+    if (a != b)
+        return a > b;
+    return sp_key_cmp(e->suffix, e->unshared, it->key + e->shared, rest) > 0;
+}
+
 int block_iter_next(block_iter *it, const char *what, sp_error *err) {
     const block_view *v = it->v;
     if (it->index == v->n_records) {
@@ -207,8 +222,7 @@ int block_iter_next(block_iter *it, const char *what, sp_error *err) {
         (e.shared != 0 || r >= v->n_restarts || restart_at(v, r) != it->pos))
         return sp_errorf(err, "%s: restart points disagree with the entries at byte %u", what,
                          it->pos);
-    if (it->index > 0 &&
-        sp_key_cmp(e.suffix, e.unshared, it->key + e.shared, it->key_len - e.shared) <= 0)
+    if (it->index > 0 && !sorts_after(it, &e))
         return sp_errorf(err, "%s: keys out of order at record %u (byte %u of the block)", what,
                          it->index, it->pos);
     memcpy(it->key + e.shared, e.suffix, e.unshared);

@@ -81,7 +81,7 @@ static inline const uint8_t *sst_get_varint(const uint8_t *p, const uint8_t *end
 
 /* Reads a varint that must fit 32 bits. */
 static inline const uint8_t *sst_get_varint32(const uint8_t *p, const uint8_t *end, uint32_t *v) {
-    uint64_t r;
+    uint64_t r; /* one byte, the common case, without the loop: see sst_get_varint */
     p = sst_get_varint(p, end, SST_VARINT32_MAX, &r);
     if (!p || r > UINT32_MAX)
         return NULL;

@@ -367,7 +367,8 @@ int sst_reader_check_block(const sst_reader *r, uint64_t i, const uint8_t *data,
 
 int sst_reader_check_block_key(const sst_reader *r, uint64_t i, const uint8_t *data,
                                const uint8_t *first, uint32_t flen, block_view *v, sp_error *err) {
-    sp_error e = {0};
+    sp_error e; /* cleared, not zeroed: every block of a walk comes here */
+    sp_error_clear(&e);
     if (block_open(v, data, r->footer.block_size, "", &e))
         return sst_reader_block_error(r, i, &e, err);
     block_iter it;

@@ -55,7 +55,7 @@ sp_sink table_writer_sink(table_writer *w);
 typedef struct table_block_copy {
     int fd;               /* the table it comes from */
     uint64_t offset;      /* its offset there, a multiple of block_size */
-    const uint8_t *data;  /* its bytes (checked by the caller), valid during the call */
+    const uint8_t *data;  /* its bytes (checked by the caller): see table_writer_flush_copies */
     const uint8_t *first; /* its first and last key */
     uint32_t first_len;
     const uint8_t *last;
@@ -66,12 +66,18 @@ typedef struct table_block_copy {
 /*
  * Appends a block (the same block size, values within this table's bound:
  * the caller checked it) after the block being filled, which is finished
- * first. Its bytes go into the write batch; where the file system shares
- * extents, blocks consecutive in the source are instead shared with one
- * FICLONERANGE (see table_writer.c). Its first key must sort after the
- * last key added.
+ * first. Its bytes are written from c->data, which must stay as it is
+ * until table_writer_flush_copies (or table_writer_finish) returns; where
+ * the file system shares extents, blocks consecutive in the source are
+ * instead shared with one FICLONERANGE (see table_writer.c). Its first key
+ * must sort after the last key added.
  */
 int table_writer_copy_block(table_writer *w, const table_block_copy *c, sp_error *err);
+/* Writes the copied blocks' bytes still to be written from the caller's
+ * memory, which the caller is about to release or reuse. Made to be
+ * called from a hook that cannot fail (table_source_on_release): a failure
+ * is kept and returned by the writer's next call. */
+void table_writer_flush_copies(table_writer *w);
 /* Writes index and footer, fsyncs and renames into place. */
 int table_writer_finish(table_writer *w, sp_error *err);
 const table_stats *table_writer_stats(const table_writer *w);

@@ -3,7 +3,8 @@
  * process fail, so tests can watch sstpipe meet a full or failing disk at
  * every write, fsync and rename it makes.
  *
- * It wraps write, pwrite, "clone" (ioctl FICLONERANGE: merge sharing blocks), fsync,
+ * It wraps write (and writev, counted as "write": the table writer's gathered
+ * writes), pwrite, "clone" (ioctl FICLONERANGE: merge sharing blocks), fsync,
  * fdatasync, rename, renameat(2), ftruncate and close; "open", the calls that create a file (open
  * and openat with O_CREAT or O_TMPFILE, mkstemp, mkostemp); linkat (and link); symlink (and
  * symlinkat); mkdir (and mkdirat); sync_file_range; and "stdio", the writes
@@ -54,6 +55,7 @@
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 enum op {
@@ -89,6 +91,7 @@ static const struct {
                {"EFBIG", EFBIG},   {"SIGKILL", -SIGKILL}, {"SIGSTOP", -SIGSTOP}};
 
 static ssize_t (*real_write)(int, const void *, size_t);
+static ssize_t (*real_writev)(int, const struct iovec *, int);
 static ssize_t (*real_pwrite)(int, const void *, size_t, off_t);
 static ssize_t (*real_pread)(int, void *, size_t, off_t);
 static int (*real_fsync)(int);
@@ -173,6 +176,7 @@ static void parse_fault(const char *spec) {
 
 static void shim_setup(void) {
     real_write = next_symbol("write");
+    real_writev = next_symbol("writev");
     real_pwrite = next_symbol("pwrite");
     real_pread = next_symbol("pread");
     real_fsync = next_symbol("fsync");
@@ -297,6 +301,10 @@ static bool hit_rename(enum op op, int olddirfd, const char *oldpath, int newdir
 
 ssize_t write(int fd, const void *buf, size_t n) {
     return hit_fd(OP_WRITE, fd) ? -1 : real_write(fd, buf, n);
+}
+
+ssize_t writev(int fd, const struct iovec *iov, int n) {
+    return hit_fd(OP_WRITE, fd) ? -1 : real_writev(fd, iov, n);
 }
 
 ssize_t pwrite(int fd, const void *buf, size_t n, off_t off) {

@@ -2,7 +2,8 @@
  * test_sst_block.c: one data block, built and read back (block.h), and the
  * record-fits-a-block rule (format.h): exact fills, one byte too many,
  * restart boundaries, lookups of present and absent keys, and damaged
- * blocks that must be refused rather than read.
+ * blocks that must be refused rather than read (keys out of order under a
+ * matching checksum among them).
  */
 #include "stages/sst/block.h"
 #include "stages/sst/format.h"
@@ -279,6 +280,94 @@ static void test_damaged_blocks_are_refused(void **state) {
     free(blk);
 }
 
+/* An entry of a block made by hand: shared prefix length, suffix, value. */
+typedef struct hand_entry {
+    uint32_t shared;
+    const char *suffix, *value;
+} hand_entry;
+
+static void put_u32(uint8_t *p, uint32_t v) {
+    for (int i = 0; i < 4; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+/* A block of these n entries (all lengths under 128: one-byte varints),
+ * restart points at every SST_RESTART_INTERVAL-th, sealed: the bytes a
+ * writer would make whatever the keys' order. */
+static uint8_t *hand_block(uint32_t bs, const hand_entry *e, uint32_t n) {
+    uint8_t *blk = calloc(1, bs);
+    assert_non_null(blk);
+    uint32_t pos = 0, n_restarts = 0, restarts[8];
+    for (uint32_t i = 0; i < n; i++) {
+        if (i % SST_RESTART_INTERVAL == 0)
+            restarts[n_restarts++] = pos;
+        uint32_t ul = (uint32_t)strlen(e[i].suffix), vl = (uint32_t)strlen(e[i].value);
+        blk[pos++] = (uint8_t)e[i].shared;
+        blk[pos++] = (uint8_t)ul;
+        blk[pos++] = (uint8_t)vl;
+        memcpy(blk + pos, e[i].suffix, ul);
+        memcpy(blk + pos + ul, e[i].value, vl);
+        pos += ul + vl;
+    }
+    uint8_t *t = blk + bs - SST_BLOCK_TRAILER_FIXED - 4 * n_restarts;
+    for (uint32_t i = 0; i < n_restarts; i++, t += 4)
+        put_u32(t, restarts[i]);
+    put_u32(t, pos);
+    put_u32(t + 4, n);
+    put_u32(t + 8, n_restarts);
+    reseal(blk, bs);
+    return blk;
+}
+
+/* Walks a hand-made block: 0 when every record came back, else -1 with
+ * the walk's error in err. */
+static int walk(const uint8_t *blk, uint32_t bs, sp_error *err) {
+    block_view v;
+    assert_int_equal(block_open(&v, blk, bs, "blk", err), 0);
+    block_iter it;
+    block_iter_init(&it, &v);
+    int rc;
+    while ((rc = block_iter_next(&it, "blk", err)) == 1)
+        ;
+    return rc;
+}
+
+/* A block whose checksum matches but whose keys do not increase (what a
+ * buggy writer makes) is refused by the walk every reader and merge make,
+ * wherever the keys differ: at the first byte after the shared prefix
+ * (where a writer's longest shared prefix makes keys differ), further on
+ * (a shorter shared prefix, which the format allows), or nowhere. */
+static void test_keys_out_of_order_are_refused(void **state) {
+    (void)state;
+    const uint32_t bs = 512;
+    const hand_entry bad[][2] = {
+        {{0, "b", "1"}, {0, "a", "2"}},    /* "b" then "a" */
+        {{0, "ab", "1"}, {0, "aa", "2"}},  /* equal first bytes: "ab" then "aa" */
+        {{0, "abc", "1"}, {2, "a", "2"}},  /* "abc" then "aba" */
+        {{0, "ab", "1"}, {1, "b", "2"}},   /* "ab" twice */
+        {{0, "abc", "1"}, {0, "ab", "2"}}, /* a proper prefix after its key */
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        uint8_t *blk = hand_block(bs, bad[i], 2);
+        sp_error err = {0};
+        assert_int_equal(walk(blk, bs, &err), -1);
+        assert_non_null(strstr(err.msg, "keys out of order at record 1"));
+        free(blk);
+    }
+    const hand_entry good[][2] = {
+        {{0, "a", "1"}, {0, "b", "2"}},    /* "a" then "b" */
+        {{0, "ab", "1"}, {2, "c", "2"}},   /* the key before is a proper prefix */
+        {{0, "ab", "1"}, {0, "abc", "2"}}, /* the same, no prefix shared */
+        {{0, "abc", "1"}, {1, "bd", "2"}}, /* "abc" then "abd", a shorter prefix */
+    };
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        uint8_t *blk = hand_block(bs, good[i], 2);
+        sp_error err = {0};
+        assert_int_equal(walk(blk, bs, &err), 0);
+        free(blk);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fit_rule),
@@ -287,6 +376,7 @@ int main(void) {
         cmocka_unit_test(test_restart_boundaries),
         cmocka_unit_test(test_reset_reuses_builder),
         cmocka_unit_test(test_damaged_blocks_are_refused),
+        cmocka_unit_test(test_keys_out_of_order_are_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
