@@ -203,7 +203,7 @@ def only(a, run, sstpipe, data, files):
         "sections": "cluster (the local 2-task cluster build against build, per-task costs, "
                     "the all-Wikipedias model, the planner's picks)", "date": started,
         "command": " ".join(sys.argv), "reps": a.reps, "load_at_start": load0,
-        "load_at_end": os.getloadavg()})
+        "load_at_end": os.getloadavg(), "machine": run.machine(data)})
     res["cluster"]["date"] = started
     print("\n".join(run.report.table_lines(new)))
     run.write_json(a, res)
