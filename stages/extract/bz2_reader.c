@@ -653,7 +653,11 @@ ssize_t bz2_reader_read(bz2_reader *r, void *buf, size_t n, sp_error *err) {
             next_segment(r);
         }
     }
-    if (r->error.set)
+    /* The bytes decoded before an error go out first, as a read(2) gives
+     * what it read before failing, so that the parser sees all the data
+     * there was whatever the size of the reads; the next call fails (the
+     * error stays set). */
+    if (r->error.set && got == 0)
         return sp_errorf(err, "%s", r->error.msg);
     return (ssize_t)got;
 }

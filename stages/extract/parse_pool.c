@@ -558,11 +558,19 @@ static void blame_damage(pool *p, uint8_t *buf, sp_error *err) {
     }
 }
 
+static int parse_inline(pool *p, chunk_slot *cur, bool *eof, sp_error *err);
+
 /* The source failed after read_end bytes: the chunks before come first,
- * unless their error is one the damage explains. */
-static int source_failed(pool *p, const sp_error *damage, sp_error *err) {
-    if (drain(p, err) == 0 || (p->xml_failed && strcmp(source_format(p->a->src), "none") &&
-                               p->read_end <= p->failed_end + EXTRACT_DAMAGE_LOOKAHEAD)) {
+ * then the bytes read into cur, parsed here as one thread parses every
+ * byte it was given before the failure (so its pages ending there are
+ * handed on, whatever the size of the reads was); parse_inline's own read
+ * then fails again, a source's error being kept. Their error wins unless
+ * it is one the damage explains. */
+static int source_failed(pool *p, chunk_slot *cur, const sp_error *damage, sp_error *err) {
+    bool eof = false;
+    if (parse_inline(p, cur, &eof, err) == 0 ||
+        (p->xml_failed && strcmp(source_format(p->a->src), "none") &&
+         p->read_end <= p->failed_end + EXTRACT_DAMAGE_LOOKAHEAD)) {
         *err = *damage;
         p->xml_failed = false;
     }
@@ -799,7 +807,7 @@ static int pump(pool *p, sp_error *err) {
             sp_error damage = {0};
             ssize_t n = source_read(a->src, cur->in + cur->len, want, &damage);
             if (n < 0)
-                return source_failed(p, &damage, err);
+                return source_failed(p, cur, &damage, err);
             /* A multistream dump's streams begin on pages: once one has
              * begun (and the head is known), chunks are cut at stream
              * starts, and the scan moves to the workers, which check each

@@ -478,9 +478,13 @@ ssize_t source_read(source *s, void *buf, size_t n, sp_error *err) {
     uint8_t *p = buf;
     size_t got = frame_copy(sl->head, sl->head_len, &s->head_pos, p, n);
     while (got < n && !s->data_done) {
-        ssize_t r = data_read(s, p + got, n - got, err);
+        /* After some bytes, an error waits for the next call (the decoder
+         * fails again), so that the bytes before it go out first. */
+        sp_error later;
+        sp_error_clear(&later);
+        ssize_t r = data_read(s, p + got, n - got, got ? &later : err);
         if (r < 0)
-            return -1;
+            return got ? (ssize_t)got : -1;
         s->data_done = r == 0;
         got += (size_t)r;
     }
@@ -496,8 +500,12 @@ static ssize_t data_read(source *s, void *buf, size_t n, sp_error *err) {
         p[got++] = s->peek;
         s->have_peek = false;
     }
-    ssize_t r = own_read(s, p + got, n - got, err);
-    return r < 0 ? -1 : (ssize_t)got + r;
+    sp_error later; /* as in source_read: the peeked byte first */
+    sp_error_clear(&later);
+    ssize_t r = own_read(s, p + got, n - got, got ? &later : err);
+    if (r < 0)
+        return got ? (ssize_t)got : -1;
+    return (ssize_t)got + r;
 }
 
 uint64_t source_stream_start(const source *s) {
