@@ -26,6 +26,31 @@ set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 set(CPACK_DEBIAN_PACKAGE_RELEASE 1)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+# The libraries sstpipe loads on first use (stages/common/dynlib.h) are not
+# linked, so dpkg-shlibdeps cannot see them: the packages that own the
+# files this build found are named here, at their version here or later
+# (CPack adds what dpkg-shlibdeps finds to these).
+set(SSTPIPE_DLOPEN_DEPENDS)
+find_program(SSTPIPE_DPKG_QUERY dpkg-query)
+if(SSTPIPE_DPKG_QUERY)
+  foreach(lib SP_SONAME_LIBXML2 SP_SONAME_LIBARCHIVE SP_SONAME_LIBMICROHTTPD)
+    execute_process(COMMAND ${SSTPIPE_DPKG_QUERY} -S ${${lib}_FILE} OUTPUT_VARIABLE owner
+                    RESULT_VARIABLE rc ERROR_QUIET)
+    if(NOT rc EQUAL 0)
+      # usrmerge: dpkg may know the file under /lib rather than /usr/lib.
+      string(REGEX REPLACE "^/usr/lib/" "/lib/" alt ${${lib}_FILE})
+      execute_process(COMMAND ${SSTPIPE_DPKG_QUERY} -S ${alt} OUTPUT_VARIABLE owner
+                      RESULT_VARIABLE rc ERROR_QUIET)
+    endif()
+    if(rc EQUAL 0 AND owner MATCHES "^([^:, ]+)")
+      set(pkg ${CMAKE_MATCH_1})
+      execute_process(COMMAND ${SSTPIPE_DPKG_QUERY} -W -f \${Version} ${pkg}
+                      OUTPUT_VARIABLE version ERROR_QUIET)
+      list(APPEND SSTPIPE_DLOPEN_DEPENDS "${pkg} (>= ${version})")
+    endif()
+  endforeach()
+endif()
+string(REPLACE ";" ", " CPACK_DEBIAN_PACKAGE_DEPENDS "${SSTPIPE_DLOPEN_DEPENDS}")
 # Binaries stripped, as Debian ships them; root owns every file.
 set(CPACK_STRIP_FILES ON)
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)

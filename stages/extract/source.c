@@ -32,6 +32,7 @@
 
 #include "stages/common/cli.h"
 #include "stages/common/cores.h"
+#include "stages/common/dynlib.h"
 #include "stages/extract/bz2_reader.h"
 #include "stages/extract/source_command.h"
 #include "stages/extract/source_queue.h"
@@ -161,6 +162,37 @@ static int read_failed(source *s, sp_error *err) {
 
 /* ------------------------------------------------------------ libarchive */
 
+/* libarchive, loaded by the first source that needs it
+ * (stages/common/dynlib.h): it brings libxml2 and more, which commands
+ * that read no dump should not load. */
+static struct {
+    __typeof__(archive_read_new) *archive_read_new;
+    __typeof__(archive_read_support_filter_all) *archive_read_support_filter_all;
+    __typeof__(archive_read_support_format_raw) *archive_read_support_format_raw;
+    __typeof__(archive_read_support_format_empty) *archive_read_support_format_empty;
+    __typeof__(archive_read_open) *archive_read_open;
+    __typeof__(archive_filter_name) *archive_filter_name;
+    __typeof__(archive_read_next_header) *archive_read_next_header;
+    __typeof__(archive_error_string) *archive_error_string;
+    __typeof__(archive_read_data) *archive_read_data;
+    __typeof__(archive_read_free) *archive_read_free;
+    __typeof__(archive_set_error) *archive_set_error;
+} la;
+static const sp_dynsym la_syms[] = {
+    SP_DYNSYM(la, archive_read_new),
+    SP_DYNSYM(la, archive_read_support_filter_all),
+    SP_DYNSYM(la, archive_read_support_format_raw),
+    SP_DYNSYM(la, archive_read_support_format_empty),
+    SP_DYNSYM(la, archive_read_open),
+    SP_DYNSYM(la, archive_filter_name),
+    SP_DYNSYM(la, archive_read_next_header),
+    SP_DYNSYM(la, archive_error_string),
+    SP_DYNSYM(la, archive_read_data),
+    SP_DYNSYM(la, archive_read_free),
+    SP_DYNSYM(la, archive_set_error),
+};
+static sp_dynlib libarchive = SP_DYNLIB(SP_SONAME_LIBARCHIVE, la_syms);
+
 static la_ssize_t on_read(struct archive *a, void *ctx, const void **buf) {
     source *s = ctx;
     *buf = s->block;
@@ -171,7 +203,7 @@ static la_ssize_t on_read(struct archive *a, void *ctx, const void **buf) {
     }
     ssize_t r = read_block(s, 0);
     if (r < 0) {
-        archive_set_error(a, s->read_errno, "read failed");
+        la.archive_set_error(a, s->read_errno, "read failed");
         return ARCHIVE_FATAL;
     }
     return r;
@@ -181,27 +213,30 @@ static la_ssize_t on_read(struct archive *a, void *ctx, const void **buf) {
 static int archive_fail(source *s, sp_error *err) {
     if (s->read_errno)
         return read_failed(s, err);
-    const char *why = archive_error_string(s->a);
+    const char *why = la.archive_error_string(s->a);
     return sp_errorf(err, "%s: corrupt or truncated %s data near compressed byte %llu (%s)",
                      s->name, source_format(s), (unsigned long long)s->offset,
                      why ? why : "no detail");
 }
 
 static int archive_start(source *s, sp_error *err) {
-    s->a = archive_read_new();
+    sp_error why = {0};
+    if (sp_dynlib_load(&libarchive, &why))
+        return sp_errorf(err, "%s: %s", s->name, why.msg);
+    s->a = la.archive_read_new();
     if (!s->a)
         return sp_errorf(err, "%s: out of memory", s->name);
     /* ARCHIVE_WARN only says some rare filters would need an external
      * program; the formats we care about are built in. */
-    archive_read_support_filter_all(s->a);
-    archive_read_support_format_raw(s->a);
-    archive_read_support_format_empty(s->a);
+    la.archive_read_support_filter_all(s->a);
+    la.archive_read_support_format_raw(s->a);
+    la.archive_read_support_format_empty(s->a);
     struct archive_entry *entry;
-    int rc = archive_read_open(s->a, s, NULL, on_read, NULL);
+    int rc = la.archive_read_open(s->a, s, NULL, on_read, NULL);
     if (rc == ARCHIVE_OK) {
-        const char *format = archive_filter_name(s->a, 0);
+        const char *format = la.archive_filter_name(s->a, 0);
         snprintf(s->format, sizeof s->format, "%s", format ? format : "unknown");
-        rc = archive_read_next_header(s->a, &entry);
+        rc = la.archive_read_next_header(s->a, &entry);
     }
     if (rc == ARCHIVE_OK)
         return 0;
@@ -217,7 +252,7 @@ static int archive_start(source *s, sp_error *err) {
 static ssize_t archive_read(source *s, void *buf, size_t n, sp_error *err) {
     if (s->at_end)
         return 0;
-    la_ssize_t r = archive_read_data(s->a, buf, n);
+    la_ssize_t r = la.archive_read_data(s->a, buf, n);
     if (r < 0)
         return archive_fail(s, err);
     if ((size_t)r < n)
@@ -542,7 +577,7 @@ void source_close(source *s) {
     if (s->wake_fd >= 0)
         close(s->wake_fd);
     if (s->a)
-        archive_read_free(s->a);
+        la.archive_read_free(s->a);
     if (s->z_live)
         inflateEnd(&s->z);
     if (s->fd > STDIN_FILENO)

@@ -15,6 +15,8 @@
  */
 #include "stages/extract/wikixml.h"
 
+#include "stages/common/dynlib.h"
+
 #include <errno.h>
 #include <libxml/globals.h>
 #include <libxml/parser.h>
@@ -25,6 +27,32 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* libxml2, loaded by the first wiki_parser_init (stages/common/dynlib.h):
+ * only the commands that parse a dump pay for loading it. */
+static struct {
+    __typeof__(xmlInitParser) *xmlInitParser;
+    __typeof__(xmlSetExternalEntityLoader) *xmlSetExternalEntityLoader;
+    __typeof__(xmlThrDefSetGenericErrorFunc) *xmlThrDefSetGenericErrorFunc;
+    __typeof__(xmlSetGenericErrorFunc) *xmlSetGenericErrorFunc;
+    __typeof__(xmlCreatePushParserCtxt) *xmlCreatePushParserCtxt;
+    __typeof__(xmlCtxtUseOptions) *xmlCtxtUseOptions;
+    __typeof__(xmlParseChunk) *xmlParseChunk;
+    __typeof__(xmlStopParser) *xmlStopParser;
+    __typeof__(xmlFreeParserCtxt) *xmlFreeParserCtxt;
+} xml;
+static const sp_dynsym xml_syms[] = {
+    SP_DYNSYM(xml, xmlInitParser),
+    SP_DYNSYM(xml, xmlSetExternalEntityLoader),
+    SP_DYNSYM(xml, xmlThrDefSetGenericErrorFunc),
+    SP_DYNSYM(xml, xmlSetGenericErrorFunc),
+    SP_DYNSYM(xml, xmlCreatePushParserCtxt),
+    SP_DYNSYM(xml, xmlCtxtUseOptions),
+    SP_DYNSYM(xml, xmlParseChunk),
+    SP_DYNSYM(xml, xmlStopParser),
+    SP_DYNSYM(xml, xmlFreeParserCtxt),
+};
+static sp_dynlib libxml2 = SP_DYNLIB(SP_SONAME_LIBXML2, xml_syms);
 
 enum {
     DEPTH_ROOT = 1,
@@ -108,7 +136,7 @@ static void fail(wiki_parser *p, long line, const char *fmt, ...) {
         va_end(ap);
         sp_errorf(&p->err, "%s: line %ld: %s", p->name, line, msg);
     }
-    xmlStopParser(p->ctxt);
+    xml.xmlStopParser(p->ctxt);
 }
 
 static void fail_xml(wiki_parser *p, long line, const char *msg) {
@@ -121,7 +149,7 @@ static void fail_xml(wiki_parser *p, long line, const char *msg) {
         if (*c == '\n' || *c == '\r')
             *c = ' ';
     sp_errorf(&p->err, "%s: XML error at line %ld: %s", p->name, line, one_line);
-    xmlStopParser(p->ctxt);
+    xml.xmlStopParser(p->ctxt);
 }
 
 static bool ns_wanted(const extract_options *f, long ns) {
@@ -169,7 +197,7 @@ static void end_page(wiki_parser *p) {
     if (page.skip != WIKI_KEEP)
         text_buffer_reset(p->text);
     if (p->on_page(p->on_page_ctx, &page, &p->err))
-        xmlStopParser(p->ctxt);
+        xml.xmlStopParser(p->ctxt);
 }
 
 static void end_ns(wiki_parser *p) {
@@ -287,7 +315,7 @@ static void on_characters(void *ctx, const xmlChar *ch, int len) {
         break;
     case CAPTURE_TEXT:
         if (text_buffer_append(p->text, ch, (size_t)len, &p->err))
-            xmlStopParser(p->ctxt);
+            xml.xmlStopParser(p->ctxt);
         break;
     }
 }
@@ -385,19 +413,24 @@ static void ignore_generic_error(void *ctx, const char *msg, ...) {
  * threads at once. The generic error handler is per thread in libxml2, so
  * the default for new threads is set as well. */
 static void setup_libxml2(void) {
-    xmlInitParser();
-    xmlSetExternalEntityLoader(refuse_external_entity);
-    xmlThrDefSetGenericErrorFunc(NULL, ignore_generic_error);
-    xmlSetGenericErrorFunc(NULL, ignore_generic_error);
+    xml.xmlInitParser();
+    xml.xmlSetExternalEntityLoader(refuse_external_entity);
+    xml.xmlThrDefSetGenericErrorFunc(NULL, ignore_generic_error);
+    xml.xmlSetGenericErrorFunc(NULL, ignore_generic_error);
 }
 
 wiki_parser *wiki_parser_init(const char *name, const extract_options *filter, text_buffer *text,
                               wiki_page_fn on_page, void *ctx, sp_error *err) {
+    sp_error why = {0};
+    if (sp_dynlib_load(&libxml2, &why)) {
+        sp_errorf(err, "%s: %s", name, why.msg);
+        return NULL;
+    }
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, setup_libxml2);
     /* Threads that existed before the default was set keep libxml2's
      * printing handler; setting it again for this thread is cheap. */
-    xmlSetGenericErrorFunc(NULL, ignore_generic_error);
+    xml.xmlSetGenericErrorFunc(NULL, ignore_generic_error);
 
     wiki_parser *p = calloc(1, sizeof *p);
     if (!p || !(p->name = strdup(name))) {
@@ -422,7 +455,7 @@ wiki_parser *wiki_parser_init(const char *name, const extract_options *filter, t
     sax.externalSubset = on_doctype;
     sax.entityDecl = on_entity_decl;
     sax.serror = on_xml_error;
-    p->ctxt = xmlCreatePushParserCtxt(&sax, p, NULL, 0, p->name);
+    p->ctxt = xml.xmlCreatePushParserCtxt(&sax, p, NULL, 0, p->name);
     if (!p->ctxt) {
         sp_errorf(err, "%s: cannot create an XML parser", name);
         wiki_parser_destroy(p);
@@ -430,12 +463,12 @@ wiki_parser *wiki_parser_init(const char *name, const extract_options *filter, t
     }
     /* Deliberately without XML_PARSE_NOENT, DTDLOAD, DTDATTR or DTDVALID:
      * entities stay unexpanded and no DTD is fetched. */
-    xmlCtxtUseOptions(p->ctxt, XML_PARSE_NONET);
+    xml.xmlCtxtUseOptions(p->ctxt, XML_PARSE_NONET);
     return p;
 }
 
 static int parse(wiki_parser *p, const char *buf, int n, int terminate, sp_error *err) {
-    int rc = xmlParseChunk(p->ctxt, buf, n, terminate);
+    int rc = xml.xmlParseChunk(p->ctxt, buf, n, terminate);
     if (!p->err.set && rc != 0)
         sp_errorf(&p->err, "%s: XML error at line %ld: libxml2 error %d", p->name, current_line(p),
                   rc);
@@ -474,7 +507,7 @@ int wiki_parser_finish(wiki_parser *p, sp_error *err) {
     /* Taken before the last parse, which drops libxml2's buffer on an
      * error. */
     long last_line = end_line(p);
-    xmlParseChunk(p->ctxt, NULL, 0, 1);
+    xml.xmlParseChunk(p->ctxt, NULL, 0, 1);
     /* libxml2 holds back the last bytes fed until it knows more follow, so
      * an error in them, such as a bad reference in the last page, may only
      * surface now: it is the document's first error, and the depth left
@@ -508,7 +541,7 @@ void wiki_parser_destroy(wiki_parser *p) {
     if (!p)
         return;
     if (p->ctxt)
-        xmlFreeParserCtxt(p->ctxt);
+        xml.xmlFreeParserCtxt(p->ctxt);
     free(p->name);
     free(p);
 }

@@ -14,6 +14,8 @@
  */
 #include "stages/serve/serve_http.h"
 
+#include "stages/common/dynlib.h"
+
 #include <microhttpd.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -22,6 +24,30 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+/* libmicrohttpd, loaded when a server starts (stages/common/dynlib.h): it
+ * brings GnuTLS, which no other command should pay for loading. */
+static struct {
+    __typeof__(MHD_start_daemon) *MHD_start_daemon;
+    __typeof__(MHD_quiesce_daemon) *MHD_quiesce_daemon;
+    __typeof__(MHD_stop_daemon) *MHD_stop_daemon;
+    __typeof__(MHD_lookup_connection_value) *MHD_lookup_connection_value;
+    __typeof__(MHD_create_response_from_buffer) *MHD_create_response_from_buffer;
+    __typeof__(MHD_add_response_header) *MHD_add_response_header;
+    __typeof__(MHD_queue_response) *MHD_queue_response;
+    __typeof__(MHD_destroy_response) *MHD_destroy_response;
+} mhd;
+static const sp_dynsym mhd_syms[] = {
+    SP_DYNSYM(mhd, MHD_start_daemon),
+    SP_DYNSYM(mhd, MHD_quiesce_daemon),
+    SP_DYNSYM(mhd, MHD_stop_daemon),
+    SP_DYNSYM(mhd, MHD_lookup_connection_value),
+    SP_DYNSYM(mhd, MHD_create_response_from_buffer),
+    SP_DYNSYM(mhd, MHD_add_response_header),
+    SP_DYNSYM(mhd, MHD_queue_response),
+    SP_DYNSYM(mhd, MHD_destroy_response),
+};
+static sp_dynlib libmicrohttpd = SP_DYNLIB(SP_SONAME_LIBMICROHTTPD, mhd_syms);
 
 struct serve_http {
     struct MHD_Daemon *daemon;
@@ -62,23 +88,25 @@ static void on_log(void *cls, const char *fmt, va_list ap) {
 }
 
 static const char *param(void *ctx, const char *name) {
-    return MHD_lookup_connection_value(ctx, MHD_GET_ARGUMENT_KIND, name);
+    return mhd.MHD_lookup_connection_value(ctx, MHD_GET_ARGUMENT_KIND, name);
 }
 
 static struct MHD_Response *make_response(serve_reply *rep) {
     switch (rep->kind) {
     case SERVE_BODY_TABLE:
         /* The request holds the table until it completes. */
-        return MHD_create_response_from_buffer(rep->len, (void *)rep->body, MHD_RESPMEM_PERSISTENT);
+        return mhd.MHD_create_response_from_buffer(rep->len, (void *)rep->body,
+                                                   MHD_RESPMEM_PERSISTENT);
     case SERVE_BODY_FREE: {
         struct MHD_Response *r =
-            MHD_create_response_from_buffer(rep->len, (void *)rep->body, MHD_RESPMEM_MUST_FREE);
+            mhd.MHD_create_response_from_buffer(rep->len, (void *)rep->body, MHD_RESPMEM_MUST_FREE);
         if (r)
             rep->kind = SERVE_BODY_COPY; /* handed over */
         return r;
     }
     default:
-        return MHD_create_response_from_buffer(rep->len, (void *)rep->body, MHD_RESPMEM_MUST_COPY);
+        return mhd.MHD_create_response_from_buffer(rep->len, (void *)rep->body,
+                                                   MHD_RESPMEM_MUST_COPY);
     }
 }
 
@@ -118,14 +146,14 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     if (!resp)
         return MHD_NO;
     enum MHD_Result ok =
-        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, rep.content_type);
+        mhd.MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, rep.content_type);
     if (ok == MHD_YES && rep.allow)
-        ok = MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, rep.allow);
+        ok = mhd.MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, rep.allow);
     if (ok == MHD_YES && atomic_load_explicit(&s->draining, memory_order_relaxed))
-        ok = MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
+        ok = mhd.MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
     if (ok == MHD_YES)
-        ok = MHD_queue_response(c, rep.status, resp);
-    MHD_destroy_response(resp);
+        ok = mhd.MHD_queue_response(c, rep.status, resp);
+    mhd.MHD_destroy_response(resp);
     return ok;
 }
 
@@ -147,6 +175,10 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
 
 serve_http *serve_http_start(const serve_http_options *o, serve_holder *holder,
                              const serve_handler *handler, sp_error *err) {
+    if (sp_dynlib_load(&libmicrohttpd, err)) {
+        close(o->listen_fd);
+        return NULL;
+    }
     serve_http *s = calloc(1, sizeof *s);
     if (!s) {
         close(o->listen_fd);
@@ -160,7 +192,7 @@ serve_http *serve_http_start(const serve_http_options *o, serve_holder *holder,
     /* ITC: MHD_quiesce_daemon needs it to wake the workers. */
     unsigned flags =
         MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC | MHD_USE_ERROR_LOG;
-    s->daemon = MHD_start_daemon(
+    s->daemon = mhd.MHD_start_daemon(
         flags, 0, NULL, NULL, on_request, s, MHD_OPTION_LISTEN_SOCKET, o->listen_fd,
         MHD_OPTION_THREAD_POOL_SIZE, (unsigned)o->threads, MHD_OPTION_CONNECTION_LIMIT,
         (unsigned)o->max_connections, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)o->timeout_s,
@@ -180,7 +212,7 @@ serve_http *serve_http_start(const serve_http_options *o, serve_holder *holder,
 
 long serve_http_drain(serve_http *s, unsigned timeout_s) {
     atomic_store(&s->draining, true);
-    MHD_socket fd = MHD_quiesce_daemon(s->daemon);
+    MHD_socket fd = mhd.MHD_quiesce_daemon(s->daemon);
     if (fd != MHD_INVALID_SOCKET)
         close(fd);
     /* A short sleep between looks: the workers finish on their own and
@@ -190,7 +222,7 @@ long serve_http_drain(serve_http *s, unsigned timeout_s) {
     while (atomic_load(in_flight) > 0 && now_ns() < deadline)
         nanosleep(&(struct timespec){.tv_nsec = 2000000}, NULL);
     long left = (long)atomic_load(in_flight);
-    MHD_stop_daemon(s->daemon);
+    mhd.MHD_stop_daemon(s->daemon);
     s->daemon = NULL;
     return left;
 }
@@ -199,6 +231,6 @@ void serve_http_destroy(serve_http *s) {
     if (!s)
         return;
     if (s->daemon)
-        MHD_stop_daemon(s->daemon);
+        mhd.MHD_stop_daemon(s->daemon);
     free(s);
 }

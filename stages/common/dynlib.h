@@ -1,0 +1,62 @@
+/*
+ * dynlib.h: a shared library loaded the first time it is needed, not when
+ * the process starts.
+ *
+ * Three of sstpipe's libraries are heavy to load: libxml2 (which brings
+ * ICU and libstdc++), libarchive (which brings libxml2 again, nettle, acl
+ * and lz4) and libmicrohttpd (which brings GnuTLS and p11-kit, whose
+ * constructors read system configuration). Linked as usual, every process
+ * loads all of them before main: about 11 ms of a 15 ms `sstpipe merge`,
+ * `get` or `verify` start on the machines we measure, for libraries those
+ * commands never call. Each is used by one file (wikixml.c, source.c,
+ * serve_http.c), which reaches it through a table of function pointers that
+ * sp_dynlib_load fills from dlopen the first time a parser, an archive
+ * reader or a server is made. The pointers are declared with __typeof__ of
+ * the library's own prototypes, so the compiler still checks every call.
+ *
+ * The library is opened by the SONAME of the one the build found
+ * (SP_SONAME_* from CMakeLists.txt), so the ABI is the one compiled
+ * against; the Debian package depends on its package explicitly, since
+ * dpkg-shlibdeps sees only linked libraries.
+ */
+#ifndef SSTPIPE_COMMON_DYNLIB_H
+#define SSTPIPE_COMMON_DYNLIB_H
+
+#include "stages/common/error.h"
+
+#include <stddef.h>
+
+/* One function to resolve: its name and where its address goes. */
+typedef struct sp_dynsym {
+    const char *name;
+    void **addr;
+} sp_dynsym;
+
+/* A library and the functions taken from it; a static object of the file
+ * that uses it, initialized with SP_DYNLIB. Loading is once per process;
+ * it never unloads. */
+typedef struct sp_dynlib {
+    const char *soname;
+    const sp_dynsym *syms;
+    size_t n_syms;
+    int state;     /* 0 not tried, 1 loaded, -1 failed (see dynlib.c) */
+    char why[512]; /* the failure, repeated to every later caller */
+} sp_dynlib;
+
+/* In an sp_dynsym array: the function f, into the member of table t that
+ * is named like it. */
+#define SP_DYNSYM(t, f)                                                                            \
+    { #f, (void **)&(t).f }
+#define SP_DYNLIB(soname, syms)                                                                    \
+    { (soname), (syms), sizeof(syms) / sizeof((syms)[0]), 0, "" }
+
+/*
+ * Loads lib and fills every address of its table, the first time; after
+ * that returns at once. 0 when every function is there; -1 and an error
+ * naming the library and what dlopen or dlsym said otherwise (then its
+ * table must not be used). Thread-safe: any number of threads may call it
+ * at once, and the table is complete before any of them returns 0.
+ */
+int sp_dynlib_load(sp_dynlib *lib, sp_error *err);
+
+#endif
