@@ -11,7 +11,7 @@
 static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static int load_locked(sp_dynlib *lib) {
-    void *h = dlopen(lib->soname, RTLD_NOW | RTLD_LOCAL);
+    void *h = lib->handle = dlopen(lib->soname, RTLD_NOW | RTLD_LOCAL);
     if (!h) {
         snprintf(lib->why, sizeof lib->why, "cannot load %s: %s", lib->soname, dlerror());
         return -1;

@@ -39,6 +39,7 @@ typedef struct sp_dynlib {
     const char *soname;
     const sp_dynsym *syms;
     size_t n_syms;
+    void *handle;  /* dlopen's, kept for the life of the process */
     int state;     /* 0 not tried, 1 loaded, -1 failed (see dynlib.c) */
     char why[512]; /* the failure, repeated to every later caller */
 } sp_dynlib;
@@ -47,8 +48,8 @@ typedef struct sp_dynlib {
  * is named like it. */
 #define SP_DYNSYM(t, f)                                                                            \
     { #f, (void **)&(t).f }
-#define SP_DYNLIB(soname, syms)                                                                    \
-    { (soname), (syms), sizeof(syms) / sizeof((syms)[0]), 0, "" }
+#define SP_DYNLIB(soname_, syms_)                                                                  \
+    {.soname = (soname_), .syms = (syms_), .n_syms = sizeof(syms_) / sizeof((syms_)[0])}
 
 /*
  * Loads lib and fills every address of its table, the first time; after
