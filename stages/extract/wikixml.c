@@ -18,6 +18,7 @@
 #include "stages/common/dynlib.h"
 
 #include <errno.h>
+#include <libxml/chvalid.h>
 #include <libxml/globals.h>
 #include <libxml/parser.h>
 #include <libxml/parserInternals.h>
@@ -88,6 +89,13 @@ struct wiki_parser {
     /* The document line of the root start tag (fragment mode), which the
      * fragment's parser read from the head on its line 1. */
     long root_line;
+    /* libxml2's line count and read position (an input offset, see
+     * input_offset) as the latest xmlParseChunk began: cdata_error_line. */
+    long sync_line;
+    uint64_t sync_at;
+    /* With a CDATA section open: the input offset up to which its bytes
+     * are checked (check_open_cdata). */
+    uint64_t cdata_checked;
 
     int depth;
     capture capture;
@@ -110,6 +118,21 @@ static long current_line(const wiki_parser *p) {
     return p->line_base + (p->ctxt && p->ctxt->input ? p->ctxt->input->line : 0);
 }
 
+static long count_lf(const xmlChar *c, size_t n) {
+    long lines = 0;
+    for (const xmlChar *end = c + n; (c = memchr(c, '\n', (size_t)(end - c))); c++)
+        lines++;
+    return lines;
+}
+
+/* The offset of at, a byte of libxml2's input buffer, in everything it was
+ * fed (converted to UTF-8 if the document is in another encoding), as
+ * xmlByteConsumed counts it: bytes dropped from the buffer's front plus
+ * the place in what is left. */
+static uint64_t input_offset(const xmlParserInput *in, const xmlChar *at) {
+    return (uint64_t)in->consumed + (uint64_t)(at - in->base);
+}
+
 /* The document line where the bytes fed so far end: libxml2's line at its
  * read position plus the line breaks it holds unread. Where libxml2 stops
  * reading depends on where the feeds were cut (a CDATA section is passed
@@ -119,9 +142,7 @@ static long end_line(const wiki_parser *p) {
     long line = current_line(p);
     if (!in || !in->cur)
         return line;
-    for (const xmlChar *c = in->cur; (c = memchr(c, '\n', (size_t)(in->end - c))); c++)
-        line++;
-    return line;
+    return line + count_lf(in->cur, (size_t)(in->end - in->cur));
 }
 
 /* Records an error about the document's content and stops the parser. */
@@ -362,10 +383,32 @@ static void keep_first_quoted_byte(char *msg) {
         at[strlen("Bytes: 0xHH")] = '\0';
 }
 
+/*
+ * The line of libxml2's error about a byte in a CDATA section that is not
+ * UTF-8 (or no XML character). libxml2 checks a section a block at a time
+ * (the rest of it once "]]>" is in its buffer, else 300 bytes a parse
+ * call) and at a bad byte moves its read position there without counting
+ * the line breaks on the way, so it names the line its block began on;
+ * where blocks begin depends on how the input was cut into feeds. Its count
+ * was right as the call began (sync_line at sync_at, still in the buffer:
+ * libxml2 drops consumed bytes only before that point), so the byte's own
+ * line is that plus the line breaks from there to it.
+ */
+static long cdata_error_line(const wiki_parser *p, long line) {
+    const xmlParserInput *in = p->ctxt->input;
+    uint64_t at = input_offset(in, in->cur);
+    if (p->sync_at < in->consumed || p->sync_at > at)
+        return line;
+    return p->sync_line + count_lf(in->base + (p->sync_at - in->consumed), at - p->sync_at);
+}
+
 static void on_xml_error(void *ctx, xmlErrorPtr e) {
     wiki_parser *p = ctx;
     if (e->level < XML_ERR_ERROR)
         return;
+    long line = e->line;
+    if (e->code == XML_ERR_INVALID_CHAR && p->ctxt && p->ctxt->instate == XML_PARSER_CDATA_SECTION)
+        line = cdata_error_line(p, e->line);
     char msg[512];
     snprintf(msg, sizeof msg, "%s", e->message ? e->message : "malformed XML");
     size_t n = strlen(msg);
@@ -386,7 +429,7 @@ static void on_xml_error(void *ctx, xmlErrorPtr e) {
         snprintf(msg + n, sizeof msg - n, " (not XML?)");
     if (!p->err.set)
         p->err_at_end = e->code == XML_ERR_DOCUMENT_END || e->code == XML_ERR_DOCUMENT_EMPTY;
-    fail_xml(p, p->line_base + e->line, msg);
+    fail_xml(p, p->line_base + line, msg);
 }
 
 /* Installed process-wide: nothing may ever be read from a file or URL on
@@ -467,8 +510,90 @@ wiki_parser *wiki_parser_init(const char *name, const extract_options *filter, t
     return p;
 }
 
+/* How many bytes at the start of s[0..n), CDATA section content, libxml2
+ * accepts, by its own rule (xmlCheckCdataPush): UTF-8 sequences of one to
+ * four bytes, by their lead byte, whose value is an XML character (so an
+ * overlong form of one passes, unlike sp_utf8_valid, which would refuse
+ * more than libxml2 does: a byte the two disagree on would be an error or
+ * not depending on where the feeds were cut). Stops at the first byte
+ * refused (*bad) or at a sequence that n cuts short. */
+static size_t cdata_ok(const uint8_t *s, size_t n, bool *bad) {
+    *bad = true;
+    size_t i = 0;
+    while (i < n) {
+        uint8_t c = s[i];
+        if (c < 0x80) {
+            if (c < 0x20 && c != '\t' && c != '\n' && c != '\r')
+                return i;
+            i++;
+            continue;
+        }
+        size_t len = (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 ? 4 : 0;
+        if (!len)
+            return i;
+        if (n - i < len) {
+            *bad = false;
+            return i;
+        }
+        uint32_t cp = c & (0x7fu >> len);
+        for (size_t k = 1; k < len; k++) {
+            if ((s[i + k] & 0xc0) != 0x80)
+                return i;
+            cp = cp << 6 | (s[i + k] & 0x3fu);
+        }
+        if (!xmlIsCharQ(cp))
+            return i;
+        i += len;
+    }
+    *bad = false;
+    return n;
+}
+
+/*
+ * With a CDATA section open after a parse call, libxml2 holds its bytes
+ * from the read position on (had "]]>" been among them, the section would
+ * be closed) and checks them only as it passes them on, 300 bytes a call:
+ * whether it ever reaches a bad byte of a section left open, and when,
+ * depends on how many feeds brought the bytes. So they are checked here as
+ * they arrive, by libxml2's rule; a byte refused is the document's error
+ * (everything before the section is parsed), named as libxml2 names it, at
+ * its own line, whatever the cuts. At the end of the input (at_end) a
+ * sequence cut short is refused too.
+ */
+static void check_open_cdata(wiki_parser *p, bool at_end) {
+    const xmlParserInput *in = p->ctxt->input;
+    if (p->err.set || p->ctxt->instate != XML_PARSER_CDATA_SECTION)
+        return;
+    uint64_t cur = input_offset(in, in->cur), end = input_offset(in, in->end);
+    uint64_t from = p->cdata_checked > cur ? p->cdata_checked : cur;
+    if (from >= end)
+        return;
+    const uint8_t *s = in->base + (from - in->consumed);
+    bool bad;
+    size_t ok = cdata_ok(s, (size_t)(end - from), &bad);
+    p->cdata_checked = from + ok;
+    if (!bad && !(at_end && from + ok < end))
+        return;
+    char msg[80];
+    snprintf(msg, sizeof msg, "Input is not proper UTF-8, indicate encoding ! Bytes: 0x%02X",
+             s[ok]);
+    fail_xml(p, current_line(p) + count_lf(in->cur, (size_t)(s + ok - in->cur)), msg);
+}
+
+/* One xmlParseChunk, with libxml2's line count and position noted before
+ * it (cdata_error_line). */
+static int parse_chunk(wiki_parser *p, const char *buf, int n, int terminate) {
+    const xmlParserInput *in = p->ctxt->input;
+    if (in && in->cur) {
+        p->sync_line = in->line;
+        p->sync_at = input_offset(in, in->cur);
+    }
+    return xml.xmlParseChunk(p->ctxt, buf, n, terminate);
+}
+
 static int parse(wiki_parser *p, const char *buf, int n, int terminate, sp_error *err) {
-    int rc = xml.xmlParseChunk(p->ctxt, buf, n, terminate);
+    int rc = parse_chunk(p, buf, n, terminate);
+    check_open_cdata(p, false);
     if (!p->err.set && rc != 0)
         sp_errorf(&p->err, "%s: XML error at line %ld: libxml2 error %d", p->name, current_line(p),
                   rc);
@@ -507,7 +632,8 @@ int wiki_parser_finish(wiki_parser *p, sp_error *err) {
     /* Taken before the last parse, which drops libxml2's buffer on an
      * error. */
     long last_line = end_line(p);
-    xml.xmlParseChunk(p->ctxt, NULL, 0, 1);
+    check_open_cdata(p, true);
+    parse_chunk(p, NULL, 0, 1);
     /* libxml2 holds back the last bytes fed until it knows more follow, so
      * an error in them, such as a bad reference in the last page, may only
      * surface now: it is the document's first error, and the depth left

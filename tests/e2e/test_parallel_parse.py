@@ -7,7 +7,8 @@ profiles, in every compression, the table (build) and the record stream
 2 and 8 threads and chunk sizes from 4K (a cut every few pages) up to the
 default; chunks cut at guessed page start tags (every input but multistream
 bz2), among them guesses that are no cut points, give the same. Bad inputs (cut short, malformed in a later chunk, a page too big
-for a chunk, markup the cutter does not follow, damaged compressed data)
+for a chunk, markup the cutter does not follow, a byte not UTF-8 in a CDATA
+section, open or closed, damaged compressed data)
 fail with the same exit code and the same message (line, offset) as with
 one thread. [sort] threads still sets the threads, as the old name of
 [build] threads, which wins when both are set. Each parsing thread sorts
@@ -346,6 +347,13 @@ class ParallelParseErrorsTest(SameOutputsTest):
                     b"      <text>" + b"long line of text\n" * 20000 + b"</text>\n"
                     b"    </revision>\n  </page>\n")
         mid = x.find(b"  <page>", len(x) // 2)
+
+        def cdata(lines):
+            """A page whose text opens a CDATA section holding a byte that is
+            not UTF-8 after `lines` lines of it."""
+            return (b"  <page>\n    <title>CDATA</title>\n    <ns>0</ns>\n    <revision>\n"
+                    b"      <text><![CDATA[" + b"a line inside the section\n" * lines +
+                    b"a byte \xae that is not UTF-8\n")
         return {
             "truncated": x[:len(x) * 2 // 3],
             "tag mismatch late": mutate_after(x, b"<page>", 0.8, b"</title>", b"</titel>"),
@@ -366,6 +374,11 @@ class ParallelParseErrorsTest(SameOutputsTest):
             "latin-1 declared": (b'<?xml version="1.0" encoding="ISO-8859-1"?>\n' +
                                  x.replace("\u00e9".encode(), b"\xe9"))[:len(x) * 3 // 4],
             "empty": b"",
+            # libxml2 checks a CDATA section 300 bytes a parse call while it
+            # is open, and names the line its last block began on.
+            "byte not UTF-8 in an open CDATA": x[:mid] + cdata(50) + x[mid:],
+            "byte not UTF-8 in a closed CDATA": x[:mid] + cdata(12000) +
+            b"]]></text>\n    </revision>\n  </page>\n" + x[mid:],
         }
 
     def test_same_error_as_one_thread(self):
