@@ -24,7 +24,9 @@
  *
  * Stream cuts and guessed cuts: a chunk cut at a stream start or at a page
  * start tag found by guess_cut has check_end set; its worker (or a worker
- * waiting on it, see worth_parsing) scans it and publishes end_ok, and
+ * waiting on it, see worth_parsing) checks it and publishes end_ok (the
+ * worker in the pass of the value cap's filter over the whole chunk, which
+ * it makes before parsing: prepare_chunk), and
  * advance_known moves `known` (chunks
  * whose start is known to be a cut point or not) along, in order, under the
  * mutex. Workers wait for their own chunk to be known before parsing, which
@@ -45,6 +47,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 /* Decompressed bytes read, and fed to a parser, at once. */
 #define READ_BYTES ((size_t)1 << 20)
@@ -84,7 +89,9 @@ typedef struct page_header {
 /* What one parsing thread owns. */
 typedef struct parser_kit {
     text_buffer *text;
-    uint8_t *kept; /* text_skip output */
+    uint8_t *kept; /* text_skip output: a whole chunk's (prepare_chunk) */
+    size_t kept_cap;
+    uint8_t *scratch; /* FEED_BYTES + TEXT_SKIP_SLACK: the output of another chunk's check */
 } parser_kit;
 
 typedef struct pool {
@@ -256,50 +263,132 @@ static int chunk_finish(wiki_parser *wp, text_skip *ts, uint8_t *kept, bool last
     return wiki_parser_finish(wp, err);
 }
 
-static int parse_chunk(const pool *p, parser_kit *kit, const chunk_slot *s, uint64_t line_base,
-                       wiki_page_fn on_page, void *ctx, sp_error *err) {
-    text_skip *ts = NULL;
-    wiki_parser *wp = NULL;
-    int rc = -1;
-    if (p->a->opts->value_cap && !(ts = chunk_filter(p, s->start, err)))
-        goto out;
-    if (!(wp = chunk_parser(p, kit->text, s->start, line_base, on_page, ctx, err)))
-        goto out;
-    if (feed(wp, ts, kit->kept, s->in, s->len, err) ||
-        chunk_finish(wp, ts, kit->kept, s->last, err))
-        goto out;
-    rc = 0;
-out:
-    wiki_parser_destroy(wp);
+/* Whether chunk s's last byte is one a cut may follow: '>' or a space,
+ * not the inside of a character or an entity reference, which text
+ * directly inside the root could hold. */
+static bool ends_between_tags(const chunk_slot *s) {
+    uint8_t last = s->len ? s->in[s->len - 1] : 0;
+    return last == '>' || last == ' ' || last == '\n' || last == '\t';
+}
+
+/*
+ * Chunk s as its parser reads it, into kit->kept: text past the cap dropped
+ * (text_skip, over the whole chunk at once), then what the filter holds
+ * back at its end. The same pass lexes every byte, so it also tells
+ * whether s ends at a cut point (*end_ok, as ends_at_cut would: the check
+ * of a stream or guessed cut costs no scan of its own); -1 where that is
+ * left to ends_at_cut (no cap, or the document's first chunk).
+ */
+static int prepare_chunk(const pool *p, parser_kit *kit, const chunk_slot *s, size_t *len,
+                         int *end_ok, sp_error *err) {
+    *len = 0;
+    *end_ok = -1;
+    if (!p->a->opts->value_cap)
+        return 0;
+    /* Room for text_skip_run's output and text_skip_finish's. */
+    size_t need = s->len + 2 * TEXT_SKIP_SLACK;
+    if (kit->kept_cap < need) {
+        uint8_t *grown = realloc(kit->kept, need);
+        if (!grown)
+            return sp_errorf(err, "%s: out of memory for a parse chunk", p->name);
+        kit->kept = grown;
+        kit->kept_cap = need;
+    }
+    text_skip *ts = chunk_filter(p, s->start, err);
+    if (!ts)
+        return -1;
+    *len = text_skip_run(ts, s->in, s->len, kit->kept);
+    if (s->start)
+        *end_ok = text_skip_between_pages(ts) && ends_between_tags(s);
+    *len += text_skip_finish(ts, kit->kept + *len);
     text_skip_destroy(ts);
+    return 0;
+}
+
+/* Parses chunk s, prepared (prepare_chunk) into kit->kept's first len
+ * bytes when there is a cap, else as it is. */
+static int parse_prepared(const pool *p, parser_kit *kit, const chunk_slot *s, size_t len,
+                          uint64_t line_base, wiki_page_fn on_page, void *ctx, sp_error *err) {
+    const uint8_t *xml = p->a->opts->value_cap ? kit->kept : s->in;
+    if (!p->a->opts->value_cap)
+        len = s->len;
+    wiki_parser *wp = chunk_parser(p, kit->text, s->start, line_base, on_page, ctx, err);
+    int rc =
+        wp && !feed(wp, NULL, NULL, xml, len, err) && !chunk_finish(wp, NULL, NULL, s->last, err)
+            ? 0
+            : -1;
+    wiki_parser_destroy(wp);
     return rc;
 }
 
+/* prepare_chunk, then parse_prepared. */
+static int parse_chunk(const pool *p, parser_kit *kit, const chunk_slot *s, uint64_t line_base,
+                       wiki_page_fn on_page, void *ctx, sp_error *err) {
+    size_t len;
+    int end_ok;
+    if (prepare_chunk(p, kit, s, &len, &end_ok, err))
+        return -1;
+    return parse_prepared(p, kit, s, len, line_base, on_page, ctx, err);
+}
+
+/*
+ * The line breaks in p[0..n). Every chunk's bytes are counted on its
+ * worker, a pass the one-thread parse does not make, so it is made cheap:
+ * 64 bytes a round, compared sixteen at a time, the matches summed in byte
+ * counters (63 rounds of 4 at most before they are added up), where memchr
+ * paid a call per line (a short-page dump has one every 46 bytes: issue 16).
+ */
 static uint64_t count_newlines(const uint8_t *p, size_t n) {
     uint64_t lines = 0;
-    const uint8_t *end = p + n;
-    while ((p = memchr(p, '\n', (size_t)(end - p)))) {
-        lines++;
-        p++;
+    size_t i = 0;
+#ifdef __SSE2__
+    const __m128i nl = _mm_set1_epi8('\n');
+    while (n - i >= 64) {
+        size_t rounds = (n - i) / 64 < 63 ? (n - i) / 64 : 63;
+        __m128i acc = _mm_setzero_si128();
+        for (size_t r = 0; r < rounds; r++, i += 64)
+            for (size_t k = 0; k < 64; k += 16)
+                acc = _mm_sub_epi8(
+                    acc, _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(p + i + k)), nl));
+        __m128i sums = _mm_sad_epu8(acc, _mm_setzero_si128());
+        lines += (uint64_t)_mm_cvtsi128_si32(sums) +
+                 (uint64_t)_mm_cvtsi128_si32(_mm_unpackhi_epi64(sums, sums));
     }
+#endif
+    for (; i < n; i++)
+        lines += p[i] == '\n';
     return lines;
 }
 
 /* Whether chunk s ends where the document could be cut: directly inside
- * the root, outside markup, after a '>' or a space (not inside a character
- * or an entity reference, which text at that level could hold). Scanned
- * from s's start, which is a cut point or the document's start. */
-static int ends_at_cut(const chunk_slot *s) {
+ * the root, outside markup (ends_between_tags too). Lexed from s's start,
+ * which is a cut point or the document's start: by the filter of text past
+ * the cap, as prepare_chunk does (the same lexer, so the same answer
+ * whichever thread checks), or where there is no cap, or s starts the
+ * document (its head: only page_split knows when it gives up on one), by
+ * page_split. The filter's output goes to scratch and is dropped. */
+static int ends_at_cut(const pool *p, const chunk_slot *s, uint8_t *scratch) {
     sp_error err = {0};
-    page_split *sc = s->start ? page_split_init_fragment(s->start, &err) : page_split_init(&err);
-    if (!sc)
-        return 0; /* parsed on the caller's thread instead */
-    page_split_scan(sc, s->in, s->len);
-    uint8_t last = s->len ? s->in[s->len - 1] : 0;
-    int ok = page_split_between_pages(sc) &&
-             (last == '>' || last == ' ' || last == '\n' || last == '\t');
-    page_split_destroy(sc);
-    return ok;
+    int ok = 0;
+    if (s->start && p->a->opts->value_cap) {
+        text_skip *ts = text_skip_init_fragment(p->a->opts->value_cap, &err);
+        if (!ts)
+            return 0; /* parsed on the caller's thread instead */
+        for (size_t off = 0; off < s->len; off += FEED_BYTES)
+            (void)text_skip_run(ts, s->in + off,
+                                s->len - off < FEED_BYTES ? s->len - off : FEED_BYTES, scratch);
+        ok = text_skip_between_pages(ts);
+        text_skip_destroy(ts);
+    } else {
+        page_split *sc =
+            s->start ? page_split_init_fragment(s->start, &err) : page_split_init(&err);
+        if (!sc)
+            return 0;
+        page_split_scan(sc, s->in, s->len);
+        ok = page_split_between_pages(sc);
+        page_split_destroy(sc);
+    }
+    return ok && ends_between_tags(s);
 }
 
 /* Under the mutex: moves `known` past every chunk whose start can now be
@@ -328,35 +417,46 @@ static bool claim_check(chunk_slot *s) {
     return true;
 }
 
-/* Called and returns with the mutex held: scans chunk s (claimed) with the
- * mutex released and publishes the result. */
-static void run_check(pool *p, chunk_slot *s) {
-    pthread_mutex_unlock(&p->mu);
-    int ok = ends_at_cut(s);
-    pthread_mutex_lock(&p->mu);
+/* Under the mutex: chunk s's end is a cut point (ok) or not. */
+static void publish_check(pool *p, chunk_slot *s, int ok) {
     s->end_ok = ok;
-    s->checking = false;
     advance_known(p);
     pthread_cond_broadcast(&p->checked);
 }
 
-/* A stream-cut chunk's worker checks its end, then waits until its start
- * is known: a chunk after a stream start that is no cut point is not
- * parsed (nor is the one before it), so nothing of it reaches a part.
+/* Called and returns with the mutex held: checks chunk s (claimed) with the
+ * mutex released, scratch for the filter's output, and publishes it. */
+static void run_check(pool *p, chunk_slot *s, uint8_t *scratch) {
+    pthread_mutex_unlock(&p->mu);
+    int ok = ends_at_cut(p, s, scratch);
+    pthread_mutex_lock(&p->mu);
+    s->checking = false;
+    publish_check(p, s, ok);
+}
+
+/* A stream-cut chunk's worker checks its end (mine: it claimed the check
+ * before filtering the chunk, whose pass found end_ok if that is known),
+ * then waits until its start is known: a
+ * chunk after a stream start that is no cut point is not parsed (nor is
+ * the one before it), so nothing of it reaches a part.
  * While it waits on the check of the chunk before its own, and that check
  * has not begun (its worker is still parsing an earlier chunk), it runs
  * that check itself: otherwise a worker could get at most a chunk ahead of
  * the others, and with chunks of uneven cost it would sit idle. The check
  * is a function of the chunk's bytes alone, so who runs it changes no
  * output. */
-static bool worth_parsing(pool *p, chunk_slot *s) {
+static bool worth_parsing(pool *p, parser_kit *kit, chunk_slot *s, bool mine, int end_ok) {
     pthread_mutex_lock(&p->mu);
-    if (claim_check(s))
-        run_check(p, s);
+    if (mine && end_ok >= 0) {
+        s->checking = false;
+        publish_check(p, s, end_ok);
+    } else if (mine) {
+        run_check(p, s, kit->scratch);
+    }
     while (!p->stop && (p->known <= s->index || s->end_ok < 0)) {
         chunk_slot *prev = p->known > 0 && p->known <= s->index ? slot_of(p, p->known - 1) : NULL;
         if (prev && claim_check(prev))
-            run_check(p, prev);
+            run_check(p, prev, kit->scratch);
         else
             pthread_cond_wait(&p->checked, &p->mu);
     }
@@ -401,13 +501,25 @@ static void *worker_main(void *arg) {
         s->sink_failed = false;
         s->out_len = 0;
         s->counts = (extract_stats){0};
-        if (!worth_parsing(p, s)) {
+        /* Filtered before the check: the filter's pass checks it too.
+         * Claimed first, so that a worker waiting on it waits for this
+         * pass rather than repeating it. */
+        pthread_mutex_lock(&p->mu);
+        bool mine = claim_check(s);
+        pthread_mutex_unlock(&p->mu);
+        size_t len;
+        int end_ok;
+        sp_error prep = {0};
+        bool prepared = !prepare_chunk(p, kit, s, &len, &end_ok, &prep);
+        if (!worth_parsing(p, kit, s, mine, prepared ? end_ok : -1)) {
+        } else if (!prepared) {
+            s->err = prep;
         } else if (part) {
             part_collector pc = {s, part};
             part->begin(part->ctx, s->place);
-            (void)parse_chunk(p, kit, s, 0, collect_to_part, &pc, &s->err);
+            (void)parse_prepared(p, kit, s, len, 0, collect_to_part, &pc, &s->err);
         } else {
-            (void)parse_chunk(p, kit, s, 0, collect_page, s, &s->err);
+            (void)parse_prepared(p, kit, s, len, 0, collect_page, s, &s->err);
         }
         s->newlines = count_newlines(s->in, s->len);
 
@@ -869,7 +981,8 @@ static int kit_init(parser_kit *kit, const pool *p, sp_error *err) {
     size_t mem = o->value_cap ? (size_t)o->value_cap : p->max;
     if (!(kit->text = text_buffer_init(o->value_cap, mem, o->tmp_dir, err)))
         return -1;
-    if (!(kit->kept = malloc(FEED_BYTES + TEXT_SKIP_SLACK)))
+    kit->kept_cap = FEED_BYTES + TEXT_SKIP_SLACK;
+    if (!(kit->kept = malloc(kit->kept_cap)) || !(kit->scratch = malloc(kit->kept_cap)))
         return sp_errorf(err, "%s: out of memory", p->name);
     return 0;
 }
@@ -893,6 +1006,7 @@ static void pool_destroy(pool *p) {
         for (unsigned i = 0; i <= p->nworkers; i++) {
             text_buffer_destroy(p->kits[i].text);
             free(p->kits[i].kept);
+            free(p->kits[i].scratch);
         }
     free(p->kits);
     if (p->slots)

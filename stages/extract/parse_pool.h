@@ -24,7 +24,9 @@
  *
  * Bounded: at most 2 * threads + 1 chunks are read ahead; a chunk holds at
  * most PARSE_POOL_MAX_FACTOR * chunk_bytes of XML, and its pages fit in as
- * many bytes (a record is never longer than the XML it came from). A
+ * many bytes (a record is never longer than the XML it came from); each
+ * thread filters a chunk whole before parsing it, into a buffer of its own
+ * of at most a chunk's size. A
  * stretch of the document with no cut point for that long (one huge page,
  * or markup page_split.h does not follow) is parsed by the caller's thread
  * as it streams in, after every chunk before it, with the caller's spilling
@@ -34,8 +36,9 @@
  * at stream starts (multistream bz2, source_stream_start) or, in any other
  * input, at the last page start tag in the chunk's bytes, found by a search
  * back from their end (a guess: in a dump '<' is escaped in text). Each such
- * chunk's worker scans its chunk (page_split.h, from its start) and tells
- * whether it ends where the document can be cut; a worker parses its chunk
+ * chunk's worker lexes its chunk from its start (in the pass of the value
+ * cap's filter, text_skip_between_pages, or without a cap page_split.h) and
+ * tells whether it ends where the document can be cut; a worker parses its chunk
  * only once every chunk before it has been told a cut point, so a stream
  * start that is not one (any file can be cut into streams anywhere) never
  * lets a chunk's records out; nor does a guessed page start inside a

@@ -91,11 +91,15 @@ struct text_skip {
     uint8_t quote, last;
     char name[TAG_NAME_MAX];
     size_t name_len;
+    /* For text_skip_between_pages: elements open (1 directly inside the
+     * root), and whether markup was met that page_split reads otherwise. */
+    long depth;
+    bool cut_doubt;
 
     /* The text element being read. */
     uint64_t count; /* decoded bytes passed, at least */
     bool dropping;
-    bool after_cr;  /* the last byte was a CR: keep it apart from a later LF */
+    bool after_cr; /* the last byte was a CR: keep it apart from a later LF */
     /* A ';' was dropped and one passed in its place (see semicolon). */
     bool semicolon_kept;
     pending pend;
@@ -116,9 +120,15 @@ text_skip *text_skip_init(uint64_t value_cap, sp_error *err) {
 
 text_skip *text_skip_init_fragment(uint64_t value_cap, sp_error *err) {
     text_skip *t = text_skip_init(value_cap, err);
-    if (t)
+    if (t) {
         t->mode = M_OUT;
+        t->depth = 1;
+    }
     return t;
+}
+
+bool text_skip_between_pages(const text_skip *t) {
+    return t->mode == M_OUT && t->depth == 1 && !t->cut_doubt;
 }
 
 void text_skip_destroy(text_skip *t) {
@@ -574,17 +584,25 @@ static bool name_is_text(const text_skip *t) {
     return t->name_len - (size_t)(local - t->name) == 4 && !memcmp(local, "text", 4);
 }
 
-/* The end of a start tag: content follows unless it was "<.../>". */
+/* The end of a start tag: content follows unless it was "<.../>". A tag
+ * with no name ("<>", "< a>") page_split may read otherwise. */
 static void start_tag_end(text_skip *t, bool empty) {
+    if (!t->name_len)
+        t->cut_doubt = true;
+    t->depth += !empty;
     if (!empty && name_is_text(t))
         enter_text(t);
     else
         t->mode = M_OUT;
 }
 
-static bool name_end(uint8_t c) {
-    return c == '>' || c == '/' || c == '<' || xml_lex_space(c);
-}
+/* The bytes that end the run of a start tag's name: its end, a space,
+ * and the quotes page_split would take for an attribute value's (name_byte
+ * then tells text_skip_between_pages). One load a byte: the run is most of
+ * the markup's bytes. */
+static const bool name_stop[256] = {
+    ['>'] = true,  ['/'] = true,  ['<'] = true, [' '] = true, ['\t'] = true,
+    ['\n'] = true, ['\r'] = true, ['"'] = true, ['\''] = true};
 
 static void name_add(text_skip *t, const uint8_t *p, size_t n) {
     if (t->name_len + n > TAG_NAME_MAX) {
@@ -603,7 +621,10 @@ static void name_byte(text_skip *t, uint8_t c) {
         t->last = c;
     } else if (c == '<') {
         t->mode = M_LT;
+        t->cut_doubt = true; /* page_split stops at '<' in a tag */
     } else {
+        /* page_split takes a quote in a tag's name for an attribute value's. */
+        t->cut_doubt |= c == '"' || c == '\'';
         name_add(t, &c, 1);
     }
 }
@@ -665,6 +686,7 @@ static void markup_byte(text_skip *t, uint8_t c) {
             start_tag_end(t, t->last == '/');
         } else if (c == '<') {
             t->mode = M_LT;
+            t->cut_doubt = true; /* page_split stops at '<' in a tag */
         }
         t->last = c;
         break;
@@ -736,8 +758,11 @@ static uint8_t *filter(text_skip *t, const uint8_t *in, size_t n, uint8_t *o) {
             break;
         case M_END_TAG:
             i += copy_through(in + i, n - i, '>', &found, &o);
-            if (found)
+            if (found) {
                 t->mode = M_OUT;
+                /* After the root's end nothing is cut (page_split). */
+                t->cut_doubt |= --t->depth < 1;
+            }
             break;
         case M_QUOTE:
             i += copy_through(in + i, n - i, t->quote, &found, &o);
@@ -754,7 +779,7 @@ static uint8_t *filter(text_skip *t, const uint8_t *in, size_t n, uint8_t *o) {
             /* The run up to the next byte that matters in a start tag. */
             size_t k = i;
             if (t->mode == M_NAME) {
-                while (k < n && !name_end(in[k]))
+                while (k < n && !name_stop[in[k]])
                     k++;
                 name_add(t, in + i, k - i);
             } else {

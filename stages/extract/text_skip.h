@@ -24,6 +24,7 @@
 
 #include "stages/common/error.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -51,6 +52,19 @@ size_t text_skip_run(text_skip *t, const void *in, size_t n, uint8_t *out);
 /* At the end of the document: writes the bytes still held back (at most
  * TEXT_SKIP_SLACK) into out and returns their count. */
 size_t text_skip_finish(text_skip *t, uint8_t *out);
+
+/*
+ * For a fragment's filter: true when the bytes filtered so far end directly
+ * inside the root element (the fragment starts at depth 1), outside any
+ * markup, and the lexer followed every byte with no doubt: where they stop,
+ * the document could be cut (page_split_between_pages). It answers so only
+ * where page_split's scanner, fed the same bytes, would too: markup the
+ * two lexers read differently (quotes or '<' in a tag, a tag with no name)
+ * and the root's end make it false for the rest of the fragment, as do
+ * doubtful constructs (a DOCTYPE). So parse_pool checks a chunk's end in
+ * the pass that filters it rather than in a scan of its own (issue 16).
+ */
+bool text_skip_between_pages(const text_skip *t);
 
 void text_skip_destroy(text_skip *t);
 

@@ -5,9 +5,13 @@
  * inside the root, none inside comments, CDATA, processing instructions,
  * attribute values or deeper elements, none after a DOCTYPE or in a
  * document that is not UTF-8; the head is the declaration and root tag
- * with line breaks made spaces.
+ * with line breaks made spaces. text_skip_between_pages, which checks a
+ * chunk's end in the filter's pass (parse_pool.c), answers "a cut" only
+ * where page_split_between_pages does, and on well-formed markup wherever
+ * it does.
  */
 #include "stages/extract/page_split.h"
+#include "stages/extract/text_skip.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -139,6 +143,55 @@ static void test_head(void **state) {
     page_split_destroy(s);
 }
 
+/* After each byte of a fragment (fed one byte at a time), whether the
+ * filter's lexer and page_split's say the bytes so far end between pages;
+ * counts the places where they differ. The cap is small, so the filter
+ * drops text too. */
+static size_t verdicts_differ(const char *frag) {
+    size_t n = strlen(frag), differ = 0;
+    page_split *ps = page_split_init_fragment(4096, NULL);
+    text_skip *ts = text_skip_init_fragment(3, NULL);
+    assert_non_null(ps);
+    assert_non_null(ts);
+    uint8_t out[1 + TEXT_SKIP_SLACK];
+    for (size_t i = 0; i < n; i++) {
+        page_split_scan(ps, (const uint8_t *)frag + i, 1);
+        (void)text_skip_run(ts, frag + i, 1, out);
+        bool split = page_split_between_pages(ps), skip = text_skip_between_pages(ts);
+        /* A cut where page_split sees none would let a chunk parse from a
+         * place that is no cut point. */
+        if (skip && !split)
+            fail_msg("%s: text_skip cuts after byte %zu, page_split does not", frag, i);
+        differ += skip != split;
+    }
+    page_split_destroy(ps);
+    text_skip_destroy(ts);
+    return differ;
+}
+
+static void test_filter_checks_cuts_as_page_split(void **state) {
+    (void)state;
+    /* Well formed: the same answer after every byte. */
+    assert_int_equal(verdicts_differ("<page><title>A &amp; B</title><revision><text bytes=\"3\" "
+                                     "xml:space=\"preserve\">long text &lt;x&gt; ]] &#233; "
+                                     "\xC3\xA9 more</text></revision></page>\n  <page/>\n"
+                                     "<!-- <page> --><?pi <page> ?><![CDATA[ <a> ]]>\n"
+                                     "<page a=\"<b>\" b='>' c=\"/\"><x/><text/><y>t</y></page>\n"
+                                     "<siteinfo><sitename>S</sitename></siteinfo> "),
+                     0);
+    /* Markup the two lexers read otherwise, and the root's end: never a
+     * cut from there on (page_split may still see one). */
+    const char *bad[] = {
+        "<page a\"b>x</page> <page>", "<pa\"ge>\"></page> <page/> ",
+        "<\"a\">\"</a> <page/> ",     "<>x</> <page/> ",
+        "<<page/> <page/> ",          "<page <x/> </page> <page/> ",
+        "<page a='1' <x/>> <page/> ", "</mediawiki> <page/> ",
+        "<page/></mediawiki><page> ", "<pa'ge/><page/> ",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+        (void)verdicts_differ(bad[i]);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pages_and_siteinfo),
@@ -146,6 +199,7 @@ int main(void) {
         cmocka_unit_test(test_cut_after_comments_and_cdata),
         cmocka_unit_test(test_doctype_and_other_encodings_stop_cutting),
         cmocka_unit_test(test_head),
+        cmocka_unit_test(test_filter_checks_cuts_as_page_split),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
