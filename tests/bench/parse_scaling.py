@@ -96,9 +96,11 @@ def explain(label, key, runs, costs, ceiling, gib, threads):
                 f"{c['parse']:.2f}, the calling thread {c['caller']:.2f}, the serial write phase "
                 f"{c['write']:.2f}), so even with both cores always busy the CPU figures allow "
                 f"{allowed:.2f}x; and this machine gives perfectly parallel one-core builds "
-                f"{ceiling:.2f}x from its second core. Next step: less CPU in the parallel path "
-                f"(the cut check scans each chunk once more, beside text_skip's pass over the same "
-                f"bytes: fold it into that pass) and the write phase overlapped with the parse.")
+                f"{ceiling:.2f}x from its second core. Next step: the serial write phase "
+                f"overlapped with the parse, and where the measured speed-up is below what the CPU "
+                f"figures allow, the time workers wait on the calling thread's reads and cut "
+                f"checks (each chunk's cut is checked in the value cap filter's pass since "
+                f"160da70).")
     if key in ("bz2", "bz2ms"):
         ours = statistics.median(r.cpu for r in runs[key])
         peer = statistics.median(r.cpu for r in runs[key + "_lbzip2"])
