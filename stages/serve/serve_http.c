@@ -175,8 +175,10 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
 
 serve_http *serve_http_start(const serve_http_options *o, serve_holder *holder,
                              const serve_handler *handler, sp_error *err) {
-    if (sp_dynlib_load(&libmicrohttpd, err)) {
+    sp_error why = {0};
+    if (sp_dynlib_load(&libmicrohttpd, &why)) {
         close(o->listen_fd);
+        sp_errorf(err, "serve: %s", why.msg);
         return NULL;
     }
     serve_http *s = calloc(1, sizeof *s);

@@ -80,6 +80,17 @@ class StartupTest(E2ETest):
                 self.assertFalse(os.path.exists(self.sst), "a table was left behind")
                 os.remove(os.path.join(lib, soname))
         self.assertEqual(sorted(os.listdir(self.tmp)), ["in.xml.bz2", "in.xml.zst", "lib"])
+        # And libmicrohttpd for a server, which then never listens.
+        self.assertEqual(loaded(["build", bz2, "-o", self.sst])[0], 0)
+        soname = "libmicrohttpd.so.12"
+        with open(os.path.join(lib, soname), "wb") as f:
+            f.write(b"not a shared object\n")
+        code, err, _ = loaded(["serve", self.sst, "--listen", "127.0.0.1:0"],
+                              {"LD_LIBRARY_PATH": lib})
+        self.assertEqual(code, 1, err)
+        # Its last line: serve names the table it opened before it starts.
+        self.assertRegex(err, r"(?m)^sstpipe: serve: cannot load " + re.escape(soname) +
+                         r": [^\n]*file too short\Z")
 
 if __name__ == "__main__":
     unittest.main()
