@@ -511,15 +511,17 @@ static void *worker_main(void *arg) {
         int end_ok;
         sp_error prep = {0};
         bool prepared = !prepare_chunk(p, kit, s, &len, &end_ok, &prep);
-        if (!worth_parsing(p, kit, s, mine, prepared ? end_ok : -1)) {
-        } else if (!prepared) {
-            s->err = prep;
-        } else if (part) {
-            part_collector pc = {s, part};
-            part->begin(part->ctx, s->place);
-            (void)parse_prepared(p, kit, s, len, 0, collect_to_part, &pc, &s->err);
-        } else {
-            (void)parse_prepared(p, kit, s, len, 0, collect_page, s, &s->err);
+        /* A chunk not worth parsing yields nothing (worth_parsing). */
+        if (worth_parsing(p, kit, s, mine, prepared ? end_ok : -1)) {
+            if (!prepared) {
+                s->err = prep;
+            } else if (part) {
+                part_collector pc = {s, part};
+                part->begin(part->ctx, s->place);
+                (void)parse_prepared(p, kit, s, len, 0, collect_to_part, &pc, &s->err);
+            } else {
+                (void)parse_prepared(p, kit, s, len, 0, collect_page, s, &s->err);
+            }
         }
         s->newlines = count_newlines(s->in, s->len);
 
