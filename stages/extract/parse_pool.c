@@ -47,9 +47,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#ifdef __SSE2__
-#include <emmintrin.h>
-#endif
 
 /* Decompressed bytes read, and fed to a parser, at once. */
 #define READ_BYTES ((size_t)1 << 20)
@@ -331,35 +328,6 @@ static int parse_chunk(const pool *p, parser_kit *kit, const chunk_slot *s, uint
     return parse_prepared(p, kit, s, len, line_base, on_page, ctx, err);
 }
 
-/*
- * The line breaks in p[0..n). Every chunk's bytes are counted on its
- * worker, a pass the one-thread parse does not make, so it is made cheap:
- * 64 bytes a round, compared sixteen at a time, the matches summed in byte
- * counters (63 rounds of 4 at most before they are added up), where memchr
- * paid a call per line (a short-page dump has one every 46 bytes: issue 16).
- */
-static uint64_t count_newlines(const uint8_t *p, size_t n) {
-    uint64_t lines = 0;
-    size_t i = 0;
-#ifdef __SSE2__
-    const __m128i nl = _mm_set1_epi8('\n');
-    while (n - i >= 64) {
-        size_t rounds = (n - i) / 64 < 63 ? (n - i) / 64 : 63;
-        __m128i acc = _mm_setzero_si128();
-        for (size_t r = 0; r < rounds; r++, i += 64)
-            for (size_t k = 0; k < 64; k += 16)
-                acc = _mm_sub_epi8(
-                    acc, _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(p + i + k)), nl));
-        __m128i sums = _mm_sad_epu8(acc, _mm_setzero_si128());
-        lines += (uint64_t)_mm_cvtsi128_si32(sums) +
-                 (uint64_t)_mm_cvtsi128_si32(_mm_unpackhi_epi64(sums, sums));
-    }
-#endif
-    for (; i < n; i++)
-        lines += p[i] == '\n';
-    return lines;
-}
-
 /* Whether chunk s ends where the document could be cut: directly inside
  * the root, outside markup (ends_between_tags too). Lexed from s's start,
  * which is a cut point or the document's start: by the filter of text past
@@ -523,7 +491,7 @@ static void *worker_main(void *arg) {
                 (void)parse_prepared(p, kit, s, len, 0, collect_page, s, &s->err);
             }
         }
-        s->newlines = count_newlines(s->in, s->len);
+        s->newlines = xml_lex_lines(s->in, s->len);
 
         pthread_mutex_lock(&p->mu);
         s->done = true;
@@ -728,7 +696,7 @@ static int parse_inline(pool *p, chunk_slot *cur, bool *eof, sp_error *err) {
         goto out;
     if (feed(wp, ts, kit->kept, cur->in, cur->len, err))
         goto out;
-    p->lines_before += count_newlines(cur->in, cur->len);
+    p->lines_before += xml_lex_lines(cur->in, cur->len);
     for (;;) {
         sp_error damage = {0};
         ssize_t n = source_read(a->src, cur->in, READ_BYTES, &damage);
@@ -750,7 +718,7 @@ static int parse_inline(pool *p, chunk_slot *cur, bool *eof, sp_error *err) {
         p->failed_end = fed_to + (uint64_t)n;
         if (feed(wp, ts, kit->kept, cur->in, k, err))
             goto out;
-        p->lines_before += count_newlines(cur->in, k);
+        p->lines_before += xml_lex_lines(cur->in, k);
         fed_to += k;
         if (k < (size_t)n) {
             if (chunk_finish(wp, ts, kit->kept, false, err))

@@ -16,6 +16,7 @@
 #include "stages/extract/wikixml.h"
 
 #include "stages/common/dynlib.h"
+#include "stages/extract/xml_lex.h"
 
 #include <errno.h>
 #include <libxml/chvalid.h>
@@ -118,13 +119,6 @@ static long current_line(const wiki_parser *p) {
     return p->line_base + (p->ctxt && p->ctxt->input ? p->ctxt->input->line : 0);
 }
 
-static long count_lf(const xmlChar *c, size_t n) {
-    long lines = 0;
-    for (const xmlChar *end = c + n; (c = memchr(c, '\n', (size_t)(end - c))); c++)
-        lines++;
-    return lines;
-}
-
 /* The offset of at, a byte of libxml2's input buffer, in everything it was
  * fed (converted to UTF-8 if the document is in another encoding), as
  * xmlByteConsumed counts it: bytes dropped from the buffer's front plus
@@ -142,7 +136,7 @@ static long end_line(const wiki_parser *p) {
     long line = current_line(p);
     if (!in || !in->cur)
         return line;
-    return line + count_lf(in->cur, (size_t)(in->end - in->cur));
+    return line + (long)xml_lex_lines(in->cur, (size_t)(in->end - in->cur));
 }
 
 /* Records an error about the document's content and stops the parser. */
@@ -399,7 +393,8 @@ static long cdata_error_line(const wiki_parser *p, long line) {
     uint64_t at = input_offset(in, in->cur);
     if (p->sync_at < in->consumed || p->sync_at > at)
         return line;
-    return p->sync_line + count_lf(in->base + (p->sync_at - in->consumed), at - p->sync_at);
+    return p->sync_line +
+           (long)xml_lex_lines(in->base + (p->sync_at - in->consumed), at - p->sync_at);
 }
 
 static void on_xml_error(void *ctx, xmlErrorPtr e) {
@@ -577,7 +572,7 @@ static void check_open_cdata(wiki_parser *p, bool at_end) {
     char msg[80];
     snprintf(msg, sizeof msg, "Input is not proper UTF-8, indicate encoding ! Bytes: 0x%02X",
              s[ok]);
-    fail_xml(p, current_line(p) + count_lf(in->cur, (size_t)(s + ok - in->cur)), msg);
+    fail_xml(p, current_line(p) + (long)xml_lex_lines(in->cur, (size_t)(s + ok - in->cur)), msg);
 }
 
 /* One xmlParseChunk, with libxml2's line count and position noted before

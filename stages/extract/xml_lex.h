@@ -46,6 +46,14 @@ static inline bool xml_lex_space(uint8_t c) {
 }
 
 /*
+ * The line breaks ('\n') in p[0..n): how the parse pool and the parser
+ * (wikixml.c) turn a piece of the document into line numbers. The pool
+ * counts every chunk's bytes on its worker, a pass the one-thread parse
+ * does not make, so it is cheap (xml_lex.c).
+ */
+uint64_t xml_lex_lines(const uint8_t *p, size_t n);
+
+/*
  * Whether the XML declaration decl[0..len) ("<?xml ... ?>") leaves the
  * document ASCII-compatible: it names no encoding, or UTF-8 (also spelt
  * UTF8), or, with ascii_too, US-ASCII; a value with no closing quote is
