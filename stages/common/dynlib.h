@@ -33,7 +33,7 @@ typedef struct sp_dynsym {
 } sp_dynsym;
 
 /* A library and the functions taken from it; a static object of the file
- * that uses it, initialized with SP_DYNLIB. Loading is once per process;
+ * that uses it, defined by SP_DYNLIB_TABLE. Loading is once per process;
  * it never unloads. */
 typedef struct sp_dynlib {
     const char *soname;
@@ -44,12 +44,26 @@ typedef struct sp_dynlib {
     char why[512]; /* the failure, repeated to every later caller */
 } sp_dynlib;
 
-/* In an sp_dynsym array: the function f, into the member of table t that
- * is named like it. */
-#define SP_DYNSYM(t, f)                                                                            \
-    { #f, (void **)&(t).f }
-#define SP_DYNLIB(soname_, syms_)                                                                  \
-    {.soname = (soname_), .syms = (syms_), .n_syms = sizeof(syms_) / sizeof((syms_)[0])}
+/*
+ * Defines a library's function table t (a static struct with a pointer of
+ * each function's own type, named like it), its sp_dynsym array and the
+ * sp_dynlib lib opening soname_, from one list of the functions, so that a
+ * function is named once: LIST(X, t) must expand to X(t, f) for each
+ * function f. In wikixml.c:
+ *
+ *   #define LIBXML2_FUNCTIONS(X, t) X(t, xmlParseChunk) X(t, xmlStopParser)
+ *   SP_DYNLIB_TABLE(xml, libxml2, SP_SONAME_LIBXML2, LIBXML2_FUNCTIONS);
+ *
+ * and calls are xml.xmlParseChunk(...), after sp_dynlib_load(&libxml2).
+ */
+#define SP_DYNLIB_TABLE(t, lib, soname_, LIST)                                                     \
+    static struct { LIST(SP_DYNLIB_MEMBER_, t) } t;                                                \
+    static const sp_dynsym t##_syms[] = {LIST(SP_DYNLIB_SYM_, t)};                                 \
+    static sp_dynlib lib = {                                                                       \
+        .soname = (soname_), .syms = t##_syms, .n_syms = sizeof(t##_syms) / sizeof(t##_syms[0])}
+/* SP_DYNLIB_TABLE's pieces: a member, and its sp_dynsym. */
+#define SP_DYNLIB_MEMBER_(t, f) __typeof__(f) *f;
+#define SP_DYNLIB_SYM_(t, f) {#f, (void **)&(t).f},
 
 /*
  * Loads lib and fills every address of its table, the first time; after

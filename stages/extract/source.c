@@ -165,33 +165,21 @@ static int read_failed(source *s, sp_error *err) {
 /* libarchive, loaded by the first source that needs it
  * (stages/common/dynlib.h): it brings libxml2 and more, which commands
  * that read no dump should not load. */
-static struct {
-    __typeof__(archive_read_new) *archive_read_new;
-    __typeof__(archive_read_support_filter_all) *archive_read_support_filter_all;
-    __typeof__(archive_read_support_format_raw) *archive_read_support_format_raw;
-    __typeof__(archive_read_support_format_empty) *archive_read_support_format_empty;
-    __typeof__(archive_read_open) *archive_read_open;
-    __typeof__(archive_filter_name) *archive_filter_name;
-    __typeof__(archive_read_next_header) *archive_read_next_header;
-    __typeof__(archive_error_string) *archive_error_string;
-    __typeof__(archive_read_data) *archive_read_data;
-    __typeof__(archive_read_free) *archive_read_free;
-    __typeof__(archive_set_error) *archive_set_error;
-} la;
-static const sp_dynsym la_syms[] = {
-    SP_DYNSYM(la, archive_read_new),
-    SP_DYNSYM(la, archive_read_support_filter_all),
-    SP_DYNSYM(la, archive_read_support_format_raw),
-    SP_DYNSYM(la, archive_read_support_format_empty),
-    SP_DYNSYM(la, archive_read_open),
-    SP_DYNSYM(la, archive_filter_name),
-    SP_DYNSYM(la, archive_read_next_header),
-    SP_DYNSYM(la, archive_error_string),
-    SP_DYNSYM(la, archive_read_data),
-    SP_DYNSYM(la, archive_read_free),
-    SP_DYNSYM(la, archive_set_error),
-};
-static sp_dynlib libarchive = SP_DYNLIB(SP_SONAME_LIBARCHIVE, la_syms);
+/* clang-format off: one function a line */
+#define LIBARCHIVE_FUNCTIONS(X, t)                                                                 \
+    X(t, archive_read_new)                                                                         \
+    X(t, archive_read_support_filter_all)                                                          \
+    X(t, archive_read_support_format_raw)                                                          \
+    X(t, archive_read_support_format_empty)                                                        \
+    X(t, archive_read_open)                                                                        \
+    X(t, archive_filter_name)                                                                      \
+    X(t, archive_read_next_header)                                                                 \
+    X(t, archive_error_string)                                                                     \
+    X(t, archive_read_data)                                                                        \
+    X(t, archive_read_free)                                                                        \
+    X(t, archive_set_error)
+/* clang-format on */
+SP_DYNLIB_TABLE(la, libarchive, SP_SONAME_LIBARCHIVE, LIBARCHIVE_FUNCTIONS);
 
 static la_ssize_t on_read(struct archive *a, void *ctx, const void **buf) {
     source *s = ctx;

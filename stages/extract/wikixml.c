@@ -32,29 +32,19 @@
 
 /* libxml2, loaded by the first wiki_parser_init (stages/common/dynlib.h):
  * only the commands that parse a dump pay for loading it. */
-static struct {
-    __typeof__(xmlInitParser) *xmlInitParser;
-    __typeof__(xmlSetExternalEntityLoader) *xmlSetExternalEntityLoader;
-    __typeof__(xmlThrDefSetGenericErrorFunc) *xmlThrDefSetGenericErrorFunc;
-    __typeof__(xmlSetGenericErrorFunc) *xmlSetGenericErrorFunc;
-    __typeof__(xmlCreatePushParserCtxt) *xmlCreatePushParserCtxt;
-    __typeof__(xmlCtxtUseOptions) *xmlCtxtUseOptions;
-    __typeof__(xmlParseChunk) *xmlParseChunk;
-    __typeof__(xmlStopParser) *xmlStopParser;
-    __typeof__(xmlFreeParserCtxt) *xmlFreeParserCtxt;
-} xml;
-static const sp_dynsym xml_syms[] = {
-    SP_DYNSYM(xml, xmlInitParser),
-    SP_DYNSYM(xml, xmlSetExternalEntityLoader),
-    SP_DYNSYM(xml, xmlThrDefSetGenericErrorFunc),
-    SP_DYNSYM(xml, xmlSetGenericErrorFunc),
-    SP_DYNSYM(xml, xmlCreatePushParserCtxt),
-    SP_DYNSYM(xml, xmlCtxtUseOptions),
-    SP_DYNSYM(xml, xmlParseChunk),
-    SP_DYNSYM(xml, xmlStopParser),
-    SP_DYNSYM(xml, xmlFreeParserCtxt),
-};
-static sp_dynlib libxml2 = SP_DYNLIB(SP_SONAME_LIBXML2, xml_syms);
+/* clang-format off: one function a line */
+#define LIBXML2_FUNCTIONS(X, t)                                                                    \
+    X(t, xmlInitParser)                                                                            \
+    X(t, xmlSetExternalEntityLoader)                                                               \
+    X(t, xmlThrDefSetGenericErrorFunc)                                                             \
+    X(t, xmlSetGenericErrorFunc)                                                                   \
+    X(t, xmlCreatePushParserCtxt)                                                                  \
+    X(t, xmlCtxtUseOptions)                                                                        \
+    X(t, xmlParseChunk)                                                                            \
+    X(t, xmlStopParser)                                                                            \
+    X(t, xmlFreeParserCtxt)
+/* clang-format on */
+SP_DYNLIB_TABLE(xml, libxml2, SP_SONAME_LIBXML2, LIBXML2_FUNCTIONS);
 
 enum {
     DEPTH_ROOT = 1,

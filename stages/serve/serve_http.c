@@ -27,27 +27,18 @@
 
 /* libmicrohttpd, loaded when a server starts (stages/common/dynlib.h): it
  * brings GnuTLS, which no other command should pay for loading. */
-static struct {
-    __typeof__(MHD_start_daemon) *MHD_start_daemon;
-    __typeof__(MHD_quiesce_daemon) *MHD_quiesce_daemon;
-    __typeof__(MHD_stop_daemon) *MHD_stop_daemon;
-    __typeof__(MHD_lookup_connection_value) *MHD_lookup_connection_value;
-    __typeof__(MHD_create_response_from_buffer) *MHD_create_response_from_buffer;
-    __typeof__(MHD_add_response_header) *MHD_add_response_header;
-    __typeof__(MHD_queue_response) *MHD_queue_response;
-    __typeof__(MHD_destroy_response) *MHD_destroy_response;
-} mhd;
-static const sp_dynsym mhd_syms[] = {
-    SP_DYNSYM(mhd, MHD_start_daemon),
-    SP_DYNSYM(mhd, MHD_quiesce_daemon),
-    SP_DYNSYM(mhd, MHD_stop_daemon),
-    SP_DYNSYM(mhd, MHD_lookup_connection_value),
-    SP_DYNSYM(mhd, MHD_create_response_from_buffer),
-    SP_DYNSYM(mhd, MHD_add_response_header),
-    SP_DYNSYM(mhd, MHD_queue_response),
-    SP_DYNSYM(mhd, MHD_destroy_response),
-};
-static sp_dynlib libmicrohttpd = SP_DYNLIB(SP_SONAME_LIBMICROHTTPD, mhd_syms);
+/* clang-format off: one function a line */
+#define LIBMICROHTTPD_FUNCTIONS(X, t)                                                              \
+    X(t, MHD_start_daemon)                                                                         \
+    X(t, MHD_quiesce_daemon)                                                                       \
+    X(t, MHD_stop_daemon)                                                                          \
+    X(t, MHD_lookup_connection_value)                                                              \
+    X(t, MHD_create_response_from_buffer)                                                          \
+    X(t, MHD_add_response_header)                                                                  \
+    X(t, MHD_queue_response)                                                                       \
+    X(t, MHD_destroy_response)
+/* clang-format on */
+SP_DYNLIB_TABLE(mhd, libmicrohttpd, SP_SONAME_LIBMICROHTTPD, LIBMICROHTTPD_FUNCTIONS);
 
 struct serve_http {
     struct MHD_Daemon *daemon;
