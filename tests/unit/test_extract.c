@@ -500,11 +500,6 @@ static uint64_t write_big_doc(char *path) {
     return decoded;
 }
 
-static int discard(void *ctx, const sp_record *r, sp_error *err) {
-    (void)ctx, (void)r, (void)err;
-    return 0;
-}
-
 /*
  * Extracts in a child process, so that its peak RSS (from wait4) measures
  * this extraction alone. Returns the child's exit code; *rss_growth_kb is
@@ -525,12 +520,11 @@ static int extract_in_child(const char *path, uint64_t cap, unsigned threads, ui
     assert_true(pid >= 0);
     if (pid == 0) {
         close(pipefd[0]);
-        extract_options small_opts;
-        extract_options_init(&small_opts);
-        sp_sink none = {.put = discard, .ctx = NULL};
-        sp_error small_err = {0};
-        if (extract_file(small, &small_opts, &none, NULL, &small_err))
+        result loaded;
+        run(small, NULL, &loaded);
+        if (loaded.rc)
             _exit(31);
+        result_free(&loaded);
         struct rusage before, after;
         getrusage(RUSAGE_SELF, &before);
         extract_options o;
