@@ -116,8 +116,9 @@ const sp_command build_command = {
                    "is a cluster build: the inputs cut into map tasks, reduce tasks per key\n"
                    "range, run by [cluster] runner; OUT is one table (shards = 1, the same\n"
                    "bytes) or a table set directory.",
-    .config_help = "this command reads [input] decompressor, [extract], [truncate], [sort] "
-                   "(threads: decompression threads), [sst] and [cluster]",
+    .config_help = "this command reads [input] decompressor, [extract], [truncate], [sort], "
+                   "[build] (threads: decompressing, parsing and sorting; chunk_size), [sst] "
+                   "and [cluster]",
     SP_FLAGS(flags),
     SP_OPERANDS(sp_input_operand, 1, -1, "expected one INPUT"),
     .run = run,

@@ -2,7 +2,8 @@
  * extract_cmd.c: `sstpipe extract`, the front end of the extract stage:
  * its table entry, then extract_file into a record stream on stdout or -o FILE.
  * Namespaces, redirects ([extract]), the scratch directory ([sort] tmp_dir),
- * the decompression threads ([sort] threads) and an external decompressor
+ * the decompressing and parsing threads ([build] threads and chunk_size) and
+ * an external decompressor
  * ([input] decompressor) come from the config (-c FILE, --set), which the
  * flags override.
  */
@@ -96,8 +97,8 @@ const sp_command extract_command = {
         "record per page, key = title, value = text of the page's last revision.\n"
         "INPUT defaults to stdin (also \"-\"). --tmp holds the spill of pages over 4 MiB.",
     .config_help = "this command reads [extract] namespaces and redirects, [sort] tmp_dir (as "
-                   "--tmp) and threads (the decompression threads, 0: one per core), and [input] "
-                   "decompressor",
+                   "--tmp), [build] threads (decompressing and parsing, 0: one per core) and "
+                   "chunk_size, and [input] decompressor",
     SP_FLAGS(flags),
     SP_OPERANDS(sp_input_operand, 0, 1, "one INPUT expected, got %d"),
     .run = run_cmd,
