@@ -6,9 +6,10 @@
  *   through a per-group table on the next FAST_BITS bits (rarer, longer
  *   codes through canonical limits), runs are written with memset, into
  *   the caller's pre buffer (it then serves as the BWT's last column);
- * - inverse BWT: one sequential pass builds both the forward (tt) and
- *   backward (lf) successor arrays, then two independent chains walk from
- *   origPtr towards the middle, so two cache misses overlap;
+ * - inverse BWT: one sequential pass builds the successor array (tt), then
+ *   16 chains walk it at once from start rows marked in it, each segment
+ *   into scratch, and the segments are put in text order (see unbwt), so
+ *   16 cache misses overlap;
  * - run-length decoding with a slice-by-8 CRC over the written output.
  *
  * Malformed input must never read outside buf + BZ2_SLACK: the refill
@@ -31,6 +32,10 @@
 #define MAX_SELECTORS 18002 /* libbz2 1.0.8 ignores selectors past these */
 #define GROUP_SYMBOLS 50
 #define MAX_RUN_BIT (1u << 21) /* as libbz2: longer runs exceed any block */
+/* The inverse BWT (see unbwt): chains walked at once, segments, chunk size. */
+#define LANES 16
+#define SEGS (16 * LANES)
+#define CHUNK 1024u
 
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the MTF rotation assumes little-endian");
 
@@ -46,15 +51,20 @@ typedef struct huff {
     unsigned max_len;
 } huff;
 
-/* tt and lf share one allocation in 2 MB pages where the kernel gives them:
- * the inverse BWT's random walk over 7.2 MB otherwise misses the TLB at
- * almost every step (measured: ~10% of the decoding time). */
+/* tt goes in 2 MB pages where the kernel gives them: the inverse BWT's
+ * random walk over 3.6 MB otherwise misses the TLB at almost every step. */
 #define HUGE_PAGE (2u << 20)
-#define TT_BYTES ((2 * BZ2_BLOCK_MAX(9) * sizeof(uint32_t) + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE)
+#define TT_BYTES                                                                                   \
+    (((BZ2_BLOCK_MAX(9) + 1) * sizeof(uint32_t) + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE)
+/* The inverse BWT's output before it is put in order: chunk 0 for idle
+ * lanes, then each segment's bytes in chunks of its own (so at most one
+ * part-filled chunk per segment). */
+#define CHUNKS (BZ2_BLOCK_MAX(9) / CHUNK + SEGS + 3)
 
 struct bz2_block {
-    uint32_t *tt; /* by sorted position: (row's successor << 8) | its first byte */
-    uint32_t *lf; /* by row: (row's predecessor << 8) | its last byte */
+    uint32_t *tt; /* by sorted position: row's successor | its first byte << 24 | START */
+    uint8_t *scratch;
+    uint32_t chunk_next[CHUNKS]; /* a segment's chunk after this one */
     uint8_t selectors[MAX_SELECTORS];
     huff huff[MAX_GROUPS];
 };
@@ -64,12 +74,12 @@ bz2_block *bz2_block_new(void) {
     if (!b)
         return NULL;
     b->tt = aligned_alloc(HUGE_PAGE, TT_BYTES);
-    if (!b->tt) {
-        free(b);
+    b->scratch = malloc((size_t)CHUNKS * CHUNK);
+    if (!b->tt || !b->scratch) {
+        bz2_block_free(b);
         return NULL;
     }
     madvise(b->tt, TT_BYTES, MADV_HUGEPAGE); /* only a hint: fine if refused */
-    b->lf = b->tt + BZ2_BLOCK_MAX(9);
     return b;
 }
 
@@ -77,6 +87,7 @@ void bz2_block_free(bz2_block *b) {
     if (!b)
         return;
     free(b->tt);
+    free(b->scratch);
     free(b);
 }
 
@@ -335,10 +346,78 @@ static bz2_block_status read_symbols(const bz2_block *b, bitreader *rd, uint64_t
 
 /* ------------------------------------------------------------ inverse BWT */
 
+/* The walk is a chain of dependent loads over a 3.6 MB array, which misses
+ * the L2 cache at almost every step: its speed is the number of chains in
+ * flight. Rows are cut into SEGS + 1 segments at start rows marked in tt
+ * (every step-th row, which lie at scattered places of the text, and
+ * orig_ptr), and LANES lanes walk one segment each in lock step, a segment
+ * ending where its walk reaches the next start row. Segments come out in
+ * the order lanes finish them, so each goes to its own chunks of scratch,
+ * and they are put in text order afterwards by following which start each
+ * ran into, from orig_ptr's. Measured on a 2-core Xeon VM: 16 lanes walk
+ * ~3x faster than walking from both ends of the text at once. */
+#define ROW_MASK 0xfffffu /* tt: the next row, first byte << 24, START */
+#define START (1u << 20)
+#define IDLE UINT32_MAX
+
+_Static_assert(BZ2_BLOCK_MAX(9) < START, "a row number fits below START");
+
+typedef struct seg {
+    uint32_t next;  /* the start row its walk ran into */
+    uint32_t len;   /* bytes */
+    uint32_t chunk; /* its first chunk (later ones: chunk_next) */
+} seg;
+
+/* What each lane is doing between runs of lock steps. */
+typedef struct lanes {
+    uint32_t row[LANES];  /* whose tt entry comes next */
+    uint32_t at[LANES];   /* where its next byte goes in scratch */
+    uint32_t end[LANES];  /* the end of its current chunk */
+    uint32_t id[LANES];   /* its segment, IDLE for none */
+    uint32_t done[LANES]; /* bytes of that segment in earlier chunks */
+} lanes;
+
+/* Start rows: orig_ptr (segment SEGS) and multiples of step (segment
+ * row / step). */
+static uint32_t seg_of(uint32_t row, uint32_t orig_ptr, uint32_t step) {
+    return row == orig_ptr ? SEGS : row / step;
+}
+
+/* Steps every lane at most m times (m no more than any lane's room left in
+ * its chunk) or until one of them reaches a start row. Idle lanes circle
+ * the sentinel row, writing to chunk 0. */
+static void walk(const uint32_t *tt, uint8_t *scratch, lanes *ln, uint32_t m) {
+    uint32_t row[LANES];
+    uint8_t *w[LANES];
+    for (unsigned l = 0; l < LANES; l++) {
+        row[l] = ln->row[l];
+        w[l] = scratch + ln->at[l];
+    }
+    uint32_t k = 0;
+    for (; k < m; k++) {
+        uint32_t e[LANES], any = 0;
+        for (unsigned l = 0; l < LANES; l++) {
+            e[l] = tt[row[l]];
+            any |= e[l];
+        }
+        if (any & START)
+            break;
+        for (unsigned l = 0; l < LANES; l++) {
+            w[l][k] = (uint8_t)(e[l] >> 24);
+            row[l] = e[l] & ROW_MASK;
+        }
+    }
+    for (unsigned l = 0; l < LANES; l++) {
+        ln->row[l] = row[l];
+        if (ln->id[l] != IDLE)
+            ln->at[l] += k;
+    }
+}
+
 /* Writes the n bytes of the block before BWT from its last column L
  * (overwriting it) and the byte counts. False when the rows do not form one
- * cycle through orig_ptr whose length divides n (so libbz2 would output
- * bytes that are not the cycle read once). */
+ * cycle through orig_ptr whose length divides n; when the cycle's length
+ * divides n, the bytes are the cycle repeated (as libbz2 outputs them). */
 static bool unbwt(bz2_block *b, uint8_t *L, size_t n, const uint32_t *counts, uint32_t orig_ptr) {
     uint32_t cf[256];
     uint32_t sum = 0;
@@ -346,31 +425,96 @@ static bool unbwt(bz2_block *b, uint8_t *L, size_t n, const uint32_t *counts, ui
         cf[c] = sum;
         sum += counts[c];
     }
-    uint32_t *tt = b->tt, *lf = b->lf;
+    uint32_t *tt = b->tt;
     for (uint32_t i = 0; i < n; i++) {
         uint32_t c = L[i];
-        uint32_t j = cf[c]++;
-        tt[j] = i << 8 | c;
-        lf[i] = j << 8 | c;
+        tt[cf[c]++] = c << 24 | i;
     }
-    /* Forward from orig_ptr (the original first byte) for ceil(n/2) bytes,
-     * backward from the last byte for floor(n/2); they meet in the middle. */
-    size_t half = n / 2;
-    uint32_t f = orig_ptr, bk = orig_ptr;
-    uint8_t *lo = L, *hi = L + n - 1;
-    for (size_t k = 0; k < half; k++) {
-        uint32_t e = tt[f], g = lf[bk];
-        lo[k] = (uint8_t)e;
-        hi[-(ptrdiff_t)k] = (uint8_t)g;
-        f = e >> 8;
-        bk = g >> 8;
+    tt[n] = (uint32_t)n; /* the sentinel */
+
+    uint32_t step = (uint32_t)((n + SEGS - 1) / SEGS);
+    uint32_t starts[SEGS + 1], n_starts = 0;
+    starts[n_starts++] = orig_ptr;
+    for (uint32_t j = 0; j < SEGS && (size_t)j * step < n; j++)
+        if (j * step != orig_ptr)
+            starts[n_starts++] = j * step;
+    for (uint32_t i = 0; i < n_starts; i++)
+        tt[starts[i]] |= START;
+
+    seg segs[SEGS + 1];
+    lanes ln;
+    uint32_t next_start = 0, next_chunk = 1, busy = 0;
+    for (unsigned l = 0; l < LANES; l++)
+        ln.id[l] = IDLE;
+    for (;;) {
+        for (unsigned l = 0; l < LANES; l++) {
+            if (ln.id[l] != IDLE)
+                continue;
+            ln.row[l] = (uint32_t)n;
+            ln.at[l] = 0;
+            ln.end[l] = CHUNK;
+            if (next_start == n_starts)
+                continue;
+            /* The first step is taken here: the walk stops at START. */
+            uint32_t s = starts[next_start++], id = seg_of(s, orig_ptr, step);
+            uint32_t e = tt[s];
+            segs[id].chunk = next_chunk;
+            ln.id[l] = id;
+            ln.done[l] = 0;
+            ln.at[l] = next_chunk++ * CHUNK;
+            ln.end[l] = ln.at[l] + CHUNK;
+            b->scratch[ln.at[l]++] = (uint8_t)(e >> 24);
+            ln.row[l] = e & ROW_MASK;
+            busy++;
+        }
+        if (!busy)
+            break;
+        uint32_t m = CHUNK;
+        for (unsigned l = 0; l < LANES; l++)
+            if (ln.end[l] - ln.at[l] < m)
+                m = ln.end[l] - ln.at[l];
+        walk(tt, b->scratch, &ln, m);
+        for (unsigned l = 0; l < LANES; l++) {
+            uint32_t id = ln.id[l];
+            if (id == IDLE)
+                continue;
+            uint32_t chunk = (ln.end[l] - 1) / CHUNK;
+            if (tt[ln.row[l]] & START) {
+                segs[id].len = ln.done[l] + ln.at[l] - chunk * CHUNK;
+                segs[id].next = ln.row[l];
+                ln.id[l] = IDLE;
+                busy--;
+            } else if (ln.at[l] == ln.end[l]) {
+                b->chunk_next[chunk] = next_chunk;
+                ln.done[l] += CHUNK;
+                ln.at[l] = next_chunk++ * CHUNK;
+                ln.end[l] = ln.at[l] + CHUNK;
+            }
+        }
     }
-    if (n & 1) {
-        uint32_t e = tt[f];
-        L[half] = (uint8_t)e;
-        f = e >> 8;
-    }
-    return f == bk;
+
+    /* Every start row's segment is done, and following them from
+     * orig_ptr's leads back to it. */
+    size_t total = 0;
+    uint32_t id = SEGS;
+    do {
+        if (segs[id].len > n - total)
+            return false;
+        uint32_t chunk = segs[id].chunk, left = segs[id].len;
+        while (left) {
+            uint32_t k = left < CHUNK ? left : CHUNK;
+            memcpy(L + total, b->scratch + (size_t)chunk * CHUNK, k);
+            total += k;
+            left -= k;
+            chunk = b->chunk_next[chunk];
+        }
+        id = seg_of(segs[id].next, orig_ptr, step);
+    } while (id != SEGS);
+    if (n % total)
+        return false;
+    for (size_t p = total; p < n; p++)
+        L[p] = L[p - total];
+    return true;
 }
 
 bz2_block_status bz2_block_decode(bz2_block *b, const uint8_t *buf, uint64_t bit, uint64_t end_bit,

@@ -5,9 +5,9 @@
  * libbz2 reads Huffman codes a bit at a time and walks the inverse
  * Burrows-Wheeler transform as a single chain of dependent loads; with it a
  * bz2 build took ~1.4x the time of `lbzip2 -dc` on the same cores. This
- * decoder reads codes through lookup tables and walks the inverse BWT from
- * both ends at once (forward from the first byte, backward from the last),
- * so two cache misses are in flight instead of one.
+ * decoder reads codes through lookup tables and walks the inverse BWT as
+ * 16 chains at once, from rows spread over the block, so 16 cache misses
+ * are in flight instead of one.
  *
  * A block (see bz2_scan.h for where blocks sit in a stream) decodes in two
  * steps:
