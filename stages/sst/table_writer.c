@@ -38,8 +38,8 @@
  * caller builds blocks into a second batch: the write, the kernel's copy
  * into the page cache, was a third of the CPU of a build's merge and
  * write phase on short pages. One batch is written at a time and every
- * other write waits for it first, so the file gets the same bytes from the
- * same calls in the same order.
+ * other write waits for it first, so the file gets the same bytes in the
+ * same order, a write for each batch as without the thread.
  */
 #include "stages/sst/table_writer.h"
 
@@ -522,14 +522,14 @@ int table_writer_add(table_writer *w, const sp_record *rec, sp_error *err) {
                              show_key(w->last_key, w->last_len, b, sizeof b));
     }
     size_t vlen = (size_t)rec->value_len;
-    if (!block_builder_fits(w->block, rec->key, rec->key_len, vlen)) {
-        /* sst_check_fit guarantees every bounded record fits an empty block. */
-        if (end_block(w, err))
+    bool fresh = block_builder_empty(w->block);
+    if (fresh || !block_builder_try_add(w->block, rec->key, rec->key_len, rec->value, vlen)) {
+        /* The record starts a block, which it fits: sst_check_fit
+         * guarantees that of every bounded record. */
+        if ((!fresh && end_block(w, err)) || index_add(w, rec->key, rec->key_len, err))
             return -1;
+        block_builder_add(w->block, rec->key, rec->key_len, rec->value, vlen);
     }
-    if (block_builder_empty(w->block) && index_add(w, rec->key, rec->key_len, err))
-        return -1;
-    block_builder_add(w->block, rec->key, rec->key_len, rec->value, vlen);
     memcpy(w->last_key, rec->key, rec->key_len);
     w->last_len = rec->key_len;
     w->stats.records++;

@@ -31,7 +31,7 @@ typedef struct table_options {
     /* false: every write is made on the calling thread. true (a build with
      * more than one thread): a full batch of blocks is written by a thread
      * of the writer's own while the caller fills the next one (a second
-     * batch, 4 MiB); the same bytes and the same calls, in the same order.
+     * batch, 4 MiB); the same bytes in the same order, a write a batch.
      * The thread starts at the first full batch. */
     bool background;
 } table_options;
