@@ -193,6 +193,10 @@ int build_run(const char *input, const char *output, const build_options *opts, 
         return sp_errorf(err, "max-bytes must be from 1 to 4294967295");
     table_options topts = opts->table;
     topts.max_value_bytes = (uint32_t)opts->max_bytes;
+    /* With more than one thread the table's writes go on a thread of
+     * their own while the merge goes on (table_writer.h); with one,
+     * nothing more is started. */
+    topts.background = extract_threads(&opts->extract) > 1;
     /* Options are checked, and the output created, before the dump is read:
      * a bad block size or an unwritable directory fails in milliseconds,
      * not after an hour of decompression. */
@@ -225,11 +229,13 @@ void build_print_stats(FILE *out, const build_stats *s) {
     fprintf(out,
             "build: read_seconds=%.3f write_seconds=%.3f cpu_seconds=%.3f peak_rss=%llu "
             "read_cpu_seconds=%.3f parse_cpu_seconds=%.3f caller_cpu_seconds=%.3f "
-            "write_cpu_seconds=%.3f parse_chunks=%llu stream_cuts=%llu guessed_cuts=%llu\n",
+            "write_cpu_seconds=%.3f write_background_cpu_seconds=%.3f "
+            "write_background_batches=%llu parse_chunks=%llu stream_cuts=%llu guessed_cuts=%llu\n",
             s->read_phase.wall_seconds, s->write_phase.wall_seconds,
             s->read_phase.cpu_seconds + s->write_phase.cpu_seconds,
             (unsigned long long)s->peak_rss_bytes, s->read_phase.cpu_seconds,
             s->extract.parse_cpu_seconds, s->extract.caller_cpu_seconds, s->write_phase.cpu_seconds,
+            s->table.background_cpu_seconds, (unsigned long long)s->table.background_batches,
             (unsigned long long)s->extract.parse_chunks, (unsigned long long)s->extract.stream_cuts,
             (unsigned long long)s->extract.guessed_cuts);
 }

@@ -30,7 +30,8 @@ typedef struct extract_part {
     /* Called on the thread before the records of a stretch of the dump,
      * with that stretch's place: later stretches have higher places. */
     void (*begin)(void *ctx, uint64_t place);
-    /* Called on the thread when it has parsed its last stretch. */
+    /* Called on the thread when it has parsed its last stretch, once the
+     * whole document is parsed without an error (not after one). */
     void (*end)(void *ctx);
     void *ctx;
 } extract_part;

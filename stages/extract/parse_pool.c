@@ -105,6 +105,7 @@ typedef struct pool {
     pthread_mutex_t mu;
     pthread_cond_t work, done, checked;
     bool stop;
+    bool parsed_all;   /* with stop: the document was parsed without an error */
     double worker_cpu; /* CPU seconds of the workers that have left */
     uint64_t submitted, emitted;
     uint64_t places; /* places given to chunks and inline stretches */
@@ -451,8 +452,10 @@ static void *worker_main(void *arg) {
             pthread_cond_wait(&p->work, &p->mu);
         if (p->stop) {
             pthread_mutex_unlock(&p->mu);
-            /* The part sorts what it holds here, on every worker at once. */
-            if (part && part->end)
+            /* The part sorts (or spills) what it holds here, on every
+             * worker at once; after a failure nothing is merged, so that
+             * work would be wasted. */
+            if (part && part->end && p->parsed_all)
                 part->end(part->ctx);
             pthread_mutex_lock(&p->mu);
             struct timespec ts;
@@ -1041,6 +1044,7 @@ int parse_pool_run(const parse_pool_args *a, sp_error *err) {
         p.started++;
     }
     rc = pump(&p, err);
+    p.parsed_all = rc == 0;
     stop_workers(&p);
     a->stats->parse_cpu_seconds = p.worker_cpu;
     if (rc && p.xml_failed)

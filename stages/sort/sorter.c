@@ -52,6 +52,10 @@ struct sort_part {
     sort_stats stats; /* records_in, duplicates_replaced, runs, spilled_bytes */
     run_region *runs; /* its runs, in the order it wrote them */
     size_t nruns, runs_cap;
+    /* sort_part_end's spill failed (it cannot return it): the error
+     * sorter_finish returns. */
+    bool failed;
+    sp_error err;
 };
 
 struct sorter {
@@ -331,6 +335,14 @@ sp_sink sort_part_sink(sort_part *p) {
 }
 
 void sort_part_end(sort_part *p) {
+    /* A part that spilled before spills what it holds here, on its own
+     * thread, beside the other parts, rather than in sorter_finish, one
+     * part after another on the thread about to merge: the run is the same
+     * and comes last in the part's list either way. */
+    if (p->nruns && p->chunk.n && !p->failed) {
+        p->failed = spill(p, &p->err) != 0;
+        return;
+    }
     if (!p->sorted) {
         chunk_sort(&p->chunk);
         p->sorted = true;
@@ -468,6 +480,11 @@ int sorter_finish(sorter *s, const sp_sink *out, sp_error *err) {
     if (s->finished)
         return sp_errorf(err, "sort: finished twice");
     s->finished = true;
+    for (unsigned i = 0; i < s->nparts; i++)
+        if (s->parts[i].failed) {
+            *err = s->parts[i].err;
+            return -1;
+        }
     bool spilled = false;
     for (unsigned i = 0; i < s->nparts; i++)
         spilled |= s->parts[i].nruns > 0;

@@ -69,7 +69,9 @@ void sort_part_begin(sort_part *p, uint64_t place);
 /* A sink adding to p; each part is fed by one thread at a time. */
 sp_sink sort_part_sink(sort_part *p);
 /* The part's last record is added: it sorts what it holds, on the calling
- * thread (the one that fed it), so sorter_finish need not. */
+ * thread (the one that fed it), so sorter_finish need not, and if it has
+ * spilled a run before, spills this one too (a failure is kept for
+ * sorter_finish to return). */
 void sort_part_end(sort_part *p);
 /* Emits every record in key order, duplicates resolved, into out. The
  * threads feeding the parts must have stopped. */

@@ -13,6 +13,7 @@
 #include "stages/common/error.h"
 #include "stages/common/record.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -27,6 +28,12 @@ typedef struct table_options {
      * after the data at the end: the same bytes, in memory that does not
      * grow with the table. */
     size_t index_memory;
+    /* false: every write is made on the calling thread. true (a build with
+     * more than one thread): a full batch of blocks is written by a thread
+     * of the writer's own while the caller fills the next one (a second
+     * batch, 4 MiB); the same bytes in the same order, a write a batch.
+     * The thread starts at the first full batch. */
+    bool background;
 } table_options;
 
 typedef struct table_stats {
@@ -40,6 +47,10 @@ typedef struct table_stats {
      * putting it in place (fsync, link, rename, the directory's fsync),
      * after its last write. */
     uint64_t commit_ns;
+    /* Batches the background thread wrote (table_options.background), and
+     * its CPU seconds: the writes it took off the caller's thread. */
+    uint64_t background_batches;
+    double background_cpu_seconds;
 } table_stats;
 
 typedef struct table_writer table_writer;

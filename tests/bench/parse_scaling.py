@@ -22,10 +22,12 @@ per GiB of XML, the CPU seconds of decoding (the read phase's process CPU less
 the parsing workers' and the calling thread's), of parsing (the workers: the
 parse, truncation and sorting their records into runs), of the calling thread
 (reading and cutting the document: serial), and of the write phase (merge and
-table writer: serial). With
+table writer), of which the table writer's background thread writes the full
+batches (write_background) beside the merge on 2 cores or more. With
 N cores the read phase takes max(caller, (decode + parse + caller) / N), or
 at least the decode itself where one thread decodes (.zst, plain XML), and
-the write phase adds its own time, which predicts the build's wall time and
+the write phase adds its own time (on one core all of it, on more the larger
+of the merging thread's share and the background thread's), which predicts the build's wall time and
 speed-up at 8, 16 and 64 cores. These go into the run's JSON (`parse_scaling`:
 `stage_cpu_seconds_per_gib`, `model_seconds_per_gib`), from which
 tests/bench/report writes the results-scaling table of RESULTS.md. Each
@@ -64,7 +66,9 @@ def stage_costs(run):
     parse, caller = f["build.parse_cpu_seconds"], f["build.caller_cpu_seconds"]
     decode = max(f["build.read_cpu_seconds"] - parse - caller, 0.0)
     return {"decode": decode / gib, "parse": parse / gib, "caller": caller / gib,
-            "write": f["build.write_cpu_seconds"] / gib, "threads": f["extract.threads"]}
+            "write": f["build.write_cpu_seconds"] / gib,
+            "write_background": f.get("build.write_background_cpu_seconds", 0.0) / gib,
+            "threads": f["extract.threads"]}
 
 
 # Inputs decoded on one thread (libarchive's zstd, plain reads); bz2 is
@@ -76,7 +80,8 @@ def model(costs, cores, src):
     """Predicted seconds per GiB of a build from src on `cores` cores."""
     work = costs["decode"] + costs["parse"] + costs["caller"]
     serial = max(costs["caller"], costs["decode"] if src in SERIAL_DECODE else 0.0)
-    return max(serial, work / cores) + costs["write"]
+    write, bg = costs["write"], costs["write_background"]
+    return max(serial, work / cores) + (write if cores == 1 else max(write - bg, bg))
 
 
 def cpu_per_gib(runs, gib):
@@ -93,8 +98,9 @@ def explain(label, key, runs, costs, ceiling, gib, threads):
         allowed = c1 / model(c, 2, "xml")
         return (f"[{label}] 2 cores vs 1: the parallel build costs {c2:.2f} CPU-s per GiB against "
                 f"{c1:.2f} on one thread ({c2 / c1:.2f}x: the workers' cut checks and parse, "
-                f"{c['parse']:.2f}, the calling thread {c['caller']:.2f}, the serial write phase "
-                f"{c['write']:.2f}), so even with both cores always busy the CPU figures allow "
+                f"{c['parse']:.2f}, the calling thread {c['caller']:.2f}, the write phase "
+                f"{c['write']:.2f}, {c['write_background']:.2f} of it on the table writer's "
+                f"background thread), so even with both cores always busy the CPU figures allow "
                 f"{allowed:.2f}x; and this machine gives perfectly parallel one-core builds "
                 f"{ceiling:.2f}x from its second core. Next step: the serial write phase "
                 f"overlapped with the parse, and where the measured speed-up is below what the CPU "
