@@ -72,17 +72,16 @@ static size_t entry_bytes(const block_builder *b, const uint8_t *key, size_t kle
            vlen;
 }
 
-bool block_builder_fits(const block_builder *b, const uint8_t *key, size_t klen, size_t vlen) {
+bool block_builder_add(block_builder *b, const uint8_t *key, size_t klen, const uint8_t *val,
+                       size_t vlen) {
+    /* The shared prefix is found once, for the size and for the entry: the
+     * table writer's path, once per record. */
     size_t shared;
     size_t restarts = b->n_restarts + (b->n_records % SST_RESTART_INTERVAL == 0);
     uint64_t need = (uint64_t)b->entries_len + entry_bytes(b, key, klen, vlen, &shared) +
                     4 * restarts + SST_BLOCK_TRAILER_FIXED;
-    return need <= b->block_size;
-}
-
-/* Appends the record, whose shared prefix with the last key is shared. */
-static void put(block_builder *b, const uint8_t *key, size_t klen, size_t shared,
-                const uint8_t *val, size_t vlen) {
+    if (need > b->block_size)
+        return false;
     if (b->n_records % SST_RESTART_INTERVAL == 0)
         b->restarts[b->n_restarts++] = b->entries_len;
     uint8_t *p = b->buf + b->entries_len;
@@ -97,24 +96,6 @@ static void put(block_builder *b, const uint8_t *key, size_t klen, size_t shared
     b->n_records++;
     memcpy(b->last_key + shared, key + shared, klen - shared);
     b->last_len = (uint32_t)klen;
-}
-
-void block_builder_add(block_builder *b, const uint8_t *key, size_t klen, const uint8_t *val,
-                       size_t vlen) {
-    size_t shared;
-    entry_bytes(b, key, klen, vlen, &shared);
-    put(b, key, klen, shared, val, vlen);
-}
-
-bool block_builder_try_add(block_builder *b, const uint8_t *key, size_t klen, const uint8_t *val,
-                           size_t vlen) {
-    size_t shared;
-    size_t restarts = b->n_restarts + (b->n_records % SST_RESTART_INTERVAL == 0);
-    uint64_t need = (uint64_t)b->entries_len + entry_bytes(b, key, klen, vlen, &shared) +
-                    4 * restarts + SST_BLOCK_TRAILER_FIXED;
-    if (need > b->block_size)
-        return false;
-    put(b, key, klen, shared, val, vlen);
     return true;
 }
 

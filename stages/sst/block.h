@@ -30,16 +30,10 @@
 typedef struct block_builder block_builder;
 
 block_builder *block_builder_init(uint32_t block_size);
-/* Whether a record of these lengths still fits in the current block. */
-bool block_builder_fits(const block_builder *b, const uint8_t *key, size_t klen, size_t vlen);
-/* Appends a record; the caller checked fits() and that key > last key. */
-void block_builder_add(block_builder *b, const uint8_t *key, size_t klen, const uint8_t *val,
+/* Appends a record if it fits in the current block; false, and nothing
+ * added, when it does not. The caller checked that key > last key. */
+bool block_builder_add(block_builder *b, const uint8_t *key, size_t klen, const uint8_t *val,
                        size_t vlen);
-/* fits() and add() in one: the record's shared prefix is found once (the
- * table writer's path, once per record). False, and nothing added, when it
- * does not fit. */
-bool block_builder_try_add(block_builder *b, const uint8_t *key, size_t klen, const uint8_t *val,
-                           size_t vlen);
 bool block_builder_empty(const block_builder *b);
 /* Writes the trailer and checksum; returns the finished block_size bytes,
  * valid until the next reset. */

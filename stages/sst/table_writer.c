@@ -523,9 +523,9 @@ int table_writer_add(table_writer *w, const sp_record *rec, sp_error *err) {
     }
     size_t vlen = (size_t)rec->value_len;
     bool fresh = block_builder_empty(w->block);
-    if (fresh || !block_builder_try_add(w->block, rec->key, rec->key_len, rec->value, vlen)) {
-        /* The record starts a block, which it fits: sst_check_fit
-         * guarantees that of every bounded record. */
+    if (fresh || !block_builder_add(w->block, rec->key, rec->key_len, rec->value, vlen)) {
+        /* The record starts a block, which it fits (the add below cannot
+         * fail): sst_check_fit guarantees that of every bounded record. */
         if ((!fresh && end_block(w, err)) || index_add(w, rec->key, rec->key_len, err))
             return -1;
         block_builder_add(w->block, rec->key, rec->key_len, rec->value, vlen);

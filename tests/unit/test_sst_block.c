@@ -80,9 +80,8 @@ static void test_max_record_fills_block(void **state) {
     uint8_t key[SP_MAX_KEY_BYTES], val[676];
     memset(key, 'k', sizeof key);
     memset(val, 'v', sizeof val);
-    assert_false(block_builder_fits(b, key, sizeof key, 676));
-    assert_true(block_builder_fits(b, key, sizeof key, 675));
-    block_builder_add(b, key, sizeof key, val, 675);
+    assert_false(block_builder_add(b, key, sizeof key, val, 676));
+    assert_true(block_builder_add(b, key, sizeof key, val, 675));
     block_view v;
     sp_error err = {0};
     assert_int_equal(block_open(&v, block_builder_finish(b), 1024, "blk", &err), 0);
@@ -114,8 +113,7 @@ static void test_exact_fill_and_one_byte_more(void **state) {
         else
             restarts++;
         used += entry_size(shared, strlen(key) - shared, 50) + (n % 16 == 0 ? 4 : 0);
-        assert_true(block_builder_fits(b, (uint8_t *)key, strlen(key), 50));
-        block_builder_add(b, (uint8_t *)key, strlen(key), val, 50);
+        assert_true(block_builder_add(b, (uint8_t *)key, strlen(key), val, 50));
         strcpy(prev, key);
     }
     /* Record 40 is not a restart (40 % 16 != 0) and shares "key00" with "key0039". */
@@ -124,9 +122,8 @@ static void test_exact_fill_and_one_byte_more(void **state) {
     while (entry_size(5, 2, vlen + 1) <= room)
         vlen++;
     assert_int_equal(entry_size(5, 2, vlen), room);
-    assert_false(block_builder_fits(b, (const uint8_t *)last, 7, vlen + 1));
-    assert_true(block_builder_fits(b, (const uint8_t *)last, 7, vlen));
-    block_builder_add(b, (const uint8_t *)last, 7, val, vlen);
+    assert_false(block_builder_add(b, (const uint8_t *)last, 7, val, vlen + 1));
+    assert_true(block_builder_add(b, (const uint8_t *)last, 7, val, vlen));
     block_view v;
     sp_error err = {0};
     assert_int_equal(block_open(&v, block_builder_finish(b), bs, "blk", &err), 0);
@@ -148,8 +145,7 @@ static void check_block_of(uint32_t n) {
     for (uint32_t i = 0; i < n; i++) {
         snprintf(key, sizeof key, "key_%04u", i * 2);
         snprintf(val, sizeof val, "value %u", i);
-        assert_true(block_builder_fits(b, (uint8_t *)key, strlen(key), strlen(val)));
-        block_builder_add(b, (uint8_t *)key, strlen(key), (uint8_t *)val, strlen(val));
+        assert_true(block_builder_add(b, (uint8_t *)key, strlen(key), (uint8_t *)val, strlen(val)));
     }
     block_view v;
     sp_error err = {0};

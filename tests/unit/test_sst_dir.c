@@ -94,9 +94,8 @@ static void test_directory_agrees_with_block_find(void **state) {
         size_t used = 0;
         for (; used < n; used++) {
             uint32_t vlen = (uint32_t)(next_rand() % sizeof val);
-            if (!block_builder_fits(b, keys[used].b, keys[used].len, vlen))
+            if (!block_builder_add(b, keys[used].b, keys[used].len, val, vlen))
                 break;
-            block_builder_add(b, keys[used].b, keys[used].len, val, vlen);
         }
         block_view v;
         sp_error err = {0};
