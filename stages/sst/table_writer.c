@@ -143,6 +143,7 @@ void table_options_init(table_options *opts) {
     opts->cluster_size = SST_DEFAULT_CLUSTER_SIZE;
     opts->max_value_bytes = TRUNCATE_DEFAULT_MAX_BYTES;
     opts->index_memory = 0;
+    opts->background = false;
 }
 
 static int check_options(const table_options *o, sp_error *err) {
