@@ -96,17 +96,19 @@ def explain(label, key, runs, costs, ceiling, gib, threads):
         c1, c2 = cpu_per_gib(runs["xml1"], gib), cpu_per_gib(runs["xml2"], gib)
         c = costs["xml"]
         allowed = c1 / model(c, 2, "xml")
+        write_path = max(c["write"] - c["write_background"], c["write_background"])
         return (f"[{label}] 2 cores vs 1: the parallel build costs {c2:.2f} CPU-s per GiB against "
                 f"{c1:.2f} on one thread ({c2 / c1:.2f}x: the workers' cut checks and parse, "
                 f"{c['parse']:.2f}, the calling thread {c['caller']:.2f}, the write phase "
                 f"{c['write']:.2f}, {c['write_background']:.2f} of it on the table writer's "
                 f"background thread), so even with both cores always busy the CPU figures allow "
                 f"{allowed:.2f}x; and this machine gives perfectly parallel one-core builds "
-                f"{ceiling:.2f}x from its second core. Next step: the serial write phase "
-                f"overlapped with the parse, and where the measured speed-up is below what the CPU "
+                f"{ceiling:.2f}x from its second core. Next step: the write phase's critical "
+                f"path after the parse ({write_path:.2f}: the larger of the merging thread's "
+                f"share and the background thread's writes into the page cache, which O_DIRECT "
+                f"writes would skip), and where the measured speed-up is below what the CPU "
                 f"figures allow, the time workers wait on the calling thread's reads and cut "
-                f"checks (each chunk's cut is checked in the value cap filter's pass since "
-                f"160da70).")
+                f"checks.")
     if key in ("bz2", "bz2ms"):
         ours = statistics.median(r.cpu for r in runs[key])
         peer = statistics.median(r.cpu for r in runs[key + "_lbzip2"])
