@@ -80,6 +80,19 @@ int sp_outfile_open(sp_outfile *f, const char *path, sp_error *err) {
         sp_outfile_abort(f);
         return sp_errorf(err, "%s: out of memory", path);
     }
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+        free(dir);
+        free(f->tmp_path);
+        f->tmp_path = NULL;
+        f->direct = true;
+        if ((f->fd = open(path, O_WRONLY | O_CLOEXEC)) < 0) {
+            sp_errorf_errno(err, "%s: cannot open output", path);
+            sp_outfile_abort(f);
+            return -1;
+        }
+        return 0;
+    }
     /* Beside the target (same file system, so rename is atomic), and
      * recognisable as ours. */
     snprintf(f->tmp_path, n + 32, "%s.tmp.XXXXXX", path);
@@ -146,6 +159,14 @@ static void link_anonymous(void *arg) {
 }
 
 int sp_outfile_commit(sp_outfile *f, sp_error *err) {
+    if (f->direct) {
+        /* Nothing to sync or rename: a device or pipe takes the bytes as
+         * they are written. */
+        int rc = close(f->fd) == 0 ? 0 : sp_errorf_errno(err, "%s: close failed", f->path);
+        f->fd = -1;
+        sp_outfile_abort(f);
+        return rc;
+    }
     if (fsync(f->fd) != 0) {
         sp_errorf_errno(err, "%s: fsync failed", f->path);
         sp_outfile_abort(f);
@@ -198,7 +219,7 @@ void sp_outfile_abort(sp_outfile *f) {
     free(f->tmp_path);
     free(f->path);
     f->tmp_path = f->path = NULL;
-    f->anonymous = false;
+    f->anonymous = f->direct = false;
 }
 
 typedef struct scratch_named {
@@ -245,6 +266,8 @@ int sp_tmpfile_open(const char *dir, sp_error *err) {
 }
 
 int sp_outfile_scratch_open(const sp_outfile *f, sp_error *err) {
+    if (f->direct)
+        return sp_tmpfile_open(NULL, err);
     char *dir = dir_of(f->path);
     if (!dir)
         return sp_errorf(err, "%s: out of memory", f->path);

@@ -13,6 +13,11 @@
  *   without it, SP_SCRATCH_PREFIX... unlinked right after creation with
  *   signals held), so nothing is left behind even by kill -9.
  *
+ * An output path that names something other than a regular file or nothing
+ * (/dev/null, a FIFO, a terminal) is written to directly: replacing it would
+ * put a regular file where the device or pipe was (as root, /dev/null
+ * itself), and there is no earlier good file there to keep.
+ *
  * Only a kernel or file system without O_TMPFILE (EOPNOTSUPP, EISDIR) gets
  * the named files; any other error creating the file is reported. The
  * environment variable SSTPIPE_NO_O_TMPFILE=1 (read once per process)
@@ -51,10 +56,12 @@ typedef struct sp_outfile {
     char *path;     /* final path */
     char *tmp_path; /* its temporary name, while it has one */
     bool anonymous; /* O_TMPFILE: no name at all until committed */
+    bool direct;    /* path is no regular file: written as it is (see above) */
     int cleanup_slot;
 } sp_outfile;
 
-/* Creates path's temporary sibling for writing. */
+/* Creates path's temporary sibling for writing, or opens path itself where
+ * it is no regular file. */
 int sp_outfile_open(sp_outfile *f, const char *path, sp_error *err);
 /* fsync, rename over path, fsync the directory; closes the file. */
 int sp_outfile_commit(sp_outfile *f, sp_error *err);
@@ -64,7 +71,8 @@ void sp_outfile_abort(sp_outfile *f);
 /* An anonymous read/write scratch file in dir (NULL: $TMPDIR or /tmp). */
 int sp_tmpfile_open(const char *dir, sp_error *err);
 /* A scratch file beside f's final path: on the file system the output is
- * written to, where the space for it is known to be meant. */
+ * written to, where the space for it is known to be meant ($TMPDIR or /tmp
+ * for a direct output). */
 int sp_outfile_scratch_open(const sp_outfile *f, sp_error *err);
 
 #endif
