@@ -5,6 +5,7 @@
  */
 #include "stages/extract/extract.h"
 
+#include "stages/common/clock.h"
 #include "stages/common/cores.h"
 #include "stages/extract/parse_pool.h"
 #include "stages/extract/source.h"
@@ -15,7 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 /* Decompressed bytes handed to libxml2 at once: large, so that the
  * per-call cost of both libraries is negligible next to the parsing. */
@@ -114,18 +114,12 @@ unsigned extract_threads(const extract_options *opts) {
     return opts->threads ? opts->threads : sp_usable_cores();
 }
 
-static double thread_cpu(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 int extract_file(const char *path, const extract_options *opts, const sp_sink *sink,
                  extract_stats *stats, sp_error *err) {
     extract_run run = {.sink = sink};
     parse_pool_sink to_run = {on_page, &run};
     unsigned threads = extract_threads(opts);
-    double cpu0 = thread_cpu();
+    double cpu0 = sp_thread_cpu_seconds();
     run.stats.threads = threads;
     text_buffer *text = NULL;
     wiki_parser *wp = NULL;
@@ -169,7 +163,7 @@ int extract_file(const char *path, const extract_options *opts, const sp_sink *s
 out:
     if (src)
         run.stats.input_bytes = source_offset(src);
-    run.stats.caller_cpu_seconds = thread_cpu() - cpu0;
+    run.stats.caller_cpu_seconds = sp_thread_cpu_seconds() - cpu0;
     if (stats)
         *stats = run.stats;
     wiki_parser_destroy(wp);

@@ -37,6 +37,7 @@
  */
 #include "stages/extract/parse_pool.h"
 
+#include "stages/common/clock.h"
 #include "stages/common/fileio.h"
 #include "stages/extract/page_split.h"
 #include "stages/extract/text_skip.h"
@@ -46,7 +47,6 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 /* Decompressed bytes read, and fed to a parser, at once. */
 #define READ_BYTES ((size_t)1 << 20)
@@ -458,9 +458,7 @@ static void *worker_main(void *arg) {
             if (part && part->end && p->parsed_all)
                 part->end(part->ctx);
             pthread_mutex_lock(&p->mu);
-            struct timespec ts;
-            clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-            p->worker_cpu += (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+            p->worker_cpu += sp_thread_cpu_seconds();
             pthread_mutex_unlock(&p->mu);
             return NULL;
         }

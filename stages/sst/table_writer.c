@@ -64,7 +64,6 @@
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
-#include <time.h>
 #include <unistd.h>
 #include <xxhash.h>
 
@@ -236,9 +235,7 @@ static void *bg_main(void *arg) {
         pthread_cond_broadcast(&bg->cv);
     }
     pthread_mutex_unlock(&bg->mu);
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    bg->cpu = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+    bg->cpu = sp_thread_cpu_seconds();
     return NULL;
 }
 
