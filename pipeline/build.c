@@ -230,12 +230,14 @@ void build_print_stats(FILE *out, const build_stats *s) {
             "build: read_seconds=%.3f write_seconds=%.3f cpu_seconds=%.3f peak_rss=%llu "
             "read_cpu_seconds=%.3f parse_cpu_seconds=%.3f caller_cpu_seconds=%.3f "
             "write_cpu_seconds=%.3f write_background_cpu_seconds=%.3f "
-            "write_background_batches=%llu parse_chunks=%llu stream_cuts=%llu guessed_cuts=%llu\n",
+            "write_background_batches=%llu write_commit_seconds=%.3f parse_chunks=%llu "
+            "stream_cuts=%llu guessed_cuts=%llu\n",
             s->read_phase.wall_seconds, s->write_phase.wall_seconds,
             s->read_phase.cpu_seconds + s->write_phase.cpu_seconds,
             (unsigned long long)s->peak_rss_bytes, s->read_phase.cpu_seconds,
             s->extract.parse_cpu_seconds, s->extract.caller_cpu_seconds, s->write_phase.cpu_seconds,
             s->table.background_cpu_seconds, (unsigned long long)s->table.background_batches,
-            (unsigned long long)s->extract.parse_chunks, (unsigned long long)s->extract.stream_cuts,
+            (double)s->table.commit_ns / 1e9, (unsigned long long)s->extract.parse_chunks,
+            (unsigned long long)s->extract.stream_cuts,
             (unsigned long long)s->extract.guessed_cuts);
 }

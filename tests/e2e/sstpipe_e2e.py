@@ -327,16 +327,17 @@ def parse_info(test, sst):
     return info
 
 
-STATS_RE = re.compile(r"([A-Za-z_]+)=(\d+)")
+STATS_RE = re.compile(r"([A-Za-z_]+)=(\d+(?:\.\d+)?)")
 
 
 def parse_stats(test, stderr, stage):
-    """The `-v` line of one stage: '<stage>: key=N key=N ...' -> {key: N}."""
+    """The `-v` line of one stage: '<stage>: key=N key=N ...' -> {key: N}, N an
+    int, or a float where the line has a fraction (seconds)."""
     lines = [l for l in stderr.decode("utf-8", "replace").splitlines()
              if l.startswith(stage + ": ")]
     test.assertEqual(len(lines), 1, f"expected one '{stage}: ...' stats line on stderr, "
                      f"got: {stderr.decode('utf-8', 'replace')!r}")
-    return {k: int(v) for k, v in STATS_RE.findall(lines[0])}
+    return {k: float(v) if "." in v else int(v) for k, v in STATS_RE.findall(lines[0])}
 
 
 # ---------------------------------------------------------------- record streams

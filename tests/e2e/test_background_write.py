@@ -16,6 +16,10 @@ started.
   temporary files (SSTPIPE_NO_O_TMPFILE=1), which every failure must remove.
 - SIGKILL at every write: the previous table in place, nothing left beside
   it or in --tmp, and the next run gives the reference.
+- `-v`'s write_commit_seconds is the wait for the disk at the end of the
+  write phase: a build held still for HOLD seconds at the table's fsync (the
+  fault shim's SIGSTOP) reports at least that, and no more than the write
+  phase.
 """
 
 import sys
@@ -25,7 +29,9 @@ sys.dont_write_bytecode = True  # keep the source tree clean under ctest
 import os
 import shutil
 import signal
+import subprocess
 import tempfile
+import time
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "faults"))
@@ -35,6 +41,8 @@ from faultlib import Tally, check_error_line, sha, temp_leftovers  # noqa: E402
 from sstpipe_e2e import E2ETest, corpora_dir, parse_stats, sstpipe, sstpipe_bin, wikigen  # noqa: E402
 
 BATCH = 4 << 20  # table_writer.c's BATCH_BYTES
+HOLD = 0.5  # seconds the commit test holds the build at its fsync
+PATIENCE = 600  # seconds a build may take to reach its fsync, however loaded the machine
 
 
 def threads(n):
@@ -110,6 +118,33 @@ class BackgroundWrite(E2ETest):
 
     def test_write_errors_named_temps(self):
         self.sweep_writes("background-write-named", faultlib.NAMED_TEMPS)
+
+    def test_commit_wait_reported(self):
+        env = faultlib.shim_env(os.environ, "fsync:1:SIGSTOP", self.out_dir)
+        proc = subprocess.Popen(self.argv + ["-v"], stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE, env=env)
+        try:
+            end = time.monotonic() + PATIENCE
+            while True:
+                self.assertIsNone(proc.poll(), "the build ended before its fsync")
+                with open(f"/proc/{proc.pid}/stat") as f:
+                    if f.read().rsplit(")", 1)[1].split()[0] == "T":
+                        break
+                self.assertLess(time.monotonic(), end, "the build never reached its fsync")
+                time.sleep(0.01)
+            time.sleep(HOLD)
+            proc.send_signal(signal.SIGCONT)
+            _, err = proc.communicate(timeout=PATIENCE)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        self.assertEqual(proc.returncode, 0, err.decode(errors="replace"))
+        self.assertEqual(sha(self.out), sha(self.ref), "2 threads built another table than 1")
+        stats = parse_stats(self, err, "build")
+        self.assertGreaterEqual(stats["write_commit_seconds"], HOLD, "the fsync's wait")
+        self.assertLessEqual(stats["write_commit_seconds"], stats["write_seconds"],
+                             "the commit is part of the write phase")
 
     def test_sigkill_at_writes(self):
         counts = faultlib.count_calls(self, self.argv, self.out_dir)
