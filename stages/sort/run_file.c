@@ -66,13 +66,13 @@ static int source_value(merge_source *s, const uint8_t **value, sp_error *err) {
 
 static const merge_source_ops run_source_ops = {.next = source_next, .value = source_value};
 
-void run_reader_init(run_reader *r, int fd, const char *name, run_region reg, uint8_t *buf,
-                     size_t cap, uint8_t *big, size_t big_cap) {
+void run_reader_init(run_reader *r, const char *name, run_region reg, uint8_t *buf, size_t cap,
+                     uint8_t *big, size_t big_cap) {
     memset(r, 0, sizeof *r);
     r->src.ops = &run_source_ops;
     r->big = big;
     r->big_cap = big_cap;
-    r->fd = fd;
+    r->fd = reg.fd;
     r->name = name;
     r->buf = buf;
     r->cap = cap;

@@ -1,9 +1,11 @@
 /*
- * run_file.h: sorted runs in a scratch file, written and read back through
+ * run_file.h: sorted runs in scratch files, written and read back through
  * buffers the sorter carves from its memory budget.
  *
- * All runs live in one anonymous scratch file as consecutive regions, so
- * thousands of runs cost one file descriptor. A record in a run is
+ * Runs are regions of a few anonymous scratch files (one per part of the
+ * sorter, see sorter.c, plus those of the merge passes), each region naming
+ * its file, so thousands of runs cost a few file descriptors. A record in a
+ * run is
  *
  *   u32 key_len, u32 value_len, u64 seq (native byte order), key, value
  *
@@ -26,6 +28,7 @@
 #define RUN_RECORD_HEADER 16
 
 typedef struct run_region {
+    int fd; /* the scratch file the run is in */
     uint64_t off, len;
 } run_region;
 
@@ -66,8 +69,8 @@ typedef struct run_reader {
 /* buf must hold at least a record header and the longest key. big
  * (big_cap bytes, may be shared by the readers of one merge) holds a value
  * too large for buf while the merge passes it on. */
-void run_reader_init(run_reader *r, int fd, const char *name, run_region reg, uint8_t *buf,
-                     size_t cap, uint8_t *big, size_t big_cap);
+void run_reader_init(run_reader *r, const char *name, run_region reg, uint8_t *buf, size_t cap,
+                     uint8_t *big, size_t big_cap);
 /* Moves to the next record: 1, or 0 past the last, -1 on error. */
 int run_reader_next(run_reader *r, sp_error *err);
 /* The current record's value. */

@@ -8,17 +8,23 @@
  * their buffers and a buffer for the largest record, so the budget holds
  * in both phases.
  *
- * Disk: the runs of one pass are regions of one anonymous scratch file; a
- * part reserves its run's region (at most its chunk's bytes) under the
- * mutex and writes it from its own thread. A pass with more runs than the
- * fan-in merges groups of consecutive runs into the other scratch file,
- * each record keeping its seq. Between equal keys the merge takes the
- * highest seq, then the later run: with one part every seq is 0 and "the
- * later record wins" means "the later run wins", as consecutive groups
- * keep it; with several, the seq (the record's place in the input) decides
- * across parts, and runs of one part are in the list in its order. Merged
- * regions are punched out as the pass goes, so disk use stays near one
- * copy of the data.
+ * Disk: each part appends its runs to an anonymous scratch file of its
+ * own, from its own thread: in one shared file the parts' writes would
+ * queue on the file's lock (ext4 takes the inode's exclusively for each
+ * buffered write), one thread at a time however many there are. Part 0's
+ * file is fd[0], opened by sorter_init; another part's is opened at its
+ * first spill, so a sort that never spills opens no other: fd[0], one
+ * more per other part that spilled, and fd[1] in a merge of several
+ * passes are all the descriptors it holds. A pass with more runs than the
+ * fan-in merges groups of consecutive runs (of the list of every part's
+ * runs, part after part) into a pass file, fd[1] and fd[0] in turn, each
+ * record keeping its seq. Between equal keys the merge takes the highest
+ * seq, then the later run: with one part every seq is 0 and "the later
+ * record wins" means "the later run wins", as consecutive groups keep it;
+ * with several, the seq (the record's place in the input) decides across
+ * parts, and runs of one part are in the list in its order. Merged regions
+ * are punched out as the pass goes and the files it read are emptied
+ * after it, so disk use stays near one copy of the data.
  */
 #include "stages/sort/sorter.h"
 
@@ -29,7 +35,6 @@
 #include "stages/sort/run_file.h"
 
 #include <fcntl.h>
-#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,8 +54,10 @@ struct sort_part {
     uint64_t place; /* the seq of the records added next */
     uint64_t max_record;
     bool sorted;
-    sort_stats stats; /* records_in, duplicates_replaced, runs, spilled_bytes */
-    run_region *runs; /* its runs, in the order it wrote them */
+    sort_stats stats;   /* records_in, duplicates_replaced, runs, spilled_bytes */
+    int fd;             /* its scratch file (part 0's is the sorter's fd[0]) */
+    uint64_t spill_end; /* end of its last run in fd */
+    run_region *runs;   /* its runs, in the order it wrote them */
     size_t nruns, runs_cap;
     /* sort_part_end's spill failed (it cannot return it): the error
      * sorter_finish returns. */
@@ -72,12 +79,9 @@ struct sorter {
     chunk_source *mem_src; /* nparts of each: the merge of parts held in memory */
     merge_source **mem_ptr;
     unsigned *mem_heap;
-    int fd[2];
-    /* Parts spill from their own threads: the end of fd[0] in use is shared. */
-    pthread_mutex_t mu;
+    int fd[2];        /* the pass files; fd[0] is also part 0's scratch file */
     run_region *runs; /* for the merge: every part's runs, part after part */
     size_t nruns, runs_cap;
-    uint64_t spill_end;  /* end of the last run reserved in fd[0] */
     uint64_t max_record; /* largest record added, in run layout */
     bool finished;
     sort_stats stats;
@@ -99,7 +103,7 @@ static const char *scratch_dir(const char *dir) {
  * 1 MiB), the rest its chunk. One part over the whole budget is the
  * single-threaded sort's layout. */
 static void part_carve(sort_part *p, sorter *s, uint8_t *base, size_t len) {
-    *p = (sort_part){.s = s, .wbuf = base};
+    *p = (sort_part){.s = s, .wbuf = base, .fd = -1};
     p->wbuf_cap = len / 16 / ALIGN * ALIGN; /* keeps the arena aligned */
     if (p->wbuf_cap > (1u << 20))
         p->wbuf_cap = 1u << 20;
@@ -107,8 +111,11 @@ static void part_carve(sort_part *p, sorter *s, uint8_t *base, size_t len) {
 }
 
 static void free_parts(sorter *s) {
-    for (unsigned i = 0; s->parts && i < s->nparts; i++)
+    for (unsigned i = 0; s->parts && i < s->nparts; i++) {
+        if (i > 0 && s->parts[i].fd >= 0)
+            close(s->parts[i].fd);
         free(s->parts[i].runs);
+    }
     free(s->parts);
 }
 
@@ -127,6 +134,7 @@ static int alloc_parts(sorter *s, unsigned n, sp_error *err) {
     size_t share = (size_t)s->opts.memory / n / ALIGN * ALIGN;
     for (unsigned i = 0; i < n; i++)
         part_carve(&s->parts[i], s, s->mem + i * share, share);
+    s->parts[0].fd = s->fd[0];
     return 0;
 }
 
@@ -149,7 +157,6 @@ sorter *sorter_init(const sort_options *opts, sp_error *err) {
     }
     s->opts = *opts;
     s->fd[0] = s->fd[1] = -1;
-    pthread_mutex_init(&s->mu, NULL);
     const char *dir = scratch_dir(opts->tmp_dir);
     size_t n = strlen(dir) + 32;
     if (!(s->scratch_name = malloc(n))) {
@@ -159,7 +166,8 @@ sorter *sorter_init(const sort_options *opts, sp_error *err) {
     }
     snprintf(s->scratch_name, n, "sort scratch file in %s", dir);
     /* Opened now, not at the first spill, so a missing or read-only
-     * directory fails before any work rather than hours into it. */
+     * directory fails before any work rather than hours into it; part 0
+     * spills into it. */
     if ((s->fd[0] = sp_tmpfile_open(dir, err)) < 0) {
         sorter_destroy(s);
         return NULL;
@@ -214,32 +222,33 @@ static int add_run(run_region **runs, size_t *n, size_t *cap, run_region r, sp_e
     return 0;
 }
 
-/* Room for a run of at most len bytes at the end of fd[0]. */
-static uint64_t reserve(sorter *s, uint64_t len) {
-    pthread_mutex_lock(&s->mu);
-    uint64_t off = s->spill_end;
-    s->spill_end += len;
-    pthread_mutex_unlock(&s->mu);
-    return off;
+/* A writer appending a run to the part's scratch file, opened here at the
+ * part's first spill (from the part's own thread). */
+static int start_run(sort_part *p, run_writer *w, sp_error *err) {
+    if (p->fd < 0 && (p->fd = sp_tmpfile_open(p->s->opts.tmp_dir, err)) < 0)
+        return -1;
+    run_writer_init(w, p->fd, p->s->scratch_name, p->wbuf, p->wbuf_cap, p->spill_end);
+    return 0;
 }
 
-static int publish_run(sort_part *p, run_region r, sp_error *err) {
+/* The run w has written since start_run, last in the part's list. */
+static int publish_run(sort_part *p, const run_writer *w, sp_error *err) {
+    run_region r = {p->fd, p->spill_end, run_writer_end(w) - p->spill_end};
     if (add_run(&p->runs, &p->nruns, &p->runs_cap, r, err))
         return -1;
+    p->spill_end = run_writer_end(w);
     p->stats.runs++;
     p->stats.spilled_bytes += r.len;
     return 0;
 }
 
-/* The part's chunk, sorted, as one run (of at most its bytes: duplicates
- * drop out) in its reserved region; holes left behind stay sparse. */
+/* The part's chunk, sorted, as one run. */
 static int spill(sort_part *p, sp_error *err) {
-    sorter *s = p->s;
     if (!p->sorted)
         chunk_sort(&p->chunk);
-    uint64_t off = reserve(s, p->chunk.used);
     run_writer w;
-    run_writer_init(&w, s->fd[0], s->scratch_name, p->wbuf, p->wbuf_cap, off);
+    if (start_run(p, &w, err))
+        return -1;
     chunk_source cs;
     chunk_source_init(&cs, &p->chunk, &p->stats.duplicates_replaced);
     int got;
@@ -252,9 +261,7 @@ static int spill(sort_part *p, sp_error *err) {
         if (run_writer_put(&w, &rec, cs.src.seq, err))
             return -1;
     }
-    if (got < 0 || run_writer_flush(&w, err))
-        return -1;
-    if (publish_run(p, (run_region){off, run_writer_end(&w) - off}, err))
+    if (got < 0 || run_writer_flush(&w, err) || publish_run(p, &w, err))
         return -1;
     chunk_reset(&p->chunk);
     p->sorted = false;
@@ -264,17 +271,15 @@ static int spill(sort_part *p, sp_error *err) {
 /* A record too large for a part's chunk (a small share of the budget) is a
  * run of its own, written from where it is. */
 static int spill_alone(sort_part *p, const sp_record *rec, const uint8_t *value, sp_error *err) {
-    sorter *s = p->s;
-    uint64_t len = RUN_RECORD_HEADER + rec->key_len + rec->value_len;
-    uint64_t off = reserve(s, len);
     run_writer w;
-    run_writer_init(&w, s->fd[0], s->scratch_name, p->wbuf, p->wbuf_cap, off);
+    if (start_run(p, &w, err))
+        return -1;
     sp_record r = *rec;
     r.value = value;
     r.value_fd = -1;
     if (run_writer_put(&w, &r, p->place, err) || run_writer_flush(&w, err))
         return -1;
-    return publish_run(p, (run_region){off, len}, err);
+    return publish_run(p, &w, err);
 }
 
 static int part_add(sort_part *p, const sp_record *rec, sp_error *err) {
@@ -398,7 +403,7 @@ static int drain(sorter *s, merger *m, run_writer *w, const sp_sink *out, uint64
     return got;
 }
 
-static int merge_group(sorter *s, const merge_layout *m, const run_region *regs, unsigned k, int fd,
+static int merge_group(sorter *s, const merge_layout *m, const run_region *regs, unsigned k,
                        run_writer *w, const sp_sink *out, uint64_t *emitted, sp_error *err) {
     run_reader *readers = (run_reader *)s->arena;
     merge_source **src = (merge_source **)(readers + k);
@@ -407,7 +412,7 @@ static int merge_group(sorter *s, const merge_layout *m, const run_region *regs,
     size_t buf_cap = (m->read_space - head) / k / ALIGN * ALIGN;
     uint8_t *big = s->arena + s->arena_cap - m->big_cap;
     for (unsigned i = 0; i < k; i++) {
-        run_reader_init(&readers[i], fd, s->scratch_name, regs[i], s->arena + head + i * buf_cap,
+        run_reader_init(&readers[i], s->scratch_name, regs[i], s->arena + head + i * buf_cap,
                         buf_cap, big, m->big_cap);
         src[i] = &readers[i].src;
     }
@@ -419,16 +424,23 @@ static int merge_group(sorter *s, const merge_layout *m, const run_region *regs,
 
 /* Returns the disk space of a merged group's runs early; where the file
  * system cannot punch holes the space is returned when the pass ends.
- * Run by run: the runs of several parts interleave in the file. */
-static void release(int fd, const run_region *regs, unsigned k) {
+ * Run by run: a group may hold runs of several parts' files. */
+static void release(const run_region *regs, unsigned k) {
     for (unsigned i = 0; i < k; i++)
         if (regs[i].len)
-            (void)fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)regs[i].off,
-                            (off_t)regs[i].len);
+            (void)fallocate(regs[i].fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+                            (off_t)regs[i].off, (off_t)regs[i].len);
 }
 
-/* One pass: groups of fan_in consecutive runs in fd[in] become one run each
- * in fd[!in]; consecutive, so the later of two runs of one part stays later. */
+static int empty_file(const sorter *s, int fd, sp_error *err) {
+    if (ftruncate(fd, 0) != 0)
+        return sp_errorf_errno(err, "%s: cannot truncate", s->scratch_name);
+    return 0;
+}
+
+/* One pass: groups of fan_in consecutive runs (in the parts' files on the
+ * first pass, in fd[in] after) become one run each in fd[!in];
+ * consecutive, so the later of two runs of one part stays later. */
 static int merge_pass(sorter *s, const merge_layout *m, int in, sp_error *err) {
     int outi = !in;
     if (s->fd[outi] < 0 && (s->fd[outi] = sp_tmpfile_open(s->opts.tmp_dir, err)) < 0)
@@ -440,18 +452,23 @@ static int merge_pass(sorter *s, const merge_layout *m, int in, sp_error *err) {
         run_writer w;
         run_writer_init(&w, s->fd[outi], s->scratch_name, s->wbuf, s->wbuf_cap, off);
         uint64_t written = 0;
-        if (merge_group(s, m, s->runs + g, k, s->fd[in], &w, NULL, &written, err) ||
-            run_writer_flush(&w, err))
+        if (merge_group(s, m, s->runs + g, k, &w, NULL, &written, err) || run_writer_flush(&w, err))
             return -1;
-        release(s->fd[in], s->runs + g, k);
+        release(s->runs + g, k);
         /* nout <= g: this group's regions have been read before the slot is reused. */
-        s->runs[nout++] = (run_region){off, run_writer_end(&w) - off};
+        s->runs[nout++] = (run_region){s->fd[outi], off, run_writer_end(&w) - off};
         s->stats.spilled_bytes += run_writer_end(&w) - off;
         off = run_writer_end(&w);
     }
     s->nruns = nout;
-    if (ftruncate(s->fd[in], 0) != 0)
-        return sp_errorf_errno(err, "%s: cannot truncate", s->scratch_name);
+    if (s->stats.merge_passes) {
+        if (empty_file(s, s->fd[in], err))
+            return -1;
+    } else {
+        for (unsigned i = 0; i < s->nparts; i++) /* part 0's is fd[0] */
+            if (s->parts[i].fd >= 0 && empty_file(s, s->parts[i].fd, err))
+                return -1;
+    }
     s->stats.merge_passes++;
     return 0;
 }
@@ -514,8 +531,7 @@ int sorter_finish(sorter *s, const sp_sink *out, sp_error *err) {
             return -1;
         in = !in;
     }
-    if (merge_group(s, &m, s->runs, (unsigned)s->nruns, s->fd[in], NULL, out, &s->stats.records_out,
-                    err))
+    if (merge_group(s, &m, s->runs, (unsigned)s->nruns, NULL, out, &s->stats.records_out, err))
         return -1;
     s->stats.merge_passes++;
     return 0;
@@ -538,7 +554,6 @@ void sorter_destroy(sorter *s) {
     free(s->mem_ptr);
     free(s->mem_heap);
     free(s->scratch_name);
-    pthread_mutex_destroy(&s->mu);
     free(s);
 }
 

@@ -13,12 +13,13 @@
  *
  * Run building on several threads (the parallel build, see
  * stages/extract/parse_pool.h): sorter_split cuts the budget into n parts,
- * each fed by one thread, which sorts and spills its own runs there. The
- * records of a part are stamped with their place in the input
- * (sort_part_begin: increasing on each part), and the merge lets the
- * highest place win among equal keys, so "the record added last wins"
- * still means last in the input, whichever thread added it. Memory stays
- * the budget: the parts share its one allocation, and the merge reuses it.
+ * each fed by one thread, which sorts and spills its own runs there (into
+ * a scratch file of its own, see sorter.c). The records of a part are
+ * stamped with their place in the input (sort_part_begin: increasing on
+ * each part), and the merge lets the highest place win among equal keys,
+ * so "the record added last wins" still means last in the input,
+ * whichever thread added it. Memory stays the budget: the parts share its
+ * one allocation, and the merge reuses it.
  */
 #ifndef SSTPIPE_SORT_SORTER_H
 #define SSTPIPE_SORT_SORTER_H

@@ -12,10 +12,14 @@
  * memory, that spill many runs (some stretches split by a spill), that
  * merge in several passes (fan-in 2), and with parts too small for some
  * records (a run of their own). Then the peak RSS of 8 threads feeding 4
- * times the budget: the parts share the budget.
+ * times the budget: the parts share the budget. And the scratch files, as
+ * the kernel counts them: one per part that spilled, none more for a sort
+ * in memory.
  */
 #include "stages/sort/sorter.h"
 
+#include <dirent.h>
+#include <limits.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -23,9 +27,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
+#include "test_dir.h"
 #include "test_rss.h"
 
 #define MIB (1ull << 20)
@@ -122,15 +128,20 @@ static void *feed_part(void *arg) {
     return NULL;
 }
 
-static sorter *new_sorter(uint64_t memory, unsigned fan_in) {
+static sorter *new_sorter_in(uint64_t memory, unsigned fan_in, const char *tmp_dir) {
     sort_options o;
     sort_options_init(&o);
     o.memory = memory;
     o.fan_in = fan_in;
+    o.tmp_dir = tmp_dir;
     sp_error err = {0};
     sorter *s = sorter_init(&o, &err);
     assert_non_null(s);
     return s;
+}
+
+static sorter *new_sorter(uint64_t memory, unsigned fan_in) {
+    return new_sorter_in(memory, fan_in, NULL);
 }
 
 /* Feeds d into n parts of s from n threads. */
@@ -240,11 +251,71 @@ static void test_parts_share_the_budget(void **state) {
     sorter_destroy(s);
 }
 
+/* The process's open files in dir that have no name: the sort's scratch
+ * files (anonymous, or named and unlinked at once). */
+static unsigned scratch_files(const char *dir) {
+    char real[PATH_MAX], link[PATH_MAX + 32];
+    assert_non_null(realpath(dir, real));
+    size_t n = strlen(real);
+    DIR *d = opendir("/proc/self/fd");
+    assert_non_null(d);
+    unsigned count = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        ssize_t len = readlinkat(dirfd(d), e->d_name, link, sizeof link - 1);
+        if (len <= 0)
+            continue;
+        link[len] = 0;
+        const char *del = " (deleted)";
+        if (!strncmp(link, real, n) && link[n] == '/' && (size_t)len > strlen(del) &&
+            !strcmp(link + len - strlen(del), del))
+            count++;
+    }
+    closedir(d);
+    return count;
+}
+
+/* Each part spills into a scratch file of its own: in one shared file the
+ * threads' spills queue on the file's lock. Part 0's is the file
+ * sorter_init opens (a missing tmp_dir fails at once), another part's is
+ * opened at its first spill, and a merge of several passes adds one. */
+static void test_each_part_spills_into_its_own_file(void **state) {
+    (void)state;
+    char *dir = test_dir_make("sstpipe-test-sort-parts");
+    assert_non_null(dir);
+    doc d = {.stretches = 400, .keys = 5000, .big_len = 64};
+    const struct {
+        uint64_t memory;
+        unsigned fan_in, fed, merged; /* scratch files after feeding, after the merge */
+    } cases[] = {{64 * MIB, 0, 1, 1}, {4 * MIB, 0, 4, 4}, {MIB, 2, 4, 5}};
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        sorter *s = new_sorter_in(cases[c].memory, cases[c].fan_in, dir);
+        feed_parts(s, &d, 4);
+        unsigned fed = scratch_files(dir);
+        uint64_t out = 0;
+        sp_error err = {0};
+        assert_int_equal(sorter_finish(s, &(sp_sink){count_put, &out}, &err), 0);
+        unsigned merged = scratch_files(dir);
+        printf("4 parts under %llu KiB, fan-in %u: runs=%llu merge_passes=%llu, scratch files "
+               "%u after feeding, %u after the merge\n",
+               (unsigned long long)(cases[c].memory >> 10), cases[c].fan_in,
+               (unsigned long long)sorter_stats(s)->runs,
+               (unsigned long long)sorter_stats(s)->merge_passes, fed, merged);
+        assert_int_equal(fed, cases[c].fed);
+        assert_int_equal(merged, cases[c].merged);
+        sorter_destroy(s);
+        assert_int_equal(scratch_files(dir), 0);
+        assert_int_equal(test_dir_entries(dir), 0);
+    }
+    assert_int_equal(test_dir_remove(dir), 0);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parts_share_the_budget),
         cmocka_unit_test(test_parts_give_the_one_sorters_output),
         cmocka_unit_test(test_records_too_large_for_a_part),
+        cmocka_unit_test(test_each_part_spills_into_its_own_file),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
