@@ -8,8 +8,8 @@ XML, each repetition runs back to back:
   - build from plain XML in tmpfs under `taskset -c 0` and `taskset -c 0,1`
     (target: 2 cores at least 1.8x one core), and the same two with the
     table and the sort's spill in tmpfs too (for information: the speed-up
-    without the disk, whose wait for the table's bytes at the end is the
-    same on one core and on two);
+    without the disk, for whose wait at the end, as the table's bytes reach
+    it, a second core does nothing);
   - build from single-stream and multistream .bz2, and `lbzip2 -dc -n THREADS`
     to /dev/null on the same file (target: at most 1.0x);
 and every table of a shape must be byte-identical. Peak RSS of every build is
@@ -111,11 +111,6 @@ def phases(runs):
             "write_path": med(path),
             "commit": med(lambda x: x.get("build.write_commit_seconds", 0.0)),
             "table_mib": med(lambda x: x["write.file_size"]) / MIB}
-
-
-def cpu_per_gib(runs, gib):
-    """Median process CPU seconds (user + sys) per GiB of XML."""
-    return statistics.median(r.cpu for r in runs) / gib
 
 
 def explain(label, key, runs, costs, ceiling, gib, threads, mem_sp=None):
