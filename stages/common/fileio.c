@@ -158,6 +158,11 @@ static void link_anonymous(void *arg) {
     }
 }
 
+void *sp_io_alloc(size_t n) {
+    void *p;
+    return posix_memalign(&p, 4096, n ? n : 1) == 0 ? p : NULL;
+}
+
 int sp_outfile_commit(sp_outfile *f, sp_error *err) {
     if (f->direct) {
         /* Nothing to sync or rename: a device or pipe takes the bytes as

@@ -46,6 +46,14 @@ int sp_write_all(int fd, const void *buf, size_t n, const char *name, sp_error *
  * iov is changed. One call for pieces that lie apart in memory. */
 int sp_writev_all(int fd, struct iovec *iov, int n, const char *name, sp_error *err);
 int sp_pwrite_all(int fd, const void *buf, size_t n, uint64_t off, const char *name, sp_error *err);
+/* A buffer for read() or pread() to fill: n bytes, freed with free(); NULL
+ * when out of memory. It starts on a page boundary because the kernel's
+ * copy out of the page cache slows down severalfold into a destination that
+ * is not cache-line aligned, which is where glibc's malloc puts blocks of
+ * 128 KiB and more (16 bytes past a page). Measured with pread of a warm
+ * 509 MB file, 256 KiB at a time, on the 2-core AMD EPYC VM: 2.7 GB/s into
+ * page + 16, 15 GB/s into page + 0 or + 64. */
+void *sp_io_alloc(size_t n);
 /* Read up to n bytes, stopping early only at end of file. Returns bytes read, -1 on error. */
 ssize_t sp_read_full(int fd, void *buf, size_t n, const char *name, sp_error *err);
 /* Read exactly n bytes at off; end of file before that is an error. */

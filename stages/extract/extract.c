@@ -7,6 +7,7 @@
 
 #include "stages/common/clock.h"
 #include "stages/common/cores.h"
+#include "stages/common/fileio.h"
 #include "stages/extract/parse_pool.h"
 #include "stages/extract/source.h"
 #include "stages/extract/text_buffer.h"
@@ -64,7 +65,7 @@ static void blame_damage(source *src, uint8_t *buf, sp_error *err) {
 
 static int pump(source *src, wiki_parser *wp, const extract_options *opts, extract_stats *stats,
                 sp_error *err) {
-    uint8_t *buf = malloc(EXTRACT_CHUNK);
+    uint8_t *buf = sp_io_alloc(EXTRACT_CHUNK);
     /* With a cap, text past it is dropped before the parser has to read it
      * (text_skip.h); xml_bytes still counts every byte decompressed. */
     text_skip *skip = NULL;

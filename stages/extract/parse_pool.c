@@ -1017,7 +1017,7 @@ int parse_pool_run(const parse_pool_args *a, sp_error *err) {
         goto out;
     }
     for (unsigned i = 0; i < p.nslots; i++)
-        if (!(p.slots[i].in = malloc(p.max))) {
+        if (!(p.slots[i].in = sp_io_alloc(p.max))) {
             sp_errorf(err, "%s: out of memory for %u parse chunks", p.name, p.nslots);
             goto out;
         }

@@ -33,6 +33,7 @@
 #include "stages/common/cli.h"
 #include "stages/common/cores.h"
 #include "stages/common/dynlib.h"
+#include "stages/common/fileio.h"
 #include "stages/extract/bz2_reader.h"
 #include "stages/extract/source_command.h"
 #include "stages/extract/source_queue.h"
@@ -450,7 +451,7 @@ source *source_open_with(const char *path, const source_options *opts, sp_error 
     }
     s->fd = s->in_fd = s->wake_fd = -1;
     s->name = strdup(strcmp(path, "-") ? path : "stdin");
-    s->block = malloc(SOURCE_BLOCK);
+    s->block = sp_io_alloc(SOURCE_BLOCK);
     if (!s->name || !s->block) {
         sp_errorf(err, "%s: out of memory", path);
         source_close(s);

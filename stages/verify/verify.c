@@ -561,7 +561,7 @@ int verify_file(const char *path, verify_report *rep, sp_error *err) {
     /* Room for the largest block, the read size, and an 8-byte carry. */
     c.buf_cap = rep->opts.read_size > SST_MAX_BLOCK_SIZE ? rep->opts.read_size : SST_MAX_BLOCK_SIZE;
     c.buf_cap += 8;
-    c.buf = malloc(c.buf_cap);
+    c.buf = sp_io_alloc(c.buf_cap);
     if (!c.buf) {
         sp_errorf(err, "%s: out of memory for a %zu-byte read buffer", path, c.buf_cap);
         goto out;

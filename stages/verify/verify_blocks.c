@@ -308,7 +308,7 @@ int check_blocks(checker *c, uint64_t n, bool stop_at_bad, sp_error *err) {
     bool bufs = workers != NULL;
     for (unsigned k = 0; bufs && k < threads; k++) {
         workers[k].pl = &pl;
-        bufs = (workers[k].buf = malloc((size_t)pl.per_piece * c->bs)) != NULL;
+        bufs = (workers[k].buf = sp_io_alloc((size_t)pl.per_piece * c->bs)) != NULL;
     }
     if (!pl.slots || !bufs) {
         for (unsigned k = 0; workers && k < threads; k++)
