@@ -314,7 +314,7 @@ static int load_block(table_source *t, uint64_t i, sp_error *err) {
         if (t->chunk_cap < len) {
             free(t->chunk);
             t->chunk_cap = 0;
-            if (!(t->chunk = malloc(len)))
+            if (!(t->chunk = sp_io_alloc(len)))
                 return sp_errorf(err, "%s: out of memory for a %zu-byte read buffer",
                                  sst_reader_path(t->r), len);
             t->chunk_cap = len;
