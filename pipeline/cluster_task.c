@@ -240,9 +240,13 @@ static int map_run(const cluster_plan *p, size_t task, unsigned threads, uint64_
     snprintf(prefix, sizeof prefix, ".tmp-%05zu-", task);
     remove_dead_temps(maps, prefix, host);
     pathf(tmp, sizeof tmp, "%s/.tmp-%05zu-%s-%ld", maps, task, host, (long)getpid());
-    if (make_dir(tmp, err))
-        return -1;
+    /* Registered before it exists (the name is this process's own), so no
+     * signal between the two can leave it behind. */
     int slot = sp_cleanup_add(tmp);
+    if (make_dir(tmp, err)) {
+        sp_cleanup_remove(slot);
+        return -1;
+    }
 
     sp_config cfg;
     build_options opts;
@@ -625,9 +629,12 @@ static int publish_set(const cluster_plan *p, const char *output, const uint64_t
     publish_temp(output, tmp, sizeof tmp);
     dir_of(output, parent, sizeof parent);
     remove_tree(tmp);
-    if (mkdir(tmp, 0777))
-        return sp_errorf_errno(err, "%s: cannot create the directory", tmp);
+    /* Registered before it exists, as map_run's. */
     int slot = sp_cleanup_add(tmp);
+    if (mkdir(tmp, 0777)) {
+        sp_cleanup_remove(slot);
+        return sp_errorf_errno(err, "%s: cannot create the directory", tmp);
+    }
     table_set_shard *shards = calloc(p->shards, sizeof *shards);
     char(*names)[32] = calloc(p->shards, sizeof *names);
     char(*sums)[TABLE_SET_CHECKSUM_HEX] = calloc(p->shards, sizeof *sums);
