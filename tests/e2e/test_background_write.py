@@ -37,12 +37,11 @@ import unittest
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "faults"))
 
 import faultlib  # noqa: E402
-from faultlib import Tally, check_error_line, sha, temp_leftovers  # noqa: E402
+from faultlib import PATIENCE, Tally, check_error_line, sha, temp_leftovers, wait_stopped  # noqa: E402
 from sstpipe_e2e import E2ETest, corpora_dir, parse_stats, sstpipe, sstpipe_bin, wikigen  # noqa: E402
 
 BATCH = 4 << 20  # table_writer.c's BATCH_BYTES
 HOLD = 0.5  # seconds the commit test holds the build at its fsync
-PATIENCE = 600  # seconds a build may take to reach its fsync, however loaded the machine
 
 
 def threads(n):
@@ -124,14 +123,7 @@ class BackgroundWrite(E2ETest):
         proc = subprocess.Popen(self.argv + ["-v"], stdout=subprocess.DEVNULL,
                                 stderr=subprocess.PIPE, env=env)
         try:
-            end = time.monotonic() + PATIENCE
-            while True:
-                self.assertIsNone(proc.poll(), "the build ended before its fsync")
-                with open(f"/proc/{proc.pid}/stat") as f:
-                    if f.read().rsplit(")", 1)[1].split()[0] == "T":
-                        break
-                self.assertLess(time.monotonic(), end, "the build never reached its fsync")
-                time.sleep(0.01)
+            wait_stopped(self, proc)
             time.sleep(HOLD)
             proc.send_signal(signal.SIGCONT)
             _, err = proc.communicate(timeout=PATIENCE)

@@ -26,21 +26,7 @@ import faultlib  # noqa: E402
 from sstpipe_e2e import (E2ETest, corpora_dir, parse_info, sstpipe, sstpipe_bin,  # noqa: E402
                          wikigen, wikigen_bin)
 
-# Bound of a wait for a run to reach a point: only a hung run reaches it,
-# however loaded the machine (2 cores shared, under ASan).
-PATIENCE = 600
-
-
-def wait_stopped(test, proc):
-    """Waits until proc is stopped (state T), failing if it ends first."""
-    end = time.monotonic() + PATIENCE
-    while time.monotonic() < end:
-        test.assertIsNone(proc.poll(), "the run ended before it reached its stop")
-        with open(f"/proc/{proc.pid}/stat") as f:
-            if f.read().rsplit(")", 1)[1].split()[0] == "T":
-                return
-        time.sleep(0.01)
-    test.fail(f"the run did not stop in {PATIENCE} s")
+from faultlib import wait_stopped  # noqa: E402
 
 
 def xxh3_64(path):

@@ -16,6 +16,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "e2e"))
@@ -97,6 +98,24 @@ def shim_env(base, fault=None, fault_dir=None, log=None):
     if fault:
         e["SSTPIPE_FAULT"] = fault
     return e
+
+
+# Bound of a wait for a run to reach a point: only a hung run reaches it,
+# however loaded the machine (2 cores shared, under ASan).
+PATIENCE = 600
+
+
+def wait_stopped(test, proc):
+    """Waits until proc is stopped (state T: a fault's SIGSTOP reached),
+    failing if it ends first."""
+    end = time.monotonic() + PATIENCE
+    while time.monotonic() < end:
+        test.assertIsNone(proc.poll(), "the run ended before it reached its stop")
+        with open(f"/proc/{proc.pid}/stat") as f:
+            if f.read().rsplit(")", 1)[1].split()[0] == "T":
+                return
+        time.sleep(0.01)
+    test.fail(f"the run did not stop in {PATIENCE} s")
 
 
 def run(argv, fault=None, fault_dir=None, env=None, timeout=300, preload=True):
