@@ -86,12 +86,12 @@ def measure(sstpipe, wikigen, data, size, base_table, reps, timed, log):
         # removed first, untimed, so that none of them pays in its timed
         # run for freeing an older file it replaces (a rename over the
         # merge's last output freed 114 MB of synced extents, ~38 ms, where
-        # cp + sync replaced the copy cp had just made).
+        # cp + sync replaced the copy cp had just made). cp names its output
+        # without -o, so it is removed here; timed() removes merge's (-o).
         remove(copied)
         c = timed(["cp", base_table, copied])
         remove(copied)
         cs = timed(["sh", "-c", 'cp "$0" "$1" && sync "$1"', base_table, copied])
-        remove(merged)
         m = timed([sstpipe, "merge", "-v", "-o", merged, base_table, delta])
         out["cp"].append(c.summary())
         out["cp_sync"].append(cs.summary())

@@ -81,12 +81,18 @@ def stage_costs(run):
 SERIAL_DECODE = ("zst", "xml")
 
 
+def write_path(write, bg):
+    """The write phase's critical path on more than one core: the merging
+    thread's share or the background thread's writes, whichever is larger."""
+    return max(write - bg, bg)
+
+
 def model(costs, cores, src):
     """Predicted seconds per GiB of a build from src on `cores` cores."""
     work = costs["decode"] + costs["parse"] + costs["caller"]
     serial = max(costs["caller"], costs["decode"] if src in SERIAL_DECODE else 0.0)
     write, bg = costs["write"], costs["write_background"]
-    return max(serial, work / cores) + (write if cores == 1 else max(write - bg, bg))
+    return max(serial, work / cores) + (write if cores == 1 else write_path(write, bg))
 
 
 def phases(runs):
@@ -102,8 +108,8 @@ def phases(runs):
         return statistics.median(f(x) for x in fs)
 
     def path(x):
-        bg = x.get("build.write_background_cpu_seconds", 0.0)
-        return max(x["build.write_cpu_seconds"] - bg, bg)
+        return write_path(x["build.write_cpu_seconds"],
+                          x.get("build.write_background_cpu_seconds", 0.0))
 
     return {"read": med(lambda x: x["build.read_seconds"]),
             "read_cpu": med(lambda x: x["build.read_cpu_seconds"]),
