@@ -67,17 +67,25 @@ static int pump(source *src, wiki_parser *wp, const extract_options *opts, extra
                 sp_error *err) {
     uint8_t *buf = sp_io_alloc(EXTRACT_CHUNK);
     /* With a cap, text past it is dropped before the parser has to read it
-     * (text_skip.h); xml_bytes still counts every byte decompressed. */
+     * (text_skip.h), and the rest of plainly well-formed text is decoded
+     * beside the document (text_aside.h); xml_bytes still counts every
+     * byte decompressed. */
     text_skip *skip = NULL;
     uint8_t *kept = NULL;
+    text_aside *aside = NULL;
     if (opts->value_cap && buf) {
         skip = text_skip_init(opts->value_cap, err);
         kept = malloc(EXTRACT_CHUNK + TEXT_SKIP_SLACK);
+        aside = text_aside_init();
     }
     int rc = 0;
-    if (!buf || (opts->value_cap && (!skip || !kept))) {
+    if (!buf || (opts->value_cap && (!skip || !kept || !aside))) {
         rc = sp_errorf(err, "%s: out of memory", source_name(src));
         goto out;
+    }
+    if (skip) {
+        text_skip_set_aside(skip, aside);
+        wiki_parser_set_aside(wp, aside);
     }
     for (;;) {
         ssize_t n = source_read(src, buf, EXTRACT_CHUNK, err);
@@ -97,6 +105,8 @@ static int pump(source *src, wiki_parser *wp, const extract_options *opts, extra
             rc = -1;
             break;
         }
+        if (aside)
+            text_aside_compact(aside);
         if (n == 0)
             break;
         if (opts->progress) {
@@ -106,6 +116,7 @@ static int pump(source *src, wiki_parser *wp, const extract_options *opts, extra
     }
 out:
     text_skip_destroy(skip);
+    text_aside_destroy(aside);
     free(kept);
     free(buf);
     return rc;

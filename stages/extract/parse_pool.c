@@ -88,7 +88,8 @@ typedef struct parser_kit {
     text_buffer *text;
     uint8_t *kept; /* text_skip output: a whole chunk's (prepare_chunk) */
     size_t kept_cap;
-    uint8_t *scratch; /* FEED_BYTES + TEXT_SKIP_SLACK: the output of another chunk's check */
+    text_aside *aside; /* the text the filter set aside for the parser */
+    uint8_t *scratch;  /* FEED_BYTES + TEXT_SKIP_SLACK: the output of another chunk's check */
 } parser_kit;
 
 typedef struct pool {
@@ -211,19 +212,31 @@ static int discard_page(void *ctx, const wiki_page *page, sp_error *err) {
     return 0;
 }
 
-static int feed(wiki_parser *wp, text_skip *ts, uint8_t *kept, const uint8_t *in, size_t n,
+static int feed(wiki_parser *wp, text_skip *ts, parser_kit *kit, const uint8_t *in, size_t n,
                 sp_error *err) {
     for (size_t off = 0; off < n; off += FEED_BYTES) {
         size_t k = n - off < FEED_BYTES ? n - off : FEED_BYTES;
         const uint8_t *f = in + off;
         if (ts) {
-            k = text_skip_run(ts, f, k, kept);
-            f = kept;
+            k = text_skip_run(ts, f, k, kit->kept);
+            f = kit->kept;
         }
         if (k && wiki_parser_feed(wp, f, k, err))
             return -1;
+        if (ts)
+            text_aside_compact(kit->aside);
     }
     return 0;
+}
+
+/* Filter ts, if any, sets text aside for parser wp in the kit's aside
+ * (text_aside.h); both start at the same place. */
+static void connect_aside(parser_kit *kit, text_skip *ts, wiki_parser *wp) {
+    if (!ts)
+        return;
+    text_aside_reset(kit->aside);
+    text_skip_set_aside(ts, kit->aside);
+    wiki_parser_set_aside(wp, kit->aside);
 }
 
 static text_skip *chunk_filter(const pool *p, uint64_t start, sp_error *err) {
@@ -252,6 +265,7 @@ static wiki_parser *chunk_parser(const pool *p, text_buffer *text, uint64_t star
  * point (closed as the root would be). */
 static int chunk_finish(wiki_parser *wp, text_skip *ts, uint8_t *kept, bool last, sp_error *err) {
     if (ts) {
+        /* Sets nothing aside: no text element ends in what it holds. */
         size_t k = text_skip_finish(ts, kept);
         if (k && wiki_parser_feed(wp, kept, k, err))
             return -1;
@@ -271,11 +285,12 @@ static bool ends_between_tags(const chunk_slot *s) {
 
 /*
  * Chunk s as its parser reads it, into kit->kept: text past the cap dropped
- * (text_skip, over the whole chunk at once), then what the filter holds
- * back at its end. The same pass lexes every byte, so it also tells
- * whether s ends at a cut point (*end_ok, as ends_at_cut would: the check
- * of a stream or guessed cut costs no scan of its own); -1 where that is
- * left to ends_at_cut (no cap, or the document's first chunk).
+ * and plainly well-formed text set aside into kit->aside (text_skip, over
+ * the whole chunk at once), then what the filter holds back at its end.
+ * The same pass lexes every byte, so it also tells whether s ends at a cut
+ * point (*end_ok, as ends_at_cut would: the check of a stream or guessed
+ * cut costs no scan of its own); -1 where that is left to ends_at_cut (no
+ * cap, or the document's first chunk).
  */
 static int prepare_chunk(const pool *p, parser_kit *kit, const chunk_slot *s, size_t *len,
                          int *end_ok, sp_error *err) {
@@ -295,6 +310,8 @@ static int prepare_chunk(const pool *p, parser_kit *kit, const chunk_slot *s, si
     text_skip *ts = chunk_filter(p, s->start, err);
     if (!ts)
         return -1;
+    text_aside_reset(kit->aside);
+    text_skip_set_aside(ts, kit->aside);
     *len = text_skip_run(ts, s->in, s->len, kit->kept);
     if (s->start)
         *end_ok = text_skip_between_pages(ts) && ends_between_tags(s);
@@ -311,6 +328,8 @@ static int parse_prepared(const pool *p, parser_kit *kit, const chunk_slot *s, s
     if (!p->a->opts->value_cap)
         len = s->len;
     wiki_parser *wp = chunk_parser(p, kit->text, s->start, line_base, on_page, ctx, err);
+    if (wp && p->a->opts->value_cap)
+        wiki_parser_set_aside(wp, kit->aside);
     int rc =
         wp && !feed(wp, NULL, NULL, xml, len, err) && !chunk_finish(wp, NULL, NULL, s->last, err)
             ? 0
@@ -695,7 +714,8 @@ static int parse_inline(pool *p, chunk_slot *cur, bool *eof, sp_error *err) {
         a->opts->parts[0].begin(a->opts->parts[0].ctx, p->places++);
     if (!(wp = chunk_parser(p, a->text, cur->start, p->lines_before, parse_pool_page, &sink, err)))
         goto out;
-    if (feed(wp, ts, kit->kept, cur->in, cur->len, err))
+    connect_aside(kit, ts, wp);
+    if (feed(wp, ts, kit, cur->in, cur->len, err))
         goto out;
     p->lines_before += xml_lex_lines(cur->in, cur->len);
     for (;;) {
@@ -717,7 +737,7 @@ static int parse_inline(pool *p, chunk_slot *cur, bool *eof, sp_error *err) {
         uint64_t cut = page_split_last(p->split);
         size_t k = cut > fed_to ? (size_t)(cut - fed_to) : (size_t)n;
         p->failed_end = fed_to + (uint64_t)n;
-        if (feed(wp, ts, kit->kept, cur->in, k, err))
+        if (feed(wp, ts, kit, cur->in, k, err))
             goto out;
         p->lines_before += xml_lex_lines(cur->in, k);
         fed_to += k;
@@ -771,15 +791,16 @@ static int parse_rest(pool *p, chunk_slot *from, sp_error *err) {
         a->opts->parts[0].begin(a->opts->parts[0].ctx, p->places++);
     if (!(wp = chunk_parser(p, a->text, from->start, p->lines_before, parse_pool_page, &sink, err)))
         goto out;
+    connect_aside(kit, ts, wp);
     for (uint64_t c = from->index; c < p->submitted; c++) {
         chunk_slot *s = slot_of(p, c);
-        if (feed(wp, ts, kit->kept, s->in, s->len, err))
+        if (feed(wp, ts, kit, s->in, s->len, err))
             goto out;
         s->done = false;
     }
     p->emitted = p->submitted;
     bool last = !p->cur;
-    if (p->cur && feed(wp, ts, kit->kept, p->cur->in, p->cur->len, err))
+    if (p->cur && feed(wp, ts, kit, p->cur->in, p->cur->len, err))
         goto out;
     while (!last) {
         sp_error damage = {0};
@@ -792,7 +813,7 @@ static int parse_rest(pool *p, chunk_slot *from, sp_error *err) {
         count_read(p, (size_t)n);
         p->failed_end = p->read_end;
         last = n == 0;
-        if (n && feed(wp, ts, kit->kept, p->cur->in, (size_t)n, err))
+        if (n && feed(wp, ts, kit, p->cur->in, (size_t)n, err))
             goto out;
     }
     rc = chunk_finish(wp, ts, kit->kept, true, err);
@@ -953,7 +974,8 @@ static int kit_init(parser_kit *kit, const pool *p, sp_error *err) {
     if (!(kit->text = text_buffer_init(o->value_cap, mem, o->tmp_dir, err)))
         return -1;
     kit->kept_cap = FEED_BYTES + TEXT_SKIP_SLACK;
-    if (!(kit->kept = malloc(kit->kept_cap)) || !(kit->scratch = malloc(kit->kept_cap)))
+    if (!(kit->kept = malloc(kit->kept_cap)) || !(kit->scratch = malloc(kit->kept_cap)) ||
+        !(kit->aside = text_aside_init()))
         return sp_errorf(err, "%s: out of memory", p->name);
     return 0;
 }
@@ -978,6 +1000,7 @@ static void pool_destroy(pool *p) {
             text_buffer_destroy(p->kits[i].text);
             free(p->kits[i].kept);
             free(p->kits[i].scratch);
+            text_aside_destroy(p->kits[i].aside);
         }
     free(p->kits);
     if (p->slots)

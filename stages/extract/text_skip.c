@@ -29,6 +29,7 @@
 #include "stages/extract/text_skip.h"
 
 #include "stages/common/utf8.h"
+#include "stages/extract/text_aside.h"
 #include "stages/extract/xml_lex.h"
 
 #include <stdbool.h>
@@ -105,6 +106,16 @@ struct text_skip {
     pending pend;
     uint8_t pend_buf[REF_MAX]; /* held back while dropping, else already passed */
     size_t pend_len, pend_need;
+
+    /* Text content set aside (text_skip_set_aside); NULL: none is. */
+    text_aside *aside;
+    uint64_t texts; /* start tags named "text" so far: the elements' numbers */
+    bool entered;   /* enter_text ran for the byte just written */
+    /* The text element's content in this run's output (NULL: it began in
+     * an earlier run, or nothing is set aside), and where dropping began
+     * in it (NULL: not yet). Before pass_end the output is the content's
+     * bytes as they came. */
+    uint8_t *content_out, *pass_end;
 };
 
 text_skip *text_skip_init(uint64_t value_cap, sp_error *err) {
@@ -125,6 +136,10 @@ text_skip *text_skip_init_fragment(uint64_t value_cap, sp_error *err) {
         t->depth = 1;
     }
     return t;
+}
+
+void text_skip_set_aside(text_skip *t, text_aside *aside) {
+    t->aside = aside;
 }
 
 bool text_skip_between_pages(const text_skip *t) {
@@ -253,6 +268,154 @@ static bool xml_utf8(const uint8_t *s, size_t n) {
         if (noncharacter(p))
             return false;
     return true;
+}
+
+/* Content set aside (text_aside.h). */
+
+/* Where in p[0..n) the first byte equal to a, b or c is (n: none).
+ * Sixteen bytes at a time where the CPU allows: it runs over all the
+ * content set aside, twice. */
+static size_t find3(const uint8_t *p, size_t n, uint8_t a, uint8_t b, uint8_t c) {
+    size_t i = 0;
+#ifdef __SSE2__
+    const __m128i va = _mm_set1_epi8((char)a), vb = _mm_set1_epi8((char)b),
+                  vc = _mm_set1_epi8((char)c);
+    for (; i + 16 <= n; i += 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(p + i));
+        __m128i hit = _mm_or_si128(_mm_cmpeq_epi8(v, va), _mm_cmpeq_epi8(v, vb));
+        unsigned mask = (unsigned)_mm_movemask_epi8(_mm_or_si128(hit, _mm_cmpeq_epi8(v, vc)));
+        if (mask)
+            return i + (size_t)__builtin_ctz(mask);
+    }
+#endif
+    while (i < n && p[i] != a && p[i] != b && p[i] != c)
+        i++;
+    return i;
+}
+
+/* The code point of the reference "&s;" (ref_ok said yes). */
+static uint32_t ref_value(const uint8_t *s, size_t len) {
+    if (s[0] == '#') {
+        unsigned base = s[1] == 'x' ? 16 : 10;
+        uint32_t v = 0;
+        for (size_t k = base == 16 ? 2 : 1; k < len; k++)
+            v = v * base + (uint32_t)digit(s[k], base);
+        return v;
+    }
+    switch (s[0]) {
+    case 'l':
+        return '<';
+    case 'g':
+        return '>';
+    case 'q':
+        return '"';
+    default:
+        return s[1] == 'm' ? '&' : '\'';
+    }
+}
+
+static size_t utf8_put(uint32_t v, uint8_t *d) {
+    if (v < 0x80) {
+        d[0] = (uint8_t)v;
+        return 1;
+    }
+    if (v < 0x800) {
+        d[0] = (uint8_t)(0xC0 | v >> 6);
+        d[1] = (uint8_t)(0x80 | (v & 0x3F));
+        return 2;
+    }
+    if (v < 0x10000) {
+        d[0] = (uint8_t)(0xE0 | v >> 12);
+        d[1] = (uint8_t)(0x80 | (v >> 6 & 0x3F));
+        d[2] = (uint8_t)(0x80 | (v & 0x3F));
+        return 3;
+    }
+    d[0] = (uint8_t)(0xF0 | v >> 18);
+    d[1] = (uint8_t)(0x80 | (v >> 12 & 0x3F));
+    d[2] = (uint8_t)(0x80 | (v >> 6 & 0x3F));
+    d[3] = (uint8_t)(0x80 | (v & 0x3F));
+    return 4;
+}
+
+/*
+ * The characters the parser would report for s[0..n), content that passed
+ * every check of this filter: references resolved, and line ends
+ * normalized as XML says (CR LF and a lone CR become LF; a CR from a
+ * reference stays). Never longer than s. Returns the bytes written to d.
+ */
+static size_t decode(const uint8_t *s, size_t n, uint8_t *d) {
+    size_t r = 0, w = 0;
+    while (r < n) {
+        size_t k = r + find3(s + r, n - r, '&', '\r', '\r');
+        memcpy(d + w, s + r, k - r);
+        w += k - r;
+        r = k;
+        if (r == n)
+            break;
+        if (s[r] == '\r') {
+            r++;
+            if (r == n || s[r] != '\n')
+                d[w++] = '\n';
+            continue;
+        }
+        const uint8_t *semi = memchr(s + r, ';', n - r);
+        size_t len = (size_t)(semi - (s + r)) - 1;
+        w += utf8_put(ref_value(s + r + 1, len), d + w);
+        r += len + 2;
+    }
+    return w;
+}
+
+/*
+ * Reduces the n bytes at p in place to what the parser needs of content
+ * set aside: its line breaks, so that later errors are on the same lines;
+ * a space between a CR and whatever followed it other than a line break,
+ * so the CR never becomes half of a CR LF; and its first ';' (semicolon()
+ * says why). Returns the bytes left.
+ */
+static size_t line_breaks(uint8_t *p, size_t n) {
+    size_t w = 0, r = 0;
+    bool semi = false;
+    while (r < n) {
+        size_t k = find3(p + r, n - r, '\n', '\r', ';');
+        /* Other bytes went by: after a CR, a space stands for them. */
+        if (k && w && p[w - 1] == '\r')
+            p[w++] = ' ';
+        r += k;
+        if (r == n)
+            break;
+        uint8_t c = p[r++];
+        if (c != ';')
+            p[w++] = c;
+        else if (!semi)
+            p[w++] = c, semi = true;
+        else if (w && p[w - 1] == '\r')
+            p[w++] = ' ';
+    }
+    return w;
+}
+
+/*
+ * The text element's content ends at in[i], a '<', with nothing in it
+ * given up on. When the content began in this run (its start tag's '>'
+ * and all of it are in this run's output, which the parser has not read)
+ * and the end tag, "</" and the start tag's name and '>', follows right
+ * here, the content goes to the aside decoded, and the output keeps only
+ * its line breaks (line_breaks). Otherwise it stays as it is.
+ */
+static void set_aside(text_skip *t, const uint8_t *in, size_t i, size_t n, uint8_t **op) {
+    uint8_t *from = t->content_out;
+    t->content_out = NULL;
+    size_t name = t->name_len;
+    if (!from || n - i < name + 3 || in[i + 1] != '/' || memcmp(in + i + 2, t->name, name) ||
+        in[i + 2 + name] != '>')
+        return;
+    uint8_t *passed = t->dropping ? t->pass_end : *op;
+    uint8_t *d = text_aside_begin(t->aside, t->texts, (size_t)(passed - from));
+    if (!d)
+        return;
+    text_aside_commit(t->aside, decode(from, (size_t)(passed - from), d));
+    *op = from + line_breaks(from, (size_t)(*op - from));
 }
 
 /* Non-line-break bytes of text content went by: passed (counted as
@@ -416,6 +579,7 @@ static size_t special_byte(text_skip *t, const uint8_t *in, size_t i, size_t n, 
     uint8_t c = in[i];
     switch (c) {
     case '<':
+        set_aside(t, in, i, n, op);
         *(*op)++ = c;
         t->mode = M_LT;
         return i + 1;
@@ -541,8 +705,10 @@ static size_t text_content(text_skip *t, const uint8_t *in, size_t i, size_t n, 
             i = pending_byte(t, in, i, op);
             continue;
         }
-        if (!t->dropping && t->count >= t->cap)
+        if (!t->dropping && t->count >= t->cap) {
             t->dropping = true;
+            t->pass_end = *op;
+        }
         if (t->dropping && !t->after_cr && i + 32 <= n) {
             size_t stop = drop_fast(t, in, i, n, op);
             if (stop > i) {
@@ -567,6 +733,7 @@ static size_t text_content(text_skip *t, const uint8_t *in, size_t i, size_t n, 
 
 static void enter_text(text_skip *t) {
     t->mode = M_TEXT;
+    t->entered = true;
     t->count = 0;
     t->dropping = false;
     t->after_cr = false;
@@ -590,7 +757,9 @@ static void start_tag_end(text_skip *t, bool empty) {
     if (!t->name_len)
         t->cut_doubt = true;
     t->depth += !empty;
-    if (!empty && name_is_text(t))
+    bool text = name_is_text(t);
+    t->texts += text;
+    if (!empty && text)
         enter_text(t);
     else
         t->mode = M_OUT;
@@ -731,6 +900,16 @@ static size_t copy_through(const uint8_t *in, size_t n, uint8_t stop, bool *foun
     return k;
 }
 
+/* After a byte of markup: where a text element's content begins, when
+ * that byte began it. */
+static void content_starts(text_skip *t, uint8_t *o) {
+    if (t->entered) {
+        t->entered = false;
+        t->content_out = t->aside ? o : NULL;
+        t->pass_end = NULL;
+    }
+}
+
 static uint8_t *filter(text_skip *t, const uint8_t *in, size_t n, uint8_t *o) {
     size_t i = 0;
     while (i < n) {
@@ -794,6 +973,7 @@ static uint8_t *filter(text_skip *t, const uint8_t *in, size_t n, uint8_t *o) {
             if (i < n) {
                 *o++ = in[i];
                 markup_byte(t, in[i]);
+                content_starts(t, o);
                 i++;
             }
             break;
@@ -801,6 +981,7 @@ static uint8_t *filter(text_skip *t, const uint8_t *in, size_t n, uint8_t *o) {
         default:
             *o++ = in[i];
             markup_byte(t, in[i]);
+            content_starts(t, o);
             i++;
             break;
         }
@@ -809,6 +990,8 @@ static uint8_t *filter(text_skip *t, const uint8_t *in, size_t n, uint8_t *o) {
 }
 
 size_t text_skip_run(text_skip *t, const void *in, size_t n, uint8_t *out) {
+    /* The parser may have read the output of earlier runs. */
+    t->content_out = NULL;
     return (size_t)(filter(t, in, n, out) - out);
 }
 

@@ -18,11 +18,18 @@
  * Documents in an encoding other than UTF-8 pass untouched.
  *
  * Chunks may split the document anywhere; the filter carries its state.
+ *
+ * With an aside (text_skip_set_aside), a text element whose content is
+ * plainly well-formed (every byte checked as above, no markup in it, its
+ * end tag right after it and all of it in one run) has its content, up to
+ * where dropping began, decoded into the aside, and the parser gets only
+ * its line breaks (text_aside.h).
  */
 #ifndef SSTPIPE_EXTRACT_TEXT_SKIP_H
 #define SSTPIPE_EXTRACT_TEXT_SKIP_H
 
 #include "stages/common/error.h"
+#include "stages/extract/text_aside.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -41,6 +48,10 @@ text_skip *text_skip_init(uint64_t value_cap, sp_error *err);
 /* For a piece of a UTF-8 document that starts outside markup and outside
  * any text element (parse_pool.h's chunks, which start at a start tag). */
 text_skip *text_skip_init_fragment(uint64_t value_cap, sp_error *err);
+
+/* Sets content aside into `aside` from now on (NULL: no more); the parser
+ * fed this filter's output takes it from there (wiki_parser_set_aside). */
+void text_skip_set_aside(text_skip *t, text_aside *aside);
 
 /*
  * Filters the next n bytes of the document into out, which has room for

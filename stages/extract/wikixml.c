@@ -91,6 +91,12 @@ struct wiki_parser {
     int depth;
     capture capture;
     int capture_depth; /* depth of the element being captured */
+    /* Text set aside by the filter (wiki_parser_set_aside), the start tags
+     * named "text" so far (the filter's numbers for them), and whether the
+     * text being captured is in the aside. */
+    text_aside *aside;
+    uint64_t texts;
+    bool text_in_aside;
     bool root_seen, root_closed;
     bool in_page, in_revision;
 
@@ -227,6 +233,11 @@ static void on_start(void *ctx, const xmlChar *localname, const xmlChar *prefix,
     wiki_parser *p = ctx;
     const char *name = (const char *)localname;
     p->depth++;
+    /* Whether this element's text is in the aside; asking drops the
+     * entries of earlier ones, which the parser did not keep. */
+    bool in_aside = false;
+    if (!strcmp(name, "text") && p->aside)
+        in_aside = text_aside_has(p->aside, ++p->texts);
     switch (p->depth) {
     case DEPTH_ROOT:
         p->root_seen = true;
@@ -261,6 +272,7 @@ static void on_start(void *ctx, const xmlChar *localname, const xmlChar *prefix,
         if (p->in_revision && !strcmp(name, "text") && page_skip(p) == WIKI_KEEP) {
             p->capture = CAPTURE_TEXT;
             p->capture_depth = p->depth;
+            p->text_in_aside = in_aside;
         }
         break;
     default:
@@ -275,6 +287,13 @@ static void on_end(void *ctx, const xmlChar *localname, const xmlChar *prefix, c
     if (p->capture != CAPTURE_NONE && p->depth == p->capture_depth) {
         was = p->capture;
         p->capture = CAPTURE_NONE;
+    }
+    if (was == CAPTURE_TEXT && p->text_in_aside) {
+        p->text_in_aside = false;
+        size_t n;
+        const uint8_t *text = text_aside_take(p->aside, &n);
+        if (text_buffer_append(p->text, text, n, &p->err))
+            xml.xmlStopParser(p->ctxt);
     }
     switch (p->depth) {
     case DEPTH_ROOT:
@@ -319,8 +338,21 @@ static void on_characters(void *ctx, const xmlChar *ch, int len) {
         p->ns_len += (size_t)len;
         break;
     case CAPTURE_TEXT:
-        if (text_buffer_append(p->text, ch, (size_t)len, &p->err))
+        if (p->text_in_aside) {
+            /* What the filter left of the content: line breaks, spaces
+             * and a ';' (text_skip.c's line_breaks). Anything else means
+             * the two count text elements differently: a bug, caught
+             * here rather than turned into a wrong record. */
+            for (int i = 0; i < len; i++)
+                if (ch[i] != '\n' && ch[i] != '\r' && ch[i] != ' ' && ch[i] != ';') {
+                    fail(p, current_line(p),
+                         "internal error: the text filter set aside text that is not this "
+                         "element's");
+                    break;
+                }
+        } else if (text_buffer_append(p->text, ch, (size_t)len, &p->err)) {
             xml.xmlStopParser(p->ctxt);
+        }
         break;
     }
 }
@@ -600,6 +632,10 @@ int wiki_parser_feed(wiki_parser *p, const void *buf, size_t n, sp_error *err) {
         n -= (size_t)k;
     }
     return 0;
+}
+
+void wiki_parser_set_aside(wiki_parser *p, text_aside *aside) {
+    p->aside = aside;
 }
 
 int wiki_parser_init_fragment(wiki_parser *p, const void *head, size_t head_len, long root_line,

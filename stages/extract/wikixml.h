@@ -18,6 +18,7 @@
 
 #include "stages/common/error.h"
 #include "stages/extract/extract.h"
+#include "stages/extract/text_aside.h"
 #include "stages/extract/text_buffer.h"
 
 #include <stdbool.h>
@@ -54,6 +55,14 @@ typedef struct wiki_parser wiki_parser;
 wiki_parser *wiki_parser_init(const char *name, const extract_options *filter, text_buffer *text,
                               wiki_page_fn on_page, void *ctx, sp_error *err);
 int wiki_parser_feed(wiki_parser *p, const void *buf, size_t n, sp_error *err);
+/*
+ * When the bytes fed come from a text filter that sets text aside into
+ * `aside` (text_skip_set_aside), from the same place in the document: to be
+ * called before the first of them is fed. The text of the elements it set
+ * aside is taken from there; the caller drops what was taken
+ * (text_aside_compact) between feeds.
+ */
+void wiki_parser_set_aside(wiki_parser *p, text_aside *aside);
 /*
  * Fragment mode, for parsing a dump in pieces (parse_pool.h): to be called
  * right after init. head is the document's XML declaration (if any) and

@@ -7,7 +7,8 @@
  * data/sample.xml, dumps from a small generator here, hand-made edge cases
  * at every cap and chunk boundary, bad input hidden in dropped text, and
  * thousands of corrupted copies. extract_file (the filter in place, behind
- * the decompressor) must agree with the unfiltered parse too.
+ * the decompressor) must agree with the unfiltered parse too. The filter
+ * sets text aside for the parser (text_aside.h) as extract's does.
  */
 #include "stages/extract/extract.h"
 #include "stages/extract/source.h"
@@ -145,9 +146,12 @@ static void parse(const char *name, const uint8_t *doc, size_t len, uint64_t cap
     memset(o, 0, sizeof *o);
     sp_error err = {0};
     bytes filtered = {0};
+    text_aside *aside = NULL;
     if (chunks) {
         text_skip *ts = text_skip_init(cap, &err);
         assert_non_null(ts);
+        assert_non_null(aside = text_aside_init());
+        text_skip_set_aside(ts, aside);
         uint8_t *out = malloc(len + TEXT_SKIP_SLACK);
         assert_non_null(out);
         for (size_t done = 0; done < len;) {
@@ -173,6 +177,8 @@ static void parse(const char *name, const uint8_t *doc, size_t len, uint64_t cap
     assert_non_null(text);
     wiki_parser *wp = wiki_parser_init(name, &opts, text, on_page, o, &err);
     assert_non_null(wp);
+    if (aside)
+        wiki_parser_set_aside(wp, aside);
     for (size_t done = 0; done < len && !o->rc;) {
         size_t k = len - done < ((size_t)1 << 20) ? len - done : (size_t)1 << 20;
         if (wiki_parser_feed(wp, doc + done, k, &err))
@@ -185,6 +191,7 @@ static void parse(const char *name, const uint8_t *doc, size_t len, uint64_t cap
         snprintf(o->err, sizeof o->err, "%s", err.msg);
     wiki_parser_destroy(wp);
     text_buffer_destroy(text);
+    text_aside_destroy(aside);
     free(filtered.p);
 }
 
@@ -481,8 +488,10 @@ static void test_generated(void **state) {
             check(what, doc.p, doc.len, caps[c], &(chunking){.size = 64, .rng = &rng});
         }
         check(what, doc.p, doc.len, BUILD_CAP, &(chunking){.size = 1});
-        /* The filter is really at work: at the build's cap most text goes. */
+        /* The filter is really at work: at the build's cap most text goes;
+         * under a cap no text reaches, the text set aside. */
         assert_true(check_whole(what, doc.p, doc.len, BUILD_CAP) < doc.len / 2);
+        assert_true(check_whole(what, doc.p, doc.len, 100000) < doc.len / 2);
         /* And through extract_file, from a file. */
         check_file(write_tmp("generated.xml", doc.p, doc.len), BUILD_CAP);
         free(doc.p);
@@ -550,6 +559,11 @@ static const char *const edge_docs[] = {
                           "<text>0123456789abcdef</text>") END,
     /* line breaks, brackets, whitespace and the rarer characters */
     ROOT PAGE("Breaks", "<text>ab\r\ncd\ref\n\r\ngh\r\r\nij\rk\n</text>") END,
+    ROOT PAGE("CR last", "<text>ab\r</text><text>\r\n</text><text>\r</text>") END,
+    ROOT PAGE("CR refs", "<text>a&#13;&#10;b&#xD;\nc&#xd;&#xA;\r&#13;\r\n;;x&#59;</text>") END,
+    /* text elements the parser does not keep, around one it keeps */
+    ROOT "<page><title>Outside</title><text>page text</text><revision><b><text>deep</text></b>"
+         "<text>kept text</text></revision><text>after</text></page>" END,
     ROOT PAGE("Brackets", "<text>a]]b]]]c]>d]]]]e]]&gt;f]</text>") END,
     ROOT PAGE("Rare", "<text>\t\x7f \xef\xbb\xbf\t\xc2\x80x</text>") END,
     /* several text elements and revisions in a page */
