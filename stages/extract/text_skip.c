@@ -25,11 +25,22 @@
  * sequence, "]]" that a '>' would make "]]>") are held back while dropping;
  * when the construct turns out bad, they are passed on with everything
  * after them in that element.
+ *
+ * Leaves: an element the parser does not read (<id>, <timestamp>,
+ * <comment>, <sha1>, ... of every revision) is dropped whole, tags and all,
+ * when it is plainly well-formed: a start tag "<name>" with a name no
+ * parser refuses and no prefix, met in content (not inside another tag),
+ * inside the root; content checked as text is; "</name>" right after it.
+ * No byte of it could be an error, the parser would skip it, and its line
+ * breaks stay. Only where the parser keeps nothing of the element around
+ * it (not in a <title>, <ns> or <text>), as those line breaks become that
+ * element's character data.
  */
 #include "stages/extract/text_skip.h"
 
 #include "stages/common/utf8.h"
 #include "stages/extract/text_aside.h"
+#include "stages/extract/wikixml.h"
 #include "stages/extract/xml_lex.h"
 
 #include <stdbool.h>
@@ -67,7 +78,8 @@ typedef enum mode {
     M_NAME,     /* in a start tag's name */
     M_ATTRS,    /* in a start tag after its name; last: previous byte */
     M_QUOTE,    /* in an attribute value quoted by `quote` */
-    M_TEXT,     /* in a text element's character data: checked, dropped past the cap */
+    M_TEXT,     /* in a text element's character data: checked, dropped past the cap;
+                   or in a leaf's (see leaf): checked, dropped */
     M_TEXT_RAW, /* the same, given up on: passed as it is up to the next '<' */
 } mode;
 
@@ -96,6 +108,12 @@ struct text_skip {
      * root), and whether markup was met that page_split reads otherwise. */
     long depth;
     bool cut_doubt;
+    /* Bit d: the element open at depth d (below 64) may have its character
+     * data kept by the parser (wiki_name_captured). */
+    uint64_t kept_depths;
+    /* The tag being read began at a '<' inside another tag, which the
+     * parser refuses there: the rest of it is not what it seems. */
+    bool torn;
 
     /* The text element being read. */
     uint64_t count; /* decoded bytes passed, at least */
@@ -106,6 +124,13 @@ struct text_skip {
     pending pend;
     uint8_t pend_buf[REF_MAX]; /* held back while dropping, else already passed */
     size_t pend_len, pend_need;
+
+    /* In M_TEXT: the element is no text element but one whose character
+     * data the parser never keeps, with a bare start tag (leaf_name). */
+    bool leaf;
+    uint8_t *run_out; /* the output of the current run */
+    /* With leaf: its start tag in this run's output (NULL: not all of it). */
+    uint8_t *tag_out;
 
     /* Text content set aside (text_skip_set_aside); NULL: none is. */
     text_aside *aside;
@@ -418,6 +443,36 @@ static void set_aside(text_skip *t, const uint8_t *in, size_t i, size_t n, uint8
     *op = from + line_breaks(from, (size_t)(*op - from));
 }
 
+/*
+ * A leaf's content (leaf_start) ends at in[i], a '<', with nothing in it
+ * given up on; it was dropped as it came, its line breaks kept. When its
+ * start tag is in this run's output and "</name>" follows right here, the
+ * element goes whole: the output keeps only what was left of its content,
+ * with a space before it after a CR and after it when it ends in one, so no
+ * CR meets an LF it did not meet before. Returns where the input goes on
+ * (past the end tag), or 0 when the element stays.
+ */
+static size_t drop_leaf(text_skip *t, const uint8_t *in, size_t i, size_t n, uint8_t **op) {
+    size_t name = t->name_len;
+    uint8_t *tag = t->tag_out;
+    if (!tag || n - i < name + 3 || in[i + 1] != '/' || memcmp(in + i + 2, t->name, name) ||
+        in[i + 2 + name] != '>')
+        return 0;
+    const uint8_t *content = tag + name + 2;
+    size_t left = (size_t)(*op - content);
+    uint8_t *w = tag;
+    if (tag == t->run_out || tag[-1] == '\r')
+        *w++ = ' ';
+    memmove(w, content, left);
+    w += left;
+    if (left && w[-1] == '\r')
+        *w++ = ' ';
+    *op = w;
+    t->mode = M_OUT;
+    t->depth--; /* as the end tag would have: the parent is open again */
+    return i + name + 3;
+}
+
 /* Non-line-break bytes of text content went by: passed (counted as
  * `counts` decoded bytes) or dropped. A dropped run right after a CR leaves
  * a space, so the CR never meets a later LF as one CR LF. */
@@ -579,9 +634,16 @@ static size_t special_byte(text_skip *t, const uint8_t *in, size_t i, size_t n, 
     uint8_t c = in[i];
     switch (c) {
     case '<':
-        set_aside(t, in, i, n, op);
+        if (t->leaf) {
+            size_t after = drop_leaf(t, in, i, n, op);
+            if (after)
+                return after;
+        } else {
+            set_aside(t, in, i, n, op);
+        }
         *(*op)++ = c;
         t->mode = M_LT;
+        t->torn = false;
         return i + 1;
     case '\n':
     case '\r':
@@ -734,6 +796,7 @@ static size_t text_content(text_skip *t, const uint8_t *in, size_t i, size_t n, 
 static void enter_text(text_skip *t) {
     t->mode = M_TEXT;
     t->entered = true;
+    t->leaf = false;
     t->count = 0;
     t->dropping = false;
     t->after_cr = false;
@@ -742,27 +805,77 @@ static void enter_text(text_skip *t) {
     t->pend_len = 0;
 }
 
-/* Local name "text", with or without a prefix. */
-static bool name_is_text(const text_skip *t) {
+/* The start tag's local name (after a prefix, if any); NULL when the name
+ * is too long to be kept. */
+static const char *local_name(const text_skip *t, size_t *len) {
     if (t->name_len > TAG_NAME_MAX)
-        return false;
+        return NULL;
     const char *colon = memchr(t->name, ':', t->name_len);
     const char *local = colon ? colon + 1 : t->name;
-    return t->name_len - (size_t)(local - t->name) == 4 && !memcmp(local, "text", 4);
+    *len = t->name_len - (size_t)(local - t->name);
+    return local;
 }
 
-/* The end of a start tag: content follows unless it was "<.../>". A tag
- * with no name ("<>", "< a>") page_split may read otherwise. */
-static void start_tag_end(text_skip *t, bool empty) {
+/* Local name "text", with or without a prefix. */
+static bool name_is_text(const text_skip *t) {
+    size_t len;
+    const char *local = local_name(t, &len);
+    return local && len == 4 && !memcmp(local, "text", 4);
+}
+
+/*
+ * Whether the element whose start tag just ended ("<name>", nothing else
+ * in it: bare, and its '<' in content, not torn) is a leaf the filter may
+ * drop whole, should its content turn out to be plain character data with
+ * "</name>" right after it, so that the parser cannot have refused any byte
+ * of it: an element
+ * the parser does not look at (wiki_name_read), inside the root, in an
+ * element whose character data the parser does not keep (so the line
+ * breaks left in its place land where nothing is kept), with a name no
+ * parser could refuse (ASCII letters, digits, '_', '-', '.'; no prefix, so
+ * no namespace is involved).
+ */
+static bool leaf_start(const text_skip *t, bool bare) {
+    long parent = t->depth - 1;
+    if (!bare || t->torn || parent < 1 || parent >= 64 || (t->kept_depths >> parent & 1) ||
+        t->name_len > TAG_NAME_MAX)
+        return false;
+    for (size_t k = 0; k < t->name_len; k++) {
+        char c = t->name[k];
+        bool alpha = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+        if (!alpha && (k == 0 || !((c >= '0' && c <= '9') || c == '-' || c == '.')))
+            return false;
+    }
+    return !wiki_name_read(t->name, t->name_len);
+}
+
+/* The end of a start tag: content follows unless it was "<.../>" (empty);
+ * bare: it was "<name>". A tag with no name ("<>", "< a>") page_split may
+ * read otherwise. */
+static void start_tag_end(text_skip *t, bool empty, bool bare) {
     if (!t->name_len)
         t->cut_doubt = true;
     t->depth += !empty;
     bool text = name_is_text(t);
     t->texts += text;
-    if (!empty && text)
+    if (!empty && t->depth < 64) {
+        size_t len;
+        const char *local = local_name(t, &len);
+        uint64_t bit = (uint64_t)1 << t->depth;
+        if (!local || wiki_name_captured(local, len))
+            t->kept_depths |= bit;
+        else
+            t->kept_depths &= ~bit;
+    }
+    if (!empty && text) {
         enter_text(t);
-    else
+    } else if (!empty && leaf_start(t, bare)) {
+        enter_text(t);
+        t->leaf = true;
+        t->dropping = true;
+    } else {
         t->mode = M_OUT;
+    }
 }
 
 /* The bytes that end the run of a start tag's name: its end, a space,
@@ -784,12 +897,13 @@ static void name_add(text_skip *t, const uint8_t *p, size_t n) {
 
 static void name_byte(text_skip *t, uint8_t c) {
     if (c == '>') {
-        start_tag_end(t, false);
+        start_tag_end(t, false, true);
     } else if (c == '/' || xml_lex_space(c)) {
         t->mode = M_ATTRS;
         t->last = c;
     } else if (c == '<') {
         t->mode = M_LT;
+        t->torn = true;
         t->cut_doubt = true; /* page_split stops at '<' in a tag */
     } else {
         /* page_split takes a quote in a tag's name for an attribute value's. */
@@ -852,9 +966,10 @@ static void markup_byte(text_skip *t, uint8_t c) {
             t->quote = c;
             t->mode = M_QUOTE;
         } else if (c == '>') {
-            start_tag_end(t, t->last == '/');
+            start_tag_end(t, t->last == '/', false);
         } else if (c == '<') {
             t->mode = M_LT;
+            t->torn = true;
             t->cut_doubt = true; /* page_split stops at '<' in a tag */
         }
         t->last = c;
@@ -905,8 +1020,11 @@ static size_t copy_through(const uint8_t *in, size_t n, uint8_t stop, bool *foun
 static void content_starts(text_skip *t, uint8_t *o) {
     if (t->entered) {
         t->entered = false;
-        t->content_out = t->aside ? o : NULL;
+        t->content_out = t->aside && !t->leaf ? o : NULL;
         t->pass_end = NULL;
+        /* A leaf's start tag is "<name>", just written. */
+        size_t tag = t->name_len + 2;
+        t->tag_out = t->leaf && (size_t)(o - t->run_out) >= tag ? o - tag : NULL;
     }
 }
 
@@ -932,8 +1050,10 @@ static uint8_t *filter(text_skip *t, const uint8_t *in, size_t n, uint8_t *o) {
         case M_OUT:
         case M_TEXT_RAW:
             i += copy_through(in + i, n - i, '<', &found, &o);
-            if (found)
+            if (found) {
                 t->mode = M_LT;
+                t->torn = false;
+            }
             break;
         case M_END_TAG:
             i += copy_through(in + i, n - i, '>', &found, &o);
@@ -992,6 +1112,8 @@ static uint8_t *filter(text_skip *t, const uint8_t *in, size_t n, uint8_t *o) {
 size_t text_skip_run(text_skip *t, const void *in, size_t n, uint8_t *out) {
     /* The parser may have read the output of earlier runs. */
     t->content_out = NULL;
+    t->tag_out = NULL;
+    t->run_out = out;
     return (size_t)(filter(t, in, n, out) - out);
 }
 

@@ -24,6 +24,11 @@
  * end tag right after it and all of it in one run) has its content, up to
  * where dropping began, decoded into the aside, and the parser gets only
  * its line breaks (text_aside.h).
+ *
+ * Elements the parser does not read (wiki_name_read: <id>, <timestamp>,
+ * <comment>, ...) that are plainly well-formed, "<name>", checked
+ * character data, "</name>", and stand where the parser keeps no text, are
+ * dropped whole, their line breaks kept.
  */
 #ifndef SSTPIPE_EXTRACT_TEXT_SKIP_H
 #define SSTPIPE_EXTRACT_TEXT_SKIP_H

@@ -225,6 +225,27 @@ static void end_ns(wiki_parser *p) {
     p->ns = ns;
 }
 
+/* Every local name on_start looks for, and the ones whose character data
+ * on_characters keeps. */
+static const char *const names_read[] = {"mediawiki", "page",     "title", "ns",
+                                         "redirect",  "revision", "text"};
+static const char *const names_captured[] = {"title", "ns", "text"};
+
+static bool name_in(const char *const *names, size_t count, const char *name, size_t len) {
+    for (size_t i = 0; i < count; i++)
+        if (strlen(names[i]) == len && !memcmp(names[i], name, len))
+            return true;
+    return false;
+}
+
+bool wiki_name_read(const char *name, size_t len) {
+    return name_in(names_read, sizeof names_read / sizeof *names_read, name, len);
+}
+
+bool wiki_name_captured(const char *name, size_t len) {
+    return name_in(names_captured, sizeof names_captured / sizeof *names_captured, name, len);
+}
+
 static void on_start(void *ctx, const xmlChar *localname, const xmlChar *prefix, const xmlChar *uri,
                      int nb_namespaces, const xmlChar **namespaces, int nb_attributes,
                      int nb_defaulted, const xmlChar **attributes) {

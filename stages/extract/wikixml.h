@@ -44,6 +44,16 @@ typedef struct wiki_page {
 
 typedef int (*wiki_page_fn)(void *ctx, const wiki_page *page, sp_error *err);
 
+/* Whether the parser looks at elements of local name name[0..len) at all
+ * (mediawiki, page, title, ns, redirect, revision, text): the text filter
+ * drops plain elements of the other names whole (text_skip.h). */
+bool wiki_name_read(const char *name, size_t len);
+
+/* Whether the parser keeps character data directly inside elements of that
+ * local name (title, ns, text): the filter adds line breaks only where
+ * nothing is kept. */
+bool wiki_name_captured(const char *name, size_t len);
+
 typedef struct wiki_parser wiki_parser;
 
 /*

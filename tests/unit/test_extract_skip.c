@@ -536,6 +536,10 @@ static void test_corrupted(void **state) {
 
 /* ------------------------------------------------------------ edge cases */
 
+/* Eight elements open, and closed. */
+#define B8 "<b><b><b><b><b><b><b><b>"
+#define E8 "</b></b></b></b></b></b></b></b>"
+
 static const char *const edge_docs[] = {
     /* references and characters straddling the cut */
     ROOT PAGE("Refs", "<text>ab&amp;cd&lt;ef&#x1F600;gh&#233;ij&#0000065;kl&quot;m</text>") END,
@@ -561,6 +565,19 @@ static const char *const edge_docs[] = {
     ROOT PAGE("Breaks", "<text>ab\r\ncd\ref\n\r\ngh\r\r\nij\rk\n</text>") END,
     ROOT PAGE("CR last", "<text>ab\r</text><text>\r\n</text><text>\r</text>") END,
     ROOT PAGE("CR refs", "<text>a&#13;&#10;b&#xD;\nc&#xd;&#xA;\r&#13;\r\n;;x&#59;</text>") END,
+    /* elements the parser does not read, dropped whole where nothing is
+     * kept around them, and kept where something is */
+    ROOT "<page><title>Leaves<b>x\ny</b>c</title><ns>0<i>1</i></ns><id>7</id>\r<id>8</id>\n"
+         "<revision><id>9\r</id>\n<comment>a &amp; b; c&#59;</comment><a.b-c1>x</a.b-c1>"
+         "<mw:id>1</mw:id><contributor>\n<username>U</username><id>3</id>\n</contributor>"
+         "<text>ab<b>x</b>cd<sha1>s</sha1>ef</text><sha1>s</sha1></revision>"
+         "<revision></revision></page>" END,
+    ROOT "<page><title>Torn</title><revision><text>t</text></revision><revision-\n<id>1</id></"
+         "revision></page>" END,
+    ROOT "<page><title>Deep</title><revision>" B8 B8 B8 B8 B8 B8 B8 B8 B8
+         "<id>1</id>" E8 E8 E8 E8 E8 E8 E8 E8 E8 "<text>t</text></revision></page>" END,
+    ROOT "<page><title>Bare</title><revision><text>t</text></revision></page><page></page>" END,
+    ROOT PAGE("After", "<text>t</text>") END "<id>1</id>",
     /* text elements the parser does not keep, around one it keeps */
     ROOT "<page><title>Outside</title><text>page text</text><revision><b><text>deep</text></b>"
          "<text>kept text</text></revision><text>after</text></page>" END,
