@@ -21,16 +21,31 @@
  * cut points land everywhere a mutation puts a page boundary. The two must
  * agree: the same records in the same order and the same counts, and the
  * same error message (line, offset) when the reference fails.
+ * Both extracts put the text filter (text_skip.h) in front of the parser
+ * when there is a value cap, so a filter bug they share (text dropped or
+ * set aside wrongly, text_aside.h) would pass that comparison. With a cap,
+ * the decompressed XML is therefore parsed a third time, without the
+ * filter: read through source.h as extract reads it and fed straight to
+ * wiki_parser in extract's 1 MiB pieces, under the name extract gives it.
+ * The reference must agree with that parse too: the same records and the
+ * same outcome and error message. When reading the decompressed bytes
+ * fails (damaged compression), the third parse is skipped: extract may
+ * then report the damage instead of an XML error before it, which this
+ * parse does not mimic, and the first comparison covers such inputs.
  * Errors are expected and fine; a crash, a sanitizer report, a leak, a
  * record breaking extract's promises (key length, value cap, readable
- * spilled value) or a difference between the two parses is a finding.
+ * spilled value) or a difference between any two parses is a finding.
  */
 #include "fuzz_file.h"
 #include "stages/extract/extract.h"
+#include "stages/extract/source.h"
+#include "stages/extract/text_buffer.h"
+#include "stages/extract/wikixml.h"
 
 #include <archive.h>
 #include <archive_entry.h>
 #include <bzlib.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -106,6 +121,69 @@ static int extract_into(const char *path, unsigned threads, size_t chunk, check_
         fuzz_fail("%llu records from %llu pages", (unsigned long long)stats->records,
                   (unsigned long long)stats->pages);
     return rc;
+}
+
+/* A page of the unfiltered parse into c's log, kept or skipped as extract
+ * does (parse_pool_page, then extract.c's on_page). */
+static int unfiltered_page(void *ctx, const wiki_page *page, sp_error *err) {
+    if (page->skip != WIKI_KEEP)
+        return 0;
+    sp_record rec = {.key = page->title, .key_len = page->title_len};
+    if (text_buffer_value(page->text, &rec, err))
+        return -1;
+    return check_record(ctx, &rec, err);
+}
+
+/* Bytes per feed of the unfiltered parse: extract's pump reads and feeds
+ * 1 MiB at a time, and libxml2 words some errors differently when a feed
+ * ends within a few bytes of them, so the pieces must be the same. */
+#define UNFILTERED_FEED ((size_t)1 << 20)
+
+/*
+ * The decompressed XML of path parsed without the text filter, as
+ * extract_file with c's value cap would parse it were there no filter:
+ * records into c's log, the XML size into *xml_bytes. Returns 0 when the
+ * document parses, -1 with err set when it does not, and 1 when the
+ * decompressed bytes cannot all be read, which leaves nothing to compare.
+ * After an XML error the rest is read all the same, to tell those apart.
+ */
+static int parse_unfiltered(const char *path, check_ctx *c, uint64_t *xml_bytes, sp_error *err) {
+    sp_error read_err = {0};
+    source *src = source_open(path, &read_err);
+    if (!src)
+        return 1;
+    extract_options opts;
+    extract_options_init(&opts);
+    opts.value_cap = c->value_cap;
+    /* As extract_file: with a cap, all of the kept text in memory. */
+    text_buffer *text = text_buffer_init(c->value_cap, (size_t)c->value_cap, NULL, err);
+    /* source_name: the name extract_file gives the parser, so that the
+     * error messages compare. */
+    wiki_parser *wp =
+        text ? wiki_parser_init(source_name(src), &opts, text, unfiltered_page, c, err) : NULL;
+    uint8_t *buf = malloc(UNFILTERED_FEED);
+    if (!wp || !buf)
+        fuzz_fail("cannot set up the unfiltered parse: %s", wp ? "out of memory" : err->msg);
+    int rc = 0;
+    bool read_failed = false;
+    *xml_bytes = 0;
+    for (;;) {
+        ssize_t n = source_read(src, buf, UNFILTERED_FEED, &read_err);
+        if (n <= 0) {
+            read_failed = n < 0;
+            break;
+        }
+        *xml_bytes += (uint64_t)n;
+        if (!rc && wiki_parser_feed(wp, buf, (size_t)n, err))
+            rc = -1;
+    }
+    if (!rc && !read_failed && wiki_parser_finish(wp, err))
+        rc = -1;
+    free(buf);
+    wiki_parser_destroy(wp);
+    text_buffer_destroy(text);
+    source_close(src);
+    return read_failed ? 1 : rc;
 }
 
 /* data compressed with filter (an archive_write_add_filter_* function) into
@@ -208,6 +286,29 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         s1.skipped_redirects != sn.skipped_redirects ||
         s1.skipped_namespace != sn.skipped_namespace || (!rc1 && s1.xml_bytes != sn.xml_bytes))
         fuzz_fail("%u threads (chunk %zu) count other pages than one thread", threads, chunk);
+    if (value_cap) {
+        check_ctx plain = {.value_cap = value_cap};
+        sp_error ep = {0};
+        uint64_t xml_bytes = 0;
+        int rcp = parse_unfiltered(file.path, &plain, &xml_bytes, &ep);
+        if (rcp != 1) {
+            if (rc1 != rcp)
+                fuzz_fail("with the text filter extract %s, without it the parse %s: %s",
+                          rc1 ? "fails" : "succeeds", rcp ? "fails" : "succeeds",
+                          rc1 ? e1.msg : ep.msg);
+            if (rc1 && strcmp(e1.msg, ep.msg))
+                fuzz_fail("with the text filter: %s; without it: %s", e1.msg, ep.msg);
+            if (one.log_len != plain.log_len ||
+                (one.log_len && memcmp(one.log, plain.log, one.log_len)))
+                fuzz_fail("the text filter changes the records (%zu bytes of them with it, %zu "
+                          "without)",
+                          one.log_len, plain.log_len);
+            if (!rc1 && s1.xml_bytes != xml_bytes)
+                fuzz_fail("extract counts %llu bytes of XML, the source holds %llu",
+                          (unsigned long long)s1.xml_bytes, (unsigned long long)xml_bytes);
+        }
+        free(plain.log);
+    }
     free(one.log);
     free(pool.log);
     fuzz_file_destroy(&file);
