@@ -858,7 +858,9 @@ static void start_tag_end(text_skip *t, bool empty, bool bare) {
     t->depth += !empty;
     bool text = name_is_text(t);
     t->texts += text;
-    if (!empty && t->depth < 64) {
+    /* Stray end tags can take depth below the root; the parser refuses
+     * them, and nothing is dropped there (leaf_start). */
+    if (!empty && t->depth > 0 && t->depth < 64) {
         size_t len;
         const char *local = local_name(t, &len);
         uint64_t bit = (uint64_t)1 << t->depth;
