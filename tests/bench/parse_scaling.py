@@ -167,13 +167,14 @@ def explain(label, key, runs, costs, ceiling, gib, threads, mem_sp=None):
         ours = statistics.median(r.cpu for r in runs["zst"])
         peer = statistics.median(r.cpu for r in runs["peer"])
         c = costs["zst"]
+        biggest = max(("decode", "parse", "write"), key=lambda k: c[k])
         return (f"[{label}] .zst vs the mtbl peer: the peer takes {peer / gib:.2f} CPU-s per GiB, "
                 f"ours {ours / gib:.2f} (decode on one thread {c['decode']:.2f}, parse "
                 f"{c['parse']:.2f}, caller {c['caller']:.2f}, write {c['write']:.2f}); 3x faster "
                 f"on {threads} cores needs the work below {int(threads) * peer / 3 / gib:.2f} CPU-s per GiB "
-                f"with the single zstd thread hidden. Next step: the parse's CPU per GiB (libxml2 "
-                f"reads every byte of markup, and short pages have more of it per byte) and zstd "
-                f"decoded on a thread of its own beside the workers.")
+                f"with the single zstd thread hidden. Next step: its largest share, the "
+                f"{biggest} ({c[biggest]:.2f} CPU-s per GiB), and the zstd thread's core shared "
+                f"with the workers.")
     if key == "bound":
         c = costs["bz2"]
         work = c["decode"] + c["parse"] + c["caller"]
