@@ -2,9 +2,10 @@
  * bz2_block.c: table-driven decoding of one bzip2 block; see bz2_block.h.
  *
  * The work splits into three passes over at most 900000 symbols:
- * - Huffman + MTF: codes are read from a 64-bit big-endian bit buffer
- *   through a per-group table on the next FAST_BITS bits (rarer, longer
- *   codes through canonical limits), runs are written with memset, into
+ * - Huffman + MTF: codes are read from a 64-bit big-endian bit buffer,
+ *   refilled once per two codes, through a per-group table on the next
+ *   FAST_BITS bits (rarer, longer codes through canonical limits), the MTF
+ *   list's front kept in a register; runs are written with memset, into
  *   the caller's pre buffer (it then serves as the BWT's last column);
  * - inverse BWT: one sequential pass builds the successor array (tt), then
  *   16 chains walk it at once from start rows marked in it, each segment
@@ -270,76 +271,105 @@ static bz2_block_status read_header(bz2_block *b, bitreader *r, uint64_t end_bit
 
 /* ------------------------------------------------------------ symbols */
 
+/* What read_symbols carries from one symbol to the next. The MTF list's
+ * front 8 bytes live in front (byte 0 first), a register: most indexes
+ * are below 8 and rotate only those, with no store and reload of the list
+ * on the loop's critical path. mtf holds the whole list only while a
+ * larger index moves it. */
+typedef struct symbols {
+    uint64_t front;
+    uint8_t mtf[256];
+    size_t n;
+    uint32_t run, run_bit;
+} symbols;
+
+enum { SYM_MORE, SYM_EOB, SYM_BAD };
+
+/* Decodes one symbol from the top of r->bb, which must hold MAX_CODE_LEN
+ * valid bits, into L (and counts). */
+static inline __attribute__((always_inline)) int read_symbol(const huff *h, bitreader *r,
+                                                             symbols *s, unsigned eob, size_t max,
+                                                             uint8_t *L, uint32_t *counts) {
+    unsigned e = h->fast[r->bb >> (64 - FAST_BITS)];
+    unsigned sym, len = e & 31;
+    if (__builtin_expect(len != 0, 1)) {
+        sym = e >> 5;
+    } else {
+        int v = huff_slow(h, r->bb, &len);
+        if (v < 0)
+            return SYM_BAD;
+        sym = (unsigned)v;
+    }
+    r->bb <<= len;
+    r->bc -= len;
+
+    if (sym < 2) {
+        if (s->run_bit >= MAX_RUN_BIT)
+            return SYM_BAD;
+        s->run += s->run_bit << sym;
+        s->run_bit <<= 1;
+        return SYM_MORE;
+    }
+    if (s->run) {
+        if (s->run > max - s->n)
+            return SYM_BAD;
+        uint8_t c0 = (uint8_t)s->front;
+        memset(L + s->n, c0, s->run);
+        counts[c0] += s->run;
+        s->n += s->run;
+        s->run = 0;
+        s->run_bit = 1;
+    }
+    if (sym == eob)
+        return SYM_EOB;
+    if (s->n >= max)
+        return SYM_BAD;
+    unsigned idx = sym - 1;
+    uint8_t c;
+    if (idx < 8) {
+        uint64_t keep = ~((2ull << (8 * idx + 7)) - 1);
+        c = (uint8_t)(s->front >> (8 * idx));
+        s->front = (s->front & keep) | ((s->front << 8) & ~keep) | c;
+    } else {
+        memcpy(s->mtf, &s->front, 8);
+        c = s->mtf[idx];
+        memmove(s->mtf + 1, s->mtf, idx);
+        s->mtf[0] = c;
+        memcpy(&s->front, s->mtf, 8);
+    }
+    L[s->n++] = c;
+    counts[c]++;
+    return SYM_MORE;
+}
+
 /* Huffman and MTF decoding of the symbols into L (the BWT's last column),
- * counting each byte; *n_out is the number of bytes. */
+ * counting each byte; *n_out is the number of bytes. A refill leaves at
+ * least 56 bits, enough for two codes: one refill serves two symbols. */
 static bz2_block_status read_symbols(const bz2_block *b, bitreader *rd, uint64_t end_bit,
                                      const header *hd, size_t max, uint8_t *L, uint32_t *counts,
                                      size_t *n_out) {
-    uint8_t mtf[256] = {0};
-    memcpy(mtf, hd->seq_to_byte, hd->n_in_use);
+    _Static_assert(GROUP_SYMBOLS % 2 == 0 && 2 * MAX_CODE_LEN <= 56, "two codes per refill");
+    symbols s = {.run_bit = 1};
+    memcpy(s.mtf, hd->seq_to_byte, hd->n_in_use);
+    memcpy(&s.front, s.mtf, 8);
     const unsigned eob = hd->n_in_use + 1;
     bitreader r = *rd;
-    size_t n = 0;
-    uint32_t run = 0, run_bit = 1;
     for (unsigned g = 0;; g++) {
         if (g >= hd->n_selectors || br_pos(&r) > end_bit)
             return BZ2_BLOCK_BAD;
         const huff *h = &b->huff[b->selectors[g]];
-        for (unsigned k = 0; k < GROUP_SYMBOLS; k++) {
+        for (unsigned k = 0; k < GROUP_SYMBOLS; k += 2) {
             br_refill(&r);
-            unsigned e = h->fast[r.bb >> (64 - FAST_BITS)];
-            unsigned sym, len = e & 31;
-            if (__builtin_expect(len != 0, 1)) {
-                sym = e >> 5;
-            } else {
-                int s = huff_slow(h, r.bb, &len);
-                if (s < 0)
+            int st = read_symbol(h, &r, &s, eob, max, L, counts);
+            if (st == SYM_MORE)
+                st = read_symbol(h, &r, &s, eob, max, L, counts);
+            if (__builtin_expect(st != SYM_MORE, 0)) {
+                if (st == SYM_BAD)
                     return BZ2_BLOCK_BAD;
-                sym = (unsigned)s;
-            }
-            r.bb <<= len;
-            r.bc -= len;
-
-            if (sym < 2) {
-                if (run_bit >= MAX_RUN_BIT)
-                    return BZ2_BLOCK_BAD;
-                run += run_bit << sym;
-                run_bit <<= 1;
-                continue;
-            }
-            if (run) {
-                if (run > max - n)
-                    return BZ2_BLOCK_BAD;
-                memset(L + n, mtf[0], run);
-                counts[mtf[0]] += run;
-                n += run;
-                run = 0;
-                run_bit = 1;
-            }
-            if (sym == eob) {
                 *rd = r;
-                *n_out = n;
+                *n_out = s.n;
                 return BZ2_BLOCK_OK;
             }
-            if (n >= max)
-                return BZ2_BLOCK_BAD;
-            unsigned idx = sym - 1;
-            uint8_t c;
-            if (idx < 8) {
-                /* Most indexes are small: rotate the front 8 bytes in a
-                 * register instead of calling memmove. */
-                uint64_t w, keep = ~((2ull << (8 * idx + 7)) - 1);
-                memcpy(&w, mtf, 8);
-                c = (uint8_t)(w >> (8 * idx));
-                w = (w & keep) | ((w << 8) & ~keep) | c;
-                memcpy(mtf, &w, 8);
-            } else {
-                c = mtf[idx];
-                memmove(mtf + 1, mtf, idx);
-                mtf[0] = c;
-            }
-            L[n++] = c;
-            counts[c]++;
         }
     }
 }
