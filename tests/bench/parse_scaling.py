@@ -202,8 +202,9 @@ def plain_copy(zst, name, size):
 
 def measure(ctx):
     """ctx: sstpipe, peer, data, reps, memory, threads, timed, row, med, paired,
-    median_of_runs (both keep the per-run ratios for the row), log, shapes ({name: {"zst", "bz2", "bz2ms": path}}). Adds rows; returns the
-    section's JSON."""
+    median_of_runs (both keep the per-run ratios for the row), log, shapes
+    ({name: {"zst", "bz2", "bz2ms": path}}). Adds rows; returns the section's
+    JSON."""
     # What the figures cover, for report's text: the build at hand.
     res = {"shapes": {}, "stage_work": {
         "parse": "the check of each chunk's cut, the parse, truncation and sorting their "
@@ -320,7 +321,8 @@ def measure(ctx):
             res["explanations"].append(explain(label, k, runs, costs, ceiling, gib, ctx.threads,
                                                mem_sp))
         res["shapes"][shape] = {
-            "tmpfs": tmpfs, "tables_identical": len(tables) == 1, "two_core_ceiling": float(ceiling),
+            "tmpfs": tmpfs, "tables_identical": len(tables) == 1,
+            "two_core_ceiling": float(ceiling),
             "runs": {k: [r.summary() for r in v] for k, v in runs.items()},
             "stage_cpu_seconds_per_gib": costs,
             "phases": {"xml1": phases(runs["xml1"]), "xml2": phases(runs["xml2"])},
