@@ -136,8 +136,7 @@ def rows(res, row, paired):
     """The table rows: the 2-task cluster build against build, and the costs."""
     cw = [r["wall"] for r in res["cluster"]]
     bw = [r["wall"] for r in res["build"]]
-    r = paired(cw, bw)
-    row(FIRST_ROW, med(cw), med(bw), r, "<= 1.1", r <= 1.1)
+    row(FIRST_ROW, med(cw), med(bw), paired(cw, bw), "<= 1.1", None)
     cc = [r["cpu"] for r in res["cluster"]]
     bc = [r["cpu"] for r in res["build"]]
     row("  same, CPU seconds", med(cc), med(bc), paired(cc, bc), "(info)", None)
@@ -193,9 +192,8 @@ def only(a, run, sstpipe, data, files):
                              run.sha256)
     new = []
 
-    def row(name, ours, other, ratio, target, met, unit=""):
-        new.append({"measure": name, "ours": ours, "other": other, "ratio": ratio,
-                    "target": target, "met": met, "unit": unit})
+    def row(*args):
+        new.append(run.report.make_row(*args))
 
     rows(res["cluster"], row, run.paired)
     res["table_rows"] = replace_rows(res["table_rows"], new)
@@ -233,9 +231,8 @@ def main():
                   run.sha256)
     table = []
 
-    def row(name, ours, other, ratio, target, met, unit=""):
-        table.append({"measure": name, "ours": ours, "other": other, "ratio": ratio,
-                      "target": target, "met": met, "unit": unit})
+    def row(*args):
+        table.append(run.report.make_row(*args))
 
     rows(res, row, run.paired)
     print("\n".join(run.report.table_lines(table)))

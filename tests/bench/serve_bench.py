@@ -210,7 +210,7 @@ def fio_qd1(table, block_size, ios):
 
 
 def measure(sstpipe, table, data_dir, reps=3, seconds=5, nkeys=10000, seed=1):
-    """Runs the comparison; returns (rows for the benchmark table, raw results)."""
+    """Runs the comparison; returns the raw results (rows() makes the table's rows)."""
     cores = os.cpu_count()
     work = tempfile.mkdtemp(prefix="serve-bench-", dir=data_dir)
     # nginx's workers (nobody, when started by root) read the files.
@@ -279,35 +279,28 @@ def _measure(sstpipe, table, work, reps, seconds, nkeys, seed, cores):
         r["cold_c1"].append(c)
         r["cold_reads_per_lookup"].append(c["read_syscalls"] / c["requests"])
         r["fio_p50_us"].append(fio_qd1(table, info["block_size"], 5000))
+    return r
 
-    def paired(xs, ys):
-        return med([x / y for x, y in zip(xs, ys)])
 
-    rows = []
-
-    def row(name, ours, other, ratio, target, met):
-        rows.append({"measure": name, "ours": ours, "other": other, "ratio": ratio,
-                     "target": target, "met": met, "unit": ""})
-
-    for q, target, limit in (("p50", "<= 1.3", 1.3), ("p99", "<= 1.5", 1.5)):
+def rows(r, row, paired):
+    """The table rows of measure()'s results r; paired is tests/bench/run's
+    (report's), which keeps the per-run ratios."""
+    for q, target in (("p50", "<= 1.3"), ("p99", "<= 1.5")):
         ours = [x[f"{q}_us"] for x in r["serve_c1"]]
         peer = [x[f"{q}_us"] for x in r["nginx_c1"]]
-        ratio = paired(ours, peer)
-        row(f"serve warm 1-conn {q} vs nginx (us)", med(ours), med(peer), ratio, target,
-            ratio <= limit)
+        row(f"serve warm 1-conn {q} vs nginx (us)", med(ours), med(peer), paired(ours, peer),
+            target, None)
     ours = [x["rps"] for x in r["serve_c16"]]
     peer = [x["rps"] for x in r["nginx_c16"]]
-    ratio = paired(ours, peer)
-    row("serve warm 16-conn req/s vs nginx", med(ours), med(peer), ratio, ">= 0.8", ratio >= 0.8)
+    row("serve warm 16-conn req/s vs nginx", med(ours), med(peer), paired(ours, peer), ">= 0.8",
+        None)
     rpl = r["cold_reads_per_lookup"]
     row("serve --cold reads per lookup (min..max)", f"{min(rpl):.3f}..{max(rpl):.3f}", 1, None,
         "exactly 1", all(abs(x - 1) < 0.001 for x in rpl))
     ours = [x["p50_us"] for x in r["cold_c1"]]
     floor = [f + n["p50_us"] for f, n in zip(r["fio_p50_us"], r["nginx_c1"])]
-    ratio = paired(ours, floor)
     row("serve --cold 1-conn p50 vs fio QD1 p50 + nginx 1-conn p50 (us)", med(ours), med(floor),
-        ratio, "<= 1.2", ratio <= 1.2)
-    return rows, r
+        paired(ours, floor), "<= 1.2", None)
 
 
 def main():
@@ -320,17 +313,20 @@ def main():
     ap.add_argument("--data-dir", default=None, help="scratch space (default: beside TABLE)")
     ap.add_argument("--json", help="write rows and raw results here")
     a = ap.parse_args()
-    rows, raw = measure(a.sstpipe, a.table, a.data_dir or os.path.dirname(
+    raw = measure(a.sstpipe, a.table, a.data_dir or os.path.dirname(
         os.path.abspath(a.table)), a.reps, a.seconds, a.keys)
-    for x in rows:
-        ratio = "" if x["ratio"] is None else f"{x['ratio']:.2f}"
-        ours = x["ours"] if isinstance(x["ours"], str) else f"{x['ours']:.1f}"
-        other = x["other"] if isinstance(x["other"], str) else f"{x['other']:.1f}"
-        print(f"{x['measure']:<66} {ours:>12} {other:>12} {ratio:>6}  {x['target']}"
-              f"  {'met' if x['met'] else 'MISSED'}")
+    from importlib.machinery import SourceFileLoader
+    from importlib.util import module_from_spec, spec_from_loader
+    loader = SourceFileLoader("report", os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                                     "report"))
+    report = module_from_spec(spec_from_loader("report", loader))
+    loader.exec_module(report)
+    table = []
+    rows(raw, lambda *x: table.append(report.make_row(*x)), report.paired)
+    print("\n".join(report.table_lines(table)))
     if a.json:
         with open(a.json, "w") as f:
-            json.dump({"table_rows": rows, "serve": raw}, f, indent=1)
+            json.dump({"table_rows": table, "serve": raw}, f, indent=1)
 
 
 if __name__ == "__main__":
