@@ -150,7 +150,7 @@ class ClusterTaskFaults(E2ETest):
             self.reset(stage)
             counts = faultlib.count_calls(self, self.task(stage), self.dir)
             ops = [op for op in OPS if counts[op]]
-            for _ in range(24 if faultlib.LONG else 5):
+            for _ in range(24 if faultlib.LONG else faultlib.brief(5)):
                 self.reset(stage)
                 op = rng.choice(ops)
                 n = rng.randint(1, counts[op])
@@ -298,7 +298,7 @@ class ClusterPublishKills(E2ETest):
         ops = [op for op in OPS if counts[op]]
         rng = random.Random(71 + shards)
         tally = Tally(f"cluster-publish-build-{shards}")
-        for _ in range(24 if faultlib.LONG else 6):
+        for _ in range(24 if faultlib.LONG else faultlib.brief(6)):
             self.reset()
             op = rng.choice(ops)
             n = rng.randint(1, counts[op])

@@ -141,7 +141,7 @@ class MergeFaults(E2ETest):
         counts = faultlib.count_calls(self, self.argv, self.out_dir)
         rng = random.Random(17)
         tally = Tally("merge-kill")
-        kills = 40 if faultlib.LONG else 8
+        kills = 40 if faultlib.LONG else faultlib.brief(8)
         ops = [op for op in OPS if counts[op]]
         for _ in range(kills):
             op = rng.choice(ops)

@@ -129,7 +129,10 @@ class NightlyFaults(E2ETest):
         with open(os.path.join(build, "profile.json")) as f:
             self.assertEqual(json.load(f)["lookups"], 20, what)
         name = os.path.basename(path)
+        # A set's temporary directory (NAME.tmp.PID) is a directory renamed
+        # since its close, as the staging directory is.
         if op == "close" and (os.path.isdir(path) or name.startswith(".staging-")
+                              or re.fullmatch(r".+\.tmp\.[0-9]+", name)
                               or name == ".lock" or path.endswith(" (deleted)")):
             return "close-" + ("scratch" if path.endswith(" (deleted)") else
                                "lock" if name == ".lock" else "dir")
@@ -170,7 +173,7 @@ class NightlyFaults(E2ETest):
         tally = faultlib.sweep_nightly(self, "nightly-publish", self.argv, self.out, self.calls(),
                                        24, kill=False, current=self.current, sound=self.sound,
                                        published=self.assertWholeBuild)
-        self.assertGreater(tally.failed_cleanly, 10)
+        self.assertGreater(tally.failed_cleanly, faultlib.brief(10))
 
     def test_disk_stays_full(self):
         counts = self.calls()
@@ -200,14 +203,14 @@ class NightlyFaults(E2ETest):
                 self.publish(self.dump, what + ", then")
                 tally.failed_cleanly += 1
         print(tally.report())
-        self.assertGreater(tally.failed_cleanly, 5)
+        self.assertGreater(tally.failed_cleanly, faultlib.brief(5))
 
     def test_sigkill_at_every_call(self):
         tally = faultlib.sweep_nightly(self, "nightly-kill-at-call", self.argv, self.out,
                                        self.calls(), 8, kill=True, current=self.current,
                                        sound=self.sound,
                                        publish=lambda what: self.publish(self.dump, what))
-        self.assertGreater(tally.killed, 10)
+        self.assertGreater(tally.killed, faultlib.brief(10))
 
 if __name__ == "__main__":
     unittest.main()

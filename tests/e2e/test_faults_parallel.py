@@ -41,7 +41,7 @@ from test_signals import cpu_run, interrupt  # noqa: E402
 
 POOL = ["--set", "build.threads=2", "--set", "build.chunk_size=4K"]
 ONE = ["--set", "build.threads=1"]
-KILLS = 40 if faultlib.LONG else 8
+KILLS = 40 if faultlib.LONG else faultlib.brief(8)
 
 
 class ParallelFaults(E2ETest):
@@ -86,7 +86,7 @@ class ParallelFaults(E2ETest):
             absorbable=lambda op, path: op == "sync_file_range" or op == "close" and (
                 path == self.out_dir or path.startswith(self.spill)),
             env=env, alternate=True)
-        self.assertGreater(tally.failed_cleanly, 10)
+        self.assertGreater(tally.failed_cleanly, faultlib.brief(10))
 
     def test_enospc_eio_every_call(self):
         self.sweep("parallel-build", 40)
@@ -122,7 +122,7 @@ class ParallelFaults(E2ETest):
                 prev = self.reset_output()
                 tally.killed += 1
         print(tally.report())
-        self.assertGreater(tally.killed, 10)
+        self.assertGreater(tally.killed, faultlib.brief(10))
 
     def test_sigkill_random_points(self):
         prev = self.reset_output()
@@ -139,7 +139,7 @@ class ParallelFaults(E2ETest):
                 self.assertEqual(sha(self.out), sha(self.ref), what + ": finished first")
                 continue
             self.assertEqual(code, -signal.SIGKILL, what + err)
-            self.after_kill(what, faultlib.Run(self.argv, code, b"", err.encode(), [], {}), prev)
+            self.after_kill(what, faultlib.Run(self.argv, code, b"", err.encode(), [], {}, []), prev)
             tally.killed += 1
         print(tally.report())
         self.assertGreater(tally.killed, KILLS // 2)

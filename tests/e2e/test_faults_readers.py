@@ -27,7 +27,7 @@ import faultlib  # noqa: E402
 from faultlib import temp_leftovers  # noqa: E402
 from sstpipe_e2e import E2ETest, sstpipe, sstpipe_bin, wikigen  # noqa: E402
 
-REPLACEMENTS = 60 if faultlib.LONG else 12
+REPLACEMENTS = 60 if faultlib.LONG else faultlib.brief(12)
 
 
 class Readers:

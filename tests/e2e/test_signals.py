@@ -40,7 +40,7 @@ import faultlib  # noqa: E402
 from faultlib import sha, temp_leftovers  # noqa: E402
 from sstpipe_e2e import E2ETest, sstpipe, sstpipe_bin, wikigen  # noqa: E402
 
-KILL_ITERATIONS = 60 if faultlib.LONG else 15
+KILL_ITERATIONS = 60 if faultlib.LONG else faultlib.brief(15)
 SIGNAL_TRIES = 8 if faultlib.LONG else 2
 # Bounds of the waits below, in wall seconds: only a hung process reaches
 # them, however loaded the machine (2 cores shared, under ASan).

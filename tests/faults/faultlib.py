@@ -26,6 +26,18 @@ from sstpipe_e2e import sstpipe_bin  # noqa: E402
 # tests/faults/run sets this: every call index, both errnos, more
 # iterations and longer load. ctest runs the brief version.
 LONG = os.environ.get("SSTPIPE_FAULTS_LONG") == "1"
+# Set by tests/CMakeLists.txt in a build with -DSSTPIPE_SANITIZE=ON. There the
+# brief version is smaller again (brief()): every call index and iteration
+# was judged by the plain suite, and the sanitizers look for memory errors on
+# the same paths, which the first and last calls of each kind (where files
+# are created, committed and renamed) and a few between still take.
+SANITIZED = os.environ.get("SSTPIPE_SANITIZED") == "1"
+
+
+def brief(n):
+    """A brief run's count (call indices, kills, iterations, seconds), as the
+    sanitized build runs it: a third, at least 2."""
+    return max(2, n // 3) if SANITIZED and not LONG else n
 
 # Every call faultshim.c counts and fails (its op names, in its order).
 OPS = ("write", "pwrite", "fsync", "fdatasync", "rename", "renameat", "ftruncate", "close",
@@ -68,13 +80,14 @@ def shim_path():
 class Run:
     """One finished run: exit code, stdout, stderr, and the shim's log."""
 
-    def __init__(self, argv, code, stdout, stderr, fired, counts):
+    def __init__(self, argv, code, stdout, stderr, fired, counts, calls):
         self.argv = argv
         self.code = code
         self.stdout = stdout
         self.stderr = stderr.decode("utf-8", "replace")
         self.fired = fired      # [(op, n, path)] of injected faults
         self.counts = counts    # {op: calls} at a normal exit, else {}
+        self.calls = calls      # [(op, n, path)] of every call, when traced
 
     def sstpipe_lines(self):
         return [l for l in self.stderr.splitlines() if l.startswith("sstpipe")]
@@ -84,7 +97,7 @@ class Run:
                 f"\n  fired: {self.fired}\n  stderr: {self.stderr[-2000:]!r}")
 
 
-def shim_env(base, fault=None, fault_dir=None, log=None):
+def shim_env(base, fault=None, fault_dir=None, log=None, trace=False):
     """base (an environment) with the shim preloaded; faultshim.c describes
     each variable."""
     e = dict(base)
@@ -93,6 +106,8 @@ def shim_env(base, fault=None, fault_dir=None, log=None):
     e["ASAN_OPTIONS"] = (e.get("ASAN_OPTIONS", "") + ":verify_asan_link_order=0").lstrip(":")
     if log:
         e["SSTPIPE_FAULT_LOG"] = log
+        if trace:
+            e["SSTPIPE_FAULT_TRACE"] = "1"
     if fault_dir:
         e["SSTPIPE_FAULT_DIR"] = str(fault_dir)
     if fault:
@@ -118,49 +133,76 @@ def wait_stopped(test, proc):
     test.fail(f"the run did not stop in {PATIENCE} s")
 
 
-def run(argv, fault=None, fault_dir=None, env=None, timeout=300, preload=True):
+def run(argv, fault=None, fault_dir=None, env=None, timeout=300, preload=True, trace=False):
     """Runs argv with the shim preloaded (counting calls under fault_dir and,
-    with fault = "op:n:ACTION[:sticky]", failing one)."""
+    with fault = "op:n:ACTION[:sticky]", failing one; with trace, listing
+    every call in Run.calls)."""
     argv = [str(a) for a in argv]
     with tempfile.NamedTemporaryFile(prefix="sstpipe-faultlog-", delete=False) as f:
         log = f.name
     e = dict(os.environ)
     e.update(env or {})
     if preload:
-        e = shim_env(e, fault, fault_dir, log)
+        e = shim_env(e, fault, fault_dir, log, trace)
     try:
         p = subprocess.run(argv, capture_output=True, env=e, timeout=timeout)
-        fired, counts = [], {}
+        fired, counts, calls = [], {}, []
         with open(log) as f:
             for line in f:
                 parts = line.rstrip("\n").split(" ", 3)
                 if parts[0] == "fired":
                     fired.append((parts[1], int(parts[2]), parts[3]))
+                elif parts[0] == "call":
+                    calls.append((parts[1], int(parts[2]), parts[3]))
                 elif parts[0] == "count":
                     counts[parts[1]] = int(parts[2])
     finally:
         os.unlink(log)
-    return Run(argv, p.returncode, p.stdout, p.stderr, fired, counts)
+    return Run(argv, p.returncode, p.stdout, p.stderr, fired, counts, calls)
 
 
 def sstpipe_run(*args, **kw):
     return run([sstpipe_bin()] + list(args), **kw)
 
 
-def count_calls(test, argv, fault_dir, env=None):
-    """The calls per op a fault-free run of argv makes under fault_dir."""
-    r = run(argv, fault_dir=fault_dir, env=env)
+def count_calls(test, argv, fault_dir, env=None, only=None):
+    """The calls per op a fault-free run of argv makes under fault_dir:
+    {op: how many}; with only, a function from the run's calls in order,
+    [(op, n, path)], to those a sweep is to hit, {op: [their indices]}: a
+    sweep narrowed to the calls that no other sweep reaches."""
+    r = run(argv, fault_dir=fault_dir, env=env, trace=only is not None)
     test.assertEqual(r.code, 0, "the counting run failed:" + r.describe())
     test.assertEqual(set(r.counts), set(OPS) | set(READ_OPS),
                      "the shim wrote no counts:" + r.describe())
-    return r.counts
+    if only is None:
+        return r.counts
+    test.assertEqual(len(r.calls), sum(r.counts.values()), "the shim traced no calls")
+    picked = {op: [] for op in r.counts}
+    for op, n, _ in only(r.calls):
+        picked[op].append(n)
+    return picked
+
+
+def window(first, last, after=0, leave=None):
+    """An only for count_calls: the calls from the first that first(op, path)
+    accepts through the next that last(op, path) accepts and `after` more,
+    less those leave(op, path) accepts."""
+    def pick(calls):
+        i = next(k for k, (op, _, path) in enumerate(calls) if first(op, path))
+        j = next(k for k in range(i, len(calls)) if last(calls[k][0], calls[k][2]))
+        return [c for c in calls[i:j + 1 + after] if not (leave and leave(c[0], c[2]))]
+    return pick
 
 
 def indices(total, brief_limit, long_limit=None):
     """Which call indices (1-based) of total to hit: all of them when few,
     else every one of the first and last few (where files are created,
-    committed and renamed) and an even spread between."""
-    limit = long_limit if LONG and long_limit else brief_limit
+    committed and renamed) and an even spread between. total may also be a
+    list of call indices (count_calls with only): the same choice among
+    them."""
+    if isinstance(total, list):
+        return [total[i - 1] for i in indices(len(total), brief_limit, long_limit)]
+    limit = long_limit if LONG and long_limit else brief(brief_limit)
     if LONG and long_limit is None:
         return list(range(1, total + 1))
     if total <= limit:

@@ -32,6 +32,10 @@
  *       appends "fired OP N PATH" when a fault is injected, and at exit one
  *       "count OP N" line per operation, so a driver can first count the
  *       calls a run makes and then hit each one.
+ *   SSTPIPE_FAULT_TRACE=1
+ *       with SSTPIPE_FAULT_LOG, also "call OP N PATH" for every counted
+ *       call, so a driver can hit only the calls on some paths (a sweep
+ *       narrowed to what another sweep does not reach).
  *
  * Only closes of descriptors that can write, and of directories, are
  * counted. A failed close still closes the descriptor, as Linux's close
@@ -122,6 +126,7 @@ static int fault_op = -1;
 static long fault_n;
 static int fault_action; /* errno, or -signal */
 static bool fault_sticky;
+static bool trace;
 static atomic_long counts[OP_COUNT];
 
 static void *next_symbol(const char *name) {
@@ -210,6 +215,8 @@ static void shim_setup(void) {
     const char *l = getenv("SSTPIPE_FAULT_LOG");
     if (l && *l)
         log_fd = real_open(l, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    const char *t = getenv("SSTPIPE_FAULT_TRACE");
+    trace = t && !strcmp(t, "1");
     const char *f = getenv("SSTPIPE_FAULT");
     if (f && *f)
         parse_fault(f);
@@ -266,6 +273,8 @@ static bool hit(enum op op, const char *path) {
     if (!under_dir(path))
         return false;
     long n = atomic_fetch_add(&counts[op], 1) + 1;
+    if (trace)
+        log_line("call %s %ld %s\n", op_names[op], n, path);
     if ((int)op != fault_op || (fault_sticky ? n < fault_n : n != fault_n))
         return false;
     log_line("fired %s %ld %s\n", op_names[op], n, path);
