@@ -139,7 +139,8 @@ class ParallelFaults(E2ETest):
                 self.assertEqual(sha(self.out), sha(self.ref), what + ": finished first")
                 continue
             self.assertEqual(code, -signal.SIGKILL, what + err)
-            self.after_kill(what, faultlib.Run(self.argv, code, b"", err.encode(), [], {}, []), prev)
+            killed = faultlib.Run(self.argv, code, b"", err.encode(), [], {}, {}, {}, [])
+            self.after_kill(what, killed, prev)
             tally.killed += 1
         print(tally.report())
         self.assertGreater(tally.killed, KILLS // 2)

@@ -6,7 +6,8 @@ as one dump, and with --canonical it is that build byte for byte. Checked on
 every corpus and the edge-case dump, each split into parts (consecutive
 pages, plus a part that edits pages of the first and adds new ones), every
 part in every input form, and on generated dumps, one in each compression.
-Also: unchanged base blocks are copied (the -v line counts them), inputs of
+Also: unchanged base blocks are copied (the -v line counts them, and as
+many output blocks hold a base block's bytes), inputs of
 other block sizes are re-encoded, one input gives back its own bytes, the
 output is deterministic and verify-clean, and a missing, truncated or
 corrupt input fails naming the file (and the byte
@@ -24,6 +25,17 @@ import unittest
 
 from sstpipe_e2e import (FORMS, E2ETest, check_error_line, leftover_temps, parse_info,
                          parse_stats, sources, sstpipe, wikigen)
+
+def same_blocks(test, base, out):
+    """How many of out's data blocks hold the bytes of one of base's."""
+    bi, oi = parse_info(test, base), parse_info(test, out)
+    bs = bi["block_size"]
+    test.assertEqual(oi["block_size"], bs)
+    with open(base, "rb") as f:
+        blocks = {f.read(bs) for _ in range(bi["data_blocks"])}
+    with open(out, "rb") as f:
+        return sum(f.read(bs) in blocks for _ in range(oi["data_blocks"]))
+
 
 PAGE_RE = re.compile(rb"[ \t]*<page>.*?</page>[ \t]*\n?", re.S)
 TITLE_RE = re.compile(rb"<title>(.*?)</title>", re.S)
@@ -138,6 +150,9 @@ class MergeTest(E2ETest):
         self.assertGreaterEqual(st["blocks_copied"], blocks - 2 * len(chosen),
                                 f"expected nearly all of {blocks} base blocks copied: {st}")
         self.assertEqual(st["blocks_copied"] + st["blocks_rebuilt"], blocks)
+        # From outside: the output's data blocks that hold a base block's
+        # bytes are as many as -v counts copied.
+        self.assertEqual(same_blocks(self, base_sst, out), st["blocks_copied"], st)
         ref = self.path("ref.sst")
         self.build(self.write_file("whole.xml", head + b"".join(pages) +
                                    b"".join(edited(pages[i], i) for i in chosen) + tail), ref)

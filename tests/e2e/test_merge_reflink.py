@@ -3,14 +3,17 @@
 On XFS (an image made with mkfs.xfs -m reflink=1 and loop-mounted here; the
 test runs as root) each run of unchanged base blocks is shared with the
 base by one FICLONERANGE instead of being written: -v counts every copied
-block as cloned, the extents are shared (fiemap's shared flag), and the
-output has the same bytes as the merge on a file system without reflinks
-(where the first clone is refused and every block is written). Blocks
-smaller than the file system's block are never shared. ENOSPC and EIO at
-each clone and each write are clean failures (exit 1, one error line naming
-the file and the errno, the old output intact, nothing left), and SIGKILL
-at them leaves the old output or the new one. Skipped, saying why, where
-mkfs.xfs or a loop mount is not available.
+block as cloned, and, seen from outside, every data block of the output
+that has the bytes of a base block lies on the very disk blocks of that
+base block (fiemap's physical addresses; their extents flagged shared), as
+many as -v counts copied; the output has the same bytes as the merge on a
+file system without reflinks (where the first clone is refused and every
+block is written). Blocks smaller than the file system's block are never
+shared (no extent of the output is). ENOSPC and EIO at each clone and each
+write are clean failures (exit 1, one error line naming the file and the
+errno, the old output intact, nothing left), and SIGKILL at them leaves the
+old output or the new one. Skipped, saying why, where mkfs.xfs or a loop
+mount is not available.
 """
 
 import sys
@@ -28,8 +31,37 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 import faultlib  # noqa: E402
 from faultlib import ERRNOS, Tally, check_error_line, indices, sha, temp_leftovers  # noqa: E402
-from sstpipe_e2e import E2ETest, corpora_dir, sstpipe, sstpipe_bin, wikigen  # noqa: E402
+from sstpipe_e2e import (E2ETest, corpora_dir, parse_info, sstpipe, sstpipe_bin,  # noqa: E402
+                         wikigen)
 from test_merge import edited, split_dump  # noqa: E402
+
+
+def extents(path):
+    """path's extents as (offset, physical, length, flags), bytes, from
+    xfs_io's fiemap (512-byte units); holes left out."""
+    out = subprocess.run(["xfs_io", "-r", "-c", "fiemap -v", path], capture_output=True,
+                         text=True, check=True).stdout
+    found = []
+    for ln in out.splitlines()[2:]:
+        f = ln.split()
+        if f[2] == "hole":
+            continue
+        lo, hi = (int(x) for x in f[1].strip("[]:").split(".."))
+        found.append((lo * 512, int(f[2].split("..")[0]) * 512, (hi - lo + 1) * 512,
+                      int(f[-1], 16)))
+    return found
+
+
+def physical(exts, offset):
+    """The disk address of byte offset of a file with these extents (None: a hole)."""
+    for lo, phys, n, _ in exts:
+        if lo <= offset < lo + n:
+            return phys + offset - lo
+    return None
+
+
+# FIEMAP_EXTENT_SHARED, in fiemap's flags column.
+SHARED = 0x2000
 
 
 def merge_stats(stderr):
@@ -100,11 +132,31 @@ class MergeReflink(E2ETest):
         self.assertEqual(self.ref_stats["blocks_cloned"], 0, "the reference shared blocks")
         self.assertEqual(sha(self.out), sha(self.ref), "other bytes than the unshared merge")
         self.assertOk(sstpipe("verify", self.out))
-        fiemap = subprocess.run(["xfs_io", "-r", "-c", "fiemap -v", self.out],
-                                capture_output=True, text=True, check=True).stdout
-        # FIEMAP_EXTENT_SHARED is 0x2000 in the flags column.
-        shared = [ln for ln in fiemap.splitlines()[2:] if int(ln.split()[-1], 16) & 0x2000]
-        self.assertGreater(len(shared), 0, fiemap)
+        # From outside: each data block of the output that holds the bytes
+        # of a base block is on that base block's disk blocks, every 4K of
+        # it, in extents flagged shared; as many as -v counts copied.
+        base_info, out_info = parse_info(self, self.base), parse_info(self, self.out)
+        bs = base_info["block_size"]
+        self.assertEqual(out_info["block_size"], bs)
+        with open(self.base, "rb") as f:
+            base_blocks = {f.read(bs): j for j in range(base_info["data_blocks"])}
+        base_ext, out_ext = extents(self.base), extents(self.out)
+        copies, unshared = 0, []
+        with open(self.out, "rb") as f:
+            for k in range(out_info["data_blocks"]):
+                j = base_blocks.get(f.read(bs))
+                if j is None:
+                    continue
+                copies += 1
+                for x in range(0, bs, 4096):
+                    at = physical(out_ext, k * bs + x)
+                    if at is None or at != physical(base_ext, j * bs + x):
+                        unshared.append((k, j, x))
+        self.assertEqual(len(unshared), 0, f"(output block, base block, byte) not shared: "
+                         f"{unshared[:10]}")
+        self.assertEqual(copies, st["blocks_copied"], st)
+        shared = sum(n for _, _, n, flags in out_ext if flags & SHARED)
+        self.assertGreaterEqual(shared, copies * bs, out_ext)
 
     def test_small_blocks_not_shared(self):
         """2K blocks on a 4K-block file system: never shared, all written."""
@@ -113,6 +165,7 @@ class MergeReflink(E2ETest):
         st = merge_stats(r.stderr)
         self.assertGreater(st["blocks_copied"], 0, st)
         self.assertEqual(st["blocks_cloned"], 0, st)
+        self.assertEqual([e for e in extents(self.out) if e[3] & SHARED], [], "an extent shared")
         self.assertOk(sstpipe("verify", self.out))
         self.assertRecordsEqual(self.dump(self.out), self.dump(self.ref), "2K blocks")
 

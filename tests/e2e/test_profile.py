@@ -3,9 +3,11 @@
 On a table built from the largest corpus: the report's figures agree with
 each other (all lookups done, percentiles ordered, misses as requested, one
 block searched per lookup and, as counted, one read call returning the block,
-or none when mapped; also cold and with threads and io_uring); the text has the
-familiar three lines; --json parses and --svg is well-formed XML with its
-axes labelled; the same seed gives the same keys; bad arguments fail with
+or none when mapped; also cold and with threads and io_uring), and those
+reads are what the preloaded faultshim.c counts from outside (the preads and
+io_uring reads of the lookup threads; cold, all on the O_DIRECT descriptor);
+the text has the familiar three lines; --json parses and --svg is
+well-formed XML with its axes labelled; the same seed gives the same keys; bad arguments fail with
 one clear line.
 """
 
@@ -18,7 +20,10 @@ import os
 import unittest
 import xml.etree.ElementTree as ET
 
-from sstpipe_e2e import E2ETest, check_error_line, corpus_files, parse_info, sstpipe
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "faults"))
+
+import faultlib  # noqa: E402
+from sstpipe_e2e import E2ETest, check_error_line, corpus_files, parse_info, sstpipe  # noqa: E402
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -33,14 +38,16 @@ class ProfileTest(E2ETest):
         self.info = parse_info(self, self.sst)
 
     def profile(self, *args):
-        """Runs profile with --json; returns (result, parsed JSON)."""
+        """Runs profile with --json under the counting shim; returns (the
+        faultlib run, parsed JSON)."""
         report = self.path("p.json")
-        r = sstpipe("profile", self.sst, *args, "--json", report)
-        self.assertOk(r)
+        r = faultlib.sstpipe_run("profile", self.sst, *args, "--json", report,
+                                 fault_dir=os.path.dirname(self.sst))
+        self.assertEqual(r.code, 0, r.describe())
         with open(report) as f:
             return r, json.load(f)
 
-    def assertConsistent(self, doc, n, misses):
+    def assertConsistent(self, doc, n, misses, run):
         lat = doc["latency_ns"]
         self.assertEqual(doc["lookups"], n)
         self.assertEqual(doc["misses"], misses)
@@ -60,13 +67,23 @@ class ProfileTest(E2ETest):
         self.assertEqual(doc["reads"], per * n)
         self.assertEqual((doc["min_reads_per_lookup"], doc["max_reads_per_lookup"]), (per, per))
         self.assertEqual(doc["bytes_read"], per * n * doc["block_size"])
+        # As seen from outside: the lookup threads (all but the first) made
+        # exactly those reads, by pread or through io_uring as the mode says,
+        # cold every one of them on the O_DIRECT descriptor.
+        uring = doc["queue_depth"] > 1
+        seen = (run.threads["pread"], run.threads["uring_read"])
+        self.assertEqual(seen, (0, n) if uring else (per * n, 0), run.describe())
+        self.assertEqual(sum(seen), doc["reads"])
+        self.assertEqual(run.counts["uring_read"], seen[1], "an io_uring read off the lookups")
+        direct = run.direct["pread"] + run.direct["uring_read"]
+        self.assertEqual(direct, n if doc["mode"] == "cold" else 0)
         self.assertEqual(doc["records"], self.info["records"])
         self.assertGreater(doc["lookups_per_sec"], 0)
 
     def test_warm_report_json_and_svg(self):
         svg = self.path("p.svg")
         r, doc = self.profile("2000", "--misses", "10", "--seed", "1", "--svg", svg)
-        self.assertConsistent(doc, 2000, 200)
+        self.assertConsistent(doc, 2000, 200, r)
         self.assertEqual((doc["mode"], doc["threads"], doc["queue_depth"], doc["seed"]),
                          ("warm", 1, 1, 1))
         text = r.stdout.decode()
@@ -87,8 +104,8 @@ class ProfileTest(E2ETest):
         for args in (["--cold"], ["--threads", "3"], ["--queue-depth", "8"],
                      ["--cold", "--threads", "2", "--queue-depth", "4"]):
             with self.subTest(args=args):
-                _, doc = self.profile("999", "--misses", "5", "--seed", "9", *args)
-                self.assertConsistent(doc, 999, 50)
+                r, doc = self.profile("999", "--misses", "5", "--seed", "9", *args)
+                self.assertConsistent(doc, 999, 50, r)
                 self.assertEqual(doc["mode"], "cold" if "--cold" in args else "warm")
 
     def test_same_seed_same_keys(self):

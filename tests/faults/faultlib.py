@@ -42,10 +42,10 @@ def brief(n):
 # Every call faultshim.c counts and fails (its op names, in its order).
 OPS = ("write", "pwrite", "fsync", "fdatasync", "rename", "renameat", "ftruncate", "close",
        "open", "linkat", "symlink", "mkdir", "sync_file_range", "stdio", "clone")
-# The calls a reader makes (serve, get): a table's block reads without the
-# map, and opening an existing file. Apart from OPS, whose sweeps are of what
-# a run writes.
-READ_OPS = ("pread", "open_read")
+# The calls a reader makes (serve, get, profile): a table's block reads
+# without the map, opening an existing file, reads through an io_uring.
+# Apart from OPS, whose sweeps are of what a run writes.
+READ_OPS = ("pread", "open_read", "uring_read")
 # What SSTPIPE_NO_O_TMPFILE=1 gives a run: the named temporary files of a file
 # system without O_TMPFILE (stages/common/fileio.h), so their cleanup is tested.
 NAMED_TEMPS = {"SSTPIPE_NO_O_TMPFILE": "1"}
@@ -80,13 +80,15 @@ def shim_path():
 class Run:
     """One finished run: exit code, stdout, stderr, and the shim's log."""
 
-    def __init__(self, argv, code, stdout, stderr, fired, counts, calls):
+    def __init__(self, argv, code, stdout, stderr, fired, counts, threads, direct, calls):
         self.argv = argv
         self.code = code
         self.stdout = stdout
         self.stderr = stderr.decode("utf-8", "replace")
         self.fired = fired      # [(op, n, path)] of injected faults
         self.counts = counts    # {op: calls} at a normal exit, else {}
+        self.threads = threads  # {op: those made off the process's first thread}
+        self.direct = direct    # {op: those on O_DIRECT descriptors}
         self.calls = calls      # [(op, n, path)] of every call, when traced
 
     def sstpipe_lines(self):
@@ -146,7 +148,7 @@ def run(argv, fault=None, fault_dir=None, env=None, timeout=300, preload=True, t
         e = shim_env(e, fault, fault_dir, log, trace)
     try:
         p = subprocess.run(argv, capture_output=True, env=e, timeout=timeout)
-        fired, counts, calls = [], {}, []
+        fired, counts, threads, direct, calls = [], {}, {}, {}, []
         with open(log) as f:
             for line in f:
                 parts = line.rstrip("\n").split(" ", 3)
@@ -154,11 +156,12 @@ def run(argv, fault=None, fault_dir=None, env=None, timeout=300, preload=True, t
                     fired.append((parts[1], int(parts[2]), parts[3]))
                 elif parts[0] == "call":
                     calls.append((parts[1], int(parts[2]), parts[3]))
-                elif parts[0] == "count":
-                    counts[parts[1]] = int(parts[2])
+                elif parts[0] in ("count", "threads", "direct"):
+                    {"count": counts, "threads": threads,
+                     "direct": direct}[parts[0]][parts[1]] = int(parts[2])
     finally:
         os.unlink(log)
-    return Run(argv, p.returncode, p.stdout, p.stderr, fired, counts, calls)
+    return Run(argv, p.returncode, p.stdout, p.stderr, fired, counts, threads, direct, calls)
 
 
 def sstpipe_run(*args, **kw):

@@ -11,7 +11,10 @@
  * a stdio stream makes to its file. For the readers (`serve`, `get`), which
  * write nothing, "pread" (pread, pread64: every block a table read makes
  * without the map) and "open_read" (open and openat of an existing file,
- * without O_CREAT or O_TMPFILE: a table being opened). glibc's stdio writes through internal
+ * without O_CREAT or O_TMPFILE: a table being opened), and "uring_read": the
+ * reads handed to an io_uring through liburing's submit calls (profile
+ * --queue-depth), each counted on the file its entry reads; a fault there
+ * fails the submit, before anything is submitted. glibc's stdio writes through internal
  * calls no preload sees, so fopen of a file under SSTPIPE_FAULT_DIR for
  * writing returns a stream (fopencookie) whose writes come through here:
  * each one (a flush) counts as one "stdio" call, its open as an "open" and
@@ -31,7 +34,11 @@
  *   SSTPIPE_FAULT_LOG=FILE
  *       appends "fired OP N PATH" when a fault is injected, and at exit one
  *       "count OP N" line per operation, so a driver can first count the
- *       calls a run makes and then hit each one.
+ *       calls a run makes and then hit each one; then, so a test can tell
+ *       which calls were whose, "threads OP N": those of them made by
+ *       threads other than the process's first (profile's lookups), and
+ *       "direct OP N": those on descriptors opened with O_DIRECT (cold
+ *       lookups).
  *   SSTPIPE_FAULT_TRACE=1
  *       with SSTPIPE_FAULT_LOG, also "call OP N PATH" for every counted
  *       call, so a driver can hit only the calls on some paths (a sweep
@@ -46,6 +53,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <liburing.h>
 #include <limits.h>
 #include <linux/fs.h>
 #include <pthread.h>
@@ -80,13 +88,14 @@ enum op {
     OP_CLONE,
     OP_PREAD,
     OP_OPEN_READ,
+    OP_URING_READ,
     OP_COUNT
 };
 
 static const char *const op_names[OP_COUNT] = {
-    "write",           "pwrite", "fsync", "fdatasync", "rename",   "renameat",
-    "ftruncate",       "close",  "open",  "linkat",    "symlink",  "mkdir",
-    "sync_file_range", "stdio",  "clone", "pread",     "open_read"};
+    "write",           "pwrite", "fsync", "fdatasync", "rename",    "renameat",
+    "ftruncate",       "close",  "open",  "linkat",    "symlink",   "mkdir",
+    "sync_file_range", "stdio",  "clone", "pread",     "open_read", "uring_read"};
 
 static const struct {
     const char *name;
@@ -118,6 +127,11 @@ static int (*real_mkdir)(const char *, mode_t);
 static int (*real_mkdirat)(int, const char *, mode_t);
 static int (*real_sync_file_range)(int, off_t, off_t, unsigned);
 static FILE *(*real_fopen)(const char *, const char *);
+/* liburing's, when the program has it (else never called) */
+static int (*real_uring_submit)(struct io_uring *);
+static int (*real_uring_submit_and_wait)(struct io_uring *, unsigned);
+static int (*real_uring_submit_and_wait_timeout)(struct io_uring *, struct io_uring_cqe **,
+                                                 unsigned, struct __kernel_timespec *, sigset_t *);
 
 static char dir[PATH_MAX]; /* canonical SSTPIPE_FAULT_DIR, "" for every file */
 static size_t dir_len;
@@ -128,6 +142,8 @@ static int fault_action; /* errno, or -signal */
 static bool fault_sticky;
 static bool trace;
 static atomic_long counts[OP_COUNT];
+static atomic_long thread_counts[OP_COUNT]; /* by threads other than the first */
+static atomic_long direct_counts[OP_COUNT]; /* on O_DIRECT descriptors */
 
 static void *next_symbol(const char *name) {
     void *p = dlsym(RTLD_NEXT, name);
@@ -204,6 +220,9 @@ static void shim_setup(void) {
     real_mkdirat = next_symbol("mkdirat");
     real_sync_file_range = next_symbol("sync_file_range");
     real_fopen = next_symbol("fopen");
+    real_uring_submit = dlsym(RTLD_NEXT, "io_uring_submit");
+    real_uring_submit_and_wait = dlsym(RTLD_NEXT, "io_uring_submit_and_wait");
+    real_uring_submit_and_wait_timeout = dlsym(RTLD_NEXT, "io_uring_submit_and_wait_timeout");
     const char *d = getenv("SSTPIPE_FAULT_DIR");
     if (d && *d) {
         if (!realpath(d, dir)) {
@@ -233,6 +252,10 @@ __attribute__((constructor)) static void shim_init(void) {
 __attribute__((destructor)) static void shim_fini(void) {
     for (int i = 0; i < OP_COUNT; i++)
         log_line("count %s %ld\n", op_names[i], atomic_load(&counts[i]));
+    for (int i = 0; i < OP_COUNT; i++)
+        log_line("threads %s %ld\n", op_names[i], atomic_load(&thread_counts[i]));
+    for (int i = 0; i < OP_COUNT; i++)
+        log_line("direct %s %ld\n", op_names[i], atomic_load(&direct_counts[i]));
 }
 
 static bool under_dir(const char *path) {
@@ -268,13 +291,18 @@ static void abs_path(int dirfd, const char *path, char *out, size_t cap) {
         out[0] = '\0';
 }
 
-/* Counts a call on path; true when this call is the one to fail (errno set). */
-static bool hit(enum op op, const char *path) {
+/* Counts a call on path (on an O_DIRECT descriptor: direct); true when
+ * this call is the one to fail (errno set). */
+static bool hit_how(enum op op, const char *path, bool direct) {
     if (!under_dir(path))
         return false;
     long n = atomic_fetch_add(&counts[op], 1) + 1;
     if (trace)
         log_line("call %s %ld %s\n", op_names[op], n, path);
+    if (gettid() != getpid())
+        atomic_fetch_add(&thread_counts[op], 1);
+    if (direct)
+        atomic_fetch_add(&direct_counts[op], 1);
     if ((int)op != fault_op || (fault_sticky ? n < fault_n : n != fault_n))
         return false;
     log_line("fired %s %ld %s\n", op_names[op], n, path);
@@ -288,6 +316,10 @@ static bool hit(enum op op, const char *path) {
     return true;
 }
 
+static bool hit(enum op op, const char *path) {
+    return hit_how(op, path, false);
+}
+
 static bool hit_fd(enum op op, int fd) {
     shim_init();
     char path[PATH_MAX];
@@ -296,7 +328,8 @@ static bool hit_fd(enum op op, int fd) {
     } else {
         snprintf(path, sizeof path, "fd %d", fd);
     }
-    return hit(op, path);
+    int fl = fcntl(fd, F_GETFL);
+    return hit_how(op, path, fl >= 0 && (fl & O_DIRECT));
 }
 
 static bool hit_rename(enum op op, int olddirfd, const char *oldpath, int newdirfd,
@@ -330,6 +363,37 @@ ssize_t pread(int fd, void *buf, size_t n, off_t off) {
 
 ssize_t pread64(int fd, void *buf, size_t n, off_t off) {
     return pread(fd, buf, n, off);
+}
+
+/* The reads among a ring's entries not yet submitted, each counted on its
+ * file; -errno when one is the read to fail (then nothing is submitted). */
+static int uring_reads(struct io_uring *ring) {
+    shim_init();
+    for (unsigned h = ring->sq.sqe_head; h != ring->sq.sqe_tail; h++) {
+        const struct io_uring_sqe *sqe = &ring->sq.sqes[h & ring->sq.ring_mask];
+        bool read = sqe->opcode == IORING_OP_READ || sqe->opcode == IORING_OP_READV ||
+                    sqe->opcode == IORING_OP_READ_FIXED;
+        if (read && !(sqe->flags & IOSQE_FIXED_FILE) && hit_fd(OP_URING_READ, sqe->fd))
+            return -errno;
+    }
+    return 0;
+}
+
+int io_uring_submit(struct io_uring *ring) {
+    int e = uring_reads(ring);
+    return e ? e : real_uring_submit(ring);
+}
+
+int io_uring_submit_and_wait(struct io_uring *ring, unsigned wait_nr) {
+    int e = uring_reads(ring);
+    return e ? e : real_uring_submit_and_wait(ring, wait_nr);
+}
+
+int io_uring_submit_and_wait_timeout(struct io_uring *ring, struct io_uring_cqe **cqe,
+                                     unsigned wait_nr, struct __kernel_timespec *ts,
+                                     sigset_t *sigmask) {
+    int e = uring_reads(ring);
+    return e ? e : real_uring_submit_and_wait_timeout(ring, cqe, wait_nr, ts, sigmask);
 }
 
 /* Only FICLONERANGE (merge sharing a base's blocks) is a fault point,

@@ -5,12 +5,23 @@
  * block or none when mapped, hits and misses as requested), warm and cold, with
  * threads and with io_uring; the seed fixes the key sequence; the JSON and
  * SVG are well-formed; bad arguments fail with clear errors.
+ *
+ * The reads are counted outside profile_run too, and those counts are what
+ * the figures must match: this file's pread and io_uring_submit_and_wait
+ * come before libc's and liburing's for the profile code linked into it, so
+ * every pread and every read handed to an io_uring is seen, by the thread
+ * that made it (the lookup threads are all but the test's own); and the
+ * kernel's count of read system calls (/proc/self/io syscr) shows that no
+ * read went around the counted ones.
  */
 #include "stages/common/error.h"
 #include "stages/profile/profile.h"
 #include "stages/sst/table_writer.h"
 
+#include <dlfcn.h>
+#include <liburing.h>
 #include <libxml/parser.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,10 +74,63 @@ static void write_table(const char *path, unsigned n, uint32_t block_size) {
     table_writer_destroy(w);
 }
 
+static pid_t test_tid; /* the thread the tests run in; lookups run in others */
+static ssize_t (*real_pread)(int, void *, size_t, off_t);
+static int (*real_submit_and_wait)(struct io_uring *, unsigned);
+
+/* Calls seen since the last run() began: [0] by the test's thread (opening
+ * the table, drawing the keys), [1] by the lookup threads. */
+static atomic_ulong preads_seen[2], uring_reads_seen[2];
+
+ssize_t pread(int fd, void *buf, size_t n, off_t off) {
+    atomic_fetch_add(&preads_seen[gettid() != test_tid], 1);
+    return real_pread(fd, buf, n, off);
+}
+
+/* The reads among the entries about to be submitted. */
+int io_uring_submit_and_wait(struct io_uring *ring, unsigned wait_nr) {
+    unsigned long reads = 0;
+    for (unsigned h = ring->sq.sqe_head; h != ring->sq.sqe_tail; h++)
+        reads += ring->sq.sqes[h & ring->sq.ring_mask].opcode == IORING_OP_READ;
+    atomic_fetch_add(&uring_reads_seen[gettid() != test_tid], reads);
+    return real_submit_and_wait(ring, wait_nr);
+}
+
+/* The kernel's count of this process's read system calls. */
+static unsigned long read_syscalls(void) {
+    char text[1024];
+    FILE *f = fopen("/proc/self/io", "r");
+    assert_non_null(f);
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = 0;
+    const char *p = strstr(text, "syscr: ");
+    assert_non_null(p);
+    return strtoul(p + 7, NULL, 10);
+}
+
+/* What a run of profile_run read, as seen outside it. */
+static struct {
+    unsigned long preads[2], uring_reads[2];
+    unsigned long syscalls; /* read system calls, less those of reading the count */
+} seen;
+
 static int run(const char *path, const profile_options *o, profile_result *res, sp_error *err) {
     profile_result_init(res);
     sp_error_clear(err);
-    return profile_run(path, o, res, err);
+    /* Reading the count is itself counted: its cost, measured now. */
+    unsigned long a = read_syscalls(), b = read_syscalls();
+    for (int t = 0; t < 2; t++) {
+        atomic_store(&preads_seen[t], 0);
+        atomic_store(&uring_reads_seen[t], 0);
+    }
+    int rc = profile_run(path, o, res, err);
+    seen.syscalls = read_syscalls() - b - (b - a);
+    for (int t = 0; t < 2; t++) {
+        seen.preads[t] = atomic_load(&preads_seen[t]);
+        seen.uring_reads[t] = atomic_load(&uring_reads_seen[t]);
+    }
+    return rc;
 }
 
 static void assert_consistent(const profile_result *r, const profile_options *o) {
@@ -97,6 +161,15 @@ static void assert_consistent(const profile_result *r, const profile_options *o)
     assert_int_equal(r->max_reads_per_lookup, per);
     assert_int_equal(r->bytes_read, per * r->lookups * r->block_size);
     assert_true(r->lookups_per_sec > 0 && r->seconds > 0);
+    /* And as seen outside: the lookup threads made exactly those reads, by
+     * pread or through io_uring as the mode says, and nothing else; every
+     * read system call of the run was one of the preads seen. */
+    bool uring = o->queue_depth > 1;
+    assert_int_equal(seen.preads[1], uring ? 0 : per * r->lookups);
+    assert_int_equal(seen.uring_reads[1], uring ? r->lookups : 0);
+    assert_int_equal(seen.preads[1] + seen.uring_reads[1], r->reads);
+    assert_int_equal(seen.uring_reads[0], 0);
+    assert_int_equal(seen.syscalls, seen.preads[0] + seen.preads[1]);
 }
 
 static void test_warm_with_misses(void **state) {
@@ -288,6 +361,12 @@ static int write_shared_table(void **state) {
 }
 
 int main(void) {
+    test_tid = gettid();
+    real_pread = (ssize_t(*)(int, void *, size_t, off_t))dlsym(RTLD_NEXT, "pread");
+    real_submit_and_wait =
+        (int (*)(struct io_uring *, unsigned))dlsym(RTLD_NEXT, "io_uring_submit_and_wait");
+    if (!real_pread || !real_submit_and_wait)
+        return 1;
     snprintf(dir, sizeof dir, "/tmp/test_profile.XXXXXX");
     if (!mkdtemp(dir))
         return 1;

@@ -5,6 +5,7 @@
  * keys between them, before and after all of them, block boundaries)
  * against a brute-force answer over the same records; the footer's counts;
  * block first keys as split points covering the table;
+ * with direct I/O one read system call per lookup (the kernel's count);
  * and failures: a file that is not a table, a corrupt block (-1 with a
  * message naming file, block and offset, other blocks still answering, an
  * iterator staying at the error), direct I/O where the file system has
@@ -115,10 +116,32 @@ static void test_get_mapped(void **state) {
     sstpipe_close(t);
 }
 
+/* The kernel's count of this process's read system calls. */
+static unsigned long read_syscalls(void) {
+    char text[1024];
+    FILE *fp = fopen("/proc/self/io", "r");
+    assert_non_null(fp);
+    size_t n = fread(text, 1, sizeof text - 1, fp);
+    fclose(fp);
+    text[n] = 0;
+    const char *p = strstr(text, "syscr: ");
+    assert_non_null(p);
+    return strtoul(p + 7, NULL, 10);
+}
+
 static void test_get_direct(void **state) {
     fixture *f = *state;
     sstpipe_table *t = open_mode(f->path, true);
     gets_every_key(t, &f->s);
+    /* One read system call per lookup of a stored key, as the kernel counts
+     * them (less the measured cost of reading the count). */
+    unsigned long c0 = read_syscalls(), c1 = read_syscalls();
+    for (size_t i = 0; i < f->s.n; i++) {
+        const void *v;
+        size_t vlen;
+        assert_int_equal(sstpipe_get(t, f->s.r[i].key, f->s.r[i].klen, &v, &vlen, NULL), 1);
+    }
+    assert_int_equal(read_syscalls() - c1 - (c1 - c0), f->s.n);
     /* The value lives in the thread's buffer until its next lookup. */
     const void *v1, *v2;
     size_t n1, n2;
