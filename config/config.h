@@ -62,6 +62,7 @@ typedef enum config_key {
     CONFIG_SERVE_TIMEOUT,
     CONFIG_SERVE_MAX_REQUEST_BYTES,
     CONFIG_SERVE_PREFIX_LIMIT_MAX,
+    CONFIG_SERVE_POLL_SECONDS,
     CONFIG_CLUSTER_RUNNER,
     CONFIG_CLUSTER_TASKS,
     CONFIG_CLUSTER_SHARDS,
@@ -155,6 +156,7 @@ typedef struct sp_config {
         uint64_t timeout; /* seconds a connection may stay idle */
         uint64_t max_request_bytes;
         uint64_t prefix_limit_max;
+        uint64_t poll_seconds; /* 0: no check without a change event */
     } serve;
     struct {
         config_runner runner;

@@ -120,6 +120,10 @@ const key_info config_keys[CONFIG_KEY_COUNT] = {
                                         "longest request line and headers, together"},
     [CONFIG_SERVE_PREFIX_LIMIT_MAX] = {"serve", "prefix_limit_max", KT_COUNT, 1, 100000, 1000, NULL,
                                        "most records one /v1/prefix request returns"},
+    [CONFIG_SERVE_POLL_SECONDS] = {"serve", "poll_seconds", KT_COUNT, 0, 3600, 1, NULL,
+                                   "seconds between checks for a new table without a change "
+                                   "event (inotify sees nothing of a change made on another "
+                                   "NFS client); 0 = none, only inotify events and SIGHUP"},
     [CONFIG_CLUSTER_RUNNER] = {"cluster", "runner", KT_RUNNER, 0, 0, 0, "local",
                                "what runs a cluster build's tasks: local (processes here), "
                                "parallel (GNU parallel) or slurm (sbatch job arrays)"},
@@ -348,6 +352,8 @@ static uint64_t *number_field(sp_config *cfg, config_key key) {
         return &cfg->serve.max_request_bytes;
     case CONFIG_SERVE_PREFIX_LIMIT_MAX:
         return &cfg->serve.prefix_limit_max;
+    case CONFIG_SERVE_POLL_SECONDS:
+        return &cfg->serve.poll_seconds;
     case CONFIG_CLUSTER_TASKS:
         return &cfg->cluster.tasks;
     case CONFIG_CLUSTER_SHARDS:

@@ -247,6 +247,8 @@ int cluster_build(const char *const *inputs, size_t n, const char *output, const
     /* On Slurm the finishing step is a job of its own, after the reduce
      * array (afterok), as the issue's users run it; elsewhere it runs here. */
     bool slurm = ro.kind == CLUSTER_RUNNER_SLURM;
+    double stage_end[3] = {0};
+    ro.stage_end = stage_end;
     wall0 = wall_now();
     ro.signal_out = &st->signal;
     if (cluster_run(&ro, stages, slurm ? 3 : 2, err)) {
@@ -259,6 +261,8 @@ int cluster_build(const char *const *inputs, size_t n, const char *output, const
         goto out;
     }
     st->run_seconds = wall_now() - wall0;
+    st->map_stage_seconds = stage_end[0] - wall0;
+    st->reduce_stage_seconds = st->run_seconds - st->map_stage_seconds;
     add_task_stats(log_dir, "map", (int)p->n_maps, st);
     add_task_stats(log_dir, "reduce", (int)p->shards, st);
     wall0 = wall_now();

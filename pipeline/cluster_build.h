@@ -35,6 +35,10 @@ typedef struct cluster_build_stats {
     double plan_seconds, plan_cpu_seconds;
     size_t plan_probes; /* points of the inputs the plan decoded (cluster_plan.h) */
     double run_seconds;
+    /* run_seconds cut where the runner saw the map stage's last task end:
+     * the map stage's share, and the rest (the reduce stage's, on Slurm
+     * with the finishing job's). */
+    double map_stage_seconds, reduce_stage_seconds;
     double map_seconds, reduce_seconds;
     unsigned map_threads; /* the most threads a map task parsed on */
     /* Memory: the sort budget a map task ran with (the local runner's

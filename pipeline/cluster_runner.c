@@ -28,6 +28,7 @@
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 extern char **environ;
@@ -142,6 +143,12 @@ void runner_signals_release(runner_signals *s, int *out) {
 int runner_interrupted(const runner_signals *s, const char *what, sp_error *err) {
     const char *abbrev = sigabbrev_np(s->caught);
     return sp_errorf(err, "interrupted by SIG%s: %s", abbrev ? abbrev : "?", what);
+}
+
+void runner_stage_ended(const cluster_runner_options *o, size_t k) {
+    struct timespec ts;
+    if (o->stage_end && clock_gettime(CLOCK_MONOTONIC, &ts) == 0)
+        o->stage_end[k] = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 char *runner_log_path(const char *dir, const char *stage, int index, int attempt) {

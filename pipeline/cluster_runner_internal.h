@@ -33,6 +33,9 @@ void runner_signals_release(runner_signals *s, int *out);
 /* The error of a run stopped by s->caught; `what` says what was stopped. */
 int runner_interrupted(const runner_signals *s, const char *what, sp_error *err);
 
+/* Records in o->stage_end (when set) that stage k's last task has ended. */
+void runner_stage_ended(const cluster_runner_options *o, size_t k);
+
 /* LOG_DIR/<stage>-<index>.<attempt>.log, malloc'd; NULL without memory. */
 char *runner_log_path(const char *dir, const char *stage, int index, int attempt);
 /* Creates dir if it does not exist. */

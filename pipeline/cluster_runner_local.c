@@ -158,6 +158,8 @@ int cluster_run_local(const cluster_runner_options *o, const cluster_stage *stag
             for (int i = 0; i < st->ntasks; i++)
                 ls.queue[i] = i;
             rc = run_stage(&ls, sig, err);
+            if (rc == 0)
+                runner_stage_ended(o, s);
         } else {
             rc = sp_errorf(err, "out of memory");
         }

@@ -258,8 +258,10 @@ done:
 
 int cluster_run_parallel(const cluster_runner_options *o, const cluster_stage *stages, size_t n,
                          runner_signals *sig, sp_error *err) {
-    for (size_t s = 0; s < n; s++)
+    for (size_t s = 0; s < n; s++) {
         if (run_stage(o, &stages[s], sig, err))
             return -1;
+        runner_stage_ended(o, s);
+    }
     return 0;
 }

@@ -307,7 +307,7 @@ static int run(slurm_run *r, sp_error *err) {
             return -1;
         int first, left = collect(r, k, &first);
         if (left == 0) {
-            k++;
+            runner_stage_ended(r->o, k++);
             continue;
         }
         /* The later stages wait on an afterok that will never fire. */

@@ -252,12 +252,22 @@ static int cluster_build_into(nightly_run_state *r, const char *input, const cha
     if (cs.signal) /* the tasks are stopped: end as the signal ends a nightly */
         raise(cs.signal);
     clock_gettime(CLOCK_MONOTONIC, &t1);
-    b->read_phase.wall_seconds =
-        (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+    /* The build's wall time cut where the map stage ended: reading is the
+     * plan and the map tasks, writing the reduce tasks and the finish. */
+    double wall = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+    b->write_phase.wall_seconds = cs.reduce_stage_seconds + cs.finish_seconds;
+    b->read_phase.wall_seconds = wall - b->write_phase.wall_seconds;
     b->read_phase.cpu_seconds = cs.map_cpu_seconds;
     b->write_phase.cpu_seconds = cs.reduce_cpu_seconds;
     b->extract.input_bytes = cs.input_bytes;
     b->extract.xml_bytes = cs.xml_bytes;
+    /* The manifest's peak is the run's largest process's, a task's
+     * included: each reports its own (VmHWM), on whichever node it ran. */
+    uint64_t task_peak =
+        1024 * (cs.map_peak_rss_kib > cs.reduce_peak_rss_kib ? cs.map_peak_rss_kib
+                                                             : cs.reduce_peak_rss_kib);
+    if (task_peak > r->task_peak_rss_bytes)
+        r->task_peak_rss_bytes = task_peak;
     struct stat st;
     if (rc == 0 && cs.shards > 1)
         rc = set_bytes(out, &b->table.file_size, &r->err);
@@ -278,7 +288,8 @@ int nightly_build_into(nightly_run_state *r, const char *input, uint64_t size, c
                                                    b->read_phase.cpu_seconds,
                                                    b->extract.input_bytes, 0, -1, -1),
                             "input", json_string(input));
-        json_object_set_new(nightly_manifest_stage(r, "write", 0, b->write_phase.cpu_seconds, 0,
+        json_object_set_new(nightly_manifest_stage(r, "write", b->write_phase.wall_seconds,
+                                                   b->write_phase.cpu_seconds, 0,
                                                    b->table.file_size, -1, -1),
                             "input", json_string(input));
         return rc;

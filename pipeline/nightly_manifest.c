@@ -198,7 +198,8 @@ static json_t *build_manifest(nightly_run_state *r) {
     nightly_utc(time(NULL), false, finished, sizeof finished);
     gethostname(host, sizeof host - 1);
     struct rusage ru;
-    uint64_t peak = r->build.peak_rss_bytes;
+    uint64_t peak = r->build.peak_rss_bytes > r->task_peak_rss_bytes ? r->build.peak_rss_bytes
+                                                                     : r->task_peak_rss_bytes;
     if (getrusage(RUSAGE_SELF, &ru) == 0 && (uint64_t)ru.ru_maxrss * 1024 > peak)
         peak = (uint64_t)ru.ru_maxrss * 1024;
     bool ok = r->failed_stage == NULL;

@@ -47,6 +47,9 @@ typedef struct nightly_run_state {
     json_t *stages; /* array of per-stage figures, in run order */
     build_stats build;
     bool built, build_ok; /* build_run ran; it succeeded */
+    /* The largest peak resident memory of a cluster task of any build of
+     * the run, as the tasks reported it (0: no cluster build). */
+    uint64_t task_peak_rss_bytes;
     verify_report verify;
     bool verify_inited, verified;
     profile_result profile;

@@ -74,6 +74,7 @@ static int serve(const sp_config *cfg, const char *target) {
     serve_holder_options ho = {.target = target,
                                .table_name = cfg->output.name,
                                .direct_io = cfg->serve.cold,
+                               .poll_seconds = (unsigned)cfg->serve.poll_seconds,
                                .on_change = on_change};
     serve_holder *holder = serve_holder_init(&ho, &err);
     serve_http *http = NULL;

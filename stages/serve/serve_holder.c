@@ -9,9 +9,11 @@
  * resolves the path (realpath through `current`) and compares the file's
  * device and inode with the served table's, and on a difference opens the
  * new table, swaps it in under a mutex, and drops the holder's reference to
- * the old one. It also checks once a second without an event, because
- * inotify says nothing about changes made on another NFS client; that
- * costs one realpath and one stat a second and nothing per request.
+ * the old one. It also checks every poll_seconds without an event (by
+ * default once a second), because inotify says nothing about changes made
+ * on another NFS client; that costs one realpath and one stat a check and
+ * nothing per request. A user whose file system inotify covers may turn
+ * the checks off (0): publishes are then seen by their event alone.
  * Requests pay a mutex and an atomic increment to take a reference: no
  * stat per request, and no window where a request can see a half-made
  * swap. A new table that cannot be opened (a corrupt file copied in by
@@ -35,8 +37,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define FALLBACK_CHECK_MS 1000
-
 typedef struct holder_table {
     served_table pub; /* first: a served_table * is a holder_table * */
     atomic_uint refs;
@@ -47,6 +47,7 @@ typedef struct holder_table {
 
 struct serve_holder {
     bool direct_io;
+    int poll_ms;      /* poll's timeout between checks without an event; -1: none */
     char *follow;     /* the path to resolve: DIR/current/NAME, or the table file */
     char *watch_dir;  /* where the renames happen */
     char *watch_name; /* the name they replace: "current", or the file's name */
@@ -208,7 +209,7 @@ static void *watch_main(void *arg) {
     struct pollfd fds[2] = {{.fd = h->stop_fd, .events = POLLIN},
                             {.fd = h->inotify_fd, .events = POLLIN}};
     for (;;) {
-        int n = poll(fds, h->inotify_fd >= 0 ? 2 : 1, FALLBACK_CHECK_MS);
+        int n = poll(fds, h->inotify_fd >= 0 ? 2 : 1, h->poll_ms);
         if (n < 0 && errno != EINTR)
             break;
         if (fds[0].revents)
@@ -265,6 +266,7 @@ serve_holder *serve_holder_init(const serve_holder_options *o, sp_error *err) {
         return NULL;
     }
     h->direct_io = o->direct_io;
+    h->poll_ms = o->poll_seconds ? (int)o->poll_seconds * 1000 : -1;
     h->on_change = o->on_change;
     h->ctx = o->ctx;
     h->inotify_fd = h->stop_fd = -1;
@@ -281,7 +283,7 @@ serve_holder *serve_holder_init(const serve_holder_options *o, sp_error *err) {
         goto fail;
     }
     /* Without inotify (none left: fs.inotify.max_user_instances) the
-     * once-a-second check still follows publishes. */
+     * checks every poll_seconds still follow publishes (with none, SIGHUP). */
     h->inotify_fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
     if (h->inotify_fd >= 0 && inotify_add_watch(h->inotify_fd, h->watch_dir,
                                                 IN_CREATE | IN_MOVED_TO | IN_CLOSE_WRITE) < 0) {

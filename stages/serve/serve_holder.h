@@ -34,6 +34,7 @@ typedef struct serve_holder_options {
     const char *target;     /* a table file or a nightly output directory */
     const char *table_name; /* the table's file name inside a nightly build */
     bool direct_io;         /* open with sstpipe_options_set_direct_io */
+    unsigned poll_seconds;  /* check every so many seconds without an event too; 0: never */
     /* Called from the watcher thread after each swap, and when a changed
      * target could not be opened (err set; the old table stays served). */
     void (*on_change)(void *ctx, const served_table *now, const sp_error *err);

@@ -340,6 +340,34 @@ def parse_stats(test, stderr, stage):
     return {k: float(v) if "." in v else int(v) for k, v in STATS_RE.findall(lines[0])}
 
 
+def assert_manifest_measures(test, m, r, stages=None, peak=None):
+    """A nightly manifest's time and memory figures against outside measures
+    (r: the nightly run with measure_rss): every stage took some time, the
+    stages together no more than the run, the run no more than it took from
+    outside, and peak_rss_bytes at least `peak`, by default the largest peak
+    among the run's processes (the wrapper's wait4: the nightly and every
+    task it reaped). That default suits a run whose largest process is a
+    task: the nightly's own peak goes on growing a little after the manifest
+    is written (the pages, retention), so for a run without tasks pass the
+    peak of a plain `sstpipe build` of the same input measured the same way
+    (the nightly runs that build in its own process). stages: the
+    manifest's stage list, or the figures a page shows of it."""
+    stages = m["stages"] if stages is None else stages
+    peak = r.maxrss_kib * 1024 if peak is None else peak
+    test.assertTrue(stages, "no stage")
+    for s in stages:
+        test.assertGreater(s["wall_seconds"], 0, f"stage {s['name']}: no wall time")
+    # The stages are disjoint parts of the run, which is inside what the
+    # test measured: the one chain catches a stage counted twice.
+    total = sum(s["wall_seconds"] for s in stages)
+    test.assertLessEqual(total, m["wall_seconds"],
+                         f"the stages took {total:.3f} s, the run {m['wall_seconds']:.3f} s")
+    test.assertLessEqual(m["wall_seconds"], r.seconds,
+                         f"the run took {r.seconds:.3f} s from outside")
+    test.assertGreaterEqual(m["peak_rss_bytes"], peak,
+                            "peak_rss_bytes is below the peak measured from outside")
+
+
 # ---------------------------------------------------------------- record streams
 
 RS_MAGIC = b"SSTPRS01"

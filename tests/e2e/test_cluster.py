@@ -36,8 +36,8 @@ import unittest
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "faults"))
 
 import faultlib  # noqa: E402
-from sstpipe_e2e import (E2ETest, corpora_dir, run, sstpipe, sstpipe_bin,  # noqa: E402
-                         wikigen_bin)
+from sstpipe_e2e import (E2ETest, assert_manifest_measures, corpora_dir, run,  # noqa: E402
+                         sstpipe, sstpipe_bin, wikigen_bin)
 from test_merge import split_dump  # noqa: E402
 
 
@@ -392,7 +392,7 @@ class ClusterBuild(E2ETest):
         self.assertRegex(r.stderr, r"map task 0 \(.*(killed|signal|SIGKILL)")
         self.assertEqual(len(os.listdir(os.path.join(out, "failed"))), 1)
         self.assertFalse(os.path.exists(os.path.join(out, "current")))
-        r = sstpipe("nightly", "-c", ini, src)
+        r = sstpipe("nightly", "-c", ini, src, measure_rss=True)
         self.assertOk(r)
         with open(ref, "rb") as a, open(os.path.join(out, "current", "t.sst"), "rb") as b:
             self.assertTrue(a.read() == b.read(), "the nightly's table is not build's")
@@ -400,6 +400,8 @@ class ClusterBuild(E2ETest):
         with open(os.path.join(out, "builds", build, "nightly.log")) as f:
             self.assertRegex(f.read(), r"cluster: 3 map tasks \(\d+ already done\)")
         self.assertEqual(os.listdir(self.shared), [])
+        with open(os.path.join(out, "builds", build, "manifest.json")) as f:
+            assert_manifest_measures(self, json.load(f), r)
 
     # ------------------------------------------------------------ faults
 

@@ -23,8 +23,8 @@ import unittest
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "faults"))
 
 import faultlib  # noqa: E402
-from sstpipe_e2e import (E2ETest, corpora_dir, parse_info, sstpipe, sstpipe_bin,  # noqa: E402
-                         wikigen, wikigen_bin)
+from sstpipe_e2e import (E2ETest, assert_manifest_measures, corpora_dir,  # noqa: E402
+                         parse_info, sstpipe, sstpipe_bin, wikigen, wikigen_bin)
 
 from faultlib import wait_stopped  # noqa: E402
 
@@ -98,8 +98,8 @@ class NightlyTest(E2ETest):
         os.utime(older, (now - 3600, now - 3600))
         ini = self.config(**{"input.path": os.path.join(inputs, "dump-*.xml.bz2"),
                              "sst.block_size": "16K"})
-        p = self.nightly(ini, "--set", "profile.seed=7")
-        self.assertExit(p, 0)
+        p = sstpipe("nightly", "-c", ini, "--set", "profile.seed=7", measure_rss=True)
+        self.assertOk(p)
         self.assertEqual(self.staging(), [])
         (name,) = self.builds()
         self.assertTrue(name.endswith("-dump-a.xml.bz2"), name)
@@ -112,7 +112,9 @@ class NightlyTest(E2ETest):
 
         # The same bytes as `sstpipe build` with the same options.
         ref = self.path("ref.sst")
-        self.build(newer, ref, "--block-size", "16K", "--memory", "4M")
+        built = sstpipe("build", newer, "-o", ref, "--block-size", "16K", "--memory", "4M",
+                        measure_rss=True)
+        self.assertOk(built)
         with open(ref, "rb") as a, open(table, "rb") as b:
             self.assertTrue(a.read() == b.read(), "published table differs from build")
 
@@ -149,6 +151,7 @@ class NightlyTest(E2ETest):
                 self.assertIsInstance(s[k], (int, float), f"{s['name']}.{k}")
                 self.assertGreaterEqual(s[k], 0, f"{s['name']}.{k}")
         self.assertEqual(stages["checksum"]["bytes_in"], os.path.getsize(newer))
+        assert_manifest_measures(self, m, p, peak=built.maxrss_kib * 1024)
 
         info = parse_info(self, table)
         sst = m["sstable"]

@@ -26,7 +26,8 @@ import tempfile
 import unittest
 
 from serve_client import Server, wait_for  # noqa: E402
-from sstpipe_e2e import E2ETest, sstpipe, sstpipe_bin, wikigen  # noqa: E402
+from sstpipe_e2e import (E2ETest, assert_manifest_measures, sstpipe, sstpipe_bin,  # noqa: E402
+                         wikigen)
 from test_nightly import xxh3_64  # noqa: E402
 
 
@@ -101,10 +102,12 @@ class NightlySet(E2ETest):
         self.assertOk(r)
         self.assertPublishedSet(self.first, "first night")
         first = self.current()
-        r = self.nightly(self.second)
+        r = sstpipe("nightly", "-c", self.ini, self.second, measure_rss=True)
         self.assertOk(r)
         self.assertNotEqual(self.current(), first)
         self.assertPublishedSet(self.second, "second night")
+        with open(os.path.join(self.out, "current", "manifest.json")) as f:
+            assert_manifest_measures(self, json.load(f), r)
         # The first night's set is untouched by the second's publish.
         old = os.path.join(self.out, first, "t.sst")
         self.assertOk(sstpipe("verify", old))
@@ -129,7 +132,9 @@ class NightlySet(E2ETest):
 
     def test_serve_follows_the_publish_of_a_set(self):
         self.assertOk(self.nightly(self.first))
-        srv = Server(self.out, "-c", self.ini).start(self.path("serve.err"))
+        # The check without an event off: the publish is seen by its event.
+        srv = Server(self.out, "-c", self.ini, "--set", "serve.poll_seconds=0").start(
+            self.path("serve.err"))
         self.addCleanup(srv.kill)
         c = srv.client()
         self.addCleanup(c.close)

@@ -57,7 +57,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 from faultlib import temp_leftovers  # noqa: E402
 from serve_client import Server  # noqa: E402
-from sstpipe_e2e import E2ETest, corpora_dir, sstpipe, wikigen  # noqa: E402
+from sstpipe_e2e import (E2ETest, assert_manifest_measures, corpora_dir, sstpipe,  # noqa: E402
+                         wikigen)
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-headless-shell")
 PATIENCE = 300  # seconds one browser run may take, however loaded the machine
@@ -180,9 +181,18 @@ class ReportTest(E2ETest):
             f.write(f"[output]\ndir = {cls.out}\nkeep = 10\n[profile]\nlookups = 300\n"
                     "[sort]\nmemory = 1M\n")
         cls.runs = []
+        cls.run_inputs = []  # (the dump's real path, whether it was made to fail), per run
         dumps = [wikigen(os.path.join(cls.classtmp, n), size, seed, "zst")
                  for n, size, seed in zip(NAMES, ["1M", "2M", "3M"], ["41", "42", "43"])]
         corpus = os.path.join(corpora_dir(), "enwiki-206pages.xml.bz2")
+        # Each dump's plain build, its peak measured from outside: the
+        # least the nightly that builds it in its own process must record.
+        cls.build_peaks = {}
+        for dump in dumps + [corpus]:
+            r = sstpipe("build", dump, "-o", os.path.join(cls.classtmp, "peak.sst"), "--memory",
+                        "1M", measure_rss=True)
+            assert r.code == 0, r.describe()
+            cls.build_peaks[os.path.realpath(dump)] = r.maxrss_kib * 1024
         # Four published nights and one refused by verify, in run order.
         for dump, corrupt in [(dumps[0], None), (dumps[1], None), (corpus, None),
                               (dumps[1], "5000"), (dumps[2], None)]:
@@ -190,7 +200,8 @@ class ReportTest(E2ETest):
             if corrupt:
                 os.environ["SSTPIPE_TEST_CORRUPT_OFFSET"] = corrupt
             try:
-                cls.runs.append(sstpipe("nightly", "-c", cls.ini, dump))
+                cls.runs.append(sstpipe("nightly", "-c", cls.ini, dump, measure_rss=True))
+                cls.run_inputs.append((os.path.realpath(dump), corrupt is not None))
             finally:
                 os.environ.pop("SSTPIPE_TEST_CORRUPT_OFFSET", None)
 
@@ -203,6 +214,12 @@ class ReportTest(E2ETest):
     def manifest(self, build):
         with open(os.path.join(build, "manifest.json")) as f:
             return json.load(f)
+
+    def run_of(self, m):
+        """The run (its outside measures) that made the build of manifest m."""
+        key = (m["input"]["path"], m["status"] != "published")
+        self.assertEqual(self.run_inputs.count(key), 1, key)
+        return self.runs[self.run_inputs.index(key)]
 
     def pages(self):
         return [os.path.join(b, "report.html") for b in self.builds()] + \
@@ -323,6 +340,17 @@ class ReportTest(E2ETest):
                 for k in ["records_in", "records_out"]:
                     if s[k] is not None:
                         self.assertShown(dom, f"stages.{s['name']}.{k}", s[k], what)
+            # The page's own figures against the run's outside measures,
+            # not against the manifest they were made from.
+            shown = {"wall_seconds": as_number(self.field(dom, "wall_seconds")),
+                     "peak_rss_bytes": int(self.field(dom, "peak_rss_bytes"))}
+            stages = [{"name": n, "wall_seconds": as_number(
+                self.field(dom, f"stages.{n}.wall_seconds"))} for n in
+                [s["name"] for s in m["stages"]]]
+            assert_manifest_measures(self, shown, self.run_of(m), stages,
+                                     peak=self.build_peaks[m["input"]["path"]])
+            self.assertEqual(int(self.field(dom, "input.size")),
+                             os.path.getsize(m["input"]["path"]), what)
             for k in m["counts"]:
                 if k not in ("input_bytes",):
                     self.assertShown(dom, "counts." + k, m["counts"][k], what)
@@ -337,6 +365,8 @@ class ReportTest(E2ETest):
                 t = m["sstable"]
                 for k in t:
                     self.assertShown(dom, "sstable." + k, t[k], what)
+                self.assertEqual(int(self.field(dom, "sstable.file_size")),
+                                 os.path.getsize(os.path.join(build, t["file"])), what)
                 self.assertShown(dom, "compactness",
                                  (t["key_bytes"] + t["value_bytes"]) / t["file_size"], what)
                 p = m["profile"]

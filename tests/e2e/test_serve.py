@@ -12,7 +12,11 @@
   request, every answer is one of the two tables' values, and after each
   swap the answers turn to the new table's. A real `sstpipe nightly`
   publish is followed too, and a corrupt table published is refused while
-  the old one keeps being served.
+  the old one keeps being served. These run with the once-a-second check
+  off ([serve] poll_seconds = 0), so the inotify event is what they see;
+  with it off each publish is seen within 0.5 s. A change no event reports
+  (a symlink deeper in the path retargeted) stays unseen with the check
+  off, SIGHUP swaps it in at once, and the default check follows it.
 - A slow client that sends half a request and stalls does not hold the one
   worker thread and is cut off after the timeout; many connections at once;
   connections beyond max_connections are refused without harm.
@@ -38,6 +42,12 @@ import unittest
 from serve_client import BOUND, Server, quote, wait_for
 from sstpipe_e2e import E2ETest, corpora_dir, parse_dump, sstpipe, sstpipe_bin
 
+# The swap tests turn the once-a-second check off: a publish must then be
+# seen by its inotify event (or SIGHUP), which the check cannot stand in for.
+NO_POLL = ("--set", "serve.poll_seconds=0")
+# How soon an event's swap must be seen: well under the check's 1 s, and
+# still ample for a wakeup, a realpath and a table's open on a loaded machine.
+EVENT_SECONDS = 0.5
 
 
 class ServeTest(E2ETest):
@@ -245,7 +255,7 @@ class ServeTest(E2ETest):
 
     def test_publishes_under_load(self):
         out = self.nightly_dir()
-        s = self.serve(out, "--threads", "2")
+        s = self.serve(out, "--threads", "2", *NO_POLL)
         stop = threading.Event()
         failures, counts = [], []
         keys = list(self.values_a)
@@ -308,7 +318,7 @@ class ServeTest(E2ETest):
         key = max(big, key=lambda k: len(big[k]))
         self.assertGreater(len(big[key]), 150000)
         self.assertNotEqual(big[key], small[key])
-        s = self.serve(out)
+        s = self.serve(out, *NO_POLL)
         raw = socket.socket()
         raw.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
         raw.settimeout(BOUND)
@@ -345,7 +355,7 @@ class ServeTest(E2ETest):
         """Retention may delete the previous build right after a publish:
         the requests on it and after it are unaffected."""
         out = self.nightly_dir()
-        s = self.serve(out)
+        s = self.serve(out, *NO_POLL)
         c = s.client()
         key = self.differing[0]
         self.assertEqual(c.get(key)[2], self.values_a[key])
@@ -364,7 +374,7 @@ class ServeTest(E2ETest):
             data = f.read()
         with open(os.path.join(bad, "table.sst"), "wb") as f:
             f.write(data[:-100])  # the footer cut off
-        s = self.serve(out)
+        s = self.serve(out, *NO_POLL)
         c = s.client()
         self.swap(out, "builds/bad")
         wait_for("the refusal", lambda: "not swapping" in s.stderr())
@@ -379,7 +389,7 @@ class ServeTest(E2ETest):
         """Given a file, a rebuild renamed over it is followed too."""
         path = self.path("t.sst")
         os.link(self.table_a, path)
-        s = self.serve(path)
+        s = self.serve(path, *NO_POLL)
         c = s.client()
         key = self.differing[0]
         self.assertEqual(c.get(key)[2], self.values_a[key])
@@ -396,13 +406,85 @@ class ServeTest(E2ETest):
         corpus = os.path.join(corpora_dir(), "enwiki-206pages.xml.bz2")
         r = sstpipe("nightly", "-c", ini, corpus)
         self.assertOk(r)
-        s = self.serve(out, "-c", ini)
+        s = self.serve(out, "-c", ini, *NO_POLL)
         c = s.client()
         key = self.differing[0]
         self.assertEqual(c.get(key)[2], self.values_a[key])
         r = sstpipe("nightly", "-c", ini, "--set", "truncate.max_bytes=1024", corpus)
         self.assertOk(r)
         wait_for("the nightly's publish", lambda: c.get(key)[2] == self.values_b[key])
+        self.assertEqual(s.stop(), 0)
+
+    def test_publish_seen_at_once_without_poll(self):
+        """With the check turned off, each publish (current renamed, a table
+        renamed over the served file) is seen through its inotify event,
+        well within the second the check would take."""
+        out = self.nightly_dir()
+        path = self.path("t.sst")
+        os.link(self.table_a, path)
+        key = self.differing[0]
+        on_dir, on_file = self.serve(out, *NO_POLL), self.serve(path, *NO_POLL)
+        c, f = on_dir.client(), on_file.client()
+        self.assertEqual(c.get(key)[2], self.values_a[key])
+        self.assertEqual(f.get(key)[2], self.values_a[key])
+        for target, values in (("builds/b", self.values_b), ("builds/a", self.values_a)):
+            self.swap(out, target)
+            wait_for(f"the publish of {target}", lambda: c.get(key)[2] == values[key],
+                     seconds=EVENT_SECONDS)
+        os.link(self.table_b, self.path("t.sst.new"))
+        os.rename(self.path("t.sst.new"), path)
+        wait_for("the table renamed over the file", lambda: f.get(key)[2] == self.values_b[key],
+                 seconds=EVENT_SECONDS)
+        self.assertEqual(c.metrics()["sstpipe_serve_table_swaps_total"], 2)
+        self.assertEqual(on_dir.stop(), 0)
+        self.assertEqual(on_file.stop(), 0)
+
+    def unwatched_layout(self):
+        """A nightly directory whose current names links/now, a symlink to
+        builds/a: what current leads to changes, by a rename in links/,
+        without an event where serve watches (as a change made on another
+        NFS client). Returns (out, a function that points it at b)."""
+        out = self.nightly_dir()
+        os.unlink(os.path.join(out, "current"))
+        os.makedirs(os.path.join(out, "links"))
+        os.symlink("../builds/a", os.path.join(out, "links", "now"))
+        os.symlink("links/now", os.path.join(out, "current"))
+
+        def to_b():
+            tmp = os.path.join(out, "links", "now.tmp")
+            os.symlink("../builds/b", tmp)
+            os.rename(tmp, os.path.join(out, "links", "now"))
+        return out, to_b
+
+    def test_sighup_swaps_at_once(self):
+        """With the check off and a change no event reports, the old table
+        stays served past the check's default second; SIGHUP swaps at once,
+        and the request after the swap is reported sees the new table."""
+        out, to_b = self.unwatched_layout()
+        s = self.serve(out, *NO_POLL)
+        c = s.client()
+        key = self.differing[0]
+        self.assertEqual(c.get(key)[2], self.values_a[key])
+        to_b()
+        time.sleep(1.2)  # longer than the default check's second: off means off
+        self.assertEqual(c.get(key)[2], self.values_a[key], "swapped with the check off")
+        real_b = os.path.realpath(os.path.join(out, "builds", "b", "table.sst"))
+        s.proc.send_signal(signal.SIGHUP)
+        wait_for("the swap SIGHUP asked for", lambda: f"serving {real_b}" in s.stderr(),
+                 seconds=EVENT_SECONDS)
+        self.assertEqual(c.get(key)[2], self.values_b[key])
+        self.assertEqual(c.metrics()["sstpipe_serve_table_swaps_total"], 1)
+        self.assertEqual(s.stop(), 0)
+
+    def test_poll_follows_unwatched_change(self):
+        """By default the check follows a change no event reports (NFS)."""
+        out, to_b = self.unwatched_layout()
+        s = self.serve(out)
+        c = s.client()
+        key = self.differing[0]
+        self.assertEqual(c.get(key)[2], self.values_a[key])
+        to_b()
+        wait_for("the check's swap", lambda: c.get(key)[2] == self.values_b[key])
         self.assertEqual(s.stop(), 0)
 
     # ------------------------------------------------------------ connections
