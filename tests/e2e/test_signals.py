@@ -244,7 +244,7 @@ class Signals(E2ETest):
                 if done:
                     self.assertEqual(err, "", w + ": finished, with something to report")
                     self.assertEqual(sorted(os.listdir(os.path.dirname(out))),
-                                     [os.path.basename(out)], w + ": finished, temporary files left")
+                                     [os.path.basename(out)], w + ": finished, files left")
                     self.assertEqual(os.listdir(tmp), [], w + ": finished, --tmp not empty")
                     self.assertEqual(sha(out), done_sha, w + ": finished, not the complete output")
                     shutil.copy(self.prev_copy, out)
