@@ -198,6 +198,11 @@ class RunnerBuilds(E2ETest):
         self.assertEqual(os.listdir(self.shared), [], "the build's directory is left")
         self.assertEqual(CLUSTER.queue(), [])
 
+    def committed_maps(self):
+        """The map tasks' outputs committed in the shared directory."""
+        return sorted(os.path.join(root, n) for root, dirs, _ in os.walk(self.shared)
+                      if os.path.basename(root) == "map" for n in dirs if not n.startswith("."))
+
     def interrupted_then_resumed(self, runner, signo):
         """signo to `sstpipe build -c` while a map task runs: the task is
         stopped (its process gone; on Slurm its job cancelled and out of the
@@ -235,8 +240,11 @@ class RunnerBuilds(E2ETest):
                          r"resumes$")
         # A task sent SIGTERM (or SIGKILL, by GNU parallel's --termseq) just
         # before the build exited may still be ending on a loaded machine:
-        # wait (bounded) for that; a task nobody stopped runs on far longer.
-        deadline = time.monotonic() + 30
+        # wait for that (bounded only against a hang). A task nobody stopped
+        # would run on to its end and commit its output: the map outputs
+        # committed once every task is gone must be those there at the exit.
+        at_exit = self.committed_maps()
+        deadline = time.monotonic() + WAIT_SECONDS
         left = task_processes(shared)
         while left and time.monotonic() < deadline:
             time.sleep(0.05)
@@ -250,6 +258,8 @@ class RunnerBuilds(E2ETest):
             text = "".join(f"--- {p}:\n" + open(p, errors="replace").read()[-1500:]
                            for p in sorted(logs))
             self.fail(f"tasks {sorted(left)} outlived the build:\n{err}\n{text}")
+        self.assertEqual(self.committed_maps(), at_exit,
+                         "a task outlived the build and ran to its end")
         if runner == "slurm":
             self.assertEqual(CLUSTER.queue(), [], "a job of the build is still queued")
             states = subprocess.run(["squeue", "--noheader", "--states=all", "--format=%k %j %T"],
@@ -258,9 +268,7 @@ class RunnerBuilds(E2ETest):
                              "no map job was cancelled")
         self.assertEqual(os.listdir(outdir), [], "something is at OUT")
         # Stopped, not finished: not every map task committed its output.
-        done = [n for root, dirs, _ in os.walk(self.shared) if os.path.basename(root) == "map"
-                for n in dirs if not n.startswith(".")]
-        self.assertLess(len(done), 2, "every map task finished: none was stopped")
+        self.assertLess(len(self.committed_maps()), 2, "every map task finished: none was stopped")
         left = [os.path.join(root, n) for root, dirs, files in os.walk(self.shared)
                 for n in dirs + files if ".tmp" in n]
         self.assertEqual(left, [], "temporary files left")

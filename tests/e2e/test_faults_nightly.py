@@ -184,7 +184,11 @@ class NightlyFaults(E2ETest):
                 before = self.current()
                 r = faultlib.run(self.argv, fault=f"{op}:{n}:ENOSPC:sticky", fault_dir=self.out)
                 if not r.fired:
+                    # It never reached the call: a whole run like any other.
                     tally.not_reached += 1
+                    self.assertEqual(r.code, 0, what + ": the fault never fired" + r.describe())
+                    self.assertEqual(temp_leftovers(self.out), [], what + r.describe())
+                    self.sound(before, what)
                     continue
                 if r.code == 0:
                     # The disk filled only once the build was published:

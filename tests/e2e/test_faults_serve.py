@@ -10,12 +10,15 @@ own directory):
   /v1/info still answer, no crash.
 - EIO at a block read of a /v1/prefix scan (the iterator reads blocks with
   pread, mapped or not): a 500 with one line, the next scan answers.
-- EIO at each read of the open (footer, index, the O_DIRECT probe): serve
-  refuses to start, one line naming the table, non-zero exit.
+- EIO at each read of the open (footer, index, the O_DIRECT probe; each
+  one seen failed by the shim): serve refuses to start, one line naming the
+  table, exit 1 (not a signal or a sanitizer's exit).
 - EIO opening a table that was just published: the old table keeps being
   served, the refusal is logged, and the next publish is followed.
-- SIGKILL at a block read: the table is untouched and a restart answers
-  every key.
+- SIGKILL at a block read: the server held every file of the table's
+  directory open read-only and mapped none shared and writable (so a kill
+  can leave none of them half-written), the kill leaves no file behind, and
+  a restart answers every key.
 Which read to hit is counted first by a fault-free run under the shim, as
 the write sweeps do.
 """
@@ -34,7 +37,7 @@ import unittest
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "faults"))
 
 import faultlib  # noqa: E402
-from faultlib import errno_text, indices, sha  # noqa: E402
+from faultlib import errno_text, indices  # noqa: E402
 from serve_client import BOUND, Server, wait_for  # noqa: E402
 from sstpipe_e2e import E2ETest, corpora_dir, parse_dump, sstpipe, sstpipe_bin  # noqa: E402
 
@@ -110,9 +113,8 @@ class ServeFaults(E2ETest):
 
     def test_cold_read_error_fails_that_request_alone(self):
         at_open, total = self.cold_reads()
-        for n in indices(total, 4, 12):
-            if n <= at_open:
-                continue  # the open's reads: test_open_read_error_refuses_to_start
+        # The lookups' reads alone (the open's: test_open_read_error_refuses_to_start).
+        for n in [at_open + i for i in indices(total - at_open, 4, 12)]:
             with self.subTest(read=n):
                 s = self.serve(self.tables["b"], "--cold", "--threads", "1",
                                fault=f"pread:{n}:EIO", fault_dir=os.path.dirname(self.tables["b"]))
@@ -167,19 +169,32 @@ class ServeFaults(E2ETest):
 
     def test_open_read_error_refuses_to_start(self):
         at_open, _ = self.cold_reads()
+        # At least the footer's read, the index's and the O_DIRECT probe's:
+        # fewer, and the open reads the table some way the shim does not see.
+        self.assertGreaterEqual(at_open, 3, "the open's reads were not counted")
+        refused = 0
         for n in range(1, at_open + 1):
             with self.subTest(read=n):
+                log = self.path(f"open-{n}.log")
                 env = faultlib.shim_env(dict(os.environ), f"pread:{n}:EIO",
-                                        os.path.dirname(self.tables["b"]))
+                                        os.path.dirname(self.tables["b"]), log)
                 p = subprocess.run([sstpipe_bin(), "serve", self.tables["b"], "--cold",
                                     "--listen", "127.0.0.1:0"], capture_output=True, env=env,
                                    timeout=BOUND)
-                self.assertNotEqual(p.returncode, 0)
+                with open(log) as f:
+                    fired = [l.split() for l in f if l.startswith("fired ")]
+                self.assertEqual(fired, [["fired", "pread", str(n), self.tables["b"]]],
+                                 "the fault was not injected at that read")
+                # An I/O error is exit 1 (README, exit codes): not a crash
+                # after the line (a signal, a sanitizer's exit).
+                self.assertEqual(p.returncode, 1, p.stderr)
                 self.assertEqual(p.stdout, b"", "never said it listens")
                 lines = [l for l in p.stderr.decode().splitlines() if l.startswith("sstpipe")]
                 self.assertEqual(len(lines), 1, p.stderr)
                 self.assertIn(self.tables["b"], lines[0])
                 self.assertIn(errno_text("EIO"), lines[0])
+                refused += 1
+        self.assertEqual(refused, at_open, "not every read of the open was failed")
 
     def test_publish_that_cannot_be_opened_keeps_old_table(self):
         out = self.path("out")
@@ -213,14 +228,38 @@ class ServeFaults(E2ETest):
         wait_for("the swap to c", lambda: c.get(key)[2] == self.values["b"][key])
         self.assertEqual(s.stop(), 0, s.stderr())
 
+    def assertHoldsReadOnly(self, s, d):
+        """Every file under d that server s has open, it has open for
+        reading, and it maps none of them shared and writable: nothing it
+        holds can be left half-written (the kernel's view, /proc)."""
+        pid = s.proc.pid
+        held = {}
+        for fd in os.listdir(f"/proc/{pid}/fd"):
+            try:
+                path = os.readlink(f"/proc/{pid}/fd/{fd}")
+                with open(f"/proc/{pid}/fdinfo/{fd}") as f:
+                    flags = int(next(l for l in f if l.startswith("flags:")).split()[1], 8)
+            except FileNotFoundError:
+                continue  # closed meanwhile
+            if path.startswith(d + "/"):
+                held[f"fd {fd}: {path}"] = flags & os.O_ACCMODE
+        self.assertTrue(held, "the server holds no file of the table open")
+        self.assertEqual(set(held.values()), {os.O_RDONLY}, f"opened for writing: {held}")
+        with open(f"/proc/{pid}/maps") as f:
+            maps = [l.split() for l in f]
+        self.assertEqual([m for m in maps if len(m) > 5 and m[5].startswith(d + "/")
+                          and m[1][1] == "w" and m[1][3] == "s"], [],
+                         "a file of the table mapped shared and writable")
+
     def test_kill9_at_a_read(self):
-        before = sha(self.tables["b"])
+        d = os.path.dirname(self.tables["b"])
+        listing = sorted(os.listdir(d))
         at_open, total = self.cold_reads()
-        for n in [n for n in indices(total, 3, 8) if n > at_open]:
+        for n in [at_open + i for i in indices(total - at_open, 3, 8)]:
             with self.subTest(read=n):
                 s = self.serve(self.tables["b"], "--cold", "--threads", "1",
-                               fault=f"pread:{n}:SIGKILL",
-                               fault_dir=os.path.dirname(self.tables["b"]))
+                               fault=f"pread:{n}:SIGKILL", fault_dir=d)
+                self.assertHoldsReadOnly(s, d)
                 c = self.client(s)
                 answered = 0
                 try:
@@ -233,7 +272,7 @@ class ServeFaults(E2ETest):
                 self.assertEqual(s.proc.wait(BOUND), -9)
                 self.assertEqual(answered, n - at_open - 1)
                 s.close_files()
-                self.assertEqual(sha(self.tables["b"]), before, "the table is untouched")
+                self.assertEqual(sorted(os.listdir(d)), listing, "the kill left a file behind")
                 s2 = self.serve(self.tables["b"], "--cold")
                 c2 = self.client(s2)
                 for key in self.keys:

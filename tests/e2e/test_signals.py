@@ -17,7 +17,8 @@ A signal's moment is drawn over the CPU time a whole run uses, and sent once
 the process has used that much (read from /proc): a point of the work done,
 which a loaded machine stretches in wall time but does not move. Every wait
 is for an event (a handler installed, CPU used, the exit), bounded only
-against a hang.
+against a hang. A run that ends before its signal is judged as any completed
+run: exit 0, its whole output in place, no temporary file left.
 """
 
 import sys
@@ -101,23 +102,30 @@ def wait_for_cpu(p, cpu):
         time.sleep(0.002)
 
 
-def interrupt(argv, sig, cpu):
+def interrupt(test, argv, sig, cpu, what):
     """Starts argv and sends sig once it has used cpu CPU-seconds; returns
-    (exit code or None when it finished first, stderr)."""
+    (completed, stderr). A run must end as sig ends sstpipe (killed by
+    SIGKILL; exit 128 + sig for a signal it handles), or, when it finished
+    before the signal was sent (or exited 0 as the signal reached it), like
+    any run: exit 0. Then completed is True and the caller checks it as a
+    completed run (its whole output, no temporary file): a run that fails
+    on its own, early or late, fails the test."""
     p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     if sig != signal.SIGKILL:
         # sstpipe must handle the signal by then; before that, the default
         # action would end it without its cleanup.
         wait_until_caught(p, sig)
     wait_for_cpu(p, cpu)
-    finished = p.poll() is not None
-    if not finished:
+    sent = p.poll() is None
+    if sent:
         p.send_signal(sig)
     _, err = p.communicate(timeout=PATIENCE)
-    # A run that ended on its own between poll() and the signal is finished
-    # too: the signal reached a process that had already exited.
-    finished = finished or p.returncode == 0
-    return None if finished else p.returncode, err.decode(errors="replace")
+    err = err.decode(errors="replace")
+    if not sent or p.returncode == 0:
+        test.assertEqual(p.returncode, 0, f"{what}: ended on its own before the signal: {err}")
+        return True, err
+    test.assertEqual(p.returncode, -sig if sig == signal.SIGKILL else 128 + sig, what + ": " + err)
+    return False, err
 
 
 class Signals(E2ETest):
@@ -168,13 +176,15 @@ class Signals(E2ETest):
             sums = {b: sha(os.path.join(self.out, "builds", b, "table.sst")) for b in self.builds()}
             delay = self.rng.uniform(0.02, full * 1.05)
             what = f"iteration {i}: SIGKILL after {delay:.2f} of {full:.2f} CPU-s"
-            code, err = interrupt(self.nightly_argv(self.big), signal.SIGKILL, delay)
-            if code is None:
+            done, err = interrupt(self, self.nightly_argv(self.big), signal.SIGKILL, delay, what)
+            if done:
                 completed += 1
                 self.assertNotEqual(self.current(), before, what + ": finished, not published")
+                self.assertEqual(sha(os.path.join(self.out, "current", "table.sst")), ref_sha,
+                                 what + ": finished, current names a different table")
+                self.assertEqual(temp_leftovers(self.out), [], what + ": finished, left")
             else:
                 killed += 1
-                self.assertEqual(code, -signal.SIGKILL, what + err)
                 if self.current() != before:  # killed after the swap
                     self.assertEqual(sha(os.path.join(self.out, "current", "table.sst")),
                                      ref_sha, what + ": current names a different table")
@@ -196,11 +206,13 @@ class Signals(E2ETest):
                 before = self.current()
                 delay = self.rng.uniform(0.05, full * 0.9)
                 what = f"nightly {sig.name} after {delay:.2f} of {full:.2f} CPU-s"
-                code, err = interrupt(self.nightly_argv(self.big), sig, delay)
-                if code is None:
+                done, err = interrupt(self, self.nightly_argv(self.big), sig, delay, what)
+                if done:
+                    self.assertNotEqual(self.current(), before, what + ": finished, not published")
+                    self.assertEqual(temp_leftovers(self.out), [], what + ": finished, left")
+                    self.assertVerifies(what)
                     continue
                 interrupted += 1
-                self.assertEqual(code, 128 + sig, what + err)
                 # Only the staging directory stays, for the next run to remove.
                 left = temp_leftovers(self.out)
                 self.assertTrue(all(os.path.basename(p).startswith(".staging-") for p in left),
@@ -220,26 +232,30 @@ class Signals(E2ETest):
         out (a previous version of which exists) with spill files in tmp."""
         prev = sha(out)
         full = cpu_run(argv)
-        done = sha(out)
-        self.assertNotEqual(done, prev, "the fault-free run did not replace the output")
+        done_sha = sha(out)
+        self.assertNotEqual(done_sha, prev, "the fault-free run did not replace the output")
         shutil.copy(self.prev_copy, out)
         interrupted = 0
         for sig in (signal.SIGINT, signal.SIGTERM):
             for i in range(SIGNAL_TRIES * 3):
                 delay = self.rng.uniform(0.02, full * 0.9)
                 w = f"{what} {sig.name} after {delay:.2f} of {full:.2f} CPU-s"
-                code, err = interrupt(argv, sig, delay)
-                if code is None:
+                done, err = interrupt(self, argv, sig, delay, w)
+                if done:
+                    self.assertEqual(err, "", w + ": finished, with something to report")
+                    self.assertEqual(sorted(os.listdir(os.path.dirname(out))),
+                                     [os.path.basename(out)], w + ": finished, files left")
+                    self.assertEqual(os.listdir(tmp), [], w + ": finished, --tmp not empty")
+                    self.assertEqual(sha(out), done_sha, w + ": finished, not the complete output")
                     shutil.copy(self.prev_copy, out)
                     continue
                 interrupted += 1
-                self.assertEqual(code, 128 + sig, w + err)
                 self.assertEqual(err, "", w + ": a signal is not an error to report")
                 self.assertEqual(sorted(os.listdir(os.path.dirname(out))),
                                  [os.path.basename(out)], w + ": temporary files left")
                 self.assertEqual(os.listdir(tmp), [], w + ": --tmp not empty")
                 # The previous output, or (signalled after the rename) the complete new one.
-                self.assertIn(sha(out), (prev, done), w + ": the output is neither")
+                self.assertIn(sha(out), (prev, done_sha), w + ": the output is neither")
                 shutil.copy(self.prev_copy, out)
         print(f"SIGNALS {what}: interrupted={interrupted}")
         self.assertGreater(interrupted, 0, f"{what}: every run finished before its signal")

@@ -265,6 +265,7 @@ class Tally:
         self.absorbed = 0         # fault hit on a call whose failure does not matter
         self.not_reached = 0      # the run made fewer calls of that op
         self.killed = 0           # SIGKILL at that call, then recovery checked
+        self.completed = 0        # a random kill's run that finished first, checked as whole
 
     def total(self):
         return self.failed_cleanly + self.absorbed + self.killed
@@ -272,7 +273,8 @@ class Tally:
     def report(self):
         """One greppable line (tests/faults/run collects them)."""
         return (f"FAULTS {self.area}: injected={self.total()} failed_cleanly={self.failed_cleanly}"
-                f" absorbed={self.absorbed} killed={self.killed} not_reached={self.not_reached}")
+                f" absorbed={self.absorbed} killed={self.killed} not_reached={self.not_reached}"
+                f" completed={self.completed}")
 
 
 def sweep_one_output(test, area, argv, fault_dir, counts, brief_limit, *, out, ref, reset,
@@ -361,12 +363,13 @@ def sweep_nightly(test, area, argv, out_dir, counts, brief_limit, *, kill, curre
                     restore()
                 before = current()
                 r = run(argv, fault=f"{op}:{n}:{action}", fault_dir=out_dir)
-                if not kill:
+                if not kill or not r.fired:
                     test.assertEqual(temp_leftovers(out_dir), [], what + r.describe())
                 if not r.fired:
+                    # It never reached the call: a whole run like any other.
                     tally.not_reached += 1
-                    if not kill:
-                        test.assertEqual(r.code, 0, what + r.describe())
+                    test.assertEqual(r.code, 0, what + ": the fault never fired" + r.describe())
+                    sound(before, what)
                     continue
                 if kill:
                     test.assertEqual(r.code, -9, what + r.describe())

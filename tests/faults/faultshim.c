@@ -25,12 +25,18 @@
  *       with errno ACTION (ENOSPC, EIO, EDQUOT, EROFS, EFBIG), or, when
  *       ACTION is SIGKILL, the process kills itself just before that call;
  *       with SIGSTOP it stops itself there (a test then finds it stopped at
- *       a known point) and, if continued, makes the call as usual.
+ *       a known point) and, if continued, makes the call as usual; with
+ *       HOLD the calling thread alone waits there, the others running on,
+ *       until a writer has opened the FIFO SSTPIPE_FAULT_HOLD and closed
+ *       it, then makes the call as usual (a test sees what the rest of the
+ *       process does while the work is held at a known point).
  *       With "sticky", every matching call from the Nth on fails too (a
  *       disk that stays full). Without SSTPIPE_FAULT nothing fails.
  *   SSTPIPE_FAULT_DIR=DIR
  *       only calls on files (for fd calls: the file the fd names, per
  *       /proc/self/fd) or paths under DIR are counted and failed.
+ *   SSTPIPE_FAULT_HOLD=FIFO
+ *       the FIFO a HOLD waits on.
  *   SSTPIPE_FAULT_LOG=FILE
  *       appends "fired OP N PATH" when a fault is injected, and at exit one
  *       "count OP N" line per operation, so a driver can first count the
@@ -97,11 +103,14 @@ static const char *const op_names[OP_COUNT] = {
     "ftruncate",       "close",  "open",  "linkat",    "symlink",   "mkdir",
     "sync_file_range", "stdio",  "clone", "pread",     "open_read", "uring_read"};
 
+/* An action that is neither an errno (positive) nor a signal (negative). */
+#define HOLD INT_MIN
+
 static const struct {
     const char *name;
     int value;
-} actions[] = {{"ENOSPC", ENOSPC}, {"EIO", EIO},          {"EDQUOT", EDQUOT},   {"EROFS", EROFS},
-               {"EFBIG", EFBIG},   {"SIGKILL", -SIGKILL}, {"SIGSTOP", -SIGSTOP}};
+} actions[] = {{"ENOSPC", ENOSPC}, {"EIO", EIO},          {"EDQUOT", EDQUOT},    {"EROFS", EROFS},
+               {"EFBIG", EFBIG},   {"SIGKILL", -SIGKILL}, {"SIGSTOP", -SIGSTOP}, {"HOLD", HOLD}};
 
 static ssize_t (*real_write)(int, const void *, size_t);
 static ssize_t (*real_writev)(int, const struct iovec *, int);
@@ -138,7 +147,8 @@ static size_t dir_len;
 static int log_fd = -1;
 static int fault_op = -1;
 static long fault_n;
-static int fault_action; /* errno, or -signal */
+static int fault_action; /* errno, -signal, or HOLD */
+static const char *hold_fifo;
 static bool fault_sticky;
 static bool trace;
 static atomic_long counts[OP_COUNT];
@@ -193,6 +203,11 @@ static void parse_fault(const char *spec) {
     fault_sticky = mode && !strcmp(mode, "sticky");
     if (fault_op < 0 || *end || fault_n < 1 || !fault_action || (mode && !fault_sticky))
         bad_spec(spec);
+    hold_fifo = getenv("SSTPIPE_FAULT_HOLD");
+    if (fault_action == HOLD && !(hold_fifo && *hold_fifo)) {
+        fprintf(stderr, "faultshim: HOLD without SSTPIPE_FAULT_HOLD\n");
+        _exit(99);
+    }
 }
 
 static void shim_setup(void) {
@@ -291,6 +306,23 @@ static void abs_path(int dirfd, const char *path, char *out, size_t cap) {
         out[0] = '\0';
 }
 
+/* Waits, in the calling thread alone, until a writer has opened the hold
+ * FIFO and closed it. */
+static void hold(void) {
+    int saved = errno;
+    int fd = real_open(hold_fifo, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        fprintf(stderr, "faultshim: SSTPIPE_FAULT_HOLD %s: %s\n", hold_fifo, strerror(errno));
+        _exit(99);
+    }
+    char c;
+    ssize_t r;
+    while ((r = read(fd, &c, 1)) > 0 || (r < 0 && errno == EINTR))
+        ;
+    real_close(fd);
+    errno = saved;
+}
+
 /* Counts a call on path (on an O_DIRECT descriptor: direct); true when
  * this call is the one to fail (errno set). */
 static bool hit_how(enum op op, const char *path, bool direct) {
@@ -308,6 +340,10 @@ static bool hit_how(enum op op, const char *path, bool direct) {
     log_line("fired %s %ld %s\n", op_names[op], n, path);
     if (fault_action == -SIGSTOP) {
         kill(getpid(), SIGSTOP);
+        return false;
+    }
+    if (fault_action == HOLD) {
+        hold();
         return false;
     }
     if (fault_action < 0)
