@@ -255,6 +255,10 @@ class ReportTest(E2ETest):
                 "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
                 "--disable-background-networking", "--disable-component-update",
                 "--disable-sync", "--no-first-run", "--disable-default-apps",
+                # Chromium's own fetch of optimization hints, which came at
+                # a page's load on a loaded machine, not at about:blank's.
+                "--disable-features=OptimizationHints,OptimizationHintsFetching,"
+                "OptimizationGuideModelDownloading,OptimizationTargetPrediction",
                 "--window-size=1280,4000", f"--screenshot={shot}", "--dump-dom", url]
         p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                            timeout=PATIENCE, cwd=self.tmp)
