@@ -258,6 +258,10 @@ int verify_utf8_fast(const uint8_t *s, size_t len) {
     return widest ? widest(s, len) : -1;
 }
 
+const char *verify_utf8_fast_path(void) {
+    return widest == valid_avx512 ? "AVX-512BW" : widest == valid_avx2 ? "AVX2" : NULL;
+}
+
 #else
 
 int verify_utf8_avx2(const uint8_t *s, size_t len) {
@@ -276,6 +280,10 @@ int verify_utf8_fast(const uint8_t *s, size_t len) {
     (void)s;
     (void)len;
     return -1;
+}
+
+const char *verify_utf8_fast_path(void) {
+    return NULL;
 }
 
 #endif

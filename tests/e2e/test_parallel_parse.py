@@ -15,19 +15,27 @@ one thread. [sort] threads still sets the threads, as the old name of
 its records into runs under its share of the budget (sorter.h): with a
 small budget and many repeated titles the table and the sort's counts are
 still one thread's, and peak RSS stays within the budget plus a fixed
-amount per thread.
+amount per thread. The default thread count is every core the process may
+run on (as many threads in /proc/PID/task while it parses as with that
+many set; with one core allowed, as with one).
 """
 
 import sys
 
 sys.dont_write_bytecode = True  # keep the source tree clean under ctest
 
+import array
+import fcntl
 import hashlib
 import os
+import subprocess
+import tempfile
+import termios
+import time
 import unittest
 
-from sstpipe_e2e import (FORMS, E2ETest, parse_stats, run, sources, sstpipe, to_bz2,
-                         to_bz2_multistream, to_gz, to_zst, wikigen, wikigen_bin)
+from sstpipe_e2e import (FORMS, E2ETest, parse_stats, run, sources, sstpipe, sstpipe_bin,
+                         to_bz2, to_bz2_multistream, to_gz, to_zst, wikigen, wikigen_bin)
 
 # (threads, chunk size); the first is the reference.
 SETTINGS = [("1", "1M"), ("2", "4K"), ("8", "4K"), ("2", "64K")]
@@ -161,6 +169,82 @@ class ParallelParseTest(SameOutputsTest):
                 self.assertGreaterEqual(threads, 1)
             else:
                 self.assertEqual(threads, want, f"{args}: threads used")
+
+    def threads_while_parsing(self, xml, *args, cpus=None):
+        """The threads of `build -` (its tasks in /proc/PID/task, the
+        kernel's count, not the program's own) once it has parsed the first
+        4 MiB of xml from a pipe and waits for more: the pipe empty and
+        every thread asleep, for several polls in a row. By then the parse
+        pool's workers are all started (parse_pool_run starts them before
+        its first read), and they live until the input ends. cpus: the
+        cores the process may run on (as taskset sets them)."""
+        head = 4 << 20
+        self.assertGreater(len(xml), head)
+        with tempfile.TemporaryFile() as err:
+            p = subprocess.Popen(
+                [sstpipe_bin(), "build", "-", "-o", self.path("p.sst"), *args],
+                stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=err,
+                preexec_fn=(lambda: os.sched_setaffinity(0, cpus)) if cpus else None)
+            try:
+                p.stdin.write(xml[:head])
+                p.stdin.flush()
+                steady, seen, deadline = 0, None, time.monotonic() + 60
+                while steady < 5:
+                    self.assertLess(time.monotonic(), deadline, f"{args}: never waited for input")
+                    self.assertIsNone(p.poll(), f"{args}: exited before its input ended")
+                    tasks = task_states(p.pid)
+                    idle = (pipe_pending(p.stdin) == 0 and
+                            all(state == "S" for state in tasks.values()))
+                    steady = steady + 1 if idle and set(tasks) == seen else 0
+                    seen = set(tasks)
+                    time.sleep(0.01)
+                p.stdin.write(xml[head:])
+                p.stdin.close()
+                code = p.wait(120)
+            finally:
+                p.kill()
+                p.wait()
+            err.seek(0)
+            self.assertEqual(code, 0, f"{args}: {err.read().decode(errors='replace')}")
+        return len(seen)
+
+    def test_default_threads_are_every_usable_core(self):
+        # threads = 0, the default, parses on every core the process may
+        # run on: as many threads as an explicit build.threads of that many,
+        # and with one core allowed, as many as build.threads=1.
+        cores = len(os.sched_getaffinity(0))
+        if cores < 2:
+            self.skipTest("one usable core: the default and one thread are the same")
+        with open(wikigen(self.path("d.xml"), "6M", "3", "xml", "wiktionary"), "rb") as f:
+            xml = f.read()
+        one = self.threads_while_parsing(xml, "--set", "build.threads=1")
+        every = self.threads_while_parsing(xml, "--set", f"build.threads={cores}")
+        default = self.threads_while_parsing(xml)
+        print(f"threads while parsing: build.threads=1: {one}, ={cores}: {every}, "
+              f"default: {default}")
+        self.assertGreaterEqual(every - one, cores, "a parsing thread per core")
+        self.assertEqual(default, every, f"the default parses on all {cores} usable cores")
+        pinned = self.threads_while_parsing(xml, cpus={min(os.sched_getaffinity(0))})
+        self.assertEqual(pinned, one, "the default, allowed one core, parses on one thread")
+
+
+def task_states(pid):
+    """{thread id: its state letter} of process pid, from /proc."""
+    states = {}
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                states[tid] = f.read().rsplit(")", 1)[1].split()[0]
+        except FileNotFoundError:  # the thread ended meanwhile
+            pass
+    return states
+
+
+def pipe_pending(pipe):
+    """Bytes written to pipe that its reader has not read yet."""
+    n = array.array("i", [0])
+    fcntl.ioctl(pipe.fileno(), termios.FIONREAD, n)
+    return n[0]
 
 
 def streams(xml, cuts):
