@@ -1,7 +1,8 @@
 /*
  * test_extract_bz2.c: unit tests of the parallel bz2 decoder behind
  * source.h (bz2_scan, bz2_reader) and of the zlib gzip path: output
- * byte-identical to single-threaded libbz2 for 1, 2 and 4 threads on
+ * byte-identical to what libbz2 compressed (generated files) or to what
+ * single-threaded libbz2 decodes (the corpora) for 1, 2 and 4 threads on
  * generated files (many blocks at levels 1 and 9, many streams, one block,
  * empty streams, a block that expands past the per-block output buffer, a
  * block with a block magic inside its own header) and on the real corpora
@@ -147,17 +148,17 @@ static int decode_file(const char *path, unsigned threads, bytes *out, sp_error 
 }
 
 /* Writes data to a file and checks that every thread count decodes it to
- * exactly what single-threaded libbz2 gives, and to want when given. */
+ * exactly want, the bytes libbz2 compressed into it, or (want NULL) what
+ * single-threaded libbz2 gives. */
 static void check_decodes(const char *name, const bytes *data, const bytes *want) {
     char path[PATH_MAX];
     tmp_path(path, name);
     write_file(path, data->p, data->len);
     bytes ref = {0};
-    libbz2_decode(data, &ref);
-    if (want) {
-        assert_int_equal(ref.len, want->len);
-        assert_memory_equal(ref.p, want->p, want->len);
-    }
+    if (want)
+        ref = *want;
+    else
+        libbz2_decode(data, &ref);
     for (size_t i = 0; i < sizeof thread_counts / sizeof thread_counts[0]; i++) {
         bytes got = {0};
         sp_error err;
@@ -167,7 +168,8 @@ static void check_decodes(const char *name, const bytes *data, const bytes *want
         assert_memory_equal(got.p, ref.p, ref.len);
         free(got.p);
     }
-    free(ref.p);
+    if (!want)
+        free(ref.p);
 }
 
 /* Decodes with every thread count, expecting an error containing `want`
@@ -272,7 +274,10 @@ static void test_bits_copy(void **state) {
 static void test_single_stream_many_blocks(void **state) {
     (void)state;
     bytes data = {0};
-    varied_data(&data, 10u << 20);
+    /* Over 6 MiB besides the long run: at level 1 some sixty blocks, round
+     * the decoder's ring of slots (3 a thread) several times at 4 threads;
+     * at level 9 blocks of the largest size. */
+    varied_data(&data, 4u << 20);
     static const int levels[] = {1, 9};
     for (size_t i = 0; i < 2; i++) {
         bytes z = {0};

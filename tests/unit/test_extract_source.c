@@ -1,6 +1,7 @@
 /*
  * test_extract_source.c: every decompression path behind source.h gives
- * the same bytes and the same records, with 1, 2 and 4 threads: plain, gzip,
+ * the same bytes and the same records, with 1, 2 and 4 threads where the
+ * thread count reaches the path or the parse pool: plain, gzip,
  * xz and zstd (decoded on the source_queue thread), single- and
  * multistream bz2 (the parallel decoder), and external decompressors
  * (zstd -dc, bzip2 -dc, cat), from a file and from a pipe on stdin. The
@@ -39,19 +40,21 @@ typedef struct path_case {
     const char *file;         /* in tmpdir */
     const char *decompressor; /* NULL: built in */
     const char *format;       /* source_format */
+    bool threaded;            /* the thread count reaches its decoding: the parallel bz2
+                                 decoder, or a command's {threads} (source.h) */
 } path_case;
 
 static const path_case cases[] = {
-    {"d.xml", NULL, "none"},
-    {"d.xml.gz", NULL, "gzip"},
-    {"d.xml.xz", NULL, "xz"},
-    {"d.xml.zst", NULL, "zstd"},
-    {"d.xml.bz2", NULL, "bzip2"},
-    {"d-multi.xml.bz2", NULL, "bzip2"},
-    {"d.xml.zst", "zstd -dc -T{threads}", "external"},
-    {"d.xml.bz2", "bzip2 -dc", "external"},
-    {"d-multi.xml.bz2", "bzip2 -dc", "external"},
-    {"d.xml", "cat", "external"},
+    {"d.xml", NULL, "none", false},
+    {"d.xml.gz", NULL, "gzip", false},
+    {"d.xml.xz", NULL, "xz", false},
+    {"d.xml.zst", NULL, "zstd", false},
+    {"d.xml.bz2", NULL, "bzip2", true},
+    {"d-multi.xml.bz2", NULL, "bzip2", true},
+    {"d.xml.zst", "zstd -dc -T{threads}", "external", true},
+    {"d.xml.bz2", "bzip2 -dc", "external", false},
+    {"d-multi.xml.bz2", "bzip2 -dc", "external", false},
+    {"d.xml", "cat", "external", false},
 };
 
 static void tmp_path(char *out, const char *name) {
@@ -86,10 +89,11 @@ static int setup(void **state) {
     tmp_path(xml_path, "d.xml");
     char cmd[4 * PATH_MAX];
     /* The multistream file: the XML cut into four pieces, each its own
-     * bz2 stream, as in Wikipedia's multistream dumps. */
+     * bz2 stream, as in Wikipedia's multistream dumps. xz -1: the format of
+     * any level, at a fraction of the default's compression time. */
     snprintf(cmd, sizeof cmd,
              "set -e; cd '%s'; bzip2 -dc '%s/enwiki-206pages.xml.bz2' > d.xml; "
-             "gzip -kf d.xml; xz -kf -T1 d.xml; zstd -qf d.xml; bzip2 -kf d.xml; "
+             "gzip -kf d.xml; xz -1kf -T1 d.xml; zstd -qf d.xml; bzip2 -kf d.xml; "
              "split -n 4 d.xml part.; for p in part.*; do bzip2 -c $p; done > d-multi.xml.bz2; "
              "rm part.*",
              tmpdir, corpora);
@@ -115,7 +119,9 @@ static source *open_case(const path_case *c, const char *path, unsigned threads)
 
 /* ------------------------------------------------------------ bytes */
 
-/* Reads with sizes that cross the 1 MiB buffers at every phase. */
+/* Reads with sizes that cross the 1 MiB buffers at every phase. A source
+ * gives the thread count only to the parallel bz2 decoder and to a command's
+ * {threads} (source.h): the other cases, which never see it, are read once. */
 static void test_bytes_identical(void **state) {
     (void)state;
     size_t want_len;
@@ -126,7 +132,8 @@ static void test_bytes_identical(void **state) {
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         char path[PATH_MAX];
         tmp_path(path, cases[c].file);
-        for (size_t t = 0; t < sizeof thread_counts / sizeof thread_counts[0]; t++) {
+        size_t nthreads = cases[c].threaded ? sizeof thread_counts / sizeof thread_counts[0] : 1;
+        for (size_t t = 0; t < nthreads; t++) {
             source *s = open_case(&cases[c], path, thread_counts[t]);
             assert_string_equal(source_format(s), cases[c].format);
             size_t got = 0;
@@ -160,9 +167,9 @@ static void test_stdin_pipe(void **state) {
     uint8_t *got = malloc(want_len + 1);
     assert_non_null(got);
     const path_case pipe_cases[] = {
-        {"d.xml.zst", NULL, "zstd"},
-        {"d.xml.zst", "zstd -dc", "external"},
-        {"d.xml.gz", NULL, "gzip"},
+        {"d.xml.zst", NULL, "zstd", false},
+        {"d.xml.zst", "zstd -dc", "external", false},
+        {"d.xml.gz", NULL, "gzip", false},
     };
     for (size_t c = 0; c < sizeof pipe_cases / sizeof pipe_cases[0]; c++) {
         char path[PATH_MAX];
@@ -242,6 +249,10 @@ static uint64_t extract_digest(const char *path, const char *decompressor, unsig
     return h;
 }
 
+/* Records are the parse of a source's bytes, which test_bytes_identical
+ * checks for every case: here every case goes through the parse pool (2
+ * threads), and a plain and a multistream bz2 file, the pool reading the
+ * parallel decoder, through every thread count. */
 static void test_records_identical(void **state) {
     (void)state;
     uint64_t want_records;
@@ -251,7 +262,12 @@ static void test_records_identical(void **state) {
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         char path[PATH_MAX];
         tmp_path(path, cases[c].file);
-        for (size_t t = 0; t < sizeof thread_counts / sizeof thread_counts[0]; t++) {
+        bool every = !cases[c].decompressor &&
+                     (!strcmp(cases[c].file, "d.xml") || !strcmp(cases[c].file, "d-multi.xml.bz2"));
+        /* thread_counts[1] is 2. */
+        size_t from = every ? 0 : 1,
+               to = every ? sizeof thread_counts / sizeof thread_counts[0] : 2;
+        for (size_t t = from; t < to; t++) {
             uint64_t records;
             extract_stats stats;
             uint64_t got =

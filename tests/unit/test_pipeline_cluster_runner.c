@@ -36,6 +36,11 @@
 
 #include <cmocka.h>
 
+/* Tasks of the first stage: one more than jobs (2), so that one waits for
+ * a free place, as does a failed task's retry. Each wave of jobs costs a
+ * Slurm run seconds. */
+#define FIRST_TASKS 3
+
 /* Generous bounds on waiting for an event (a task's pid file): on the suite's shared
  * Slurm cluster a task may wait behind other tests' jobs for its CPU. */
 #define WAIT_MS 600000
@@ -165,9 +170,11 @@ static int fixture_setup(void **state, int kind, const char *slurm_dir) {
     char *second[] = {"sh", "-c", (char *)task_script, f->dir, "second", NULL};
     memcpy(f->argv_first, first, sizeof first);
     memcpy(f->argv_second, second, sizeof second);
-    f->stages[0] = (cluster_stage){.name = "first", .argv = f->argv_first, .ntasks = 5};
+    f->stages[0] = (cluster_stage){.name = "first", .argv = f->argv_first, .ntasks = FIRST_TASKS};
     f->stages[1] = (cluster_stage){.name = "second", .argv = f->argv_second, .ntasks = 3};
-    put(path(f, "first.ntasks"), "5\n");
+    char ntasks[16];
+    snprintf(ntasks, sizeof ntasks, "%d\n", FIRST_TASKS);
+    put(path(f, "first.ntasks"), ntasks);
     cluster_runner_options_init(&f->o);
     f->o.kind = kind;
     f->o.jobs = 2;
@@ -243,7 +250,7 @@ static void test_stages_in_order(void **state) {
     fixture *f = *state;
     sp_error err = {0};
     assert_int_equal(cluster_run(&f->o, f->stages, 2, &err), 0);
-    for (int i = 0; i < 5; i++) {
+    for (int i = 0; i < FIRST_TASKS; i++) {
         assert_true(exists(path(f, "first.done.%d", i)));
         assert_int_equal(count(f, "first", i), 1);
         char line[256], want[64];
@@ -259,23 +266,24 @@ static void test_stages_in_order(void **state) {
     }
 }
 
-/* A task failing once succeeds on its retry; its first log keeps why. */
+/* A task failing once succeeds on its retry (task 0: a task waits behind
+ * it); its first log keeps why. */
 static void test_retry_once(void **state) {
     fixture *f = *state;
-    put(path(f, "first.fail.3"), "1\n");
+    put(path(f, "first.fail.0"), "1\n");
     put(path(f, "second.fail.0"), "1\n");
     sp_error err = {0};
     assert_int_equal(cluster_run(&f->o, f->stages, 2, &err), 0);
-    assert_int_equal(count(f, "first", 3), 2);
+    assert_int_equal(count(f, "first", 0), 2);
     assert_int_equal(count(f, "first", 2), 1);
     assert_int_equal(count(f, "second", 0), 2);
-    assert_true(exists(path(f, "first.done.3")));
+    assert_true(exists(path(f, "first.done.0")));
     char line[256];
-    char *log = runner_log_path(f->logs, "first", 3, 0);
+    char *log = runner_log_path(f->logs, "first", 0, 0);
     runner_log_last_line(log, line, sizeof line);
-    assert_string_equal(line, "first task 3: fails on attempt 1");
+    assert_string_equal(line, "first task 0: fails on attempt 1");
     free(log);
-    assert_true(exists(path(f, "logs/first-3.1.log")));
+    assert_true(exists(path(f, "logs/first-0.1.log")));
 }
 
 /* A task that always fails fails the run with the one line, after retries
@@ -287,7 +295,7 @@ static void test_always_fails(void **state) {
     assert_int_equal(cluster_run(&f->o, f->stages, 2, &err), -1);
     char want[2 * TEST_DIR_CAP];
     snprintf(want, sizeof want,
-             "first task 2 (of 5): exit 3, attempt 2 of 2: first task 2: always fails "
+             "first task 2 (of 3): exit 3, attempt 2 of 2: first task 2: always fails "
              "(log: %s/first-2.1.log)",
              f->logs);
     assert_string_equal(err.msg, want);
@@ -377,7 +385,7 @@ static void test_sigterm_cancels(void **state) {
     assert_int_equal(WEXITSTATUS(status), 128 + SIGTERM);
     for (int i = 0; i < 2; i++)
         assert_false(alive(tasks[i]));
-    for (int i = 2; i < 5; i++)
+    for (int i = 2; i < FIRST_TASKS; i++)
         assert_int_equal(count(f, "first", i), 0);
     if (f->kind == CLUSTER_RUNNER_SLURM) {
         char line[256];
