@@ -283,10 +283,6 @@ const sst_footer *table_source_footer(const table_source *t) {
     return t->f;
 }
 
-const char *table_source_path(const table_source *t) {
-    return t->set ? table_set_manifest_path(t->set) : sst_reader_path(t->r);
-}
-
 /* The index entry of the next block, which must exist (data_blocks of
  * them were checked at open). */
 static int next_first_key(table_source *t, const uint8_t **key, uint32_t *klen, sp_error *err) {
