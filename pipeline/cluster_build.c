@@ -96,7 +96,7 @@ static size_t local_at_once(const sp_config *cfg, size_t n_maps) {
 static unsigned map_threads(const sp_config *cfg, size_t n_maps) {
     cpu_set_t set;
     size_t at_once = local_at_once(cfg, n_maps);
-    if (!at_once || config_threads(cfg) || sched_getaffinity(0, sizeof set, &set) ||
+    if (!at_once || cfg->build.threads || sched_getaffinity(0, sizeof set, &set) ||
         CPU_COUNT(&set) <= 0)
         return 0;
     size_t cores = (size_t)CPU_COUNT(&set);
