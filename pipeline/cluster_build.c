@@ -216,9 +216,9 @@ int cluster_build(const char *const *inputs, size_t n, const char *output, const
     absolute_path(output, out, sizeof out);
     /* -v: each log ends with the task's figures, summed into st. The
      * local runner's tasks share this machine's cores: a map task parses
-     * on its share of them rather than on all (with 2 tasks on 2 cores,
-     * 4 parsing threads and 4 decoding ones cost 24% more CPU than
-     * build's). Nodes of the other runners are the tasks' own. */
+     * on its share of them rather than on all (more threads than cores
+     * cost more CPU than build's, in switches and contended caches).
+     * Nodes of the other runners are the tasks' own. */
     char threads[32], memory[32];
     snprintf(threads, sizeof threads, "%u", map_threads(cfg, p->n_maps));
     snprintf(memory, sizeof memory, "%llu", (unsigned long long)map_memory(cfg, p->n_maps));
