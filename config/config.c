@@ -168,13 +168,6 @@ json_t *config_to_json(const sp_config *cfg) {
     return root;
 }
 
-unsigned config_threads(const sp_config *cfg) {
-    if (cfg->origin[CONFIG_BUILD_THREADS] == CONFIG_FROM_DEFAULT &&
-        cfg->origin[CONFIG_SORT_THREADS] != CONFIG_FROM_DEFAULT)
-        return (unsigned)cfg->sort.threads;
-    return (unsigned)cfg->build.threads;
-}
-
 bool config_cluster_set(const sp_config *cfg) {
     /* Set to its default (config/default.ini lists every key so) does not
      * count: a copy of default.ini must not turn builds into cluster builds. */

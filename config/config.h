@@ -36,7 +36,6 @@ typedef enum config_key {
     CONFIG_TRUNCATE_MAX_BYTES,
     CONFIG_SORT_MEMORY,
     CONFIG_SORT_TMP_DIR,
-    CONFIG_SORT_THREADS,
     CONFIG_SORT_FAN_IN,
     CONFIG_BUILD_THREADS,
     CONFIG_BUILD_CHUNK_SIZE,
@@ -115,9 +114,8 @@ typedef struct sp_config {
     } truncate;
     struct {
         uint64_t memory;
-        char *tmp_dir;    /* "": $TMPDIR or /tmp (nightly: its staging directory) */
-        uint64_t threads; /* the old name of [build] threads */
-        uint64_t fan_in;  /* 0: chosen from the memory budget */
+        char *tmp_dir;   /* "": $TMPDIR or /tmp (nightly: its staging directory) */
+        uint64_t fan_in; /* 0: chosen from the memory budget */
     } sort;
     struct {
         uint64_t threads;    /* 0: every core */
@@ -197,11 +195,6 @@ int config_parse_args(sp_config *cfg, int *argc, char **argv, sp_error *err);
 /* Whether the build is a cluster build: some [cluster] key was set (in
  * the -c file, by --set or a flag) to other than its default. */
 bool config_cluster_set(const sp_config *cfg);
-
-/* The threads a build or extract decompresses and parses with (0: every
- * core): [build] threads, or [sort] threads, its old name, when only that
- * one is set. */
-unsigned config_threads(const sp_config *cfg);
 
 /* The key's section and name ("sst", "block_size"). */
 const char *config_key_section(config_key key);

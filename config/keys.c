@@ -52,8 +52,6 @@ const key_info config_keys[CONFIG_KEY_COUNT] = {
     [CONFIG_SORT_TMP_DIR] = {"sort", "tmp_dir", KT_STRING, 0, 0, 0, "",
                              "directory for sort spill files; empty: $TMPDIR or /tmp "
                              "(nightly: its staging directory)"},
-    [CONFIG_SORT_THREADS] = {"sort", "threads", KT_COUNT, 0, 1024, 0, NULL,
-                             "old name of [build] threads, used when that is not set"},
     [CONFIG_SORT_FAN_IN] = {"sort", "fan_in", KT_FAN_IN, 2, 1u << 20, 0, NULL,
                             "sorted runs merged at once, 0 = chosen from the memory budget"},
     [CONFIG_BUILD_THREADS] = {"build", "threads", KT_COUNT, 0, 1024, 0, NULL,
@@ -314,8 +312,6 @@ static uint64_t *number_field(sp_config *cfg, config_key key) {
         return &cfg->truncate.max_bytes;
     case CONFIG_SORT_MEMORY:
         return &cfg->sort.memory;
-    case CONFIG_SORT_THREADS:
-        return &cfg->sort.threads;
     case CONFIG_BUILD_THREADS:
         return &cfg->build.threads;
     case CONFIG_BUILD_CHUNK_SIZE:

@@ -14,12 +14,8 @@
  */
 #include "pipeline/build.h"
 
-#include "stages/common/cli.h"
-#include "stages/common/size.h"
-#include "stages/sst/format.h"
 #include "stages/truncate/truncate.h"
 
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -96,7 +96,7 @@ static size_t local_at_once(const sp_config *cfg, size_t n_maps) {
 static unsigned map_threads(const sp_config *cfg, size_t n_maps) {
     cpu_set_t set;
     size_t at_once = local_at_once(cfg, n_maps);
-    if (!at_once || config_threads(cfg) || sched_getaffinity(0, sizeof set, &set) ||
+    if (!at_once || cfg->build.threads || sched_getaffinity(0, sizeof set, &set) ||
         CPU_COUNT(&set) <= 0)
         return 0;
     size_t cores = (size_t)CPU_COUNT(&set);
@@ -216,9 +216,9 @@ int cluster_build(const char *const *inputs, size_t n, const char *output, const
     absolute_path(output, out, sizeof out);
     /* -v: each log ends with the task's figures, summed into st. The
      * local runner's tasks share this machine's cores: a map task parses
-     * on its share of them rather than on all (with 2 tasks on 2 cores,
-     * 4 parsing threads and 4 decoding ones cost 24% more CPU than
-     * build's). Nodes of the other runners are the tasks' own. */
+     * on its share of them rather than on all (more threads than cores
+     * cost more CPU than build's, in switches and contended caches).
+     * Nodes of the other runners are the tasks' own. */
     char threads[32], memory[32];
     snprintf(threads, sizeof threads, "%u", map_threads(cfg, p->n_maps));
     snprintf(memory, sizeof memory, "%llu", (unsigned long long)map_memory(cfg, p->n_maps));

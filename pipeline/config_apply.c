@@ -11,7 +11,7 @@ void config_apply_extract(const sp_config *cfg, extract_options *opts) {
     opts->namespace_count = cfg->extract.namespace_count;
     opts->skip_redirects = cfg->extract.skip_redirects;
     opts->tmp_dir = unless_empty(cfg->sort.tmp_dir);
-    opts->threads = config_threads(cfg);
+    opts->threads = (unsigned)cfg->build.threads;
     opts->chunk_bytes = (size_t)cfg->build.chunk_size;
     opts->decompressor = unless_empty(cfg->input.decompressor);
 }

@@ -339,40 +339,6 @@ static int stage_build(nightly_run_state *r) {
     return 0;
 }
 
-static int test_hook_corrupt(nightly_run_state *r) {
-    const char *v = getenv(NIGHTLY_TEST_CORRUPT_ENV);
-    if (!v || !*v)
-        return 0;
-    /* A table set: its last shard's file. */
-    char path[PATH_MAX];
-    snprintf(path, sizeof path, "%s", r->table_path);
-    table_set *set = table_set_is_set_path(path) ? table_set_read_manifest(path, &r->err) : NULL;
-    if (set) {
-        snprintf(path, sizeof path, "%s", table_set_shard_path(set, table_set_count(set) - 1));
-        table_set_free(set);
-    } else if (r->err.set) {
-        return -1;
-    }
-    int fd = open(path, O_RDWR | O_CLOEXEC);
-    struct stat st;
-    if (fd < 0 || fstat(fd, &st) || st.st_size == 0) {
-        if (fd >= 0)
-            close(fd);
-        return sp_errorf_errno(&r->err, "%s: test hook cannot open", path);
-    }
-    uint64_t off = strtoull(v, NULL, 10) % (uint64_t)st.st_size;
-    unsigned char byte;
-    int rc = sp_pread_exact(fd, &byte, 1, off, path, &r->err);
-    byte ^= 0xff;
-    if (!rc)
-        rc = sp_pwrite_all(fd, &byte, 1, off, path, &r->err);
-    close(fd);
-    if (!rc)
-        nightly_logf(&r->log, "test hook %s: flipped byte %llu of the staged table",
-                     NIGHTLY_TEST_CORRUPT_ENV, (unsigned long long)off);
-    return rc;
-}
-
 /* Adds one shard's report into the set's sum in r->verify: its counts, and
  * its problems while there is room (all are counted). */
 static int add_shard_report(verify_report *sum, const verify_report *shard, sp_error *err) {
@@ -696,8 +662,6 @@ static int run_locked(nightly_run_state *r, const char *input_arg) {
         if (stage_build(r))
             return fail(r, "build", SP_EXIT_FAIL);
     }
-    if (test_hook_corrupt(r))
-        return fail(r, "build", SP_EXIT_FAIL);
     if (stage_verify(r))
         return fail(r, "verify",
                     r->verified && r->verify.problem_count ? NIGHTLY_EXIT_VERIFY : SP_EXIT_FAIL);

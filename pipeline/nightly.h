@@ -21,11 +21,6 @@
 #define NIGHTLY_EXIT_LOCKED 4
 #define NIGHTLY_EXIT_NO_SPACE 5
 
-/* Test hook: when set to a byte offset, nightly flips that byte (modulo the
- * file size) of the staged SSTable after the build and before verify, so a
- * test can watch a corrupt build being refused. Never set it otherwise. */
-#define NIGHTLY_TEST_CORRUPT_ENV "SSTPIPE_TEST_CORRUPT_OFFSET"
-
 /* Runs one nightly build with cfg; input NULL takes the newest match of
  * [input] path (with [input] incremental: input is the base, the full dump
  * the increments are merged over; 0 is also "up to date"). Returns an exit

@@ -6,10 +6,9 @@
  * ICU and libstdc++), libarchive (which brings libxml2 again, nettle, acl
  * and lz4) and libmicrohttpd (which brings GnuTLS and p11-kit, whose
  * constructors read system configuration). Linked as usual, every process
- * loads all of them before main: about 11 ms of a 15 ms `sstpipe merge`,
- * `get` or `verify` start on the machines we measure, for libraries those
- * commands never call. Each is used by one file (wikixml.c, source.c,
- * serve_http.c), which reaches it through a table of function pointers that
+ * loads all of them before main: most of the start of `sstpipe merge`,
+ * `get` or `verify`, for libraries those commands never call. Each is used by one file (wikixml.c,
+ * source.c, serve_http.c), which reaches it through a table of function pointers that
  * sp_dynlib_load fills from dlopen the first time a parser, an archive
  * reader or a server is made. The pointers are declared with __typeof__ of
  * the library's own prototypes, so the compiler still checks every call.

@@ -50,9 +50,8 @@ int sp_pwrite_all(int fd, const void *buf, size_t n, uint64_t off, const char *n
  * when out of memory. It starts on a page boundary because the kernel's
  * copy out of the page cache slows down severalfold into a destination that
  * is not cache-line aligned, which is where glibc's malloc puts blocks of
- * 128 KiB and more (16 bytes past a page). Measured with pread of a warm
- * 509 MB file, 256 KiB at a time, on the 2-core AMD EPYC VM: 2.7 GB/s into
- * page + 16, 15 GB/s into page + 0 or + 64. */
+ * 128 KiB and more (16 bytes past a page); see tests/bench/RESULTS.md,
+ * verify. */
 void *sp_io_alloc(size_t n);
 /* Read up to n bytes, stopping early only at end of file. Returns bytes read, -1 on error. */
 ssize_t sp_read_full(int fd, void *buf, size_t n, const char *name, sp_error *err);

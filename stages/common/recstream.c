@@ -26,7 +26,6 @@ struct rs_writer {
     uint8_t *buf;
     size_t used;
     uint64_t records;
-    uint64_t bytes;
 };
 
 static int w_flush(rs_writer *w, sp_error *err) {
@@ -37,7 +36,6 @@ static int w_flush(rs_writer *w, sp_error *err) {
 }
 
 static int w_append(rs_writer *w, const void *p, size_t n, sp_error *err) {
-    w->bytes += n;
     if (w->used + n > IO_BUF) {
         if (w_flush(w, err))
             return -1;
@@ -66,7 +64,7 @@ rs_writer *rs_writer_init(int fd, const char *name, const rs_header *h, sp_error
     put_u32(hdr + 8, RS_VERSION);
     put_u32(hdr + 12, h->flags);
     put_u32(hdr + 16, h->max_value_bytes);
-    w->used = w->bytes = RS_HEADER_BYTES;
+    w->used = RS_HEADER_BYTES;
     return w;
 }
 
@@ -81,7 +79,6 @@ static int w_copy_fd(rs_writer *w, int fd, uint64_t len, sp_error *err) {
         if (sp_pread_exact(fd, w->buf + w->used, n, off, "scratch file", err))
             return -1;
         w->used += n;
-        w->bytes += n;
         off += n;
     }
     return 0;
@@ -131,10 +128,6 @@ static int writer_sink_put(void *ctx, const sp_record *rec, sp_error *err) {
 
 sp_sink rs_writer_sink(rs_writer *w) {
     return (sp_sink){.put = writer_sink_put, .ctx = w};
-}
-
-uint64_t rs_writer_bytes(const rs_writer *w) {
-    return w->bytes;
 }
 
 /* ---------------------------------------------------------------- reader */

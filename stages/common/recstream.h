@@ -46,7 +46,6 @@ int rs_writer_finish(rs_writer *w, sp_error *err);
 void rs_writer_destroy(rs_writer *w);
 /* A sink that writes into w. */
 sp_sink rs_writer_sink(rs_writer *w);
-uint64_t rs_writer_bytes(const rs_writer *w);
 
 /* ---- reader ---- */
 typedef struct rs_reader rs_reader;

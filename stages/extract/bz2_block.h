@@ -3,8 +3,8 @@
  * reader (bz2_reader.c) in place of libbz2 for every ordinary block.
  *
  * libbz2 reads Huffman codes a bit at a time and walks the inverse
- * Burrows-Wheeler transform as a single chain of dependent loads; with it a
- * bz2 build took ~1.4x the time of `lbzip2 -dc` on the same cores. This
+ * Burrows-Wheeler transform as a single chain of dependent loads, which
+ * kept a bz2 build well behind `lbzip2 -dc` on the same cores. This
  * decoder reads codes through lookup tables and walks the inverse BWT as
  * 16 chains at once, from rows spread over the block, so 16 cache misses
  * are in flight instead of one.

@@ -27,9 +27,8 @@
 #define DEFAULT_READ_BYTES (256u << 10)
 /* The base is read in larger chunks (unless a caller chose read_bytes):
  * it is most of the bytes. 1 MiB stays in a core's L2 cache (about 1 MiB)
- * from its read through its check to the write of its copied blocks (a
- * microbenchmark of the same reads, checks and 256 KiB writes of 114 MB:
- * 55 ms a run in 1 MiB chunks, 64 ms in 4 MiB ones, 7 runs each). */
+ * from its read through its check to the write of its copied blocks; a
+ * larger chunk is read from memory again by the check and the write. */
 #define BASE_READ_BYTES (1u << 20)
 /* The output's index held in memory before it goes on to a scratch file
  * (table_options.index_memory). */

@@ -26,11 +26,10 @@
  *
  * Chunks are read (pread into one reused buffer), not mapped: every page of a fresh mapping costs a
  * fault on its first touch, which a virtual machine with shadow page tables makes dear, and the
- * merge touches each page of the base once. Measured on the project's machine (a 1% merge into a
- * 114 MB table, 15 interleaved pairs, outputs removed before each run): the copy phase 111 ms
- * mapped in 4 MiB chunks, 52 ms read in 1 MiB chunks; the whole merge 0.70x the wall time and 0.58x
- * the CPU. The buffer is reused chunk after chunk, so the copied blocks the writer still points
- * into are written first (the release hook, table_source_on_release).
+ * merge touches each page of the base once, so the kernel's copy into the buffer costs less than
+ * the faults (the merge rows and notes of tests/bench/RESULTS.md). The buffer is reused
+ * chunk after chunk, so the copied blocks the writer still points into are written first (the
+ * release hook, table_source_on_release).
  */
 #include "stages/merge/table_source.h"
 
@@ -283,10 +282,6 @@ const sst_footer *table_source_footer(const table_source *t) {
     return t->f;
 }
 
-const char *table_source_path(const table_source *t) {
-    return t->set ? table_set_manifest_path(t->set) : sst_reader_path(t->r);
-}
-
 /* The index entry of the next block, which must exist (data_blocks of
  * them were checked at open). */
 static int next_first_key(table_source *t, const uint8_t **key, uint32_t *klen, sp_error *err) {
@@ -348,8 +343,8 @@ static int load_block(table_source *t, uint64_t i, sp_error *err) {
                          "block's last",
                          sst_reader_path(t->r), (unsigned long long)i,
                          (unsigned long long)(i * bs));
-    /* Cleared, not zeroed: all 1 KiB of it, every block (and in step,
-     * every record), was 6% of a merge's instructions (callgrind). */
+    /* Cleared, not zeroed: zeroing all 1 KiB of it for every block (and in
+     * step, every record) stood out in a merge's instruction profile. */
     sp_error e;
     sp_error_clear(&e);
     block_iter_init(&t->it, &t->v);

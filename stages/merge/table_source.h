@@ -47,7 +47,6 @@ merge_source *table_source_merge_source(table_source *t);
 /* A table's footer; a set's is its manifest's (records, bytes, options),
  * with data_blocks reckoned from the shard sizes (see table_source.c). */
 const sst_footer *table_source_footer(const table_source *t);
-const char *table_source_path(const table_source *t);
 
 /* What the current block is, while its first record is the current one
  * (no record of it has been passed on): true with *b filled, else false. */

@@ -54,9 +54,8 @@ struct serve_holder {
     void (*on_change)(void *ctx, const served_table *now, const sp_error *err);
     void *ctx;
 
-    pthread_mutex_t mu; /* guards cur and swaps */
+    pthread_mutex_t mu; /* guards cur */
     holder_table *cur;
-    uint64_t swaps;
 
     pthread_mutex_t check_mu; /* one check at a time (watcher, SIGHUP) */
     bool failed_valid;        /* a target that failed to open, not tried again */
@@ -86,13 +85,6 @@ served_table *serve_holder_acquire(serve_holder *h) {
     atomic_fetch_add_explicit(&t->refs, 1, memory_order_relaxed);
     pthread_mutex_unlock(&h->mu);
     return &t->pub;
-}
-
-uint64_t serve_holder_swaps(serve_holder *h) {
-    pthread_mutex_lock(&h->mu);
-    uint64_t n = h->swaps;
-    pthread_mutex_unlock(&h->mu);
-    return n;
 }
 
 /* The file the target names now: its real path and identity. A table
@@ -176,7 +168,6 @@ int serve_holder_check(serve_holder *h, sp_error *err) {
     pthread_mutex_lock(&h->mu);
     holder_table *old = h->cur;
     h->cur = t;
-    h->swaps++;
     pthread_mutex_unlock(&h->mu);
     if (h->on_change)
         h->on_change(h->ctx, &t->pub, NULL);

@@ -54,7 +54,4 @@ void served_table_release(served_table *t);
  * -1 the new table could not be opened (err set; the old one stays). */
 int serve_holder_check(serve_holder *h, sp_error *err);
 
-/* Swaps so far. */
-uint64_t serve_holder_swaps(serve_holder *h);
-
 #endif

@@ -20,10 +20,6 @@ static const double bucket_le[SERVE_LATENCY_BUCKETS] = {
     0.00001, 0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025,
     0.005,   0.01,     0.025,   0.05,   0.1,     0.25,   1,     10};
 
-const char *serve_endpoint_name(serve_endpoint ep) {
-    return ep < SERVE_EP_COUNT ? endpoint_names[ep] : "other";
-}
-
 void serve_metrics_init(serve_metrics *m) {
     memset(m, 0, sizeof *m);
 }

@@ -28,9 +28,6 @@ typedef enum serve_endpoint {
     SERVE_EP_COUNT
 } serve_endpoint;
 
-/* "get", "prefix", ..., "other". */
-const char *serve_endpoint_name(serve_endpoint ep);
-
 /* Upper bounds of the latency buckets, in seconds (+Inf is implied). */
 #define SERVE_LATENCY_BUCKETS 16
 #define SERVE_STATUS_MAX 600

@@ -19,8 +19,8 @@
 #if defined(__x86_64__) || defined(__i386__)
 /* XXH3 through libxxhash's run-time dispatch: its AVX2 or AVX-512 code where
  * the CPU has it, where the plain entry point is the SSE2 of Debian's
- * baseline; the same hashes, 1.4x to 1.5x the rate on 8 KiB blocks (the
- * check every reader makes of every block, and most of verify's work). */
+ * baseline; the same hashes at a higher rate on 8 KiB blocks (the check
+ * every reader makes of every block, and most of verify's work). */
 #include <xxh_x86dispatch.h>
 #endif
 

@@ -263,8 +263,9 @@ static __attribute__((noinline)) int get_direct(const sstpipe_table *t, const ui
 /* A plain table's lookup, which a set's routes to its shard's. */
 static int table_get(const sstpipe_table *t, const void *key, size_t klen, const void **value,
                      size_t *vlen, char **errmsg) {
-    /* Not "= {0}": zeroing the 1 KiB message on every lookup cost a warm
-     * lookup ~10% (the bench's get against profile); an error fills it. */
+    /* Not "= {0}": zeroing the 1 KiB message on every lookup is a cost a
+     * warm lookup shows (the bench's get against profile); an error fills
+     * it. */
     sp_error err;
     sp_error_clear(&err);
     /* Mapped (at open; an empty table has nothing to map and finds

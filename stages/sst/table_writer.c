@@ -28,15 +28,14 @@
  * sharing off for the rest of the table, its range read from the source
  * into the batch, silently. copy_file_range is not used: on a file system
  * without reflinks it is a splice through the page cache, a second pass
- * over bytes the merge has just read and checked (measured: 101 ms of CPU
- * against 59 ms for 109 MiB, in the commit that made this change; again
- * against writev of the checked bytes: one copy_file_range a copied run
- * made a 1% merge into a 114 MB table 1.07x slower, 21 interleaved runs).
+ * over bytes the merge has just read and checked, which cost more CPU
+ * than copying them into the batch, and made the merge slower than the
+ * writev of the checked bytes that replaced that copy.
  *
  * With table_options.background (a build on several threads) a full batch
  * is handed to a thread of the writer's own, which writes it while the
  * caller builds blocks into a second batch: the write, the kernel's copy
- * into the page cache, was a third of the CPU of a build's merge and
+ * into the page cache, is a large share of the CPU of a build's merge and
  * write phase on short pages. One batch is written at a time and every
  * other write waits for it first, so the file gets the same bytes in the
  * same order, a write for each batch as without the thread.
@@ -79,9 +78,7 @@
  * and are still in the CPU's caches (a core's L2 holds about 1 MiB), so
  * the kernel's copy into the page cache reads them from there. Written 4
  * MiB at a time, they were read from memory again: that merge spent more
- * CPU than the batch's memcpy it saved (31 interleaved pairs each, against
- * the merge that copied blocks into the batch: 256 KiB 0.91x its CPU, 4
- * MiB 1.12x). */
+ * CPU than the batch's memcpy it saved, where 256 KiB spent less. */
 #define COPY_WRITE_BYTES (256u << 10)
 /* The least index buffer with index_memory set: many longest entries. */
 #define INDEX_MIN_MEMORY (4u << 10)

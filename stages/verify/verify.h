@@ -84,7 +84,8 @@ int verify_file(const char *path, verify_report *rep, sp_error *err);
 void verify_report_print(const verify_report *rep, FILE *out);
 /* The report as a JSON object (new reference; fields in stages/verify/README.md). */
 json_t *verify_report_to_json(const verify_report *rep);
-/* {"files": [report...], "problems": total} written atomically to json_path. */
+/* {"files": [report...], "problems": total, "utf8_check": the path of
+ * verify_utf8_fast_path, or "scalar"} written atomically to json_path. */
 int verify_write_json(const verify_report *reps, size_t n, const char *json_path, sp_error *err);
 
 #endif

@@ -7,14 +7,13 @@
  * reads at once. Each worker takes the next chunk and reads it into a
  * buffer of its own a piece of PIECE_BYTES at a time (whole blocks),
  * checking each piece while it is still in the core's cache: the copy
- * that read makes costs less than a mapping of the page cache. Measured
- * on a warm 114 MB table (2-core AMD VM, process CPU time, XXH3 of every
- * 8 KiB block): 8 MiB chunks mapped with MADV_POPULATE_READ, hashed and
- * unmapped took 44-51 ms, pread into a reused 128 or 512 KiB buffer and
- * hashed 14-15 ms, into a 2 MiB one 21-25 ms: the first touch of each
- * freshly mapped 4 KiB page cost about 1.5 us, which the kernel's copy
- * (through its own mapping of the page cache) does not pay. A read also
- * gives an error, not SIGBUS, if the file shrinks meanwhile. On a cold file one
+ * that read makes costs less than a mapping of the page cache, whose
+ * first touch of each freshly mapped page is a fault (dear in a virtual
+ * machine) that the kernel's copy, through its own mapping of the page
+ * cache, does not pay; a piece much larger than the core's cache is read
+ * from memory again by the check (tests/bench/RESULTS.md, the note on
+ * verify, says when and why the mapping went). A read also gives an error, not
+ * SIGBUS, if the file shrinks meanwhile. On a cold file one
  * worker's chunk is read from the disk while another's is checked, and
  * the kernel reads ahead of each. A worker runs at most two chunks ahead
  * of the merge, which bounds what is held.

@@ -8,6 +8,7 @@
 #include "stages/common/cli.h"
 #include "stages/common/fileio.h"
 #include "stages/common/report.h"
+#include "stages/verify/verify_utf8.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -84,6 +85,10 @@ int verify_write_json(const verify_report *reps, size_t n, const char *json_path
         json_array_append_new(files, verify_report_to_json(&reps[i]));
         total += reps[i].problem_count;
     }
-    return sp_report_write_json(
-        json_pack("{s:o, s:I}", "files", files, "problems", (json_int_t)total), json_path, err);
+    /* Which code checked the keys' and values' UTF-8: this process's, so
+     * one for every file. */
+    const char *utf8 = verify_utf8_fast_path();
+    return sp_report_write_json(json_pack("{s:o, s:I, s:s}", "files", files, "problems",
+                                          (json_int_t)total, "utf8_check", utf8 ? utf8 : "scalar"),
+                                json_path, err);
 }

@@ -32,9 +32,11 @@ int verify_utf8_avx2(const uint8_t *s, size_t len);
 int verify_utf8_avx512(const uint8_t *s, size_t len);
 
 /* The path verify_utf8_fast runs, chosen once before main from what the
- * processor has: "AVX-512BW", "AVX2", or NULL (neither: it answers -1).
- * The tests hold it against the processor's own answer, as the paths'
- * answers cannot tell which one ran. */
+ * processor has: "AVX-512BW", "AVX2", or NULL (neither: it answers -1, and
+ * sp_utf8_valid checks everything). verify's JSON report names it
+ * (utf8_check), so a user can tell why verify runs slower on one machine
+ * than another; the tests hold it against the processor's own answer, as
+ * the paths' answers cannot tell which one ran. */
 const char *verify_utf8_fast_path(void);
 
 #endif

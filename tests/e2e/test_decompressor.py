@@ -1,4 +1,4 @@
-"""test_decompressor.py: `[input] decompressor` / `--decompressor` and `[sort] threads`.
+"""test_decompressor.py: `[input] decompressor` / `--decompressor` and `[build] threads`.
 
 A build through an external decompressor (zstd -dc, bzip2 -dc, and the
 README's example, lbzip2 -dc -n {threads}, which pipeline/install-deps
@@ -100,11 +100,11 @@ class DecompressorTest(E2ETest):
                     (self.bz2ms, "lbzip2 -dc -n {threads}")]
         for threads in ("1", "2", "4"):
             for src in (self.zst, self.bz2, self.bz2ms):
-                self.assertSameTable(src, "--set", f"sort.threads={threads}",
+                self.assertSameTable(src, "--set", f"build.threads={threads}",
                                      what=f"{os.path.basename(src)} built in, {threads} threads")
             for src, cmd in commands:
                 self.assertSameTable(src, "--decompressor", cmd, "--set",
-                                     f"sort.threads={threads}",
+                                     f"build.threads={threads}",
                                      what=f"{os.path.basename(src)} via '{cmd}', {threads} threads",
                                      ran=cmd.replace("{threads}", threads))
 
@@ -129,7 +129,7 @@ class DecompressorTest(E2ETest):
         self.assertEqual(self.runs(), [f"lbzip2 -dc -n {cores}"], "extract's decompressor runs")
 
     def test_config_file_and_set(self):
-        ini = self.write_file("c.ini", b"[input]\ndecompressor = zstd -dc\n[sort]\nthreads = 3\n")
+        ini = self.write_file("c.ini", b"[input]\ndecompressor = zstd -dc\n[build]\nthreads = 3\n")
         self.assertSameTable(self.zst, "-c", ini, what="-c FILE", ran="zstd -dc")
         self.assertSameTable(self.zst, "--set", "input.decompressor=zstd -dc", what="--set",
                              ran="zstd -dc")

@@ -8,8 +8,9 @@ as any build is: the staging directory renamed into builds/, then
 single `sstpipe build`'s of the same dump, byte for byte; the nightly's
 manifest lists the set's manifest and every shard with their sizes and
 checksums, and verify.json one report per shard; a second night moves
-`current` and leaves the first night's set whole; a damaged shard fails
-the night in verify (exit 3) with nothing published and `current` where it
+`current` and leaves the first night's set whole; a damaged shard (a byte
+flipped while the fault shim holds verify's open of it) fails the night in
+verify (exit 3) with nothing published and `current` where it
 was; `sstpipe serve` on the nightly directory follows the publish of a set.
 The incremental night with shards > 1 is test_nightly_set_incr.py's.
 """
@@ -25,6 +26,9 @@ import subprocess
 import tempfile
 import unittest
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "faults"))
+
+import faultlib  # noqa: E402
 from serve_client import Server, wait_for  # noqa: E402
 from sstpipe_e2e import (E2ETest, assert_manifest_measures, sstpipe, sstpipe_bin,  # noqa: E402
                          wikigen)
@@ -116,9 +120,14 @@ class NightlySet(E2ETest):
     def test_damaged_shard_is_not_published(self):
         self.assertOk(self.nightly(self.first))
         before = self.current()
-        r = subprocess.run([sstpipe_bin(), "nightly", "-c", self.ini, self.second],
-                           capture_output=True, text=True, timeout=600,
-                           env=dict(os.environ, SSTPIPE_TEST_CORRUPT_OFFSET="5000"))
+        # Verify's first open of the last shard (the 14th open of an existing
+        # file under out: the set's finishing, then verify's manifest and its
+        # shards, two opens each) is held while one byte of it is flipped.
+        with faultlib.Held("open_read:14", self.out,
+                           lambda path: faultlib.flip_byte(path, 5000)) as held:
+            r = subprocess.run([sstpipe_bin(), "nightly", "-c", self.ini, self.second],
+                               capture_output=True, text=True, timeout=600, env=held.env)
+        self.assertRegex(held.path, r"/\.staging-[^/]+/t\.sst/shard-0002\.sst$", "the call held")
         self.assertEqual(r.returncode, 3, r.stderr)
         self.assertIn("verify found", r.stderr)
         self.assertIn("shard-0002.sst", r.stderr)

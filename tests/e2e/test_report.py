@@ -1,9 +1,10 @@
 """test_report.py: the nightly's HTML pages, checked in a real browser.
 
 Nightly runs over generated dumps and a real corpus (one of them made to
-fail verify by the SSTPIPE_TEST_CORRUPT_OFFSET hook), whose input names hold
-'<', '&', markup and non-ASCII, leave report.html in every build directory
-and index.html in [output] dir. Each page:
+fail verify: a byte of its staged table flipped while the fault shim holds
+verify's open of it), whose input names hold '<', '&', markup and
+non-ASCII, leave report.html in every build directory and index.html in
+[output] dir. Each page:
 
 - is valid HTML5 by Debian's `tidy` (no error, no warning);
 - loads from disk in headless Chromium, which takes a screenshot (kept under
@@ -39,6 +40,7 @@ import sys
 
 sys.dont_write_bytecode = True  # keep the source tree clean under ctest
 
+import contextlib
 import glob
 import html.parser
 import json
@@ -55,6 +57,7 @@ import urllib.parse
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "faults"))
 
+import faultlib  # noqa: E402
 from faultlib import temp_leftovers  # noqa: E402
 from serve_client import Server  # noqa: E402
 from sstpipe_e2e import (E2ETest, assert_manifest_measures, corpora_dir, sstpipe,  # noqa: E402
@@ -195,15 +198,25 @@ class ReportTest(E2ETest):
             cls.build_peaks[os.path.realpath(dump)] = r.maxrss_kib * 1024
         # Four published nights and one refused by verify, in run order.
         for dump, corrupt in [(dumps[0], None), (dumps[1], None), (corpus, None),
-                              (dumps[1], "5000"), (dumps[2], None)]:
-            os.environ.pop("SSTPIPE_TEST_CORRUPT_OFFSET", None)
-            if corrupt:
-                os.environ["SSTPIPE_TEST_CORRUPT_OFFSET"] = corrupt
-            try:
-                cls.runs.append(sstpipe("nightly", "-c", cls.ini, dump, measure_rss=True))
-                cls.run_inputs.append((os.path.realpath(dump), corrupt is not None))
-            finally:
-                os.environ.pop("SSTPIPE_TEST_CORRUPT_OFFSET", None)
+                              (dumps[1], 5000), (dumps[2], None)]:
+            # Made to fail: verify's first open of the staged table (the
+            # second open of an existing file under out) is held while one
+            # byte of the table is flipped.
+            held = faultlib.Held("open_read:2", cls.out,
+                                 lambda path, at=corrupt: faultlib.flip_byte(path, at)) \
+                if corrupt else None
+            saved = dict(os.environ)
+            with held or contextlib.nullcontext():
+                if held:
+                    os.environ.update(held.env)
+                try:
+                    cls.runs.append(sstpipe("nightly", "-c", cls.ini, dump, measure_rss=True))
+                    cls.run_inputs.append((os.path.realpath(dump), corrupt is not None))
+                finally:
+                    os.environ.clear()
+                    os.environ.update(saved)
+            if held:
+                assert re.search(r"/\.staging-[^/]+/table\.sst$", held.path), held.path
 
     # ------------------------------------------------------------ helpers
 

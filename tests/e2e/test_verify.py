@@ -5,7 +5,7 @@ block and cluster sizes, with a summary that agrees with `info`; single-byte
 changes (a CLI-level sample; the full sweep is in tests/unit/test_verify.c),
 truncations and appended bytes give exit 1 and problem lines; files that
 cannot be checked give exit 2 and one error line; --json writes the same
-report as JSON.
+report as JSON, naming the UTF-8 check this CPU's flags call for.
 """
 
 import sys
@@ -38,6 +38,18 @@ def summaries(test, stdout):
             test.assertRegex(line, PROBLEM_RE, "verify printed a line that is neither a problem "
                              "nor a summary")
     return out
+
+
+def widest_utf8_check():
+    """The UTF-8 check verify's --json should name on this CPU: the widest
+    of its vector paths whose instructions /proc/cpuinfo lists, else
+    "scalar"."""
+    flags = set()
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("flags"):
+                flags.update(line.split(":", 1)[1].split())
+    return "AVX-512BW" if "avx512bw" in flags else "AVX2" if "avx2" in flags else "scalar"
 
 
 class VerifyTest(E2ETest):
@@ -110,6 +122,9 @@ class VerifyTest(E2ETest):
         with open(report) as f:
             doc = json.load(f)
         self.assertEqual(doc["problems"], 1)
+        # The UTF-8 check named is the widest this CPU has, by the kernel's
+        # account of its flags.
+        self.assertEqual(doc["utf8_check"], widest_utf8_check())
         g, b = doc["files"]
         self.assertEqual((g["file"], g["ok"], g["problem_count"]), (good, True, 0))
         self.assertEqual(g["records"], parse_info(self, good)["records"])

@@ -16,6 +16,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -133,6 +134,78 @@ def wait_stopped(test, proc):
                 return
         time.sleep(0.01)
     test.fail(f"the run did not stop in {PATIENCE} s")
+
+
+class Held:
+    """The run's call fault ("open_read:2") under fault_dir is held, that
+    thread alone, while on_hold(the call's path) runs; then the run goes
+    on. Use: with Held(...) as h: run with h.env (the shim's variables over
+    base); afterwards h.path is the path held ("" if the run never got
+    there). An exception in on_hold is raised again at the with's end."""
+
+    def __init__(self, fault, fault_dir, on_hold, base=os.environ):
+        self.where = tempfile.mkdtemp(prefix="sstpipe-held-")
+        self.fifo, self.log = os.path.join(self.where, "hold"), os.path.join(self.where, "log")
+        os.mkfifo(self.fifo)
+        self.env = shim_env(base, f"{fault}:HOLD", fault_dir, self.log)
+        self.env["SSTPIPE_FAULT_HOLD"] = self.fifo
+        self.on_hold, self.path, self.error = on_hold, "", None
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self.watch, daemon=True)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.done.set()
+        self.thread.join()
+        shutil.rmtree(self.where, True)
+        if self.error and not exc[0]:
+            raise self.error
+
+    def fired(self):
+        try:
+            with open(self.log) as f:
+                for line in f:
+                    if line.startswith("fired "):
+                        return line.rstrip("\n").split(" ", 3)[3]
+        except FileNotFoundError:  # the shim writes it when the process starts
+            pass
+        return ""
+
+    def watch(self):
+        while not self.done.is_set() and not self.path:
+            self.path = self.fired()
+            time.sleep(0.01)
+        if not self.path:
+            return
+        try:
+            self.on_hold(self.path)
+        except BaseException as e:  # noqa: B902 (raised again in the test's thread)
+            self.error = e
+        # Lets the held thread go: a writer that opens and closes the FIFO
+        # (not blocking, so a run killed while held leaves no hung test).
+        while not self.done.is_set():
+            try:
+                os.close(os.open(self.fifo, os.O_WRONLY | os.O_NONBLOCK))
+                return
+            except OSError as e:
+                if e.errno != errno.ENXIO:  # ENXIO: the held thread has not opened it yet
+                    raise
+            time.sleep(0.01)
+
+
+def flip_byte(path, offset):
+    """Inverts the byte at offset (modulo the file's size) of path, in place;
+    returns the offset flipped."""
+    with open(path, "r+b") as f:
+        off = offset % os.fstat(f.fileno()).st_size
+        f.seek(off)
+        b = f.read(1)[0]
+        f.seek(off)
+        f.write(bytes([b ^ 0xFF]))
+    return off
 
 
 def run(argv, fault=None, fault_dir=None, env=None, timeout=300, preload=True, trace=False):

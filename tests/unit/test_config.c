@@ -268,7 +268,7 @@ static void test_bad_values_in_file(void **state) {
         {"[sort]\nmemory = lots\n", ":2: [sort] memory: 'lots' is not a size"},
         {"[sort]\nmemory = 512K\n", ":2: [sort] memory: '512K' must be from 1M to"},
         {"[sort]\nfan_in = 1\n", "[sort] fan_in: '1' must be 0 (automatic) or a whole number"},
-        {"[sort]\nthreads = -2\n", "[sort] threads: '-2' must be a whole number from 0 to 1024"},
+        {"[build]\nthreads = -2\n", "[build] threads: '-2' must be a whole number from 0 to 1024"},
         {"[truncate]\nmax_bytes = 0\n", "[truncate] max_bytes: '0' must be from 1 to"},
         {"[truncate]\nmax_bytes = 8G\n", "[truncate] max_bytes: '8G' must be from 1 to"},
         {"[profile]\ncold = maybe\n", ":2: [profile] cold: 'maybe' is not a boolean"},
@@ -336,6 +336,8 @@ static void test_file_structure_errors(void **state) {
                                       "block_size?)"},
         {"[output]\nKeep = 3\n", "unknown key [output] Keep (did you mean [output] keep?)"},
         {"[sort]\ntmpdir = /x\n", "unknown key [sort] tmpdir (did you mean [sort] tmp_dir?)"},
+        /* The old name of [build] threads, gone: its new name is offered. */
+        {"[sort]\nthreads = 2\n", ":2: unknown key [sort] threads (did you mean [build] threads?)"},
         {"[sort]\ncolour = red\n", ":2: unknown key [sort] colour\0"},
         {"[sst]\nblock_size = 4K\n[sts]\n", ":3: unknown section [sts] (did you mean [sst]?)"},
         {"[nonsense]\n", ":1: unknown section [nonsense] (sections: [input] [extract]"},
@@ -382,6 +384,8 @@ static void test_set_errors(void **state) {
         {"block_size=4K", "--set block_size=4K: expected section.key=value (did you mean [sst] "
                           "block_size?)"},
         {"sst.block_size", "--set sst.block_size: expected section.key=value"},
+        {"sort.threads=2", "--set sort.threads=2: unknown key [sort] threads (did you mean "
+                           "[build] threads?)"},
         {"profile.cold=2", "--set profile.cold=2: [profile] cold: '2' is not a boolean"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
