@@ -4,8 +4,11 @@ The property: for dumps D1 ... Dn, merging the tables built from each holds
 exactly the records (`dump --jsonl`) of one build of D1 ... Dn concatenated
 as one dump, and with --canonical it is that build byte for byte. Checked on
 every corpus and the edge-case dump, each split into parts (consecutive
-pages, plus a part that edits pages of the first and adds new ones), every
-part in every input form, and on generated dumps, one in each compression.
+pages, plus a part that edits pages of the first and adds new ones), and on
+generated dumps. The parts are plain XML: a table's bytes do not depend on
+the form its dump came in (test_roundtrip.py builds every corpus in every
+form, test_decompressor.py compares the tables), so merge reads the same
+tables whatever the form.
 Also: unchanged base blocks are copied (the -v line counts them, and as
 many output blocks hold a base block's bytes), inputs of
 other block sizes are re-encoded, one input gives back its own bytes, the
@@ -110,24 +113,21 @@ class MergeTest(E2ETest):
                             f"{name} {form}: --canonical differs from the build of the whole")
         self.assertVerifies(out, canon)
 
-    def test_property_every_source_and_form(self):
+    def test_property_every_source(self):
         for name, xml_fn, _ in sources():
-            xml = xml_fn()
-            parts, whole = parts_of(xml, seed=len(name))
-            for form in ("plain", "gz", "bz2", "bz2_multistream", "xz", "zst", "utf16"):
-                with self.subTest(source=name, form=form):
-                    self.check_property(name, parts, whole, form)
+            parts, whole = parts_of(xml_fn(), seed=len(name))
+            with self.subTest(source=name):
+                self.check_property(name, parts, whole, "plain")
 
     def test_property_generated(self):
-        """Generated dumps, a seed for each compression, the parts in it.
-        (Before, the dump was also written in a compressed format and left
-        unread: every part was merged from plain XML.)"""
-        for seed, form in enumerate(("plain", "gz", "bz2", "bz2_multistream", "xz", "zst"), 3):
-            with self.subTest(seed=seed, form=form):
+        """Generated dumps of three seeds, values cut short so that a block
+        holds many records."""
+        for seed in (3, 4, 5):
+            with self.subTest(seed=seed):
                 plain = wikigen(self.path(f"gen{seed}.xml"), "3M", str(seed), "xml")
                 with open(plain, "rb") as f:
                     parts, whole = parts_of(f.read(), seed)
-                self.check_property(f"gen{seed}", parts, whole, form, "--max-bytes", "300")
+                self.check_property(f"gen{seed}", parts, whole, "plain", "--max-bytes", "300")
 
     def test_small_delta_copies_blocks(self):
         """A 1% increment into a base: nearly every base block is copied, and
