@@ -22,6 +22,7 @@ import hashlib
 import os
 import shlex
 import shutil
+import tempfile
 import unittest
 
 from sstpipe_e2e import (E2ETest, check_error_line, corpus_files, load_xml, sstpipe, to_bz2,
@@ -43,11 +44,32 @@ exec {real} "$@"
 
 
 class DecompressorTest(E2ETest):
-    def setUp(self):
-        super().setUp()
+    @classmethod
+    def setUpClass(cls):
+        """The inputs and the built-in decoders' table, made once: every
+        test reads them and none changes them."""
         corpus = [p for p in corpus_files() if "206pages" in p]
         if not corpus:
-            self.skipTest("enwiki-206pages corpus not found")
+            raise unittest.SkipTest("enwiki-206pages corpus not found")
+        cls.inputs = tempfile.mkdtemp(prefix="sstpipe-decompressor-")
+        cls.addClassCleanup(shutil.rmtree, cls.inputs, True)
+        xml = load_xml(corpus[0])
+        made = {}
+        for name, data in (("d.xml", xml), ("d.xml.zst", to_zst(xml)),
+                           ("d.xml.bz2", to_bz2(xml)),
+                           ("d-multi.xml.bz2", to_bz2_multistream(xml))):
+            made[name] = os.path.join(cls.inputs, name)
+            with open(made[name], "wb") as f:
+                f.write(data)
+        cls.xml, cls.zst = made["d.xml"], made["d.xml.zst"]
+        cls.bz2, cls.bz2ms = made["d.xml.bz2"], made["d-multi.xml.bz2"]
+        cls.want = os.path.join(cls.inputs, "want.sst")
+        r = sstpipe("build", cls.xml, "-o", cls.want)
+        assert r.code == 0, r.describe()
+        cls.want_sha = sha256(cls.want)
+
+    def setUp(self):
+        super().setUp()
         self.ran_log = self.path("ran.log")
         bin_dir = self.path("bin")
         os.mkdir(bin_dir)
@@ -61,14 +83,6 @@ class DecompressorTest(E2ETest):
         path = os.environ["PATH"]
         self.addCleanup(os.environ.__setitem__, "PATH", path)
         os.environ["PATH"] = bin_dir + os.pathsep + path
-        xml = load_xml(corpus[0])
-        self.xml = self.write_file("d.xml", xml)
-        self.zst = self.write_file("d.xml.zst", to_zst(xml))
-        self.bz2 = self.write_file("d.xml.bz2", to_bz2(xml))
-        self.bz2ms = self.write_file("d-multi.xml.bz2", to_bz2_multistream(xml))
-        self.want = self.path("want.sst")
-        self.build(self.xml, self.want)
-        self.want_sha = sha256(self.want)
 
     def assertInstalled(self, tool):
         self.assertNotIn(tool, self.missing,
