@@ -22,17 +22,16 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "e2e"))
 
-from sstpipe_e2e import sstpipe_bin  # noqa: E402
+from sstpipe_e2e import SANITIZED, sstpipe_bin  # noqa: E402
 
 # tests/faults/run sets this: every call index, both errnos, more
 # iterations and longer load. ctest runs the brief version.
 LONG = os.environ.get("SSTPIPE_FAULTS_LONG") == "1"
-# Set by tests/CMakeLists.txt in a build with -DSSTPIPE_SANITIZE=ON. There the
-# brief version is smaller again (brief()): every call index and iteration
+# In a build with -DSSTPIPE_SANITIZE=ON (sstpipe_e2e.SANITIZED) the brief
+# version is smaller again (brief()): every call index and iteration
 # was judged by the plain suite, and the sanitizers look for memory errors on
 # the same paths, which the first and last calls of each kind (where files
 # are created, committed and renamed) and a few between still take.
-SANITIZED = os.environ.get("SSTPIPE_SANITIZED") == "1"
 
 
 def brief(n):
