@@ -34,6 +34,8 @@
 
 #include <cmocka.h>
 
+#include "test_syscr.h"
+
 static char dir[64];
 static char table[128];
 
@@ -94,19 +96,6 @@ int io_uring_submit_and_wait(struct io_uring *ring, unsigned wait_nr) {
         reads += ring->sq.sqes[h & ring->sq.ring_mask].opcode == IORING_OP_READ;
     atomic_fetch_add(&uring_reads_seen[gettid() != test_tid], reads);
     return real_submit_and_wait(ring, wait_nr);
-}
-
-/* The kernel's count of this process's read system calls. */
-static unsigned long read_syscalls(void) {
-    char text[1024];
-    FILE *f = fopen("/proc/self/io", "r");
-    assert_non_null(f);
-    size_t n = fread(text, 1, sizeof text - 1, f);
-    fclose(f);
-    text[n] = 0;
-    const char *p = strstr(text, "syscr: ");
-    assert_non_null(p);
-    return strtoul(p + 7, NULL, 10);
 }
 
 /* What a run of profile_run read, as seen outside it. */

@@ -24,6 +24,8 @@
 
 #include <cmocka.h>
 
+#include "test_syscr.h"
+
 #define BS 4096u
 #define CS 512u
 #define MVB 40u
@@ -114,19 +116,6 @@ static void test_get_mapped(void **state) {
     sstpipe_table *t = open_mode(f->path, false);
     gets_every_key(t, &f->s);
     sstpipe_close(t);
-}
-
-/* The kernel's count of this process's read system calls. */
-static unsigned long read_syscalls(void) {
-    char text[1024];
-    FILE *fp = fopen("/proc/self/io", "r");
-    assert_non_null(fp);
-    size_t n = fread(text, 1, sizeof text - 1, fp);
-    fclose(fp);
-    text[n] = 0;
-    const char *p = strstr(text, "syscr: ");
-    assert_non_null(p);
-    return strtoul(p + 7, NULL, 10);
 }
 
 static void test_get_direct(void **state) {
