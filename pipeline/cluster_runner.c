@@ -17,6 +17,8 @@
  */
 #include "pipeline/cluster_runner_internal.h"
 
+#include "stages/common/clock.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -28,7 +30,6 @@
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 extern char **environ;
@@ -146,9 +147,8 @@ int runner_interrupted(const runner_signals *s, const char *what, sp_error *err)
 }
 
 void runner_stage_ended(const cluster_runner_options *o, size_t k) {
-    struct timespec ts;
-    if (o->stage_end && clock_gettime(CLOCK_MONOTONIC, &ts) == 0)
-        o->stage_end[k] = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+    if (o->stage_end)
+        o->stage_end[k] = (double)sp_clock_ns() / 1e9;
 }
 
 char *runner_log_path(const char *dir, const char *stage, int index, int attempt) {
