@@ -31,6 +31,15 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SANITIZED = os.environ.get("SSTPIPE_SANITIZED") == "1"
 
 
+def every_form_of(name):
+    """Whether the dump of sources() named name goes through every input
+    form here: always in the plain suite; in a sanitized build only the
+    largest corpus (many buffer refills) and the edge-case dump (every edge
+    case), the others as plain XML, as the sanitizers look for memory errors
+    on each decoder's paths, which those two take."""
+    return not SANITIZED or name in ("enwiki_206pages", "edge")
+
+
 def env_path(name):
     """The value of env var name; skips the test (clearly) when it is unset."""
     value = os.environ.get(name)

@@ -34,9 +34,9 @@ import termios
 import time
 import unittest
 
-from sstpipe_e2e import (FORMS, SANITIZED, E2ETest, parse_stats, run, sources, sstpipe,
-                         sstpipe_bin, to_bz2, to_bz2_multistream, to_gz, to_zst, wikigen,
-                         wikigen_bin)
+from sstpipe_e2e import (FORMS, SANITIZED, E2ETest, every_form_of, parse_stats, run, sources,
+                         sstpipe, sstpipe_bin, to_bz2, to_bz2_multistream, to_gz, to_zst,
+                         wikigen, wikigen_bin)
 
 # (threads, chunk size); the first is the reference.
 SETTINGS = [("1", "1M"), ("2", "4K"), ("8", "4K"), ("2", "64K")]
@@ -86,20 +86,16 @@ class SameOutputsTest(E2ETest):
 # libarchive (plain XML; xz and zst take the same path), plus UTF-16 for the
 # parser's encoding switch. test_roundtrip.py builds every form.
 POOL_FORMS = ("plain", "gz", "bz2", "bz2_multistream", "utf16")
-# In a sanitized build the other dumps go through the pool as plain XML and
+# In a sanitized build only some dumps take every form (every_form_of) and
 # each generated format is one profile's: the plain suite judges every
-# combination, and the sanitizers look for memory errors on each way in,
-# which these still take (the largest corpus: many refills; the edge dump:
-# every edge case).
-SANITIZED_FULL = ("enwiki_206pages", "edge")
+# combination.
 
 
 class ParallelParseTest(SameOutputsTest):
     def test_corpora_and_edge_dump_every_form(self):
         for name, xml_of, _ in sources():
             xml = xml_of()
-            full = not SANITIZED or name in SANITIZED_FULL
-            for form in POOL_FORMS if full else ("plain",):
+            for form in POOL_FORMS if every_form_of(name) else ("plain",):
                 suffix, encode = FORMS[form]
                 src = self.write_file(f"{name}-{form}{suffix}", encode(xml))
                 r = self.assertSameOutputs(src, f"{name} ({form})",

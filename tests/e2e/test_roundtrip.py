@@ -25,10 +25,7 @@ import re
 import unittest
 
 import reference
-from sstpipe_e2e import (FORMS, SANITIZED, E2ETest, parse_info, sources, sstpipe)
-
-# The dumps a sanitized build takes through every form and option set.
-SANITIZED_FULL = ("enwiki_206pages", "edge")
+from sstpipe_e2e import (FORMS, E2ETest, every_form_of, parse_info, sources, sstpipe)
 
 _refs = {}
 
@@ -118,7 +115,7 @@ def _add_tests():
         return
 
     for name, xml_fn, orig in srcs:
-        full = not SANITIZED or name in SANITIZED_FULL
+        full = every_form_of(name)
         for form, (suffix, encode) in FORMS.items():
             if not full and form != "plain":
                 continue
