@@ -11,7 +11,7 @@
  * This library sits before the stage libraries: it uses their header
  * constants (limits, defaults) but never calls them, and no stage library
  * uses it. Turning a config into the stages' option structs is
- * pipeline/config_apply.h; the command line (pipeline/command/command.h) fills a
+ * config/config_apply.h; the command line (pipeline/command/command.h) fills a
  * config from -c FILE, --set and the flags declared with a key, and hands
  * it to the command.
  */

@@ -5,10 +5,10 @@
  */
 #include "config/keys.h"
 
+#include "stages/common/record.h"
 #include "stages/common/size.h"
 #include "stages/sort/sorter.h"
 #include "stages/sst/format.h"
-#include "stages/truncate/truncate.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -44,7 +44,7 @@ const key_info config_keys[CONFIG_KEY_COUNT] = {
      * ("1T") would be a memory hazard rather than a setting; a table needs
      * far less anyway (a value must fit one block of at most 1M). */
     [CONFIG_TRUNCATE_MAX_BYTES] = {"truncate", "max_bytes", KT_SIZE, 1, GIB,
-                                   TRUNCATE_DEFAULT_MAX_BYTES, NULL,
+                                   SP_DEFAULT_MAX_VALUE_BYTES, NULL,
                                    "longest value kept, cut on a UTF-8 character boundary"},
     [CONFIG_SORT_MEMORY] = {"sort", "memory", KT_SIZE, SORT_MIN_MEMORY, 1024 * GIB,
                             SORT_DEFAULT_MEMORY, NULL,

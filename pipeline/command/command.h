@@ -11,7 +11,7 @@
  *   - the parser (command.c): -c FILE and --set (config_parse_args), then the
  *     flags through getopt_long built from the table; a flag with a key is
  *     stored in the config with the flag as its origin, so the stage options
- *     all come from config keys (pipeline/config_apply.h); the operand count
+ *     all come from config keys (config/config_apply.h); the operand count
  *     is checked; then run() gets an sp_cmdline;
  *   - `sstpipe CMD --help` (help.c) and `sstpipe --help` (the summaries);
  *   - whatever else needs the option lists, by walking the same table:

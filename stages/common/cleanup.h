@@ -11,7 +11,7 @@
 #define SSTPIPE_COMMON_CLEANUP_H
 
 /* Installs the signal handlers once. Only a program's main calls it
- * (pipeline/main.c, data/wikigen.c): library code never takes a process's
+ * (pipeline/command/main.c, data/wikigen.c): library code never takes a process's
  * signals (a server would die of a client's SIGPIPE, Python would lose
  * Ctrl-C), it only registers its paths, which a program that installed no
  * handlers simply never needs. */

@@ -21,6 +21,11 @@
  * values up to 163 bytes, 1 KiB blocks 675, 2 KiB blocks 1699. */
 #define SP_MAX_KEY_BYTES 320
 
+/* The default cut of a value (the truncate stage's max_bytes), which the
+ * writer also records as a table's max_value_bytes when it is given none:
+ * the product's 1 KB. */
+#define SP_DEFAULT_MAX_VALUE_BYTES 1024
+
 typedef struct sp_record {
     const uint8_t *key;
     uint32_t key_len;

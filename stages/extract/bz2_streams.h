@@ -4,7 +4,7 @@
  * Wikimedia's -multistream dumps are many bzip2 streams end to end (the
  * header and <siteinfo>, then 100 pages a stream), so a part of the file
  * that begins at a stream start decompresses on its own. A cluster build
- * cuts such a dump into map tasks there (pipeline/cluster_plan.h). When
+ * cuts such a dump into map tasks there (pipeline/cluster/cluster_plan.h). When
  * the dump's -multistream-index.txt.bz2 is not at hand, the starts are
  * found in the compressed bytes: a stream begins, at a byte boundary, with
  * "BZh" and a level digit followed by the 48-bit block magic (or the end of

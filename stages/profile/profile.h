@@ -78,7 +78,7 @@ int profile_write_svg(const profile_result *res, const char *svg_path, sp_error 
  * What the latency chart is drawn from: the histogram of every lookup and
  * the CDF sampled at PROFILE_CHART_CDF ranks, small enough to travel in the
  * JSON report ("latency_chart"), so a page made later from profile.json or
- * the nightly manifest (stages/report) draws the same picture without the
+ * the nightly manifest (pipeline/nightly) draws the same picture without the
  * latencies themselves.
  */
 #define PROFILE_CHART_BINS 60

@@ -1,5 +1,5 @@
 /*
- * serve_pages.h: the nightly's HTML pages (stages/report), served read-only
+ * serve_pages.h: the nightly's HTML pages (pipeline/nightly), served read-only
  * from the output directory `sstpipe serve NIGHTLY_DIR` follows:
  *
  *   GET /                              NIGHTLY_DIR/index.html

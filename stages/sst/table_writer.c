@@ -45,12 +45,12 @@
 #include "stages/common/clock.h"
 #include "stages/common/fileio.h"
 #include "stages/common/key.h"
+#include "stages/common/record.h"
 #include "stages/common/size.h"
 #include "stages/sst/block.h"
 #include "stages/sst/coding.h"
 #include "stages/sst/format.h"
 #include "stages/sst/index_cursor.h"
-#include "stages/truncate/truncate.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -137,7 +137,7 @@ struct table_writer {
 void table_options_init(table_options *opts) {
     opts->block_size = SST_DEFAULT_BLOCK_SIZE;
     opts->cluster_size = SST_DEFAULT_CLUSTER_SIZE;
-    opts->max_value_bytes = TRUNCATE_DEFAULT_MAX_BYTES;
+    opts->max_value_bytes = SP_DEFAULT_MAX_VALUE_BYTES;
     opts->index_memory = 0;
     opts->background = false;
 }

@@ -14,8 +14,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define TRUNCATE_DEFAULT_MAX_BYTES 1024
-
 typedef struct truncator {
     uint64_t max_bytes;
     sp_sink next;

@@ -297,7 +297,7 @@ class E2ETest(unittest.TestCase):
 def wait_older(*paths, seconds=2.5, bound=30):
     """Waits until each file's ctime is more than `seconds` in the past
     (bounded): the incremental nightly records a dump's checksum only for a
-    file unchanged for 2 s before it was hashed (pipeline/nightly_sums.h)."""
+    file unchanged for 2 s before it was hashed (pipeline/nightly/nightly_sums.h)."""
     deadline = time.monotonic() + bound
     while any(time.time_ns() - os.stat(p).st_ctime_ns <= seconds * 1e9 for p in paths):
         if time.monotonic() > deadline:

@@ -1,6 +1,6 @@
 """test_faults_nightly_set_incr.py: I/O faults and SIGKILL at every call of an
 incremental nightly that publishes a table set ([cluster] shards > 1;
-pipeline/nightly_incr_set.c), test_faults_nightly_incr.py's sweep for that path.
+pipeline/nightly/nightly_incr_set.c), test_faults_nightly_incr.py's sweep for that path.
 
 The state before each faulted run: a published night (the base built as a
 3-shard set and cached, one day's increment of two new pages cached as a

@@ -1,5 +1,5 @@
 """test_nightly_set_incr.py: the incremental nightly through the cluster with
-[cluster] shards > 1 (pipeline/nightly_incr_set.c).
+[cluster] shards > 1 (pipeline/nightly/nightly_incr_set.c).
 
 The base is built once as a table set and cached (cache/base-...-3shards.set),
 each daily increment as one small table, and each night publishes a set

@@ -2,14 +2,14 @@
  * fuzz_report.c: libFuzzer target for the nightly report page.
  *
  * The input is a manifest.json: parsed by jansson, then drawn as
- * report.html (stages/report), which walks every member a page shows,
+ * report.html (pipeline/nightly), which walks every member a page shows,
  * with whatever types and sizes the input gives them (a stage list of
  * strings, a config whose sections are numbers, a latency chart with too
  * many bins, ...). Nothing in a manifest is trusted; crashes, sanitizer
  * reports and leaks are findings. The page must also end whole.
  */
 #include "fuzz_file.h"
-#include "stages/report/report.h"
+#include "pipeline/nightly/report.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -6,9 +6,9 @@
  */
 #include "config/config.h"
 
+#include "stages/common/record.h"
 #include "stages/sort/sorter.h"
 #include "stages/sst/format.h"
-#include "stages/truncate/truncate.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -62,7 +62,7 @@ static void test_defaults(void **state) {
     (void)state;
     sp_config cfg;
     config_init(&cfg);
-    assert_int_equal(cfg.truncate.max_bytes, TRUNCATE_DEFAULT_MAX_BYTES);
+    assert_int_equal(cfg.truncate.max_bytes, SP_DEFAULT_MAX_VALUE_BYTES);
     assert_int_equal(cfg.sort.memory, SORT_DEFAULT_MEMORY);
     assert_int_equal(cfg.sst.block_size, SST_DEFAULT_BLOCK_SIZE);
     assert_int_equal(cfg.sst.cluster_size, SST_DEFAULT_CLUSTER_SIZE);

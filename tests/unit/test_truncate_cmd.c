@@ -4,8 +4,8 @@
  * a failure leaves no output file.
  */
 #include "pipeline/command/commands.h"
+#include "stages/common/record.h"
 #include "stages/common/recstream.h"
-#include "stages/truncate/truncate.h"
 
 #include <fcntl.h>
 #include <setjmp.h>
@@ -106,7 +106,7 @@ static void test_default_keeps_short_values(void **state) {
     int fd = open(out_path, O_RDONLY);
     rs_reader *r = rs_reader_init(fd, out_path, &err);
     assert_non_null(r);
-    assert_int_equal(rs_reader_header(r)->max_value_bytes, TRUNCATE_DEFAULT_MAX_BYTES);
+    assert_int_equal(rs_reader_header(r)->max_value_bytes, SP_DEFAULT_MAX_VALUE_BYTES);
     assert_int_equal(rs_reader_header(r)->flags, 0);
     sp_record rec;
     for (int i = 0; i < 4; i++) {

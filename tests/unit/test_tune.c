@@ -5,8 +5,8 @@
  * boundary.
  */
 #include "config/config.h"
-#include "stages/tune/tune_report.h"
-#include "stages/tune/tune_sample.h"
+#include "pipeline/tune/tune_report.h"
+#include "pipeline/tune/tune_sample.h"
 
 #include <setjmp.h>
 #include <stdarg.h>

@@ -3,8 +3,8 @@
  * parsing, the latency histogram against exact percentiles, and short runs
  * whose figures must agree with each other and leave no test file behind.
  */
-#include "stages/tune/iotest.h"
-#include "stages/tune/latency_hist.h"
+#include "pipeline/tune/iotest.h"
+#include "pipeline/tune/latency_hist.h"
 
 #include <setjmp.h>
 #include <stdarg.h>

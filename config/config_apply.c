@@ -1,0 +1,51 @@
+/* config_apply.c: config values into stage options; see config_apply.h. */
+#include "config/config_apply.h"
+
+/* An empty text key means "not set". */
+static const char *unless_empty(const char *s) {
+    return *s ? s : NULL;
+}
+
+void config_apply_extract(const sp_config *cfg, extract_options *opts) {
+    opts->namespaces = cfg->extract.namespace_count ? cfg->extract.namespaces : NULL;
+    opts->namespace_count = cfg->extract.namespace_count;
+    opts->skip_redirects = cfg->extract.skip_redirects;
+    opts->tmp_dir = unless_empty(cfg->sort.tmp_dir);
+    opts->threads = (unsigned)cfg->build.threads;
+    opts->chunk_bytes = (size_t)cfg->build.chunk_size;
+    opts->decompressor = unless_empty(cfg->input.decompressor);
+}
+
+void config_apply_sort(const sp_config *cfg, sort_options *opts) {
+    opts->memory = cfg->sort.memory;
+    opts->tmp_dir = unless_empty(cfg->sort.tmp_dir);
+    opts->fan_in = (unsigned)cfg->sort.fan_in;
+}
+
+void config_apply_table(const sp_config *cfg, table_options *opts) {
+    opts->block_size = (uint32_t)cfg->sst.block_size;
+    opts->cluster_size = (uint32_t)cfg->sst.cluster_size;
+    opts->max_value_bytes = (uint32_t)cfg->truncate.max_bytes;
+}
+
+void config_apply_build(const sp_config *cfg, build_options *opts) {
+    config_apply_extract(cfg, &opts->extract);
+    opts->max_bytes = cfg->truncate.max_bytes;
+    config_apply_sort(cfg, &opts->sort);
+    config_apply_table(cfg, &opts->table);
+}
+
+void config_apply_verify(const sp_config *cfg, verify_options *opts) {
+    opts->read_size = (size_t)cfg->verify.read_size;
+    opts->max_problems = (size_t)cfg->verify.max_problems;
+    opts->threads = (unsigned)cfg->verify.threads;
+}
+
+void config_apply_profile(const sp_config *cfg, profile_options *opts) {
+    opts->n = cfg->profile.lookups;
+    opts->cold = cfg->profile.cold;
+    opts->threads = (unsigned)cfg->profile.threads;
+    opts->queue_depth = (unsigned)cfg->profile.queue_depth;
+    opts->misses_pct = cfg->profile.misses;
+    opts->seed = cfg->profile.seed;
+}

@@ -1,0 +1,32 @@
+/*
+ * config_apply.h: turns an sp_config (config/config.h) into the option
+ * structs of the stages: the one place where a config key becomes a stage
+ * option, for every command and for nightly. It lives in pipeline/ because
+ * the config library is linked before the stages and must not depend on
+ * them; the commands (pipeline/command/) sit above both.
+ *
+ * Each function sets every field of opts the config covers; call the
+ * stage's *_options_init first. Pointers in the filled options (tmp_dir,
+ * namespaces, decompressor) point into cfg, so cfg must outlive them.
+ */
+#ifndef SSTPIPE_PIPELINE_CONFIG_APPLY_H
+#define SSTPIPE_PIPELINE_CONFIG_APPLY_H
+
+#include "config/config.h"
+#include "pipeline/build/build.h"
+#include "stages/extract/extract.h"
+#include "stages/profile/profile.h"
+#include "stages/sort/sorter.h"
+#include "stages/sst/table_writer.h"
+#include "stages/verify/verify.h"
+
+void config_apply_extract(const sp_config *cfg, extract_options *opts);
+void config_apply_sort(const sp_config *cfg, sort_options *opts);
+/* Block and cluster size; max_value_bytes is [truncate] max_bytes. */
+void config_apply_table(const sp_config *cfg, table_options *opts);
+void config_apply_build(const sp_config *cfg, build_options *opts);
+void config_apply_verify(const sp_config *cfg, verify_options *opts);
+/* n = [profile] lookups, which must then be > 0 for profile_run. */
+void config_apply_profile(const sp_config *cfg, profile_options *opts);
+
+#endif

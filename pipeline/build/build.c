@@ -1,0 +1,239 @@
+/*
+ * build.c: the fused pipeline behind `sstpipe build` and `sstpipe nightly`.
+ *
+ * extract -> truncate -> sorter runs as one chain of sinks while the dump is
+ * read (run formation); sorter_finish then merges straight into the table
+ * writer. With several parsing threads each has its own chain: its
+ * truncator and its part of the sort (sorter_split), so records are
+ * truncated, sorted into runs and spilled on the thread that parsed them,
+ * and the merge puts them back in dump order (parse_pool.h, sorter.h).
+ * Extract keeps only max_bytes + 1 bytes of each page's text (the one extra
+ * byte tells truncate where a character boundary falls), so no page,
+ * however long, costs more memory than that. The result is the same file,
+ * byte for byte, as the four stage commands piped together.
+ */
+#include "pipeline/build/build.h"
+
+#include "stages/truncate/truncate.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+void build_options_init(build_options *opts) {
+    memset(opts, 0, sizeof *opts);
+    extract_options_init(&opts->extract);
+    opts->max_bytes = SP_DEFAULT_MAX_VALUE_BYTES;
+    sort_options_init(&opts->sort);
+    table_options_init(&opts->table);
+}
+
+static double now_wall(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static double now_cpu(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Between the extract stage's hook and the caller's. */
+typedef struct progress_relay {
+    const build_options *opts;
+    build_progress now;
+    sp_sink table; /* writing: the table writer, counted on the way */
+} progress_relay;
+
+static void relay_extract(void *ctx, const extract_stats *so_far) {
+    progress_relay *r = ctx;
+    r->now.input_bytes = so_far->input_bytes;
+    r->now.xml_bytes = so_far->xml_bytes;
+    r->now.pages = so_far->pages;
+    r->now.records_read = so_far->records;
+    r->opts->progress(r->opts->progress_ctx, &r->now);
+}
+
+/* extract_part's hooks over a sort part. */
+static void part_begin(void *ctx, uint64_t place) {
+    sort_part_begin(ctx, place);
+}
+
+static void part_end(void *ctx) {
+    sort_part_end(ctx);
+}
+
+/* One chain per parsing thread: parts[i] -> truncators[i] -> sort part i. */
+typedef struct thread_chains {
+    unsigned n;
+    truncator *truncators;
+    extract_part *parts;
+} thread_chains;
+
+static int chains_init(thread_chains *c, unsigned n, sorter *so, uint64_t max_bytes,
+                       sp_error *err) {
+    c->n = n;
+    c->truncators = calloc(n, sizeof *c->truncators);
+    c->parts = calloc(n, sizeof *c->parts);
+    if (!c->truncators || !c->parts)
+        return sp_errorf(err, "build: out of memory for %u threads", n);
+    if (sorter_split(so, n, err))
+        return -1;
+    for (unsigned i = 0; i < n; i++) {
+        sort_part *part = sorter_part(so, i);
+        truncator_init(&c->truncators[i], max_bytes, sort_part_sink(part));
+        c->parts[i] = (extract_part){.sink = truncator_sink(&c->truncators[i]),
+                                     .begin = part_begin,
+                                     .end = part_end,
+                                     .ctx = part};
+    }
+    return 0;
+}
+
+static void chains_destroy(thread_chains *c) {
+    free(c->truncators);
+    free(c->parts);
+}
+
+static int relay_put(void *ctx, const sp_record *rec, sp_error *err) {
+    progress_relay *r = ctx;
+    if (sp_sink_put(&r->table, rec, err))
+        return -1;
+    if (++r->now.records_written % (64 * 1024) == 0)
+        r->opts->progress(r->opts->progress_ctx, &r->now);
+    return 0;
+}
+
+/* Resource figures of a finished run. */
+static void finish_stats(build_stats *stats, uint64_t truncated, sorter *so, double w0, double c0,
+                         double w1, double c1) {
+    double w2 = now_wall(), c2 = now_cpu();
+    stats->truncated = truncated;
+    stats->sort = *sorter_stats(so);
+    stats->read_phase = (stage_times){w1 - w0, c1 - c0};
+    stats->write_phase = (stage_times){w2 - w1, c2 - c1};
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) == 0)
+        stats->peak_rss_bytes = (uint64_t)ru.ru_maxrss * 1024;
+}
+
+int build_sorted(const char *input, const build_options *opts, const sp_sink *sink,
+                 build_stats *stats, sp_error *err) {
+    build_stats local;
+    if (!stats)
+        stats = &local;
+    memset(stats, 0, sizeof *stats);
+    if (opts->max_bytes == 0 || opts->max_bytes > UINT32_MAX)
+        return sp_errorf(err, "max-bytes must be from 1 to 4294967295");
+    sorter *so = sorter_init(&opts->sort, err);
+    if (!so)
+        return -1;
+
+    truncator tr;
+    truncator_init(&tr, opts->max_bytes, sorter_sink(so));
+    sp_sink to_truncate = truncator_sink(&tr);
+    extract_options xopts = opts->extract;
+    xopts.value_cap = opts->max_bytes + 1;
+    xopts.threads = extract_threads(&xopts);
+    thread_chains chains = {0};
+    if (xopts.threads > 1) {
+        if (chains_init(&chains, xopts.threads, so, opts->max_bytes, err)) {
+            chains_destroy(&chains);
+            sorter_destroy(so);
+            return -1;
+        }
+        xopts.parts = chains.parts;
+    }
+    progress_relay relay = {.opts = opts, .now = {.phase = BUILD_READING}};
+    xopts.progress = opts->progress ? relay_extract : NULL;
+    xopts.progress_ctx = &relay;
+
+    double w0 = now_wall(), c0 = now_cpu();
+    int rc = extract_file(input, &xopts, &to_truncate, &stats->extract, err);
+    double w1 = now_wall(), c1 = now_cpu();
+    if (rc == 0) {
+        sp_sink to_table = *sink;
+        if (opts->progress) {
+            relay.now.phase = BUILD_WRITING;
+            relay.now.input_bytes = stats->extract.input_bytes;
+            relay.now.xml_bytes = stats->extract.xml_bytes;
+            relay.now.pages = stats->extract.pages;
+            relay.now.records_total = stats->extract.records;
+            relay.table = to_table;
+            to_table = (sp_sink){.put = relay_put, .ctx = &relay};
+            opts->progress(opts->progress_ctx, &relay.now);
+        }
+        rc = sorter_finish(so, &to_table, err);
+    }
+    uint64_t truncated = tr.truncated;
+    for (unsigned i = 0; i < chains.n; i++)
+        truncated += chains.truncators[i].truncated;
+    chains_destroy(&chains);
+    finish_stats(stats, truncated, so, w0, c0, w1, c1);
+    sorter_destroy(so);
+    return rc;
+}
+
+int build_run(const char *input, const char *output, const build_options *opts, build_stats *stats,
+              sp_error *err) {
+    build_stats local;
+    if (!stats)
+        stats = &local;
+    memset(stats, 0, sizeof *stats);
+
+    if (opts->max_bytes == 0 || opts->max_bytes > UINT32_MAX)
+        return sp_errorf(err, "max-bytes must be from 1 to 4294967295");
+    table_options topts = opts->table;
+    topts.max_value_bytes = (uint32_t)opts->max_bytes;
+    /* With more than one thread the table's writes go on a thread of
+     * their own while the merge goes on (table_writer.h); with one,
+     * nothing more is started. */
+    topts.background = extract_threads(&opts->extract) > 1;
+    /* Options are checked, and the output created, before the dump is read:
+     * a bad block size or an unwritable directory fails in milliseconds,
+     * not after an hour of decompression. */
+    table_writer *tw = table_writer_init(output, &topts, err);
+    if (!tw)
+        return -1;
+    sp_sink to_table = table_writer_sink(tw);
+    int rc = build_sorted(input, opts, &to_table, stats, err);
+    /* The write phase includes the table's index, footer and fsync. */
+    double w = now_wall(), c = now_cpu();
+    if (rc == 0)
+        rc = table_writer_finish(tw, err);
+    stats->write_phase.wall_seconds += now_wall() - w;
+    stats->write_phase.cpu_seconds += now_cpu() - c;
+    stats->table = *table_writer_stats(tw);
+    table_writer_destroy(tw);
+    return rc;
+}
+
+void build_print_stats(FILE *out, const build_stats *s) {
+    char line[256];
+    extract_stats_format(&s->extract, line, sizeof line);
+    fprintf(out, "%s\n", line);
+    truncate_stats_format(s->extract.records, s->truncated, line, sizeof line);
+    fprintf(out, "%s\n", line);
+    sort_stats_format(&s->sort, line, sizeof line);
+    fprintf(out, "%s\n", line);
+    table_stats_format(&s->table, line, sizeof line);
+    fprintf(out, "%s\n", line);
+    fprintf(out,
+            "build: read_seconds=%.3f write_seconds=%.3f cpu_seconds=%.3f peak_rss=%llu "
+            "read_cpu_seconds=%.3f parse_cpu_seconds=%.3f caller_cpu_seconds=%.3f "
+            "write_cpu_seconds=%.3f write_background_cpu_seconds=%.3f "
+            "write_background_batches=%llu write_commit_seconds=%.3f parse_chunks=%llu "
+            "stream_cuts=%llu guessed_cuts=%llu\n",
+            s->read_phase.wall_seconds, s->write_phase.wall_seconds,
+            s->read_phase.cpu_seconds + s->write_phase.cpu_seconds,
+            (unsigned long long)s->peak_rss_bytes, s->read_phase.cpu_seconds,
+            s->extract.parse_cpu_seconds, s->extract.caller_cpu_seconds, s->write_phase.cpu_seconds,
+            s->table.background_cpu_seconds, (unsigned long long)s->table.background_batches,
+            (double)s->table.commit_ns / 1e9, (unsigned long long)s->extract.parse_chunks,
+            (unsigned long long)s->extract.stream_cuts,
+            (unsigned long long)s->extract.guessed_cuts);
+}

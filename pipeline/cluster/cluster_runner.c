@@ -1,0 +1,476 @@
+/*
+ * cluster_runner.c: cluster_run and what the three runners share; see
+ * cluster_runner.h and cluster_runner_internal.h.
+ *
+ * Why the signals are held rather than handled: cancelling a run means
+ * killing processes and running scancel, which a signal handler cannot do
+ * (sstpipe's handler, cleanup.h, exits at once). Held, a SIGTERM waits in a
+ * signalfd that every runner's wait loop polls beside its children; once the
+ * runner has stopped everything, the mask is restored and the signal raised
+ * again, so it ends the process exactly as it would have, only later.
+ *
+ * Processes are started with posix_spawn (the caller may have threads, and
+ * spawn does nothing between fork and exec), each in a process group of its
+ * own: a task's shell and everything it started are stopped together, and a
+ * Ctrl-C at the terminal reaches sstpipe alone, which then stops the tasks
+ * in order rather than having them die under it.
+ */
+#include "pipeline/cluster/cluster_runner_internal.h"
+
+#include "stages/common/clock.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/pidfd.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+/* Enough of a log's end to find its last line in. */
+#define TAIL_BYTES 4096
+
+void cluster_runner_options_init(cluster_runner_options *o) {
+    memset(o, 0, sizeof *o);
+    o->kind = CLUSTER_RUNNER_LOCAL;
+    o->retries = 2;
+}
+
+static const char *const kind_names[] = {"local", "parallel", "slurm"};
+
+int cluster_runner_kind_parse(const char *name, int *kind, sp_error *err) {
+    for (int k = 0; k < 3; k++)
+        if (!strcmp(name, kind_names[k])) {
+            *kind = k;
+            return 0;
+        }
+    return sp_errorf(err, "unknown cluster runner '%s' (expected local, parallel or slurm)", name);
+}
+
+const char *cluster_runner_kind_name(int kind) {
+    return kind >= 0 && kind < 3 ? kind_names[kind] : "?";
+}
+
+int cluster_run(const cluster_runner_options *o, const cluster_stage *stages, size_t n,
+                sp_error *err) {
+    if (!o->log_dir || !*o->log_dir)
+        return sp_errorf(err, "cluster runner: no log directory given");
+    for (size_t i = 0; i < n; i++)
+        if (!stages[i].name || !*stages[i].name || !stages[i].argv || !stages[i].argv[0] ||
+            stages[i].ntasks < 1)
+            return sp_errorf(err,
+                             "cluster runner: stage %zu ('%s') has no name, no command or "
+                             "no task",
+                             i, stages[i].name ? stages[i].name : "");
+    if (o->retries < 0 || o->jobs < 0)
+        return sp_errorf(err, "cluster runner: retries and jobs must not be negative");
+    if (runner_make_log_dir(o->log_dir, err))
+        return -1;
+    runner_signals sig;
+    if (runner_signals_hold(&sig, err))
+        return -1;
+    int rc;
+    switch (o->kind) {
+    case CLUSTER_RUNNER_LOCAL:
+        rc = cluster_run_local(o, stages, n, &sig, err);
+        break;
+    case CLUSTER_RUNNER_PARALLEL:
+        rc = cluster_run_parallel(o, stages, n, &sig, err);
+        break;
+    case CLUSTER_RUNNER_SLURM:
+        rc = cluster_run_slurm(o, stages, n, &sig, err);
+        break;
+    default:
+        rc = sp_errorf(err, "cluster runner: unknown kind %d", o->kind);
+    }
+    runner_signals_release(&sig, o->signal_out);
+    return rc;
+}
+
+int runner_signals_hold(runner_signals *s, sp_error *err) {
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGHUP);
+    s->caught = 0;
+    int rc = pthread_sigmask(SIG_BLOCK, &set, &s->old_mask);
+    if (rc) {
+        errno = rc;
+        return sp_errorf_errno(err, "cluster runner: cannot hold signals");
+    }
+    s->fd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+    if (s->fd < 0) {
+        sp_errorf_errno(err, "cluster runner: cannot create a signalfd");
+        pthread_sigmask(SIG_SETMASK, &s->old_mask, NULL);
+        return -1;
+    }
+    return 0;
+}
+
+int runner_signals_check(runner_signals *s) {
+    struct signalfd_siginfo si;
+    while (read(s->fd, &si, sizeof si) == (ssize_t)sizeof si)
+        if (!s->caught)
+            s->caught = (int)si.ssi_signo;
+    return s->caught;
+}
+
+int runner_signals_sleep(runner_signals *s, int ms) {
+    struct pollfd p = {.fd = s->fd, .events = POLLIN};
+    if (!runner_signals_check(s))
+        while (poll(&p, 1, ms) < 0 && errno == EINTR)
+            ;
+    return runner_signals_check(s);
+}
+
+void runner_signals_release(runner_signals *s, int *out) {
+    runner_signals_check(s);
+    close(s->fd);
+    pthread_sigmask(SIG_SETMASK, &s->old_mask, NULL);
+    if (out)
+        *out = s->caught;
+    else if (s->caught)
+        raise(s->caught);
+}
+
+int runner_interrupted(const runner_signals *s, const char *what, sp_error *err) {
+    const char *abbrev = sigabbrev_np(s->caught);
+    return sp_errorf(err, "interrupted by SIG%s: %s", abbrev ? abbrev : "?", what);
+}
+
+void runner_stage_ended(const cluster_runner_options *o, size_t k) {
+    if (o->stage_end)
+        o->stage_end[k] = (double)sp_clock_ns() / 1e9;
+}
+
+char *runner_log_path(const char *dir, const char *stage, int index, int attempt) {
+    char *p;
+    return asprintf(&p, "%s/%s-%d.%d.log", dir, stage, index, attempt) < 0 ? NULL : p;
+}
+
+int runner_make_log_dir(const char *dir, sp_error *err) {
+    /* Only a missing one is made: a caller's mkdir counts stay its own
+     * (the fault tests count them). */
+    struct stat st;
+    if (stat(dir, &st) && (errno != ENOENT || (mkdir(dir, 0777) && errno != EEXIST)))
+        return sp_errorf_errno(err, "cannot create log directory %s", dir);
+    if (stat(dir, &st))
+        return sp_errorf_errno(err, "cannot use log directory %s", dir);
+    if (!S_ISDIR(st.st_mode))
+        return sp_errorf(err, "log directory %s is not a directory", dir);
+    return 0;
+}
+
+void runner_log_last_line(const char *path, char *buf, size_t size) {
+    char tail[TAIL_BYTES + 1];
+    ssize_t n = -1;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        off_t end = lseek(fd, 0, SEEK_END);
+        off_t from = end > TAIL_BYTES ? end - TAIL_BYTES : 0;
+        n = end < 0 ? -1 : pread(fd, tail, (size_t)(end - from), from);
+        close(fd);
+    }
+    if (n < 0) {
+        snprintf(buf, size, "(its log cannot be read)");
+        return;
+    }
+    while (n > 0 && strchr(" \t\r\n", tail[n - 1]))
+        n--;
+    tail[n] = '\0';
+    char *line = tail + n;
+    while (line > tail && line[-1] != '\n')
+        line--;
+    if (!*line) {
+        snprintf(buf, size, "(its log is empty)");
+        return;
+    }
+    for (char *p = line; *p; p++)
+        if ((unsigned char)*p < 0x20 || *p == 0x7f)
+            *p = ' ';
+    snprintf(buf, size, "%s", line);
+}
+
+void runner_log_error_line(const char *path, const char *prog, char *buf, size_t size) {
+    runner_log_last_line(path, buf, size);
+    /* A log that others write to as well (GNU parallel's own, which ends
+     * with its "This job failed" lines): the last line the program wrote. */
+    const char *base = strrchr(prog, '/');
+    char want[128];
+    snprintf(want, sizeof want, "%s: ", base ? base + 1 : prog);
+    if (!strncmp(buf, want, strlen(want)))
+        return;
+    FILE *f = fopen(path, "r");
+    char line[1024];
+    while (f && fgets(line, sizeof line, f))
+        if (!strncmp(line, want, strlen(want))) {
+            line[strcspn(line, "\r\n")] = '\0';
+            snprintf(buf, size, "%s", line);
+        }
+    if (f)
+        fclose(f);
+}
+
+void runner_describe_status(int wstatus, char *buf, size_t size) {
+    if (WIFSIGNALED(wstatus)) {
+        snprintf(buf, size, "killed by signal %d", WTERMSIG(wstatus));
+    } else if (WIFEXITED(wstatus)) {
+        snprintf(buf, size, "exit %d", WEXITSTATUS(wstatus));
+    } else {
+        snprintf(buf, size, "wait status %#x", (unsigned)wstatus);
+    }
+}
+
+/* s without a leading prefix (and the ": " after it), when it has it. */
+static const char *skip_prefix(const char *s, const char *prefix) {
+    size_t n = strlen(prefix);
+    return n && !strncmp(s, prefix, n) && !strncmp(s + n, ": ", 2) ? s + n + 2 : s;
+}
+
+int runner_task_failed(const cluster_runner_options *o, const cluster_stage *st, int index,
+                       int attempts, const char *why, const char *log, sp_error *err) {
+    char name[256], line[512], tries[48] = "";
+    if (o->describe)
+        o->describe(o->describe_ctx, st->name, index, name, sizeof name);
+    else
+        snprintf(name, sizeof name, "%s task %d (of %d)", st->name, index, st->ntasks);
+    if (attempts > 1)
+        snprintf(tries, sizeof tries, ", attempt %d of %d", attempts, attempts);
+    /* Its own error line says "sstpipe: map task 3 (...): why": the
+     * program's name and the task's are already in the line we write. */
+    runner_log_error_line(log, st->argv[0], line, sizeof line);
+    const char *prog = strrchr(st->argv[0], '/');
+    const char *rest = skip_prefix(line, prog ? prog + 1 : st->argv[0]);
+    rest = skip_prefix(rest, name);
+    if (line[0] == '(') /* the log is empty or unreadable: nothing to quote */
+        rest = "";
+    return sp_errorf(err, "%s: %s%s%s%s (log: %s)", name, why, tries, *rest ? ": " : "", rest, log);
+}
+
+char **runner_task_argv(char *const *argv, int index, char num[16]) {
+    size_t n = 0;
+    while (argv[n])
+        n++;
+    char **a = malloc((n + 3) * sizeof *a);
+    if (!a)
+        return NULL;
+    memcpy(a, argv, n * sizeof *a);
+    snprintf(num, 16, "%d", index);
+    a[n] = "--task";
+    a[n + 1] = num;
+    a[n + 2] = NULL;
+    return a;
+}
+
+int runner_spawn(char *const *argv, int out_fd, int err_fd, pid_t *pid, int *pidfd, sp_error *err) {
+    int null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (null_fd < 0)
+        return sp_errorf_errno(err, "cannot open /dev/null");
+    posix_spawn_file_actions_t fa;
+    posix_spawnattr_t attr;
+    sigset_t none, all;
+    sigemptyset(&none);
+    sigfillset(&all);
+    int rc = posix_spawn_file_actions_init(&fa);
+    if (!rc && (rc = posix_spawnattr_init(&attr)))
+        posix_spawn_file_actions_destroy(&fa);
+    if (!rc) {
+        if (!(rc = posix_spawn_file_actions_adddup2(&fa, null_fd, STDIN_FILENO)) &&
+            !(rc = posix_spawn_file_actions_adddup2(&fa, out_fd, STDOUT_FILENO)) &&
+            !(rc = posix_spawn_file_actions_adddup2(&fa, err_fd, STDERR_FILENO)) &&
+            !(rc = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
+                                                       POSIX_SPAWN_SETSIGDEF)) &&
+            !(rc = posix_spawnattr_setpgroup(&attr, 0)) &&
+            !(rc = posix_spawnattr_setsigmask(&attr, &none)) &&
+            !(rc = posix_spawnattr_setsigdefault(&attr, &all)))
+            rc = posix_spawnp(pid, argv[0], &fa, &attr, argv, environ);
+        posix_spawnattr_destroy(&attr);
+        posix_spawn_file_actions_destroy(&fa);
+    }
+    close(null_fd);
+    if (rc) {
+        errno = rc;
+        return sp_errorf_errno(err, "cannot run %s", argv[0]);
+    }
+    /* Linux 5.3 and later: what lets a wait loop poll tasks and signals. */
+    if ((*pidfd = pidfd_open(*pid, 0)) < 0) {
+        sp_errorf_errno(err, "cannot open a pidfd for %s", argv[0]);
+        kill(-*pid, SIGKILL);
+        while (waitpid(*pid, NULL, 0) < 0 && errno == EINTR)
+            ;
+        return -1;
+    }
+    return 0;
+}
+
+/* Whether the process behind pidfd exits within ms. */
+static bool exits_within(int pidfd, int ms) {
+    struct pollfd p = {.fd = pidfd, .events = POLLIN};
+    int n;
+    while ((n = poll(&p, 1, ms)) < 0 && errno == EINTR)
+        ;
+    return n != 0;
+}
+
+void runner_stop(pid_t pid, int pidfd, int sig, int grace_ms) {
+    kill(-pid, sig);
+    if (!exits_within(pidfd, grace_ms))
+        kill(-pid, SIGKILL);
+    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+        ;
+    /* What the leader left behind in its group (a task's own children). */
+    kill(-pid, SIGKILL);
+    close(pidfd);
+}
+
+/* Appends what fd has to *buf (of *len bytes, *cap allocated); 0 at end of
+ * file, 1 when more may come, -1 on error. */
+static int drain(int fd, char **buf, size_t *len, size_t *cap) {
+    if (*cap - *len < 4096) {
+        size_t ncap = *cap ? *cap * 2 : 8192;
+        char *b = realloc(*buf, ncap);
+        if (!b)
+            return -1;
+        *buf = b;
+        *cap = ncap;
+    }
+    ssize_t r = read(fd, *buf + *len, *cap - *len - 1);
+    if (r < 0)
+        return errno == EINTR || errno == EAGAIN ? 1 : -1;
+    *len += (size_t)r;
+    (*buf)[*len] = '\0';
+    return r > 0;
+}
+
+int runner_capture(char *const *argv, char **out, char *errline, size_t errline_size, int *wstatus,
+                   sp_error *err) {
+    int op[2] = {-1, -1}, ep[2] = {-1, -1};
+    char *ob = NULL, *eb = NULL;
+    size_t olen = 0, ocap = 0, elen = 0, ecap = 0;
+    pid_t pid;
+    int pidfd = -1;
+    if (pipe2(op, O_CLOEXEC) || pipe2(ep, O_CLOEXEC)) {
+        sp_errorf_errno(err, "cannot create a pipe for %s", argv[0]);
+        goto fail;
+    }
+    if (runner_spawn(argv, op[1], ep[1], &pid, &pidfd, err))
+        goto fail;
+    close(op[1]);
+    close(ep[1]);
+    op[1] = ep[1] = -1;
+    bool oopen = true, eopen = true;
+    while (oopen || eopen) {
+        struct pollfd p[2] = {{.fd = oopen ? op[0] : -1, .events = POLLIN},
+                              {.fd = eopen ? ep[0] : -1, .events = POLLIN}};
+        if (poll(p, 2, -1) < 0 && errno != EINTR)
+            break;
+        int r;
+        if (oopen && p[0].revents && (r = drain(op[0], &ob, &olen, &ocap)) <= 0)
+            oopen = false;
+        if (eopen && p[1].revents && (r = drain(ep[0], &eb, &elen, &ecap)) <= 0)
+            eopen = false;
+    }
+    close(pidfd);
+    while (waitpid(pid, wstatus, 0) < 0 && errno == EINTR)
+        ;
+    close(op[0]);
+    close(ep[0]);
+    if (!ob && !(ob = calloc(1, 1))) {
+        free(eb);
+        return sp_errorf(err, "out of memory");
+    }
+    /* The last non-empty line of stderr. */
+    size_t e = elen;
+    while (e > 0 && strchr(" \t\r\n", eb[e - 1]))
+        e--;
+    size_t b = e;
+    while (b > 0 && eb[b - 1] != '\n')
+        b--;
+    snprintf(errline, errline_size, "%.*s", (int)(e - b), eb ? eb + b : "");
+    free(eb);
+    *out = ob;
+    return 0;
+fail:
+    for (int i = 0; i < 2; i++) {
+        if (op[i] >= 0)
+            close(op[i]);
+        if (ep[i] >= 0)
+            close(ep[i]);
+    }
+    return -1;
+}
+
+void runner_words_free(char **words) {
+    if (!words)
+        return;
+    for (char **w = words; *w; w++)
+        free(*w);
+    free(words);
+}
+
+int runner_split_words(const char *s, const char *what, char ***words, size_t *n, sp_error *err) {
+    size_t len = strlen(s), count = 0;
+    /* At most one word per two characters, and a word no longer than s. */
+    char **w = calloc(len / 2 + 2, sizeof *w);
+    char *word = malloc(len + 1);
+    if (!w || !word) {
+        free(w);
+        free(word);
+        return sp_errorf(err, "out of memory");
+    }
+    const char *p = s;
+    for (;;) {
+        while (*p == ' ' || *p == '\t' || *p == '\n')
+            p++;
+        if (!*p)
+            break;
+        size_t k = 0;
+        while (*p && *p != ' ' && *p != '\t' && *p != '\n') {
+            if (*p == '\'') {
+                const char *q = strchr(p + 1, '\'');
+                if (!q)
+                    goto unterminated;
+                memcpy(word + k, p + 1, (size_t)(q - p - 1));
+                k += (size_t)(q - p - 1);
+                p = q + 1;
+            } else if (*p == '"') {
+                for (p++; *p != '"'; p++) {
+                    if (!*p)
+                        goto unterminated;
+                    if (*p == '\\' && p[1] && strchr("\"\\$`", p[1]))
+                        p++;
+                    word[k++] = *p;
+                }
+                p++;
+            } else if (*p == '\\') {
+                /* A trailing backslash stands for itself. */
+                word[k++] = p[1] ? p[1] : '\\';
+                p += p[1] ? 2 : 1;
+            } else {
+                word[k++] = *p++;
+            }
+        }
+        if (!(w[count] = strndup(word, k))) {
+            free(word);
+            runner_words_free(w);
+            return sp_errorf(err, "out of memory");
+        }
+        count++;
+    }
+    free(word);
+    *words = w;
+    *n = count;
+    return 0;
+unterminated:
+    free(word);
+    runner_words_free(w);
+    return sp_errorf(err, "%s: unterminated quote at offset %zu in '%s'", what, (size_t)(p - s), s);
+}

@@ -1,0 +1,749 @@
+/*
+ * cluster_task.c: map, reduce and finish of a cluster build; see
+ * cluster_task.h.
+ *
+ * A map task's records come out of the sort in key order, so the shard a
+ * record belongs to only ever grows: the partitioning sink moves from one
+ * shard's table writer to the next, and every shard gets a table (an
+ * empty one when the range holds none of the task's keys), so a reduce
+ * task never has to tell "no keys" from "not done".
+ */
+#include "pipeline/cluster/cluster_task.h"
+
+#include "config/config_apply.h"
+#include "pipeline/build/build.h"
+#include "stages/common/cleanup.h"
+#include "stages/common/fileio.h"
+#include "stages/extract/extract.h"
+#include "stages/extract/source.h"
+#include "stages/merge/table_merge.h"
+#include "stages/sst/sstpipe.h"
+#include "stages/sst/table_set.h"
+#include "stages/sst/table_writer.h"
+#include "stages/verify/verify.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <jansson.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+/* The dump's header read before a later task's streams: at most this much
+ * XML of its first stream. */
+#define HEAD_MAX ((size_t)4 << 20)
+static const char closing_tag[] = "</mediawiki>\n";
+
+/* snprintf for paths (vsnprintf: a path is at most PATH_MAX, whatever the
+ * compiler can prove about its parts); a longer one is cut, and then
+ * fails to open, named in the error. */
+static void pathf(char *buf, size_t cap, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void pathf(char *buf, size_t cap, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, cap, fmt, ap);
+    va_end(ap);
+}
+
+static double process_cpu(void) {
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru))
+        return 0;
+    return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+           (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+}
+
+static double wall_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* This process's peak resident memory in KiB (VmHWM: of this program
+ * alone, unlike ru_maxrss, which carries its parent's from before exec);
+ * 0 when /proc cannot say. */
+static uint64_t peak_rss_kib(void) {
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    unsigned long long kib = 0;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "VmHWM: %llu kB", &kib) == 1)
+            break;
+    if (f)
+        fclose(f);
+    return kib;
+}
+
+static int make_dir(const char *path, sp_error *err) {
+    if (mkdir(path, 0777) && errno != EEXIST)
+        return sp_errorf_errno(err, "%s: cannot create the directory", path);
+    return 0;
+}
+
+static int sync_dir(const char *path, sp_error *err) {
+    int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return sp_errorf_errno(err, "%s: cannot open the directory", path);
+    int rc = fsync(fd) ? sp_errorf_errno(err, "%s: fsync failed", path) : 0;
+    close(fd);
+    return rc;
+}
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    return remove(path) && errno != ENOENT ? -1 : 0;
+}
+
+/* rm -r path; 0 when it is gone. */
+static int remove_tree(const char *path) {
+    return nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS) && errno != ENOENT ? -1 : 0;
+}
+
+static void map_dir(const cluster_plan *p, size_t task, char *buf, size_t cap) {
+    pathf(buf, cap, "%s/map/%05zu", p->dir, task);
+}
+
+static void shard_name(unsigned shard, char *buf, size_t cap) {
+    snprintf(buf, cap, "shard-%04u.sst", shard);
+}
+
+bool cluster_map_done(const cluster_plan *p, size_t task) {
+    char path[PATH_MAX];
+    map_dir(p, task, path, sizeof path);
+    return access(path, F_OK) == 0;
+}
+
+/* ------------------------------------------------------------ map */
+
+/* The XML before the first <page> of the dump's first stream: the
+ * <mediawiki> start tag and <siteinfo>, which a later task's streams need
+ * in front of them to be a document. */
+static int read_head(const cluster_plan *p, const cluster_input *in, char **head, size_t *len,
+                     sp_error *err) {
+    source_slice slice = {.start = 0, .length = in->head_end};
+    source *src = source_open_with(in->path, &(source_options){.threads = 1, .slice = &slice}, err);
+    if (!src)
+        return -1;
+    (void)p;
+    char *buf = malloc(HEAD_MAX + 1);
+    size_t got = 0;
+    int rc = buf ? 0 : sp_errorf(err, "out of memory");
+    while (rc == 0 && got < HEAD_MAX) {
+        ssize_t r = source_read(src, buf + got, HEAD_MAX - got, err);
+        if (r < 0)
+            rc = -1;
+        if (r <= 0)
+            break;
+        got += (size_t)r;
+    }
+    source_close(src);
+    if (rc) {
+        free(buf);
+        return -1;
+    }
+    buf[got] = '\0';
+    char *page = NULL;
+    for (char *s = buf; (s = memmem(s, got - (size_t)(s - buf), "<page", 5)); s += 5)
+        if (s + 5 < buf + got && (s[5] == '>' || s[5] == ' ' || s[5] == '\t' || s[5] == '\n')) {
+            page = s;
+            break;
+        }
+    if (!page && got == HEAD_MAX) {
+        free(buf);
+        return sp_errorf(err, "%s: the first stream holds more than %zu MiB of XML before a page",
+                         in->path, HEAD_MAX >> 20);
+    }
+    *len = page ? (size_t)(page - buf) : got;
+    *head = buf;
+    return 0;
+}
+
+typedef struct partition {
+    const cluster_plan *plan;
+    table_writer **writers;
+    unsigned cur;
+    uint64_t records;
+} partition;
+
+static int partition_put(void *ctx, const sp_record *rec, sp_error *err) {
+    partition *pt = ctx;
+    /* Keys arrive in order: the shard only moves up. */
+    while (pt->cur + 1 < pt->plan->shards &&
+           cluster_plan_shard_of(pt->plan, rec->key, rec->key_len) > pt->cur)
+        pt->cur++;
+    pt->records++;
+    return table_writer_add(pt->writers[pt->cur], rec, err);
+}
+
+/* This host's name as a file name's part: '/' and '-' (the separator
+ * before the pid) made '_'. */
+static void host_name(char *buf, size_t cap) {
+    snprintf(buf, cap, "host");
+    gethostname(buf, cap - 1);
+    buf[cap - 1] = '\0';
+    for (char *c = buf; *c; c++)
+        if (*c == '/' || *c == '-')
+            *c = '_';
+}
+
+/* Removes the entries of dir named prefix + host + "-" + pid (files or
+ * trees) whose process is gone: dead attempts of this host (a live one, or
+ * another host's, may still be running). */
+static void remove_dead_temps(const char *dir, const char *prefix, const char *host) {
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (strncmp(e->d_name, prefix, strlen(prefix)))
+            continue;
+        const char *rest = e->d_name + strlen(prefix);
+        const char *dash = strrchr(rest, '-');
+        if (!dash || (size_t)(dash - rest) != strlen(host) || strncmp(rest, host, strlen(host)))
+            continue;
+        long pid = strtol(dash + 1, NULL, 10);
+        if (pid > 0 && kill((pid_t)pid, 0) && errno == ESRCH) {
+            char path[PATH_MAX];
+            pathf(path, sizeof path, "%s/%s", dir, e->d_name);
+            remove_tree(path);
+        }
+    }
+    closedir(d);
+}
+
+static int map_run(const cluster_plan *p, size_t task, unsigned threads, uint64_t memory,
+                   cluster_task_stats *st, sp_error *err) {
+    const cluster_map_task *t = &p->maps[task];
+    const cluster_input *in = &p->inputs[t->input];
+    char maps[PATH_MAX], final[PATH_MAX], tmp[PATH_MAX], host[128], prefix[64];
+    pathf(maps, sizeof maps, "%s/map", p->dir);
+    map_dir(p, task, final, sizeof final);
+    if (access(final, F_OK) == 0) {
+        st->skipped = true;
+        return 0;
+    }
+    host_name(host, sizeof host);
+    if (make_dir(maps, err))
+        return -1;
+    snprintf(prefix, sizeof prefix, ".tmp-%05zu-", task);
+    remove_dead_temps(maps, prefix, host);
+    pathf(tmp, sizeof tmp, "%s/.tmp-%05zu-%s-%ld", maps, task, host, (long)getpid());
+    /* Registered before it exists (the name is this process's own), so no
+     * signal between the two can leave it behind. */
+    int slot = sp_cleanup_add(tmp);
+    if (make_dir(tmp, err)) {
+        sp_cleanup_remove(slot);
+        return -1;
+    }
+
+    sp_config cfg;
+    build_options opts;
+    build_options_init(&opts);
+    char *head = NULL;
+    size_t head_len = 0;
+    table_writer **writers = calloc(p->shards, sizeof *writers);
+    int rc = -1;
+    if (cluster_plan_config(p, &cfg, err))
+        goto out;
+    config_apply_build(&cfg, &opts);
+    if (opts.extract.threads == 0)
+        opts.extract.threads = threads;
+    if (memory)
+        opts.sort.memory = memory < SORT_MIN_MEMORY ? SORT_MIN_MEMORY : memory;
+    st->memory = opts.sort.memory;
+    st->threads = extract_threads(&opts.extract);
+    /* A task's slice: the whole file, or its streams framed as a document. */
+    bool whole = t->start == 0 && t->end == in->size;
+    source_slice slice = {.start = t->start, .length = t->end - t->start};
+    if (!whole) {
+        if (t->start > 0 && read_head(p, in, &head, &head_len, err))
+            goto out;
+        slice.head = head;
+        slice.head_len = head_len;
+        if (t->end < in->size) {
+            slice.tail = closing_tag;
+            slice.tail_len = sizeof closing_tag - 1;
+        }
+        opts.extract.slice = &slice;
+    }
+    table_options topts = opts.table;
+    topts.max_value_bytes = (uint32_t)opts.max_bytes;
+    if (!writers) {
+        sp_errorf(err, "out of memory");
+        goto out;
+    }
+    for (unsigned r = 0; r < p->shards; r++) {
+        char name[32], path[PATH_MAX];
+        shard_name(r, name, sizeof name);
+        pathf(path, sizeof path, "%s/%s", tmp, name);
+        if (!(writers[r] = table_writer_init(path, &topts, err)))
+            goto out;
+    }
+    partition pt = {.plan = p, .writers = writers};
+    sp_sink sink = {.put = partition_put, .ctx = &pt};
+    build_stats bs;
+    if (build_sorted(in->path, &opts, &sink, &bs, err))
+        goto out;
+    st->input_bytes = bs.extract.input_bytes - (whole ? 0 : t->start);
+    st->xml_bytes = bs.extract.xml_bytes;
+    st->records = pt.records;
+    for (unsigned r = 0; r < p->shards; r++) {
+        if (table_writer_finish(writers[r], err))
+            goto out;
+        st->output_bytes += table_writer_stats(writers[r])->file_size;
+    }
+    if (sync_dir(tmp, err))
+        goto out;
+    if (rename(tmp, final)) {
+        /* Another attempt committed first: its output is the same. */
+        if (errno != ENOTEMPTY && errno != EEXIST) {
+            sp_errorf_errno(err, "%s: cannot commit as %s", tmp, final);
+            goto out;
+        }
+        remove_tree(tmp);
+    }
+    rc = sync_dir(maps, err);
+out:
+    for (unsigned r = 0; writers && r < p->shards; r++)
+        table_writer_destroy(writers[r]);
+    free(writers);
+    free(head);
+    config_destroy(&cfg);
+    if (rc)
+        remove_tree(tmp);
+    sp_cleanup_remove(slot);
+    return rc;
+}
+
+int cluster_map(const cluster_plan *p, size_t task, unsigned threads, uint64_t memory,
+                cluster_task_stats *st, sp_error *err) {
+    cluster_task_stats local;
+    if (!st)
+        st = &local;
+    memset(st, 0, sizeof *st);
+    char what[PATH_MAX + 128];
+    if (task >= p->n_maps)
+        return sp_errorf(err, "%s: no map task %zu (the plan has %zu)", p->path, task, p->n_maps);
+    cluster_plan_describe_map(p, task, what, sizeof what);
+    sp_error e = {0};
+    double cpu0 = process_cpu(), wall0 = wall_now();
+    int rc = map_run(p, task, threads, memory, st, &e);
+    st->cpu_seconds = process_cpu() - cpu0;
+    st->wall_seconds = wall_now() - wall0;
+    st->peak_rss_kib = peak_rss_kib();
+    return rc ? sp_errorf(err, "%s: %s", what, e.msg) : 0;
+}
+
+/* ------------------------------------------------------------ reduce */
+
+static void reduce_path(const cluster_plan *p, unsigned shard, char *buf, size_t cap) {
+    char name[32];
+    shard_name(shard, name, sizeof name);
+    pathf(buf, cap, "%s/reduce/%s", p->dir, name);
+}
+
+/* A killed attempt's table under its temporary name (fileio.h: killed
+ * between naming it and the rename); a runner runs one attempt of a task at
+ * a time, so any such file is a dead one's. */
+static void remove_dead_shard(const char *dir, const char *name) {
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    char prefix[64];
+    snprintf(prefix, sizeof prefix, "%s.tmp.", name);
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (strncmp(e->d_name, prefix, strlen(prefix)))
+            continue;
+        char path[PATH_MAX];
+        pathf(path, sizeof path, "%s/%s", dir, e->d_name);
+        unlink(path);
+    }
+    closedir(d);
+}
+
+static int reduce_run(const cluster_plan *p, unsigned shard, cluster_task_stats *st,
+                      sp_error *err) {
+    char dir[PATH_MAX], out[PATH_MAX], name[32];
+    pathf(dir, sizeof dir, "%s/reduce", p->dir);
+    reduce_path(p, shard, out, sizeof out);
+    if (access(out, F_OK) == 0) {
+        st->skipped = true;
+        return 0;
+    }
+    if (make_dir(dir, err))
+        return -1;
+    shard_name(shard, name, sizeof name);
+    remove_dead_shard(dir, name);
+    char **inputs = calloc(p->n_maps, sizeof *inputs);
+    int rc = inputs ? 0 : sp_errorf(err, "out of memory");
+    for (size_t i = 0; rc == 0 && i < p->n_maps; i++) {
+        struct stat sb;
+        if (!(inputs[i] = malloc(PATH_MAX))) {
+            rc = sp_errorf(err, "out of memory");
+            break;
+        }
+        map_dir(p, i, inputs[i], PATH_MAX);
+        size_t n = strlen(inputs[i]);
+        pathf(inputs[i] + n, PATH_MAX - n, "/%s", name);
+        if (stat(inputs[i], &sb))
+            rc = sp_errorf(err, "map task %zu is not done (%s missing)", i, inputs[i]);
+        else
+            st->input_bytes += (uint64_t)sb.st_size;
+    }
+    if (rc == 0) {
+        table_merge_options mo;
+        table_merge_options_init(&mo);
+        /* build's bytes: every record re-encoded, blocks filled as build does. */
+        mo.canonical = true;
+        table_merge_stats ms;
+        rc = table_merge(out, (const char *const *)inputs, (unsigned)p->n_maps, &mo, &ms, err);
+        st->records = ms.records;
+        st->output_bytes = ms.file_size;
+    }
+    for (size_t i = 0; inputs && i < p->n_maps; i++)
+        free(inputs[i]);
+    free(inputs);
+    return rc;
+}
+
+int cluster_reduce(const cluster_plan *p, unsigned shard, cluster_task_stats *st, sp_error *err) {
+    cluster_task_stats local;
+    if (!st)
+        st = &local;
+    memset(st, 0, sizeof *st);
+    if (shard >= p->shards)
+        return sp_errorf(err, "%s: no reduce task %u (the plan has %u)", p->path, shard, p->shards);
+    char what[4096];
+    cluster_plan_describe_reduce(p, shard, what, sizeof what);
+    sp_error e = {0};
+    double cpu0 = process_cpu(), wall0 = wall_now();
+    int rc = reduce_run(p, shard, st, &e);
+    st->cpu_seconds = process_cpu() - cpu0;
+    st->wall_seconds = wall_now() - wall0;
+    st->peak_rss_kib = peak_rss_kib();
+    return rc ? sp_errorf(err, "%s: %s", what, e.msg) : 0;
+}
+
+/* ------------------------------------------------------------ finish */
+
+static int verify_shard(const char *path, unsigned shard, uint64_t *records, sp_error *err) {
+    verify_report rep;
+    verify_report_init(&rep, NULL);
+    int rc = verify_file(path, &rep, err);
+    *records = rep.records;
+    if (rc == 0 && rep.problem_count)
+        rc = sp_errorf(err, "shard %u (%s): verify found %llu problems, the first: %s at byte %llu",
+                       shard, path, (unsigned long long)rep.problem_count,
+                       rep.n_problems ? rep.problems[0].what : "?",
+                       (unsigned long long)(rep.n_problems ? rep.problems[0].offset : 0));
+    verify_report_destroy(&rep);
+    return rc;
+}
+
+/* Copies from into a new file at to (which must not exist), synced
+ * (another file system than the shared directory's). The caller names to
+ * so that a kill's leftover is found again: a temporary name beside OUT,
+ * or a file of the set's temporary directory. */
+static int copy_file(const char *from, const char *to, sp_error *err) {
+    int in = open(from, O_RDONLY | O_CLOEXEC);
+    if (in < 0)
+        return sp_errorf_errno(err, "%s: cannot open", from);
+    int out = open(to, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (out < 0) {
+        close(in);
+        return sp_errorf_errno(err, "%s: cannot create", to);
+    }
+    char *buf = malloc(1 << 20);
+    int rc = buf ? 0 : sp_errorf(err, "out of memory");
+    while (rc == 0) {
+        ssize_t n = sp_read_full(in, buf, 1 << 20, from, err);
+        if (n < 0)
+            rc = -1;
+        if (n <= 0)
+            break;
+        rc = sp_write_all(out, buf, (size_t)n, to, err);
+    }
+    free(buf);
+    close(in);
+    if (rc == 0 && fsync(out))
+        rc = sp_errorf_errno(err, "%s: fsync failed", to);
+    if (close(out) && rc == 0)
+        rc = sp_errorf_errno(err, "%s: close failed", to);
+    if (rc)
+        unlink(to);
+    return rc;
+}
+
+/* The directory part of path ("." when it has none). */
+static void dir_of(const char *path, char *buf, size_t cap) {
+    pathf(buf, cap, "%s", path);
+    char *slash = strrchr(buf, '/');
+    if (!slash)
+        pathf(buf, cap, ".");
+    else
+        *(slash == buf ? slash + 1 : slash) = '\0';
+}
+
+/* The names a publish may leave when it is killed, made of this host and
+ * pid so that the next publish on this host removes a dead one's (and
+ * never a live one's): OUT.tmp.HOST-PID beside OUT (a set's directory
+ * under construction, a copied table before its rename, or, after an
+ * exchange, the OUT it replaced) and the shard's second name in the
+ * build's own directory, reduce/.publish-HOST-PID. */
+#define PUBLISH_LINK_PREFIX ".publish-"
+
+static void publish_temp(const char *output, char *buf, size_t cap) {
+    char host[128];
+    host_name(host, sizeof host);
+    pathf(buf, cap, "%s.tmp.%s-%ld", output, host, (long)getpid());
+}
+
+static void remove_dead_publishes(const cluster_plan *p, const char *output) {
+    char host[128], dir[PATH_MAX], prefix[PATH_MAX];
+    host_name(host, sizeof host);
+    dir_of(output, dir, sizeof dir);
+    const char *slash = strrchr(output, '/');
+    pathf(prefix, sizeof prefix, "%s.tmp.", slash ? slash + 1 : output);
+    remove_dead_temps(dir, prefix, host);
+    pathf(dir, sizeof dir, "%s/reduce", p->dir);
+    remove_dead_temps(dir, PUBLISH_LINK_PREFIX, host);
+}
+
+/* The shard as the table at to, without a temporary name beside to: a
+ * second name for the shard in the build's directory, renamed onto to (or,
+ * on another file system, a copy beside to, then renamed). The shard keeps
+ * its name, so a finish run again (a Slurm finishing job retried after it
+ * published) publishes the same table again rather than find its shard
+ * gone. */
+static int publish_table(const cluster_plan *p, const char *from, const char *to, sp_error *err) {
+    char second[PATH_MAX], tmp[PATH_MAX], dir[PATH_MAX], host[128];
+    host_name(host, sizeof host);
+    pathf(second, sizeof second, "%s/reduce/" PUBLISH_LINK_PREFIX "%s-%ld", p->dir, host,
+          (long)getpid());
+    unlink(second);
+    int slot = -1, rc = 0;
+    bool copy = false;
+    if (link(from, second) == 0) {
+        slot = sp_cleanup_add(second);
+        if (rename(second, to) == 0)
+            /* When to already is the shard (a finish run again), rename
+             * does nothing and the second name stays. */
+            unlink(second);
+        else if (errno == EXDEV)
+            copy = true;
+        else
+            rc = sp_errorf_errno(err, "%s: cannot publish as %s", from, to);
+        if (rc || copy)
+            unlink(second);
+        sp_cleanup_remove(slot);
+    } else if (errno == EPERM) { /* no hard links on the shared directory */
+        copy = true;
+    } else {
+        rc = sp_errorf_errno(err, "%s: cannot link as %s", from, second);
+    }
+    if (rc == 0 && copy) {
+        publish_temp(to, tmp, sizeof tmp);
+        unlink(tmp);
+        slot = sp_cleanup_add(tmp);
+        rc = copy_file(from, tmp, err);
+        if (rc == 0 && rename(tmp, to))
+            rc = sp_errorf_errno(err, "%s: cannot publish as %s", tmp, to);
+        if (rc)
+            unlink(tmp);
+        sp_cleanup_remove(slot);
+    }
+    if (rc == 0) {
+        dir_of(to, dir, sizeof dir);
+        rc = sync_dir(dir, err);
+    }
+    return rc;
+}
+
+/* The shards' common table options as `info --json` names them, from
+ * shard 0's footer (every shard is built with the same options). */
+static char *set_options_json(const char *shard0, sp_error *err) {
+    char *msg = NULL;
+    sstpipe_table *t = sstpipe_open(shard0, &msg);
+    if (!t) {
+        sp_errorf(err, "%s", msg ? msg : "cannot open the shard");
+        sstpipe_free(msg);
+        return NULL;
+    }
+    sstpipe_info f;
+    sstpipe_info_get(t, &f);
+    sstpipe_close(t);
+    json_t *o =
+        json_pack("{s:I, s:I, s:I, s:I, s:I, s:s}", "format_version", (json_int_t)f.format_version,
+                  "block_size", (json_int_t)f.block_size, "cluster_size",
+                  (json_int_t)f.cluster_size, "max_value_bytes", (json_int_t)f.max_value_bytes,
+                  "restart_interval", (json_int_t)f.restart_interval, "checksum", "xxh3-64");
+    char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
+    json_decref(o);
+    if (!text)
+        sp_errorf(err, "out of memory");
+    return text;
+}
+
+static char *set_inputs_json(const cluster_plan *p, sp_error *err) {
+    json_t *a = json_array();
+    for (size_t i = 0; a && i < p->n_inputs; i++)
+        json_array_append_new(a, json_pack("{s:s, s:I}", "path", p->inputs[i].path, "size",
+                                           (json_int_t)p->inputs[i].size));
+    char *text = a ? json_dumps(a, JSON_COMPACT) : NULL;
+    json_decref(a);
+    if (!text)
+        sp_errorf(err, "out of memory");
+    return text;
+}
+
+/* A shard's table into the set's directory: a second name for the same
+ * file (the build's copy stays until the set is published), or a copy on
+ * another file system. */
+static int place_shard(const char *from, const char *to, sp_error *err) {
+    if (link(from, to) == 0)
+        return 0;
+    if (errno != EXDEV && errno != EPERM)
+        return sp_errorf_errno(err, "%s: cannot link into the table set as %s", from, to);
+    return copy_file(from, to, err);
+}
+
+/* OUT as a table set: the shards and the manifest in a directory beside
+ * it, fsynced, then renamed onto OUT (exchanged with what was there, which
+ * is then removed). */
+static int publish_set(const cluster_plan *p, const char *output, const uint64_t *records,
+                       sp_error *err) {
+    char tmp[PATH_MAX], parent[PATH_MAX];
+    publish_temp(output, tmp, sizeof tmp);
+    dir_of(output, parent, sizeof parent);
+    remove_tree(tmp);
+    /* Registered before it exists, as map_run's. */
+    int slot = sp_cleanup_add(tmp);
+    if (mkdir(tmp, 0777)) {
+        sp_cleanup_remove(slot);
+        return sp_errorf_errno(err, "%s: cannot create the directory", tmp);
+    }
+    table_set_shard *shards = calloc(p->shards, sizeof *shards);
+    char(*names)[32] = calloc(p->shards, sizeof *names);
+    char(*sums)[TABLE_SET_CHECKSUM_HEX] = calloc(p->shards, sizeof *sums);
+    char *options = NULL, *inputs = NULL;
+    int rc = shards && names && sums ? 0 : sp_errorf(err, "out of memory");
+    for (unsigned r = 0; rc == 0 && r < p->shards; r++) {
+        char from[PATH_MAX], to[PATH_MAX];
+        struct stat st;
+        reduce_path(p, r, from, sizeof from);
+        shard_name(r, names[r], sizeof names[r]);
+        pathf(to, sizeof to, "%s/%s", tmp, names[r]);
+        if (place_shard(from, to, err) || table_set_file_checksum(to, sums[r], err)) {
+            rc = -1;
+            break;
+        }
+        if (stat(to, &st)) {
+            rc = sp_errorf_errno(err, "%s: cannot stat", to);
+            break;
+        }
+        shards[r] = (table_set_shard){.file = names[r],
+                                      .has_lo = r > 0,
+                                      .has_hi = r + 1 < p->shards,
+                                      .records = records[r],
+                                      .bytes = (uint64_t)st.st_size,
+                                      .checksum = sums[r]};
+        if (r > 0) {
+            shards[r].lo = p->splits[r - 1].bytes;
+            shards[r].lo_len = p->splits[r - 1].len;
+        }
+        if (r + 1 < p->shards) {
+            shards[r].hi = p->splits[r].bytes;
+            shards[r].hi_len = p->splits[r].len;
+        }
+    }
+    if (rc == 0) {
+        char shard0[PATH_MAX];
+        pathf(shard0, sizeof shard0, "%s/%s", tmp, names[0]);
+        if (!(options = set_options_json(shard0, err)) || !(inputs = set_inputs_json(p, err)))
+            rc = -1;
+    }
+    if (rc == 0)
+        rc = table_set_write_manifest(tmp, shards, p->shards, options, inputs, err);
+    if (rc == 0)
+        rc = sync_dir(tmp, err);
+    if (rc == 0 && rename(tmp, output)) {
+        /* Something is at OUT already (an earlier set or table): swap. */
+        if ((errno != EEXIST && errno != ENOTEMPTY && errno != ENOTDIR && errno != EISDIR) ||
+            renameat2(AT_FDCWD, tmp, AT_FDCWD, output, RENAME_EXCHANGE))
+            rc = sp_errorf_errno(err, "%s: cannot publish the table set as %s", tmp, output);
+    }
+    if (rc == 0)
+        rc = sync_dir(parent, err);
+    /* After a swap tmp holds what OUT was; after a failure, the set. */
+    remove_tree(tmp);
+    sp_cleanup_remove(slot);
+    free(options);
+    free(inputs);
+    free(sums);
+    free(names);
+    free(shards);
+    return rc;
+}
+
+int cluster_publish(const cluster_plan *p, const char *output, sp_error *err) {
+    char path[PATH_MAX];
+    uint64_t *records = calloc(p->shards, sizeof *records);
+    if (!records)
+        return sp_errorf(err, "out of memory");
+    int rc = 0;
+    for (unsigned r = 0; rc == 0 && r < p->shards; r++) {
+        reduce_path(p, r, path, sizeof path);
+        if (access(path, F_OK))
+            rc = sp_errorf(err, "finish: reduce task %u is not done (%s missing)", r, path);
+        else
+            rc = verify_shard(path, r, &records[r], err);
+    }
+    if (rc == 0)
+        remove_dead_publishes(p, output);
+    if (rc == 0 && p->shards == 1) {
+        reduce_path(p, 0, path, sizeof path);
+        rc = publish_table(p, path, output, err);
+    } else if (rc == 0) {
+        rc = publish_set(p, output, records, err);
+    }
+    free(records);
+    return rc;
+}
+
+void cluster_plan_remove_dir(const cluster_plan *p) {
+    /* A failure to remove it leaves only disk space taken. */
+    remove_tree(p->dir);
+}
+
+int cluster_finish(const cluster_plan *p, const char *output, sp_error *err) {
+    /* Published: the tasks' outputs are no longer needed. */
+    if (cluster_publish(p, output, err))
+        return -1;
+    cluster_plan_remove_dir(p);
+    return 0;
+}
+
+void cluster_task_stats_print(FILE *out, const char *stage, size_t index,
+                              const cluster_task_stats *st) {
+    fprintf(out,
+            "task: stage=%s index=%zu skipped=%d cpu_seconds=%.3f input_bytes=%llu xml_bytes=%llu "
+            "records=%llu output_bytes=%llu wall_seconds=%.3f threads=%u memory=%llu "
+            "peak_rss_kib=%llu\n",
+            stage, index, st->skipped ? 1 : 0, st->cpu_seconds, (unsigned long long)st->input_bytes,
+            (unsigned long long)st->xml_bytes, (unsigned long long)st->records,
+            (unsigned long long)st->output_bytes, st->wall_seconds, st->threads,
+            (unsigned long long)st->memory, (unsigned long long)st->peak_rss_kib);
+}

@@ -1,0 +1,125 @@
+/*
+ * build_cmd.c: the `sstpipe build` command line; the pipeline itself is
+ * build.c. Every option is a config key (-c FILE, --set), which the flags
+ * override; config_apply_build turns the result into build options.
+ */
+#include "pipeline/build/build.h"
+#include "pipeline/cluster/cluster_build.h"
+
+#include "config/config_apply.h"
+#include "pipeline/command/commands.h"
+#include "pipeline/command/flags.h"
+#include "stages/common/cli.h"
+#include "stages/common/progress.h"
+#include "stages/sst/format.h"
+
+#include <signal.h>
+#include <stdio.h>
+
+enum { F_OUTPUT, F_VERBOSE };
+
+static const sp_flag flags[] = {
+    [F_OUTPUT] = SP_FLAG_OUTPUT_TABLE,
+    [F_VERBOSE] = SP_FLAG_VERBOSE,
+    SP_FLAG_MAX_BYTES,
+    SP_FLAG_MEMORY,
+    SP_FLAG_TMP,
+    SP_FLAG_FAN_IN,
+    SP_FLAG_BLOCK_SIZE,
+    SP_FLAG_CLUSTER_SIZE,
+    SP_FLAG_NAMESPACES,
+    SP_FLAG_SKIP_REDIRECTS,
+    SP_FLAG_DECOMPRESSOR,
+    SP_FLAG_PROGRESS,
+    SP_FLAG_NO_PROGRESS,
+    /* A cluster build without a config file: `--shards 4 --shared-dir D`. */
+    {"runner", 0, "NAME", SP_KEY(CONFIG_CLUSTER_RUNNER), NULL, NULL, SP_COMPLETE_WORDS,
+     "local parallel slurm"},
+    {"tasks", 0, "N", SP_KEY(CONFIG_CLUSTER_TASKS), NULL, NULL, SP_COMPLETE_NONE, NULL},
+    {"shards", 0, "N", SP_KEY(CONFIG_CLUSTER_SHARDS), NULL, NULL, SP_COMPLETE_NONE, NULL},
+    {"shared-dir", 0, "DIR", SP_KEY(CONFIG_CLUSTER_SHARED_DIR), NULL, NULL, SP_COMPLETE_DIR, NULL},
+};
+
+/* build_options' hook: the build's position into the live line's counters. */
+static void on_progress(void *ctx, const build_progress *bp) {
+    sp_progress *p = ctx;
+    sp_progress_phase(p, bp->phase == BUILD_WRITING ? SP_PHASE_WRITING : SP_PHASE_READING);
+    sp_progress_store(&p->in_bytes, bp->input_bytes);
+    sp_progress_store(&p->xml_bytes, bp->xml_bytes);
+    sp_progress_store(&p->pages, bp->pages);
+    sp_progress_store(&p->records,
+                      bp->phase == BUILD_WRITING ? bp->records_written : bp->records_read);
+}
+
+/* A [cluster] section: plan, tasks, finish (pipeline/cluster/cluster_build.h). */
+static int run_cluster(sp_cmdline *cl, const char *output) {
+    sp_error err = {0};
+    if (!*cl->cfg.cluster.shared_dir)
+        return sp_cli_usage_error("build", "[cluster] shared_dir is required for a cluster build");
+    cluster_build_stats st;
+    int rc = cluster_build((const char *const *)cl->operands, (size_t)cl->n_operands, output,
+                           &cl->cfg, &st, &err);
+    if (sp_cmdline_has(cl, F_VERBOSE) && st.plan[0])
+        cluster_build_stats_print(stderr, &st);
+    if (rc && st.signal) {
+        /* Said what was stopped; now exit as the signal makes sstpipe. */
+        sp_cli_report(&err, SP_EXIT_FAIL);
+        raise(st.signal);
+        return 128 + st.signal;
+    }
+    return rc ? sp_cli_report(&err, SP_EXIT_FAIL) : SP_EXIT_OK;
+}
+
+static int run(sp_cmdline *cl) {
+    const char *output = cl->value[F_OUTPUT];
+    if (!output)
+        return sp_cli_usage_error("build", "-o FILE is required");
+    sp_error err = {0};
+    build_options opts;
+    build_options_init(&opts);
+    config_apply_build(&cl->cfg, &opts);
+    if (sst_check_fit(opts.table.block_size, (uint32_t)opts.max_bytes, &err))
+        return sp_cli_report(&err, SP_EXIT_USAGE);
+    if (config_cluster_set(&cl->cfg))
+        return run_cluster(cl, output);
+    if (cl->n_operands != 1)
+        return sp_cli_usage_error("build", "expected one INPUT (several make a cluster build: "
+                                           "a [cluster] section)");
+
+    sp_progress prog;
+    sp_meter *meter = NULL;
+    if (sp_cmdline_progress(cl)) {
+        sp_progress_init(&prog, cl->operands[0]);
+        opts.progress = on_progress;
+        opts.progress_ctx = &prog;
+        meter = sp_meter_start("build", &prog, stderr);
+    }
+    build_stats stats;
+    int rc = build_run(cl->operands[0], output, &opts, &stats, &err);
+    if (meter && rc == 0)
+        sp_progress_store(&prog.records, stats.table.records);
+    sp_meter_stop(meter, rc == 0);
+    if (sp_cmdline_has(cl, F_VERBOSE))
+        build_print_stats(stderr, &stats);
+    return rc ? sp_cli_report(&err, SP_EXIT_FAIL) : SP_EXIT_OK;
+}
+
+const sp_command build_command = {
+    .name = "build",
+    .summary = "dump -> SSTable in one process (extract|truncate|sort|write)",
+    .synopsis = "INPUT -o FILE [options]\nINPUT... -o OUT -c CLUSTER.ini\n"
+                "INPUT... -o OUT --shared-dir DIR [--shards N] [--runner NAME] [--tasks N]",
+    .description = "Turns a MediaWiki XML dump (bz2, gz, xz, zst or plain; '-' for stdin) into an\n"
+                   "SSTable: one record per page, key = title, value = the first max-bytes of the\n"
+                   "last revision's text. Same bytes as extract | truncate | sort | write.\n"
+                   "With a [cluster] section, or --shared-dir and the other [cluster] flags, it\n"
+                   "is a cluster build: the inputs cut into map tasks, reduce tasks per key\n"
+                   "range, run by [cluster] runner; OUT is one table (shards = 1, the same\n"
+                   "bytes) or a table set directory.",
+    .config_help = "this command reads [input] decompressor, [extract], [truncate], [sort], "
+                   "[build] (threads: decompressing, parsing and sorting; chunk_size), [sst] "
+                   "and [cluster]",
+    SP_FLAGS(flags),
+    SP_OPERANDS(sp_input_operand, 1, -1, "expected one INPUT"),
+    .run = run,
+};

@@ -1,0 +1,105 @@
+/*
+ * extract_cmd.c: `sstpipe extract`, the front end of the extract stage:
+ * its table entry, then extract_file into a record stream on stdout or -o FILE.
+ * Namespaces, redirects ([extract]), the scratch directory ([sort] tmp_dir),
+ * the decompressing and parsing threads ([build] threads and chunk_size) and
+ * an external decompressor
+ * ([input] decompressor) come from the config (-c FILE, --set), which the
+ * flags override.
+ */
+#include "stages/extract/extract.h"
+
+#include "config/config_apply.h"
+#include "pipeline/command/commands.h"
+#include "pipeline/command/flags.h"
+#include "stages/common/cli.h"
+#include "stages/common/progress.h"
+#include "stages/common/recstream.h"
+
+#include <stdio.h>
+
+static int run(const char *input, const char *output, const extract_options *opts, bool verbose) {
+    sp_error err = {0};
+    sp_output out;
+    if (sp_output_open(&out, output, &err))
+        return sp_cli_report(&err, SP_EXIT_FAIL);
+    rs_header h = {.flags = 0, .max_value_bytes = 0};
+    rs_writer *w = rs_writer_init(out.fd, out.name, &h, &err);
+    extract_stats stats;
+    int rc = -1;
+    if (w) {
+        sp_sink sink = rs_writer_sink(w);
+        rc = extract_file(input, opts, &sink, &stats, &err);
+        if (rc == 0)
+            rc = rs_writer_finish(w, &err);
+        if (rc == 0)
+            rc = sp_output_commit(&out, &err);
+    }
+    rs_writer_destroy(w);
+    if (rc) {
+        sp_output_abort(&out);
+        return sp_cli_report(&err, SP_EXIT_FAIL);
+    }
+    if (verbose) {
+        char line[256];
+        extract_stats_format(&stats, line, sizeof line);
+        fprintf(stderr, "%s\n", line);
+    }
+    return SP_EXIT_OK;
+}
+
+enum { F_OUTPUT, F_VERBOSE };
+
+static const sp_flag flags[] = {
+    [F_OUTPUT] = SP_FLAG_OUTPUT_STREAM,
+    [F_VERBOSE] = SP_FLAG_VERBOSE,
+    SP_FLAG_TMP,
+    SP_FLAG_NAMESPACES,
+    SP_FLAG_SKIP_REDIRECTS,
+    SP_FLAG_DECOMPRESSOR,
+    SP_FLAG_PROGRESS,
+    SP_FLAG_NO_PROGRESS,
+};
+
+/* extract_options' hook: the counts so far into the live line's counters. */
+static void on_progress(void *ctx, const extract_stats *so_far) {
+    sp_progress *p = ctx;
+    sp_progress_store(&p->in_bytes, so_far->input_bytes);
+    sp_progress_store(&p->xml_bytes, so_far->xml_bytes);
+    sp_progress_store(&p->pages, so_far->pages);
+    sp_progress_store(&p->records, so_far->records);
+}
+
+static int run_cmd(sp_cmdline *cl) {
+    extract_options opts;
+    extract_options_init(&opts);
+    config_apply_extract(&cl->cfg, &opts);
+    sp_progress prog;
+    sp_meter *meter = NULL;
+    if (sp_cmdline_progress(cl)) {
+        sp_progress_init(&prog, sp_cmdline_input(cl));
+        opts.progress = on_progress;
+        opts.progress_ctx = &prog;
+        meter = sp_meter_start("extract", &prog, stderr);
+    }
+    int rc = run(sp_cmdline_input(cl), cl->value[F_OUTPUT], &opts, sp_cmdline_has(cl, F_VERBOSE));
+    sp_meter_stop(meter, rc == SP_EXIT_OK);
+    return rc;
+}
+
+const sp_command extract_command = {
+    .name = "extract",
+    .summary = "decompress and parse a dump into a record stream",
+    .synopsis = "[INPUT] [options]",
+    .description =
+        "Decompresses and parses a MediaWiki XML dump (bz2 single- or multistream, gz,\n"
+        "xz, zst or plain XML, recognised by content) and writes a record stream: one\n"
+        "record per page, key = title, value = text of the page's last revision.\n"
+        "INPUT defaults to stdin (also \"-\"). --tmp holds the spill of pages over 4 MiB.",
+    .config_help = "this command reads [extract] namespaces and redirects, [sort] tmp_dir (as "
+                   "--tmp), [build] threads (decompressing and parsing, 0: one per core) and "
+                   "chunk_size, and [input] decompressor",
+    SP_FLAGS(flags),
+    SP_OPERANDS(sp_input_operand, 0, 1, "one INPUT expected, got %d"),
+    .run = run_cmd,
+};

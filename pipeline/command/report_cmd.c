@@ -1,0 +1,83 @@
+/* report_cmd.c: `sstpipe report DIR`, (re)writing a nightly output directory's pages. */
+#include "pipeline/command/commands.h"
+#include "pipeline/nightly/nightly.h"
+#include "pipeline/nightly/nightly_dirs.h"
+#include "pipeline/nightly/report.h"
+#include "stages/common/cli.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <unistd.h>
+
+static int run(sp_cmdline *cl) {
+    const char *dir = cl->operands[0];
+    sp_error err = {0};
+    char **names;
+    size_t n;
+    if (report_list_builds(dir, &names, &n, &err))
+        return sp_cli_report(&err, SP_EXIT_FAIL);
+    /* The nightly's lock: one writer of the pages at a time, so that the
+     * temporary files found are a killed writer's, safe to remove. */
+    int lock_fd;
+    pid_t holder;
+    int lk = nightly_lock(dir, &lock_fd, &holder, &err);
+    if (lk != 0) {
+        report_list_free(names, n);
+        if (lk > 0)
+            sp_errorf(&err,
+                      "%s/.lock: a nightly run (pid %ld) is in progress; it writes the "
+                      "pages when it ends",
+                      dir, (long)holder);
+        return sp_cli_report(&err, lk > 0 ? NIGHTLY_EXIT_LOCKED : SP_EXIT_FAIL);
+    }
+    if (report_remove_stale(dir, &err) < 0) {
+        report_list_free(names, n);
+        close(lock_fd);
+        return sp_cli_report(&err, SP_EXIT_FAIL);
+    }
+    /* Every page that can be written is: one unreadable manifest costs its
+     * own report (and is named), not the others'. */
+    size_t failed = 0;
+    for (size_t i = 0; i < n; i++) {
+        char build[PATH_MAX];
+        snprintf(build, sizeof build, "%s/%s", dir, names[i]);
+        sp_error e = {0};
+        if (report_write_build(build, &e)) {
+            sp_cli_report(&e, SP_EXIT_FAIL);
+            failed++;
+        }
+    }
+    report_list_free(names, n);
+    size_t rows = 0;
+    int rc = report_write_index(dir, &rows, &err);
+    close(lock_fd);
+    if (rc)
+        return sp_cli_report(&err, SP_EXIT_FAIL);
+    printf("wrote %s/" REPORT_INDEX " (%zu builds) and %zu " REPORT_PAGE "\n", dir, rows,
+           n - failed);
+    return failed ? SP_EXIT_FAIL : SP_EXIT_OK;
+}
+
+static const sp_operand operands[] = {{"DIR", SP_COMPLETE_DIR, NULL}};
+
+const sp_command report_command = {
+    .name = "report",
+    .summary = "write the HTML pages of a nightly output directory",
+    .synopsis = "DIR",
+    .description = "(Re)writes DIR/index.html, the history of the kept builds (one row each, and\n"
+                   "trend charts of records, size, build time and lookup latency), and\n"
+                   "report.html in every build directory under DIR/builds/ and DIR/failed/, each\n"
+                   "from that build's manifest.json. The pages are self-contained (inline styles\n"
+                   "and SVG charts, nothing fetched); each is replaced atomically. `sstpipe\n"
+                   "nightly` writes them after every run; this command makes them again, e.g.\n"
+                   "after an upgrade. Serve them with `sstpipe serve DIR` or any static server.",
+    .config_help = NULL,
+    .notes = "Exit codes: 0 every page written; 1 DIR is not a nightly output directory,\n"
+             "a manifest could not be read (its page is skipped, the others are written)\n"
+             "or a page could not be written; 4 a nightly run holds DIR/.lock (it writes\n"
+             "the pages itself when it ends).",
+    .flags = NULL,
+    .n_flags = 0,
+    SP_OPERANDS(operands, 1, 1, "expected one DIR"),
+    .run = run,
+};

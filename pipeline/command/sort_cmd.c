@@ -1,0 +1,115 @@
+/*
+ * sort_cmd.c: `sstpipe sort`, the sort stage on its own: a record stream in,
+ * the same records sorted by key with duplicates resolved, out. Memory,
+ * scratch directory and fan-in come from [sort] of the config (-c FILE,
+ * --set), which the flags override.
+ */
+#include "config/config_apply.h"
+#include "pipeline/command/commands.h"
+#include "pipeline/command/flags.h"
+#include "stages/common/cli.h"
+#include "stages/common/progress.h"
+#include "stages/common/stream_stage.h"
+#include "stages/sort/sorter.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Prefixes a sorter error with where in the input the record came from. */
+static void locate(sp_error *err, const char *name, uint64_t offset) {
+    char msg[sizeof err->msg];
+    memcpy(msg, err->msg, sizeof msg);
+    sp_error_clear(err);
+    sp_errorf(err, "%s: record ending at byte %llu: %s", name, (unsigned long long)offset, msg);
+}
+
+static int run(const char *input, const char *output, const sort_options *opts, bool verbose,
+               sp_progress *prog) {
+    sp_error err = {0};
+    stream_stage st;
+    sorter *s = NULL;
+    int rc = -1;
+    if (stream_stage_open_input(&st, input, &err) || !(s = sorter_init(opts, &err)))
+        goto done;
+    rs_header h = {.flags = RS_SORTED,
+                   .max_value_bytes = rs_reader_header(st.reader)->max_value_bytes};
+    if (stream_stage_open_output(&st, output, &h, &err))
+        goto done;
+    /* Capping what the reader keeps means a value too large to sort is
+     * refused without first being read into memory whole. */
+    uint64_t cap = opts->memory / 4 + 1;
+    sp_record rec;
+    int got;
+    uint64_t n = 0;
+    while ((got = rs_reader_next(st.reader, cap, &rec, &err)) == 1) {
+        if (sorter_add(s, &rec, &err)) {
+            locate(&err, st.in_name, rs_reader_offset(st.reader));
+            goto done;
+        }
+        if (prog && ++n % 4096 == 0) {
+            sp_progress_store(&prog->records, n);
+            sp_progress_store(&prog->in_bytes, rs_reader_offset(st.reader));
+        }
+    }
+    if (prog) {
+        sp_progress_store(&prog->records, n);
+        sp_progress_store(&prog->in_bytes, rs_reader_offset(st.reader));
+        sp_progress_phase(prog, SP_PHASE_MERGING);
+    }
+    sp_sink sink = rs_writer_sink(st.writer);
+    if (got < 0 || sorter_finish(s, &sink, &err) || stream_stage_finish(&st, &err))
+        goto done;
+    if (verbose) {
+        char line[256];
+        sort_stats_format(sorter_stats(s), line, sizeof line);
+        fprintf(stderr, "%s\n", line);
+    }
+    rc = 0;
+done:
+    sorter_destroy(s);
+    stream_stage_close(&st);
+    return rc ? sp_cli_report(&err, SP_EXIT_FAIL) : SP_EXIT_OK;
+}
+
+enum { F_OUTPUT, F_VERBOSE };
+
+static const sp_flag flags[] = {
+    [F_OUTPUT] = SP_FLAG_OUTPUT_STREAM,
+    [F_VERBOSE] = SP_FLAG_VERBOSE,
+    SP_FLAG_MEMORY,
+    SP_FLAG_TMP,
+    SP_FLAG_FAN_IN,
+    SP_FLAG_PROGRESS,
+    SP_FLAG_NO_PROGRESS,
+};
+
+static int run_cmd(sp_cmdline *cl) {
+    sort_options opts;
+    sort_options_init(&opts);
+    config_apply_sort(&cl->cfg, &opts);
+    sp_progress prog;
+    sp_meter *meter = NULL;
+    if (sp_cmdline_progress(cl)) {
+        sp_progress_init(&prog, sp_cmdline_input(cl));
+        meter = sp_meter_start("sort", &prog, stderr);
+    }
+    int rc = run(sp_cmdline_input(cl), cl->value[F_OUTPUT], &opts, sp_cmdline_has(cl, F_VERBOSE),
+                 meter ? &prog : NULL);
+    sp_meter_stop(meter, rc == SP_EXIT_OK);
+    return rc;
+}
+
+const sp_command sort_command = {
+    .name = "sort",
+    .summary = "external merge sort of a record stream by key",
+    .synopsis = "[INPUT|-] [options]",
+    .description =
+        "Reads a record stream (stdin by default) and writes it sorted bytewise by key;\n"
+        "of records with equal keys only the last one is kept. Runs that do not fit the\n"
+        "memory budget are spilled to anonymous scratch files and merged.",
+    .config_help = "this command reads [sort] memory, tmp_dir, fan_in",
+    SP_FLAGS(flags),
+    SP_OPERANDS(sp_input_operand, 0, 1, "expected at most one INPUT, got %d"),
+    .run = run_cmd,
+};

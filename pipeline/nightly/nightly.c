@@ -1,0 +1,748 @@
+/*
+ * nightly.c: one nightly run, from dump to published SSTable.
+ *
+ *   1. take the lock on [output] dir; remove what runs that died left there
+ *   2. create a staging directory .staging-<UTC>-<pid>, with nightly.log
+ *   3. pick the input (INPUT, or the newest match of [input] path); check
+ *      free space against an estimate from the input size
+ *   4. checksum the input (XXH3-64, a separate sequential pass before the
+ *      build, so the checksum is of the file as it was when the run began)
+ *   5. build the SSTable in the staging directory (build_run, in process;
+ *      with a [cluster] section, a cluster build of one shard: its tasks
+ *      run by the [cluster] runner, the same table)
+ *   6. verify it; 7. profile it ([profile] lookups > 0)
+ *   8. write manifest.json; when verify passed, rename the staging directory
+ *      to builds/<UTC>-<input name> and swap `current` to it atomically,
+ *      then delete builds beyond [output] keep (never current's)
+ *   On any failure the staging directory becomes failed/<UTC>-<input name>
+ *   with its log and a manifest saying what failed; current and the earlier
+ *   builds are not touched.
+ *   9. either way, write the build's report.html and [output] dir/index.html
+ *      (pipeline/nightly); a page that cannot be written is only a warning.
+ *
+ * With [input] incremental set, steps 3-5 are nightly_incr.c's: the base
+ * (newest full dump by the date in its name) and the increments dated after
+ * it are checksummed; when current was published from exactly those inputs
+ * the run ends there ("up to date", exit 0, nothing built or recorded);
+ * otherwise each table not yet in cache/ is built and cached, and they are
+ * merged into the staged SSTable, which goes on through steps 6-8. With
+ * [cluster] shards > 1 the base is a cached table set and the staged
+ * output a set of its shards, each merged with the increments' keys in
+ * its range (nightly_incr_set.c).
+ */
+#include "pipeline/nightly/nightly.h"
+
+#include "config/config_apply.h"
+#include "pipeline/build/build.h"
+#include "pipeline/cluster/cluster_build.h"
+#include "pipeline/nightly/nightly_dirs.h"
+#include "pipeline/nightly/nightly_incr.h"
+#include "pipeline/nightly/nightly_log.h"
+#include "pipeline/nightly/nightly_manifest.h"
+#include "pipeline/nightly/report.h"
+#include "stages/common/cli.h"
+#include "stages/common/fileio.h"
+#include "stages/common/size.h"
+#include "stages/sst/format.h"
+#include "stages/sst/table_set.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Room for the manifest, reports and log, and for the file system's own
+ * needs, on top of the estimate. */
+#define SPACE_MARGIN (64ull << 20)
+
+static void note_removed(void *ctx, const char *name) {
+    nightly_logf(ctx, "removed %s, left by a run that died", name);
+}
+
+static void note_retired(void *ctx, const char *name) {
+    nightly_logf(ctx, "retention: deleted %s", name);
+}
+
+double nightly_cpu_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+bool nightly_looks_compressed(const char *path) {
+    unsigned char m[6] = {0};
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    ssize_t n = read(fd, m, sizeof m);
+    close(fd);
+    if (n < 4)
+        return false;
+    return !memcmp(m, "BZh", 3) || (m[0] == 0x1f && m[1] == 0x8b) ||
+           !memcmp(m,
+                   "\xfd"
+                   "7zXZ",
+                   5) ||
+           !memcmp(m, "\x28\xb5\x2f\xfd", 4);
+}
+
+/*
+ * The disk space a build needs, from the input size S. The SSTable holds
+ * one record per page with values cut to max_bytes; for the dumps sstpipe
+ * builds it is smaller than the compressed dump (most pages are redirects
+ * or short, and with 1 KiB values the records are a fraction of the text),
+ * so S is the estimate of the table, scaled up when max_bytes is above 1 KiB
+ * (at most 5x, the ratio of XML to bz2). A plain XML input is its own upper
+ * bound. When the estimate exceeds the sort's memory the sort spills runs:
+ * up to twice the records while a merge pass writes the next generation.
+ */
+uint64_t nightly_table_estimate(const sp_config *cfg, uint64_t size, bool compressed) {
+    double scale = 1.0;
+    if (compressed) {
+        scale = (double)cfg->truncate.max_bytes / 1024.0;
+        if (scale < 1)
+            scale = 1;
+        if (scale > 5)
+            scale = 5;
+    }
+    return (uint64_t)((double)size * scale);
+}
+
+static void estimate_space(const nightly_run_state *r, uint64_t *table, uint64_t *spill) {
+    uint64_t largest;
+    if (r->plan) {
+        /* Tables still to build plus the merged one; the largest build may spill. */
+        nightly_incr_space(r, table, &largest);
+    } else {
+        largest = *table = nightly_table_estimate(r->cfg, r->input_size, r->compressed);
+    }
+    *spill = largest > r->cfg->sort.memory ? 2 * largest : 0;
+}
+
+static int check_space(nightly_run_state *r) {
+    uint64_t table, spill;
+    estimate_space(r, &table, &spill);
+    const char *tmp = *r->cfg->sort.tmp_dir ? r->cfg->sort.tmp_dir : r->staging;
+    struct stat a, b;
+    bool same_fs = !stat(r->staging, &a) && !stat(tmp, &b) && a.st_dev == b.st_dev;
+    r->need_bytes = table + SPACE_MARGIN + (same_fs ? spill : 0);
+    if (nightly_free_bytes(r->staging, &r->avail_bytes, &r->err))
+        return -1;
+    char need[32], have[32], in[32];
+    sp_format_size(r->input_size, in, sizeof in);
+    if (r->avail_bytes < r->need_bytes)
+        return sp_errorf(&r->err,
+                         "%s: not enough free space: need %s (estimated from the %s input), "
+                         "%s available",
+                         r->dir, sp_format_size(r->need_bytes, need, sizeof need), in,
+                         sp_format_size(r->avail_bytes, have, sizeof have));
+    nightly_logf(&r->log, "free space: need about %s for a %s input, %s available",
+                 sp_format_size(r->need_bytes, need, sizeof need), in,
+                 sp_format_size(r->avail_bytes, have, sizeof have));
+    if (!same_fs && spill) {
+        uint64_t tmp_avail;
+        if (nightly_free_bytes(tmp, &tmp_avail, &r->err))
+            return -1;
+        if (tmp_avail < spill + SPACE_MARGIN)
+            return sp_errorf(&r->err,
+                             "%s: not enough free space for sort spill files: need %s, "
+                             "%s available",
+                             tmp, sp_format_size(spill + SPACE_MARGIN, need, sizeof need),
+                             sp_format_size(tmp_avail, have, sizeof have));
+    }
+    return 0;
+}
+
+static int pick_input(nightly_run_state *r, const char *arg) {
+    if (arg) {
+        r->input = strdup(arg);
+        if (!r->input)
+            return sp_errorf(&r->err, "out of memory");
+    } else {
+        if (!*r->cfg->input.path)
+            return sp_errorf(&r->err, "no INPUT given and [input] path is not set");
+        if (nightly_newest_match(r->cfg->input.path, &r->input, &r->err)) {
+            sp_error e = r->err;
+            sp_error_clear(&r->err);
+            return sp_errorf(&r->err, "[input] path (%s): %s",
+                             config_origin_text(r->cfg, CONFIG_INPUT_PATH), e.msg);
+        }
+    }
+    struct stat st;
+    if (stat(r->input, &st))
+        return sp_errorf_errno(&r->err, "%s: cannot read input", r->input);
+    if (!S_ISREG(st.st_mode))
+        return sp_errorf(&r->err, "%s: input is not a regular file", r->input);
+    r->input_size = (uint64_t)st.st_size;
+    r->input_mtime = st.st_mtim.tv_sec;
+    r->compressed = nightly_looks_compressed(r->input);
+    nightly_logf(&r->log, "input %s (%llu bytes)", r->input, (unsigned long long)r->input_size);
+    return 0;
+}
+
+static int stage_checksum(nightly_run_state *r) {
+    nightly_stage_begin(&r->log, "checksum", NULL, r->input_size);
+    double w = nightly_now(), c = nightly_cpu_now();
+    uint64_t size;
+    int rc = nightly_hash_file(r->input, &size, &r->input_xxh3, &r->log.done, &r->err);
+    nightly_stage_end(&r->log);
+    if (rc)
+        return -1;
+    r->have_checksum = true;
+    nightly_manifest_stage(r, "checksum", nightly_now() - w, nightly_cpu_now() - c, size, 0, -1,
+                           -1);
+    nightly_logf(&r->log, "input xxh3_64 %016llx", (unsigned long long)r->input_xxh3);
+    return 0;
+}
+
+/* build_options' progress hook: hands the build's position to the ticker. */
+static void on_build_progress(void *ctx, const build_progress *p) {
+    nightly_log *lg = ctx;
+    atomic_store(&lg->done, p->input_bytes);
+    if (p->phase == BUILD_WRITING) {
+        atomic_store(&lg->records, p->records_written);
+        atomic_store(&lg->records_total, p->records_total);
+    } else {
+        atomic_store(&lg->records, p->pages);
+    }
+}
+
+/* The bytes of a table set's shards, as its manifest lists them. */
+static int set_bytes(const char *path, uint64_t *bytes, sp_error *err) {
+    table_set *set = table_set_read_manifest(path, err);
+    if (!set)
+        return -1;
+    *bytes = 0;
+    for (size_t i = 0; i < table_set_count(set); i++)
+        *bytes += table_set_shard_at(set, i)->bytes;
+    table_set_free(set);
+    return 0;
+}
+
+/* The build as a cluster build ([cluster] set): with one shard the table
+ * the rest of the nightly verifies and publishes is build's, byte for
+ * byte; with more, a table set (a directory at the table's name), which
+ * the rest verifies shard by shard, profiles and publishes as one (the
+ * staging directory is renamed whole, then `current` swapped). The
+ * figures the manifest takes from a build come from the tasks: CPU
+ * seconds, bytes; pages and duplicates are not counted per task. */
+static int cluster_build_into(nightly_run_state *r, const char *input, const char *out,
+                              bool one_table, build_stats *b) {
+    memset(b, 0, sizeof *b);
+    /* A shallow copy, never destroyed: only the shard count differs. */
+    sp_config one;
+    const sp_config *cfg = r->cfg;
+    if (one_table && cfg->cluster.shards != 1) {
+        one = *cfg;
+        one.cluster.shards = 1;
+        cfg = &one;
+    }
+    nightly_logf(&r->log, "build (cluster, %s runner): %s -> %s",
+                 config_value_text(r->cfg, CONFIG_CLUSTER_RUNNER, (char[16]){0}, 16), input, out);
+    cluster_build_stats cs;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    int rc = cluster_build(&input, 1, out, cfg, &cs, &r->err);
+    if (cs.signal) /* the tasks are stopped: end as the signal ends a nightly */
+        raise(cs.signal);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    /* The build's wall time cut where the map stage ended: reading is the
+     * plan and the map tasks, writing the reduce tasks and the finish. */
+    double wall = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+    b->write_phase.wall_seconds = cs.reduce_stage_seconds + cs.finish_seconds;
+    b->read_phase.wall_seconds = wall - b->write_phase.wall_seconds;
+    b->read_phase.cpu_seconds = cs.map_cpu_seconds;
+    b->write_phase.cpu_seconds = cs.reduce_cpu_seconds;
+    b->extract.input_bytes = cs.input_bytes;
+    b->extract.xml_bytes = cs.xml_bytes;
+    /* The manifest's peak is the run's largest process's, a task's
+     * included: each reports its own (VmHWM), on whichever node it ran. */
+    uint64_t task_peak =
+        1024 * (cs.map_peak_rss_kib > cs.reduce_peak_rss_kib ? cs.map_peak_rss_kib
+                                                             : cs.reduce_peak_rss_kib);
+    if (task_peak > r->task_peak_rss_bytes)
+        r->task_peak_rss_bytes = task_peak;
+    struct stat st;
+    if (rc == 0 && cs.shards > 1)
+        rc = set_bytes(out, &b->table.file_size, &r->err);
+    else if (rc == 0 && stat(out, &st) == 0)
+        b->table.file_size = (uint64_t)st.st_size;
+    nightly_logf(&r->log, "cluster: %zu map tasks (%zu already done), %u shard%s, plan %s", cs.maps,
+                 cs.maps_done, cs.shards, cs.shards == 1 ? "" : "s (a table set)", cs.plan);
+    return rc;
+}
+
+int nightly_build_into(nightly_run_state *r, const char *input, uint64_t size, const char *out,
+                       bool one_table, build_stats *b) {
+    if (config_cluster_set(r->cfg)) {
+        nightly_stage_begin(&r->log, "build", NULL, size);
+        int rc = cluster_build_into(r, input, out, one_table, b);
+        nightly_stage_end(&r->log);
+        json_object_set_new(nightly_manifest_stage(r, "read", b->read_phase.wall_seconds,
+                                                   b->read_phase.cpu_seconds,
+                                                   b->extract.input_bytes, 0, -1, -1),
+                            "input", json_string(input));
+        json_object_set_new(nightly_manifest_stage(r, "write", b->write_phase.wall_seconds,
+                                                   b->write_phase.cpu_seconds, 0,
+                                                   b->table.file_size, -1, -1),
+                            "input", json_string(input));
+        return rc;
+    }
+    build_options opts;
+    build_options_init(&opts);
+    config_apply_build(r->cfg, &opts);
+    /* Spill files go into the staging directory unless [sort] tmp_dir says
+     * otherwise: the free-space check then covers them, and they are
+     * anonymous, so even a killed run leaves none behind. */
+    if (!opts.sort.tmp_dir)
+        opts.sort.tmp_dir = opts.extract.tmp_dir = r->staging;
+    nightly_logf(&r->log, "build: %s -> %s", input, out);
+    opts.progress = on_build_progress;
+    opts.progress_ctx = &r->log;
+    nightly_stage_begin(&r->log, "build", NULL, size);
+    int rc = build_run(input, out, &opts, b, &r->err);
+    nightly_stage_end(&r->log);
+    /* Each build's stages name their input: an incremental run has several. */
+    json_object_set_new(nightly_manifest_stage(r, "read", b->read_phase.wall_seconds,
+                                               b->read_phase.cpu_seconds, b->extract.input_bytes,
+                                               b->sort.spilled_bytes, (int64_t)b->extract.pages,
+                                               (int64_t)b->sort.records_in),
+                        "input", json_string(input));
+    json_object_set_new(nightly_manifest_stage(r, "write", b->write_phase.wall_seconds,
+                                               b->write_phase.cpu_seconds, b->sort.spilled_bytes,
+                                               b->table.file_size, (int64_t)b->sort.records_in,
+                                               (int64_t)b->table.records),
+                        "input", json_string(input));
+    if (rc)
+        return -1;
+    nightly_logf(&r->log,
+                 "build done: %llu pages, %llu records, %llu truncated, %llu duplicates "
+                 "replaced, %llu bytes, %.1f s",
+                 (unsigned long long)b->extract.pages, (unsigned long long)b->table.records,
+                 (unsigned long long)b->truncated, (unsigned long long)b->sort.duplicates_replaced,
+                 (unsigned long long)b->table.file_size,
+                 b->read_phase.wall_seconds + b->write_phase.wall_seconds);
+    return 0;
+}
+
+static int stage_build(nightly_run_state *r) {
+    r->built = true;
+    if (nightly_build_into(r, r->input, r->input_size, r->table_path, false, &r->build))
+        return -1;
+    r->build_ok = true;
+    return 0;
+}
+
+/* Adds one shard's report into the set's sum in r->verify: its counts, and
+ * its problems while there is room (all are counted). */
+static int add_shard_report(verify_report *sum, const verify_report *shard, sp_error *err) {
+    sum->records += shard->records;
+    sum->blocks += shard->blocks;
+    sum->bytes += shard->bytes;
+    sum->seconds += shard->seconds;
+    sum->problem_count += shard->problem_count;
+    size_t room = sum->opts.max_problems - sum->n_problems;
+    size_t n = shard->n_problems < room ? shard->n_problems : room;
+    if (n) {
+        verify_problem *p = realloc(sum->problems, (sum->n_problems + n) * sizeof *p);
+        if (!p)
+            return sp_errorf(err, "out of memory");
+        for (size_t i = 0; i < n; i++) {
+            /* Named by its shard: the offsets are the shard file's. */
+            verify_problem *q = &p[sum->n_problems + i];
+            *q = shard->problems[i];
+            snprintf(q->what, sizeof q->what, "%.40s: %.200s", shard->opts.shard->file,
+                     shard->problems[i].what);
+        }
+        sum->problems = p;
+        sum->n_problems += n;
+    }
+    sum->mb_per_s = sum->seconds > 0 ? (double)sum->bytes / 1e6 / sum->seconds : 0;
+    return 0;
+}
+
+/* A table set's shards, each checked against its manifest entry as
+ * `sstpipe verify SET` checks them; r->verify holds their sum and
+ * verify.json one report per shard. */
+static int verify_set(nightly_run_state *r, const verify_options *vo, const char *json) {
+    table_set *set = table_set_read_manifest(r->table_path, &r->err);
+    if (!set)
+        return -1;
+    size_t n = table_set_count(set);
+    verify_report *reps = calloc(n, sizeof *reps);
+    int rc = reps ? 0 : sp_errorf(&r->err, "out of memory");
+    r->verify.path = strdup(r->table_path);
+    size_t done = 0;
+    for (; rc == 0 && done < n; done++) {
+        verify_options so = *vo;
+        so.tableset = table_set_manifest_path(set);
+        so.shard = table_set_shard_at(set, done);
+        so.set_options = table_set_get_options(set);
+        verify_report_init(&reps[done], &so);
+        if (verify_file(table_set_shard_path(set, done), &reps[done], &r->err) ||
+            add_shard_report(&r->verify, &reps[done], &r->err))
+            rc = -1;
+    }
+    if (rc == 0)
+        rc = verify_write_json(reps, n, json, &r->err);
+    for (size_t i = 0; i < done; i++)
+        verify_report_destroy(&reps[i]);
+    free(reps);
+    table_set_free(set);
+    return rc;
+}
+
+static int stage_verify(nightly_run_state *r) {
+    verify_options vo;
+    verify_options_init(&vo);
+    config_apply_verify(r->cfg, &vo);
+    verify_report_init(&r->verify, &vo);
+    r->verify_inited = true;
+    char json[PATH_MAX];
+    snprintf(json, sizeof json, "%s/verify.json", r->staging);
+    nightly_stage_begin(&r->log, "verify", r->table_path, r->build.table.file_size);
+    double w = nightly_now(), c = nightly_cpu_now();
+    bool set = table_set_is_set_path(r->table_path);
+    int rc = set ? verify_set(r, &vo, json) : verify_file(r->table_path, &r->verify, &r->err);
+    nightly_stage_end(&r->log);
+    if (rc)
+        return -1;
+    r->verified = true;
+    nightly_manifest_stage(r, "verify", nightly_now() - w, nightly_cpu_now() - c, r->verify.bytes,
+                           0, (int64_t)r->verify.records, (int64_t)r->verify.records);
+    if (!set && verify_write_json(&r->verify, 1, json, &r->err))
+        return -1;
+    if (r->verify.problem_count) {
+        const verify_problem *p = r->verify.n_problems ? &r->verify.problems[0] : NULL;
+        return sp_errorf(&r->err, "verify found %llu problem(s) in %s%s%s%s",
+                         (unsigned long long)r->verify.problem_count, r->table_path,
+                         p ? " (first: " : "", p ? p->what : "", p ? ")" : "");
+    }
+    nightly_logf(&r->log, "verify: OK, %llu records in %llu blocks, %.1f MB/s",
+                 (unsigned long long)r->verify.records, (unsigned long long)r->verify.blocks,
+                 r->verify.mb_per_s);
+    return 0;
+}
+
+/* Profiling informs; a failure is logged and recorded but does not stop
+ * a verified build from being published. */
+static void stage_profile(nightly_run_state *r) {
+    if (!r->cfg->profile.lookups) {
+        nightly_logf(&r->log, "profile: skipped ([profile] lookups = 0)");
+        return;
+    }
+    profile_options po;
+    profile_options_init(&po);
+    config_apply_profile(r->cfg, &po);
+    profile_result_init(&r->profile);
+    r->profile_inited = true;
+    nightly_stage_begin(&r->log, "profile", NULL, 0);
+    double w = nightly_now(), c = nightly_cpu_now();
+    sp_error err = {0};
+    int rc = profile_run(r->table_path, &po, &r->profile, &err);
+    nightly_stage_end(&r->log);
+    char json[PATH_MAX];
+    snprintf(json, sizeof json, "%s/profile.json", r->staging);
+    if (!rc)
+        rc = profile_write_json(&r->profile, json, &err);
+    if (rc) {
+        snprintf(r->profile_error, sizeof r->profile_error, "%s", err.msg);
+        nightly_logf(&r->log, "warning: profile failed: %s", err.msg);
+        return;
+    }
+    r->profiled = true;
+    nightly_manifest_stage(r, "profile", nightly_now() - w, nightly_cpu_now() - c,
+                           r->profile.bytes_read, 0, (int64_t)r->profile.lookups,
+                           (int64_t)r->profile.hits);
+    nightly_logf(&r->log, "profile: %llu lookups, avg %.1f us, p99 %.1f us, max %.1f us",
+                 (unsigned long long)r->profile.lookups, r->profile.avg_ns / 1e3,
+                 (double)r->profile.p99_ns / 1e3, (double)r->profile.max_ns / 1e3);
+}
+
+/*
+ * The pages, once the build is where it stays (builds/ or failed/) and
+ * retention is done: its report.html, then the output directory's
+ * index.html. Each is written atomically; one that cannot be written is a
+ * warning in the log and nothing more: a page never fails a run, and never
+ * un-publishes a build that verified.
+ */
+static void write_pages(nightly_run_state *r) {
+    char build[2 * PATH_MAX]; /* [output] dir is at most 2048 bytes */
+    snprintf(build, sizeof build, "%s/%s", r->dir, r->final_rel);
+    sp_error err = {0};
+    /* We hold the lock: a page's temporary file is a killed writer's. */
+    if (report_remove_stale(r->dir, &err) < 0)
+        nightly_logf(&r->log, "warning: %s", err.msg);
+    sp_error_clear(&err);
+    if (report_write_build(build, &err))
+        nightly_logf(&r->log, "warning: report not written: %s", err.msg);
+    sp_error_clear(&err);
+    if (report_write_index(r->dir, NULL, &err))
+        nightly_logf(&r->log, "warning: report not written: %s", err.msg);
+    sp_error_clear(&err);
+}
+
+/* Moves the staging directory to failed/ with a manifest saying why. */
+static int fail(nightly_run_state *r, const char *stage, int code) {
+    r->failed_stage = stage;
+    r->exit_code = code;
+    nightly_logf(&r->log, "FAILED in %s: %s", stage, r->err.msg);
+    if (!r->staging[0])
+        return code;
+    sp_error err = {0};
+    char name[NAME_MAX + 1];
+    if (nightly_unique_name(r->dir, "failed", r->stamp, r->input_base, name, sizeof name, &err) ==
+        0) {
+        snprintf(r->final_rel, sizeof r->final_rel, "failed/%s", name);
+        if (nightly_manifest_write(r, &err) == 0 &&
+            nightly_move(r->dir, r->staging, "failed", name, &err) == 0) {
+            nightly_logf(&r->log, "kept the log and manifest in %s/%s; current unchanged", r->dir,
+                         r->final_rel);
+            nightly_retain(r->dir, "failed", r->cfg->output.keep, NULL, note_retired, &r->log,
+                           &err);
+            write_pages(r);
+        }
+    }
+    if (err.set)
+        nightly_logf(&r->log, "could not record the failure: %s", err.msg);
+    return code;
+}
+
+static int publish(nightly_run_state *r) {
+    char name[NAME_MAX + 1];
+    if (nightly_unique_name(r->dir, "builds", r->stamp, r->input_base, name, sizeof name, &r->err))
+        return -1;
+    snprintf(r->final_rel, sizeof r->final_rel, "builds/%s", name);
+    r->exit_code = 0;
+    if (nightly_manifest_write(r, &r->err) ||
+        nightly_move(r->dir, r->staging, "builds", name, &r->err))
+        return -1;
+    char built[PATH_MAX];
+    snprintf(built, sizeof built, "%s/builds/%s", r->dir, name);
+    if (nightly_swap_current(r->dir, r->final_rel, &r->err)) {
+        /* Not published after all: back to staging, so that the failure
+         * is recorded under failed/ like any other. */
+        if (rename(built, r->staging))
+            r->staging[0] = '\0';
+        return -1;
+    }
+    r->staging[0] = '\0'; /* it is builds/name now */
+    nightly_logf(&r->log, "published %s/%s; current -> %s", r->dir, r->final_rel, r->final_rel);
+    /* Protect whatever current names now (the new build, unless someone
+     * re-pointed it meanwhile), read back rather than assumed. */
+    sp_error err = {0};
+    char target[PATH_MAX];
+    const char *protect = name;
+    if (nightly_current_target(r->dir, target, sizeof target, &err) == 0 &&
+        !strncmp(target, "builds/", 7))
+        protect = target + 7;
+    if (nightly_retain(r->dir, "builds", r->cfg->output.keep, protect, note_retired, &r->log,
+                       &err) < 0)
+        nightly_logf(&r->log, "warning: retention: %s", err.msg);
+    if (r->plan)
+        nightly_incr_retain(r);
+    write_pages(r);
+    return 0;
+}
+
+/* A build is published with its whole log: one whose nightly.log could not
+ * be written (a full disk, EIO) fails like any other write. */
+static int check_log(nightly_run_state *r) {
+    int e = nightly_log_file_error(&r->log);
+    if (!e)
+        return 0;
+    errno = e;
+    return sp_errorf_errno(&r->err, "%s/nightly.log: write failed", r->staging);
+}
+
+/* Build directories are named after the input (the newest one applied). */
+static void name_after(nightly_run_state *r, const char *path) {
+    char copy[PATH_MAX];
+    snprintf(copy, sizeof copy, "%s", path);
+    snprintf(r->input_base, sizeof r->input_base, "%.200s", basename(copy));
+}
+
+static int space_exit(const nightly_run_state *r) {
+    return r->avail_bytes && r->avail_bytes < r->need_bytes ? NIGHTLY_EXIT_NO_SPACE : SP_EXIT_FAIL;
+}
+
+/* Current already holds these inputs: nothing is built, nothing recorded. */
+static int up_to_date(nightly_run_state *r) {
+    const nightly_plan *p = r->plan;
+    nightly_logf(&r->log,
+                 "up to date: current (%s) was published from the same base and %zu "
+                 "increment(s)%s; nothing to build",
+                 p->up_to_date_with, p->n_incr, p->n_incr ? "" : " (none after the base)");
+    sp_error err = {0};
+    if (nightly_remove_tree(r->staging, &err))
+        nightly_logf(&r->log, "warning: %s", err.msg);
+    r->staging[0] = '\0';
+    /* A run killed after its publish may have left current's report, the
+     * index or a page's temporary file behind: the pages are made from the
+     * manifests alone, so writing them again mends that and otherwise
+     * gives the same bytes. */
+    snprintf(r->final_rel, sizeof r->final_rel, "%s", p->up_to_date_with);
+    write_pages(r);
+    return SP_EXIT_OK;
+}
+
+/* The incremental run up to the staged table (nightly_incr.h): -1 when
+ * the table is there, else the exit code to end with. */
+static int incremental_inputs(nightly_run_state *r, const char *base_arg) {
+    nightly_plan *p = r->plan;
+    if (nightly_incr_plan(r, base_arg))
+        return fail(r, "input", SP_EXIT_FAIL);
+    if (!(r->input = strdup(p->base.path))) {
+        sp_errorf(&r->err, "out of memory");
+        return fail(r, "input", SP_EXIT_FAIL);
+    }
+    r->input_size = p->base.size;
+    r->input_mtime = p->base.mtime;
+    r->compressed = p->base.compressed;
+    name_after(r, p->n_incr ? p->incr[p->n_incr - 1].path : p->base.path);
+    if (nightly_incr_checksum(r))
+        return fail(r, "checksum", SP_EXIT_FAIL);
+    if (nightly_incr_up_to_date(r))
+        return up_to_date(r);
+    if (check_space(r))
+        return fail(r, "space", space_exit(r));
+    if (nightly_incr_build(r))
+        return fail(r, "build", SP_EXIT_FAIL);
+    if (nightly_incr_merge(r))
+        return fail(r, "merge", SP_EXIT_FAIL);
+    return -1;
+}
+
+/* The steps after the lock; returns the exit code. */
+static int run_locked(nightly_run_state *r, const char *input_arg) {
+    int n = nightly_clean_stale(r->dir, note_removed, &r->log, &r->err);
+    if (n < 0)
+        return fail(r, "cleanup", SP_EXIT_FAIL);
+
+    time_t now = time(NULL);
+    nightly_utc(now, true, r->stamp, sizeof r->stamp);
+    nightly_utc(now, false, r->started_at, sizeof r->started_at);
+    snprintf(r->staging, sizeof r->staging, "%s/" NIGHTLY_STAGING_PREFIX "%s-%ld", r->dir, r->stamp,
+             (long)getpid());
+    if (mkdir(r->staging, 0755)) {
+        sp_errorf_errno(&r->err, "%s: cannot create staging directory", r->staging);
+        r->staging[0] = '\0';
+        return fail(r, "staging", SP_EXIT_FAIL);
+    }
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/nightly.log", r->staging);
+    r->log_file = fopen(path, "w");
+    if (!r->log_file) {
+        sp_errorf_errno(&r->err, "%s: cannot create", path);
+        return fail(r, "staging", SP_EXIT_FAIL);
+    }
+    nightly_log_attach(&r->log, r->log_file);
+    nightly_logf(&r->log, "run %ld started in %s", (long)getpid(), r->staging);
+    snprintf(r->table_path, sizeof r->table_path, "%s/%s", r->staging, r->cfg->output.name);
+    snprintf(r->input_base, sizeof r->input_base, "no-input");
+
+    if (r->plan) {
+        int rc = incremental_inputs(r, input_arg);
+        if (rc >= 0)
+            return rc;
+    } else {
+        if (pick_input(r, input_arg))
+            return fail(r, "input", SP_EXIT_FAIL);
+        name_after(r, r->input);
+        if (check_space(r))
+            return fail(r, "space", space_exit(r));
+        if (stage_checksum(r))
+            return fail(r, "checksum", SP_EXIT_FAIL);
+        if (stage_build(r))
+            return fail(r, "build", SP_EXIT_FAIL);
+    }
+    if (stage_verify(r))
+        return fail(r, "verify",
+                    r->verified && r->verify.problem_count ? NIGHTLY_EXIT_VERIFY : SP_EXIT_FAIL);
+    stage_profile(r);
+    if (nightly_manifest_outputs(r, &r->err))
+        return fail(r, "checksum outputs", SP_EXIT_FAIL);
+    if (check_log(r))
+        return fail(r, "log", SP_EXIT_FAIL);
+    if (publish(r) == 0)
+        return SP_EXIT_OK;
+    if (r->staging[0])
+        return fail(r, "publish", SP_EXIT_FAIL);
+    /* Renamed into builds/ but current not swapped: current still names
+     * the previous build, and the next run's retention treats this one as
+     * any other build. */
+    nightly_logf(&r->log, "FAILED in publish: %s; current unchanged", r->err.msg);
+    return SP_EXIT_FAIL;
+}
+
+int nightly_run(const sp_config *cfg, const char *input) {
+    nightly_run_state r;
+    memset(&r, 0, sizeof r);
+    r.cfg = cfg;
+    r.dir = cfg->output.dir;
+    r.t0 = nightly_now();
+    r.stages = json_array();
+    if (strlen(r.dir) > 2048) {
+        fprintf(stderr, "sstpipe: [output] dir: path longer than 2048 bytes\n");
+        json_decref(r.stages);
+        return SP_EXIT_USAGE;
+    }
+    nightly_log_init(&r.log);
+
+    int code;
+    char sub[PATH_MAX];
+    snprintf(sub, sizeof sub, "%s/builds", r.dir);
+    int lock_fd = -1;
+    pid_t holder;
+    nightly_plan plan = {0};
+    if (*cfg->input.incremental)
+        r.plan = &plan;
+    if (nightly_mkdirs(sub, &r.err) ||
+        (snprintf(sub, sizeof sub, "%s/failed", r.dir), nightly_mkdirs(sub, &r.err)) ||
+        (r.plan && (snprintf(sub, sizeof sub, "%s/" NIGHTLY_CACHE_DIR, r.dir),
+                    nightly_mkdirs(sub, &r.err)))) {
+        code = sp_cli_report(&r.err, SP_EXIT_FAIL);
+    } else {
+        int lk = nightly_lock(r.dir, &lock_fd, &holder, &r.err);
+        if (lk < 0) {
+            code = sp_cli_report(&r.err, SP_EXIT_FAIL);
+        } else if (lk > 0) {
+            char who[32] = "pid unknown";
+            if (holder > 0)
+                snprintf(who, sizeof who, "pid %ld", (long)holder);
+            sp_errorf(&r.err, "%s/.lock: another nightly run (%s) is in progress; not starting",
+                      r.dir, who);
+            code = sp_cli_report(&r.err, NIGHTLY_EXIT_LOCKED);
+        } else {
+            code = run_locked(&r, input);
+            if (code)
+                fprintf(stderr, "sstpipe: nightly: %s\n", r.err.msg);
+            close(lock_fd);
+        }
+    }
+    int log_error = r.log_file ? nightly_log_file_error(&r.log) : 0;
+    nightly_log_destroy(&r.log);
+    if (r.log_file && fclose(r.log_file) != 0 && !log_error)
+        log_error = errno;
+    /* After the swap nothing can be undone: the build is published, and
+     * only the last lines of its log (the publish, retention) are missing. */
+    if (code == 0 && log_error)
+        fprintf(stderr,
+                "sstpipe: nightly: warning: %s/%s/nightly.log: lines after publishing lost: %s\n",
+                r.dir, r.final_rel, strerror(log_error));
+    if (r.verify_inited)
+        verify_report_destroy(&r.verify);
+    if (r.profile_inited)
+        profile_result_destroy(&r.profile);
+    json_decref(r.stages);
+    json_decref(r.outputs);
+    free(r.input);
+    nightly_plan_destroy(&plan);
+    return code;
+}

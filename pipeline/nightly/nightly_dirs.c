@@ -1,0 +1,314 @@
+/* nightly_dirs.c: lock, cleanup, publishing and retention for nightly; see nightly_dirs.h. */
+#include "pipeline/nightly/nightly_dirs.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <glob.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+int nightly_lock(const char *dir, int *fd, pid_t *holder, sp_error *err) {
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/.lock", dir);
+    *holder = 0;
+    int f = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (f < 0)
+        return sp_errorf_errno(err, "%s: cannot open lock file", path);
+    if (flock(f, LOCK_EX | LOCK_NB)) {
+        int e = errno;
+        if (e == EWOULDBLOCK) {
+            char buf[32] = {0};
+            if (pread(f, buf, sizeof buf - 1, 0) > 0)
+                *holder = (pid_t)strtol(buf, NULL, 10);
+            close(f);
+            return 1;
+        }
+        close(f);
+        errno = e;
+        return sp_errorf_errno(err, "%s: cannot lock", path);
+    }
+    char buf[32];
+    int n = snprintf(buf, sizeof buf, "%ld\n", (long)getpid());
+    if (ftruncate(f, 0) || pwrite(f, buf, (size_t)n, 0) != n) {
+        sp_errorf_errno(err, "%s: cannot write pid", path);
+        close(f);
+        return -1;
+    }
+    *fd = f;
+    return 0;
+}
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+    (void)st;
+    (void)ftw;
+    return flag == FTW_DP ? rmdir(path) : unlink(path);
+}
+
+int nightly_remove_tree(const char *path, sp_error *err) {
+    struct stat st;
+    if (lstat(path, &st))
+        return errno == ENOENT ? 0 : sp_errorf_errno(err, "%s: cannot stat", path);
+    if (!S_ISDIR(st.st_mode))
+        return unlink(path) ? sp_errorf_errno(err, "%s: cannot remove", path) : 0;
+    if (nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS))
+        return sp_errorf_errno(err, "%s: cannot remove", path);
+    return 0;
+}
+
+static bool has_prefix(const char *s, const char *prefix) {
+    return !strncmp(s, prefix, strlen(prefix));
+}
+
+int nightly_clean_stale(const char *dir, void (*note)(void *ctx, const char *name), void *ctx,
+                        sp_error *err) {
+    DIR *d = opendir(dir);
+    if (!d)
+        return sp_errorf_errno(err, "%s: cannot open", dir);
+    int removed = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (!has_prefix(e->d_name, NIGHTLY_STAGING_PREFIX) &&
+            !has_prefix(e->d_name, NIGHTLY_LINK_TMP_PREFIX))
+            continue;
+        char path[PATH_MAX];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        if (nightly_remove_tree(path, err)) {
+            closedir(d);
+            return -1;
+        }
+        if (note)
+            note(ctx, e->d_name);
+        removed++;
+    }
+    closedir(d);
+    return removed;
+}
+
+/* The greatest entry name in path (not starting with '.'), or "" when empty. */
+static void greatest_name(const char *path, char *out, size_t cap) {
+    out[0] = '\0';
+    DIR *d = opendir(path);
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        if (e->d_name[0] != '.' && strcmp(e->d_name, out) > 0)
+            snprintf(out, cap, "%s", e->d_name);
+    closedir(d);
+}
+
+int nightly_unique_name(const char *dir, const char *sub, const char *stamp, const char *base,
+                        char *out, size_t cap, sp_error *err) {
+    char subdir[PATH_MAX - 512], greatest[NAME_MAX + 1];
+    snprintf(subdir, sizeof subdir, "%s/%s", dir, sub);
+    greatest_name(subdir, greatest, sizeof greatest);
+    /* Retention goes by name, so a new name must sort after every existing
+     * one: two runs in one second get <stamp>-x, then <stamp>.002-x ('-'
+     * sorts before '.'). Only a clock set back defeats that; then any free
+     * name will do. */
+    for (int pass = 0; pass < 2; pass++) {
+        for (int i = 1; i < 1000; i++) {
+            if (i == 1)
+                snprintf(out, cap, "%s-%s", stamp, base);
+            else
+                snprintf(out, cap, "%s.%03d-%s", stamp, i, base);
+            char path[PATH_MAX];
+            snprintf(path, sizeof path, "%s/%s", subdir, out);
+            struct stat st;
+            if ((pass == 1 || strcmp(out, greatest) > 0) && lstat(path, &st) && errno == ENOENT)
+                return 0;
+        }
+    }
+    return sp_errorf(err, "%s: no free name for %s-%s", subdir, stamp, base);
+}
+
+int nightly_sync_dir(const char *path, sp_error *err) {
+    int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return sp_errorf_errno(err, "%s: cannot open", path);
+    int rc = fsync(fd);
+    close(fd);
+    return rc ? sp_errorf_errno(err, "%s: fsync failed", path) : 0;
+}
+
+int nightly_move(const char *dir, const char *staging, const char *sub, const char *name,
+                 sp_error *err) {
+    char to[PATH_MAX], subdir[PATH_MAX - 512];
+    snprintf(subdir, sizeof subdir, "%s/%s", dir, sub);
+    snprintf(to, sizeof to, "%s/%s", subdir, name);
+    if (nightly_sync_dir(staging, err))
+        return -1;
+    if (rename(staging, to))
+        return sp_errorf_errno(err, "%s: cannot rename to %s", staging, to);
+    if (nightly_sync_dir(subdir, err) || nightly_sync_dir(dir, err)) {
+        /* The move may not survive a power cut; undone, it leaves the
+         * caller where a failed rename would have, with staging to record. */
+        (void)rename(to, staging);
+        return -1;
+    }
+    return 0;
+}
+
+/* Points dir/current at target through the temporary link tmp. */
+static int replace_link(const char *tmp, const char *cur, const char *target, sp_error *err) {
+    unlink(tmp);
+    if (symlink(target, tmp))
+        return sp_errorf_errno(err, "%s: cannot create symlink", tmp);
+    /* rename(2) replaces the old link in one step: a reader of current sees
+     * the old build or the new one, never neither. */
+    if (rename(tmp, cur)) {
+        sp_errorf_errno(err, "%s: cannot rename to %s", tmp, cur);
+        unlink(tmp);
+        return -1;
+    }
+    return 0;
+}
+
+int nightly_swap_current(const char *dir, const char *target, sp_error *err) {
+    char tmp[PATH_MAX], cur[PATH_MAX], prev[PATH_MAX];
+    snprintf(tmp, sizeof tmp, "%s/" NIGHTLY_LINK_TMP_PREFIX "%ld", dir, (long)getpid());
+    snprintf(cur, sizeof cur, "%s/current", dir);
+    ssize_t n = readlink(cur, prev, sizeof prev - 1);
+    prev[n > 0 ? n : 0] = '\0';
+    if (replace_link(tmp, cur, target, err))
+        return -1;
+    if (nightly_sync_dir(dir, err) == 0)
+        return 0;
+    /* The swap may not survive a power cut, so it is reported as failed;
+     * a failed publish leaves current as it found it. */
+    if (prev[0])
+        (void)replace_link(tmp, cur, prev, NULL);
+    else
+        unlink(cur);
+    return -1;
+}
+
+int nightly_current_target(const char *dir, char *out, size_t cap, sp_error *err) {
+    char cur[PATH_MAX];
+    snprintf(cur, sizeof cur, "%s/current", dir);
+    ssize_t n = readlink(cur, out, cap - 1);
+    if (n < 0) {
+        out[0] = '\0';
+        return errno == ENOENT ? 0 : sp_errorf_errno(err, "%s: cannot read link", cur);
+    }
+    out[n] = '\0';
+    return 0;
+}
+
+static int by_name(const void *a, const void *b) {
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int nightly_retain(const char *dir, const char *sub, uint64_t keep, const char *protect,
+                   void (*note)(void *ctx, const char *name), void *ctx, sp_error *err) {
+    char subdir[PATH_MAX - 512];
+    snprintf(subdir, sizeof subdir, "%s/%s", dir, sub);
+    DIR *d = opendir(subdir);
+    if (!d)
+        return errno == ENOENT ? 0 : sp_errorf_errno(err, "%s: cannot open", subdir);
+    char **names = NULL;
+    size_t n = 0, cap = 0;
+    struct dirent *e;
+    int rc = 0;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.')
+            continue;
+        if (n == cap) {
+            cap = cap ? 2 * cap : 32;
+            char **grown = realloc(names, cap * sizeof *names);
+            if (!grown) {
+                rc = sp_errorf(err, "%s: out of memory", subdir);
+                break;
+            }
+            names = grown;
+        }
+        if (!(names[n] = strdup(e->d_name))) {
+            rc = sp_errorf(err, "%s: out of memory", subdir);
+            break;
+        }
+        n++;
+    }
+    closedir(d);
+    int removed = 0;
+    if (rc == 0) {
+        qsort(names, n, sizeof *names, by_name);
+        for (size_t i = 0; i + keep < n; i++) {
+            if (protect && !strcmp(names[i], protect))
+                continue;
+            char path[PATH_MAX];
+            snprintf(path, sizeof path, "%s/%s", subdir, names[i]);
+            if (nightly_remove_tree(path, err)) {
+                rc = -1;
+                break;
+            }
+            if (note)
+                note(ctx, names[i]);
+            removed++;
+        }
+    }
+    for (size_t i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+    return rc ? -1 : removed;
+}
+
+int nightly_free_bytes(const char *path, uint64_t *out, sp_error *err) {
+    struct statvfs vfs;
+    if (statvfs(path, &vfs))
+        return sp_errorf_errno(err, "%s: statvfs failed", path);
+    *out = (uint64_t)vfs.f_bavail * vfs.f_frsize;
+    return 0;
+}
+
+int nightly_newest_match(const char *pattern, char **out, sp_error *err) {
+    glob_t g;
+    int rc = glob(pattern, GLOB_ERR, NULL, &g);
+    if (rc == GLOB_NOMATCH)
+        return sp_errorf(err, "no file matches '%s'", pattern);
+    if (rc)
+        return sp_errorf(err, "'%s': cannot search for matches", pattern);
+    const char *best = NULL;
+    struct timespec best_t = {0};
+    for (size_t i = 0; i < g.gl_pathc; i++) {
+        struct stat st;
+        if (stat(g.gl_pathv[i], &st) || !S_ISREG(st.st_mode))
+            continue;
+        /* glob sorts by name, so on equal mtimes the later name wins. */
+        if (!best || st.st_mtim.tv_sec > best_t.tv_sec ||
+            (st.st_mtim.tv_sec == best_t.tv_sec && st.st_mtim.tv_nsec >= best_t.tv_nsec)) {
+            best = g.gl_pathv[i];
+            best_t = st.st_mtim;
+        }
+    }
+    if (!best) {
+        globfree(&g);
+        return sp_errorf(err, "no regular file matches '%s'", pattern);
+    }
+    *out = strdup(best);
+    globfree(&g);
+    return *out ? 0 : sp_errorf(err, "out of memory");
+}
+
+int nightly_mkdirs(const char *path, sp_error *err) {
+    char buf[PATH_MAX];
+    snprintf(buf, sizeof buf, "%s", path);
+    for (char *p = buf + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(buf, 0755) && errno != EEXIST)
+            return sp_errorf_errno(err, "%s: cannot create directory", buf);
+        *p = '/';
+    }
+    if (mkdir(buf, 0755) && errno != EEXIST)
+        return sp_errorf_errno(err, "%s: cannot create directory", buf);
+    return 0;
+}

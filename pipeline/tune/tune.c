@@ -1,0 +1,342 @@
+/*
+ * tune.c: the trials of `sstpipe tune`; see tune.h.
+ *
+ * Room: before anything is written, the scratch directory's file system
+ * must have room for the sample plus one trial table and its sort spill
+ * files, each at most the XML size (values are cut to max-bytes, so a table
+ * is smaller than its XML even with block padding). Without --sample the
+ * XML size is estimated from the input: its size when plain, five times it
+ * when compressed (MediaWiki dumps compress 4-5x). Before each later trial
+ * the check is repeated with twice the largest table built so far, since
+ * larger blocks pad more.
+ */
+#include "pipeline/tune/tune.h"
+
+#include "pipeline/tune/tune_sample.h"
+#include "stages/common/cleanup.h"
+#include "stages/common/size.h"
+#include "stages/extract/source.h"
+#include "stages/sst/format.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/magic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/statvfs.h>
+#include <time.h>
+#include <unistd.h>
+
+#define COMPRESSED_XML_FACTOR 5
+
+void tune_options_init(tune_options *opts) {
+    static const uint32_t blocks[] = {4u << 10, 8u << 10, 16u << 10, 64u << 10};
+    static const uint32_t clusters[] = {4u << 10, 64u << 10};
+    memset(opts, 0, sizeof *opts);
+    build_options_init(&opts->build);
+    verify_options_init(&opts->verify);
+    profile_options_init(&opts->profile);
+    opts->profile.n = 10000;
+    opts->profile.seed = 1;
+    memcpy(opts->block_sizes, blocks, sizeof blocks);
+    opts->n_block_sizes = sizeof blocks / sizeof blocks[0];
+    memcpy(opts->cluster_sizes, clusters, sizeof clusters);
+    opts->n_cluster_sizes = sizeof clusters / sizeof clusters[0];
+    opts->tolerance_pct = TUNE_DEFAULT_TOLERANCE_PCT;
+}
+
+static double now_s(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* A file in the scratch directory, registered for removal on a signal. */
+typedef struct scratch_file {
+    char *path;
+    int slot;
+} scratch_file;
+
+static int scratch_file_name(scratch_file *f, const char *dir, const char *name, sp_error *err) {
+    if (asprintf(&f->path, "%s/%s", dir, name) < 0) {
+        f->path = NULL;
+        return sp_errorf(err, "out of memory");
+    }
+    f->slot = sp_cleanup_add(f->path);
+    return 0;
+}
+
+static void scratch_file_remove(scratch_file *f) {
+    if (!f->path)
+        return;
+    unlink(f->path);
+    sp_cleanup_remove(f->slot);
+    free(f->path);
+    f->path = NULL;
+}
+
+static int check_room(const char *dir, uint64_t need, const char *what, sp_error *err) {
+    struct statvfs vfs;
+    if (statvfs(dir, &vfs))
+        return sp_errorf_errno(err, "%s: cannot check free space", dir);
+    uint64_t free_bytes = (uint64_t)vfs.f_bavail * vfs.f_frsize;
+    if (free_bytes >= need)
+        return 0;
+    char n[32], f[32];
+    return sp_errorf(err,
+                     "%s: no room for the tune trials: about %s needed (%s), %s free; use "
+                     "--sample SIZE, or a directory with more room (--tmp DIR)",
+                     dir, sp_format_size(need, n, sizeof n), what,
+                     sp_format_size(free_bytes, f, sizeof f));
+}
+
+/* The room needed before the first trial; see the comment at the top. */
+static int first_need(const char *input, uint64_t sample, uint64_t *need, sp_error *err) {
+    if (sample) {
+        *need = 3 * sample;
+        return 0;
+    }
+    struct stat st;
+    if (stat(input, &st))
+        return sp_errorf_errno(err, "%s: cannot open", input);
+    source *src = source_open(input, err);
+    if (!src)
+        return -1;
+    bool plain = !strcmp(source_format(src), "none");
+    source_close(src);
+    *need = 2 * (uint64_t)st.st_size * (plain ? 1 : COMPRESSED_XML_FACTOR);
+    return 0;
+}
+
+/* Whether the file system of dir takes O_DIRECT (cold profiles need it). */
+static bool direct_io_ok(const char *dir) {
+    scratch_file probe = {0};
+    sp_error ignored = {0};
+    if (scratch_file_name(&probe, dir, "direct-io-probe", &ignored))
+        return false;
+    int fd = open(probe.path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_DIRECT, 0600);
+    if (fd >= 0)
+        close(fd);
+    scratch_file_remove(&probe);
+    return fd >= 0;
+}
+
+static void fill_latency(tune_latency *l, const profile_result *p) {
+    l->p50_ns = p->p50_ns;
+    l->p99_ns = p->p99_ns;
+    l->avg_ns = p->avg_ns;
+    l->reads_per_lookup = p->reads_per_lookup;
+    l->bytes_per_lookup = p->bytes_per_lookup;
+}
+
+static int profile_trial(const char *path, const profile_options *base, bool cold,
+                         tune_latency *out, sp_error *err) {
+    profile_options po = *base;
+    po.cold = cold;
+    profile_result pr;
+    profile_result_init(&pr);
+    int rc = profile_run(path, &po, &pr, err);
+    if (rc == 0)
+        fill_latency(out, &pr);
+    profile_result_destroy(&pr);
+    return rc;
+}
+
+static int verify_trial(const char *path, const tune_options *o, tune_trial *t, sp_error *err) {
+    verify_report vr;
+    verify_report_init(&vr, &o->verify);
+    int rc = verify_file(path, &vr, err);
+    t->verify_seconds = vr.seconds;
+    t->verify_problems = vr.problem_count;
+    if (rc == 0 && vr.problem_count) {
+        char b[32], c[32];
+        rc = sp_errorf(err,
+                       "%s: the block %s / cluster %s trial fails verify with %llu problems, "
+                       "the first: %s at byte %llu",
+                       path, sp_format_size(t->block_size, b, sizeof b),
+                       sp_format_size(t->cluster_size, c, sizeof c),
+                       (unsigned long long)vr.problem_count,
+                       vr.n_problems ? vr.problems[0].what : "?",
+                       (unsigned long long)(vr.n_problems ? vr.problems[0].offset : 0));
+    }
+    verify_report_destroy(&vr);
+    return rc;
+}
+
+/* The build's position into the live line, after the input bytes of the
+ * trials before it, so the line's percent and ETA are of every trial. */
+typedef struct live_relay {
+    sp_progress *p;
+    uint64_t base;
+} live_relay;
+
+static void on_build_progress(void *ctx, const build_progress *bp) {
+    live_relay *r = ctx;
+    sp_progress_phase(r->p, bp->phase == BUILD_WRITING ? SP_PHASE_WRITING : SP_PHASE_READING);
+    sp_progress_store(&r->p->in_bytes, r->base + bp->input_bytes);
+    sp_progress_store(&r->p->xml_bytes, bp->xml_bytes);
+    sp_progress_store(&r->p->pages, bp->pages);
+    sp_progress_store(&r->p->records,
+                      bp->phase == BUILD_WRITING ? bp->records_written : bp->records_read);
+}
+
+/* One combination: build, verify, profile warm then cold, remove. live_base:
+ * the input bytes of the trials before this one, for o->live. */
+static int run_trial(const char *source_path, const char *dir, const tune_options *o, bool cold,
+                     uint64_t live_base, tune_trial *t, sp_error *err) {
+    char b[32], c[32], name[96];
+    snprintf(name, sizeof name, "trial-b%s-c%s.sst", sp_format_size(t->block_size, b, sizeof b),
+             sp_format_size(t->cluster_size, c, sizeof c));
+    scratch_file f = {0};
+    if (scratch_file_name(&f, dir, name, err))
+        return -1;
+    build_options bo = o->build;
+    bo.table.block_size = t->block_size;
+    bo.table.cluster_size = t->cluster_size;
+    live_relay relay = {o->live, live_base};
+    if (o->live) {
+        bo.progress = on_build_progress;
+        bo.progress_ctx = &relay;
+    }
+    build_stats st;
+    double t0 = now_s();
+    int rc = build_run(source_path, f.path, &bo, &st, err);
+    t->build_seconds = now_s() - t0;
+    if (rc == 0 && o->live) /* the hook counts written records in steps of 64Ki */
+        sp_progress_store(&o->live->records, st.table.records);
+    if (rc == 0) {
+        t->file_size = st.table.file_size;
+        t->records = st.table.records;
+        t->data_blocks = st.table.data_blocks;
+        t->key_bytes = st.table.key_bytes;
+        t->value_bytes = st.table.value_bytes;
+        t->compactness =
+            t->file_size ? (double)(t->key_bytes + t->value_bytes) / (double)t->file_size : 0;
+        if (t->records == 0)
+            rc = sp_errorf(err,
+                           "%s: no records to look up (every page filtered out, or the "
+                           "sample too small?)",
+                           source_path);
+    }
+    /* verify reads the whole file, which also leaves it warm for the warm profile. */
+    if (o->live)
+        sp_progress_phase(o->live, SP_PHASE_CHECKING);
+    if (rc == 0)
+        rc = verify_trial(f.path, o, t, err);
+    if (o->live)
+        sp_progress_phase(o->live, SP_PHASE_PROFILING);
+    if (rc == 0)
+        rc = profile_trial(f.path, &o->profile, false, &t->warm, err);
+    t->have_cold = cold;
+    if (rc == 0 && cold)
+        rc = profile_trial(f.path, &o->profile, true, &t->cold, err);
+    scratch_file_remove(&f);
+    return rc;
+}
+
+static int check_sizes(const tune_options *o, sp_error *err) {
+    if (!o->n_block_sizes || !o->n_cluster_sizes)
+        return sp_errorf(err, "tune: at least one block size and one cluster size");
+    for (size_t i = 0; i < o->n_block_sizes; i++)
+        if (sst_check_fit(o->block_sizes[i], (uint32_t)o->build.max_bytes, err))
+            return -1;
+    return 0;
+}
+
+static int run_trials(const char *input, const tune_options *o, tune_report *rep, sp_error *err) {
+    const char *dir = rep->scratch_dir;
+    uint64_t need = 0;
+    if (first_need(input, o->sample, &need, err) ||
+        check_room(dir, need,
+                   o->sample ? "the sample, one trial table and its sort spill"
+                             : "one trial table and its sort spill, from the input's size",
+                   err))
+        return -1;
+    scratch_file sample = {0};
+    const char *source_path = input;
+    int rc = 0;
+    if (o->sample) {
+        tune_sample_stats ss = {0};
+        rc = scratch_file_name(&sample, dir, "sample.xml", err) ||
+             tune_write_sample(input, o->sample, sample.path, &ss, err);
+        rep->sample_limit = o->sample;
+        rep->sample_bytes = ss.xml_bytes;
+        rep->sample_pages = ss.pages;
+        source_path = sample.path;
+    }
+    bool cold = rc == 0 && direct_io_ok(dir);
+    struct statfs fs;
+    if (rc == 0 && !cold)
+        snprintf(rep->note, sizeof rep->note,
+                 "the file system of %s does not support O_DIRECT: no cold profiles; the "
+                 "recommendation uses warm latency",
+                 dir);
+    else if (rc == 0 && statfs(dir, &fs) == 0 &&
+             (fs.f_type == TMPFS_MAGIC || fs.f_type == RAMFS_MAGIC))
+        snprintf(rep->note, sizeof rep->note,
+                 "%s is in memory (tmpfs): cold figures are memory speed, not disk speed; use "
+                 "--tmp on the disk that will serve the tables",
+                 dir);
+    size_t n = o->n_block_sizes * o->n_cluster_sizes, i = 0;
+    uint64_t largest = 0, source_size = 0;
+    struct stat st;
+    if (o->live && rc == 0 && stat(source_path, &st) == 0 && S_ISREG(st.st_mode)) {
+        source_size = (uint64_t)st.st_size;
+        sp_progress_steps(o->live, "trial", n);
+        sp_progress_store(&o->live->total_bytes, source_size * n);
+    }
+    for (size_t c = 0; c < o->n_cluster_sizes && rc == 0; c++) {
+        for (size_t b = 0; b < o->n_block_sizes && rc == 0; b++) {
+            if (largest && check_room(dir, 2 * largest, "twice the largest trial so far", err)) {
+                rc = -1;
+                break;
+            }
+            tune_trial t = {.block_size = o->block_sizes[b], .cluster_size = o->cluster_sizes[c]};
+            if (o->live)
+                sp_progress_store(&o->live->step, i + 1);
+            rc = run_trial(source_path, dir, o, cold, source_size * i, &t, err) ||
+                 tune_report_add(rep, &t, err);
+            if (rc == 0 && t.file_size > largest)
+                largest = t.file_size;
+            if (rc == 0 && o->progress)
+                o->progress(o->progress_ctx, i, n, &t);
+            i++;
+        }
+    }
+    scratch_file_remove(&sample);
+    return rc ? -1 : 0;
+}
+
+int tune_run(const char *input, const tune_options *o, tune_report *rep, sp_error *err) {
+    if (check_sizes(o, err))
+        return -1;
+    if (!strcmp(input, "-") && !o->sample)
+        return sp_errorf(err, "tune: INPUT is read once per trial, so it must be a file, not "
+                              "stdin (or use --sample)");
+    const char *base = o->work_dir;
+    if (!base || !*base)
+        base = getenv("TMPDIR");
+    if (!base || !*base)
+        base = "/tmp";
+    rep->input = strdup(input);
+    if (asprintf(&rep->scratch_dir, "%s/sstpipe-tune.XXXXXX", base) < 0)
+        rep->scratch_dir = NULL;
+    if (!rep->input || !rep->scratch_dir)
+        return sp_errorf(err, "out of memory");
+    rep->lookups = o->profile.n;
+    rep->threads = o->profile.threads;
+    rep->queue_depth = o->profile.queue_depth;
+    rep->seed = o->profile.seed;
+    if (!mkdtemp(rep->scratch_dir))
+        return sp_errorf_errno(err, "%s: cannot create the scratch directory", base);
+    int slot = sp_cleanup_add(rep->scratch_dir);
+    int rc = run_trials(input, o, rep, err);
+    sp_cleanup_remove(slot);
+    if (rmdir(rep->scratch_dir) && rc == 0)
+        rc = sp_errorf_errno(err, "%s: cannot remove the scratch directory", rep->scratch_dir);
+    if (rc == 0)
+        rc = tune_recommend(rep, o->tolerance_pct, err);
+    return rc;
+}
