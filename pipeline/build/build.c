@@ -14,6 +14,7 @@
  */
 #include "pipeline/build/build.h"
 
+#include "stages/common/clock.h"
 #include "stages/truncate/truncate.h"
 
 #include <stdio.h>
@@ -28,18 +29,6 @@ void build_options_init(build_options *opts) {
     opts->max_bytes = SP_DEFAULT_MAX_VALUE_BYTES;
     sort_options_init(&opts->sort);
     table_options_init(&opts->table);
-}
-
-static double now_wall(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static double now_cpu(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 /* Between the extract stage's hook and the caller's. */
@@ -111,7 +100,7 @@ static int relay_put(void *ctx, const sp_record *rec, sp_error *err) {
 /* Resource figures of a finished run. */
 static void finish_stats(build_stats *stats, uint64_t truncated, sorter *so, double w0, double c0,
                          double w1, double c1) {
-    double w2 = now_wall(), c2 = now_cpu();
+    double w2 = sp_clock_seconds(), c2 = sp_process_cpu_seconds();
     stats->truncated = truncated;
     stats->sort = *sorter_stats(so);
     stats->read_phase = (stage_times){w1 - w0, c1 - c0};
@@ -152,9 +141,9 @@ int build_sorted(const char *input, const build_options *opts, const sp_sink *si
     xopts.progress = opts->progress ? relay_extract : NULL;
     xopts.progress_ctx = &relay;
 
-    double w0 = now_wall(), c0 = now_cpu();
+    double w0 = sp_clock_seconds(), c0 = sp_process_cpu_seconds();
     int rc = extract_file(input, &xopts, &to_truncate, &stats->extract, err);
-    double w1 = now_wall(), c1 = now_cpu();
+    double w1 = sp_clock_seconds(), c1 = sp_process_cpu_seconds();
     if (rc == 0) {
         sp_sink to_table = *sink;
         if (opts->progress) {
@@ -202,11 +191,11 @@ int build_run(const char *input, const char *output, const build_options *opts, 
     sp_sink to_table = table_writer_sink(tw);
     int rc = build_sorted(input, opts, &to_table, stats, err);
     /* The write phase includes the table's index, footer and fsync. */
-    double w = now_wall(), c = now_cpu();
+    double w = sp_clock_seconds(), c = sp_process_cpu_seconds();
     if (rc == 0)
         rc = table_writer_finish(tw, err);
-    stats->write_phase.wall_seconds += now_wall() - w;
-    stats->write_phase.cpu_seconds += now_cpu() - c;
+    stats->write_phase.wall_seconds += sp_clock_seconds() - w;
+    stats->write_phase.cpu_seconds += sp_process_cpu_seconds() - c;
     stats->table = *table_writer_stats(tw);
     table_writer_destroy(tw);
     return rc;

@@ -61,18 +61,6 @@ static int runner_kind(config_runner r) {
                                          : CLUSTER_RUNNER_LOCAL;
 }
 
-/* In the runners' clock (their stage_end), so the two can be subtracted. */
-static double wall_now(void) {
-    return (double)sp_clock_ns() / 1e9;
-}
-
-/* This process's CPU seconds, user + system, its threads included. */
-static double cpu_now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* The map tasks the local runner runs at once: [cluster] jobs, or the
  * cores this process may run on, at most the tasks there are (at least 1);
  * 0 for the other runners, whose tasks each have a node slot of their own. */
@@ -181,11 +169,11 @@ int cluster_build(const char *const *inputs, size_t n, const char *output, const
     cluster_plan_options po = {
         .shared_dir = shared, .tasks = cfg->cluster.tasks, .shards = (unsigned)cfg->cluster.shards};
     cluster_plan *p;
-    double wall0 = wall_now(), cpu0 = cpu_now();
+    double wall0 = sp_clock_seconds(), cpu0 = sp_process_cpu_seconds();
     if (cluster_plan_make(&p, inputs, n, output, cfg, &po, &st->resumed, err))
         return -1;
-    st->plan_seconds = wall_now() - wall0;
-    st->plan_cpu_seconds = cpu_now() - cpu0;
+    st->plan_seconds = sp_clock_seconds() - wall0;
+    st->plan_cpu_seconds = sp_process_cpu_seconds() - cpu0;
     st->plan_probes = p->probes;
     snprintf(st->plan, sizeof st->plan, "%s", p->path);
     st->maps = p->n_maps;
@@ -249,7 +237,7 @@ int cluster_build(const char *const *inputs, size_t n, const char *output, const
     bool slurm = ro.kind == CLUSTER_RUNNER_SLURM;
     double stage_end[3] = {0};
     ro.stage_end = stage_end;
-    wall0 = wall_now();
+    wall0 = sp_clock_seconds();
     ro.signal_out = &st->signal;
     if (cluster_run(&ro, stages, slurm ? 3 : 2, err)) {
         if (st->signal) {
@@ -260,13 +248,13 @@ int cluster_build(const char *const *inputs, size_t n, const char *output, const
         }
         goto out;
     }
-    st->run_seconds = wall_now() - wall0;
+    st->run_seconds = sp_clock_seconds() - wall0;
     st->map_stage_seconds = stage_end[0] - wall0;
     st->reduce_stage_seconds = st->run_seconds - st->map_stage_seconds;
     add_task_stats(log_dir, "map", (int)p->n_maps, st);
     add_task_stats(log_dir, "reduce", (int)p->shards, st);
-    wall0 = wall_now();
-    cpu0 = cpu_now();
+    wall0 = sp_clock_seconds();
+    cpu0 = sp_process_cpu_seconds();
     if (slurm) {
         /* The finishing job's time is in run_seconds. */
         cluster_plan_remove_dir(p);
@@ -274,8 +262,8 @@ int cluster_build(const char *const *inputs, size_t n, const char *output, const
     } else {
         rc = cluster_finish(p, output, err);
     }
-    st->finish_seconds = wall_now() - wall0;
-    st->finish_cpu_seconds = cpu_now() - cpu0;
+    st->finish_seconds = sp_clock_seconds() - wall0;
+    st->finish_cpu_seconds = sp_process_cpu_seconds() - cpu0;
 out:
     cluster_plan_destroy(p);
     return rc;

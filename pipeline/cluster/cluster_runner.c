@@ -148,7 +148,7 @@ int runner_interrupted(const runner_signals *s, const char *what, sp_error *err)
 
 void runner_stage_ended(const cluster_runner_options *o, size_t k) {
     if (o->stage_end)
-        o->stage_end[k] = (double)sp_clock_ns() / 1e9;
+        o->stage_end[k] = sp_clock_seconds();
 }
 
 char *runner_log_path(const char *dir, const char *stage, int index, int attempt) {

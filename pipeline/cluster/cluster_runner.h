@@ -67,10 +67,9 @@ typedef struct cluster_runner_options {
     /* Non-NULL: a signal that stopped the run is stored here (0: none),
      * not raised again (an addition to the contract, backward compatible). */
     int *signal_out;
-    /* Non-NULL: n entries; stage k's is set to the time (sp_clock_ns, in
-     * seconds) at which the runner saw its last task end, so the caller
-     * can tell how the run's wall time went to the stages (an addition to
-     * the contract, backward compatible). */
+    /* Non-NULL: n entries; stage k's is set to the time (sp_clock_seconds) at which the runner saw
+     * its last task end, so the caller can tell how the run's wall time went to the stages (an
+     * addition to the contract, backward compatible). */
     double *stage_end;
 } cluster_runner_options;
 

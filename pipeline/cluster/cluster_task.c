@@ -13,6 +13,7 @@
 #include "config/config_apply.h"
 #include "pipeline/build/build.h"
 #include "stages/common/cleanup.h"
+#include "stages/common/clock.h"
 #include "stages/common/fileio.h"
 #include "stages/extract/extract.h"
 #include "stages/extract/source.h"
@@ -32,7 +33,6 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -53,20 +53,6 @@ static void pathf(char *buf, size_t cap, const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(buf, cap, fmt, ap);
     va_end(ap);
-}
-
-static double process_cpu(void) {
-    struct rusage ru;
-    if (getrusage(RUSAGE_SELF, &ru))
-        return 0;
-    return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
-           (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
-}
-
-static double wall_now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 /* This process's peak resident memory in KiB (VmHWM: of this program
@@ -338,10 +324,10 @@ int cluster_map(const cluster_plan *p, size_t task, unsigned threads, uint64_t m
         return sp_errorf(err, "%s: no map task %zu (the plan has %zu)", p->path, task, p->n_maps);
     cluster_plan_describe_map(p, task, what, sizeof what);
     sp_error e = {0};
-    double cpu0 = process_cpu(), wall0 = wall_now();
+    double cpu0 = sp_process_cpu_seconds(), wall0 = sp_clock_seconds();
     int rc = map_run(p, task, threads, memory, st, &e);
-    st->cpu_seconds = process_cpu() - cpu0;
-    st->wall_seconds = wall_now() - wall0;
+    st->cpu_seconds = sp_process_cpu_seconds() - cpu0;
+    st->wall_seconds = sp_clock_seconds() - wall0;
     st->peak_rss_kib = peak_rss_kib();
     return rc ? sp_errorf(err, "%s: %s", what, e.msg) : 0;
 }
@@ -429,10 +415,10 @@ int cluster_reduce(const cluster_plan *p, unsigned shard, cluster_task_stats *st
     char what[4096];
     cluster_plan_describe_reduce(p, shard, what, sizeof what);
     sp_error e = {0};
-    double cpu0 = process_cpu(), wall0 = wall_now();
+    double cpu0 = sp_process_cpu_seconds(), wall0 = sp_clock_seconds();
     int rc = reduce_run(p, shard, st, &e);
-    st->cpu_seconds = process_cpu() - cpu0;
-    st->wall_seconds = wall_now() - wall0;
+    st->cpu_seconds = sp_process_cpu_seconds() - cpu0;
+    st->wall_seconds = sp_clock_seconds() - wall0;
     st->peak_rss_kib = peak_rss_kib();
     return rc ? sp_errorf(err, "%s: %s", what, e.msg) : 0;
 }

@@ -41,6 +41,7 @@
 #include "pipeline/nightly/nightly_manifest.h"
 #include "pipeline/nightly/report.h"
 #include "stages/common/cli.h"
+#include "stages/common/clock.h"
 #include "stages/common/fileio.h"
 #include "stages/common/size.h"
 #include "stages/sst/format.h"
@@ -67,12 +68,6 @@ static void note_removed(void *ctx, const char *name) {
 
 static void note_retired(void *ctx, const char *name) {
     nightly_logf(ctx, "retention: deleted %s", name);
-}
-
-double nightly_cpu_now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 bool nightly_looks_compressed(const char *path) {
@@ -188,15 +183,15 @@ static int pick_input(nightly_run_state *r, const char *arg) {
 
 static int stage_checksum(nightly_run_state *r) {
     nightly_stage_begin(&r->log, "checksum", NULL, r->input_size);
-    double w = nightly_now(), c = nightly_cpu_now();
+    double w = sp_clock_seconds(), c = sp_process_cpu_seconds();
     uint64_t size;
     int rc = nightly_hash_file(r->input, &size, &r->input_xxh3, &r->log.done, &r->err);
     nightly_stage_end(&r->log);
     if (rc)
         return -1;
     r->have_checksum = true;
-    nightly_manifest_stage(r, "checksum", nightly_now() - w, nightly_cpu_now() - c, size, 0, -1,
-                           -1);
+    nightly_manifest_stage(r, "checksum", sp_clock_seconds() - w, sp_process_cpu_seconds() - c,
+                           size, 0, -1, -1);
     nightly_logf(&r->log, "input xxh3_64 %016llx", (unsigned long long)r->input_xxh3);
     return 0;
 }
@@ -246,15 +241,13 @@ static int cluster_build_into(nightly_run_state *r, const char *input, const cha
     nightly_logf(&r->log, "build (cluster, %s runner): %s -> %s",
                  config_value_text(r->cfg, CONFIG_CLUSTER_RUNNER, (char[16]){0}, 16), input, out);
     cluster_build_stats cs;
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    double t0 = sp_clock_seconds();
     int rc = cluster_build(&input, 1, out, cfg, &cs, &r->err);
     if (cs.signal) /* the tasks are stopped: end as the signal ends a nightly */
         raise(cs.signal);
-    clock_gettime(CLOCK_MONOTONIC, &t1);
     /* The build's wall time cut where the map stage ended: reading is the
      * plan and the map tasks, writing the reduce tasks and the finish. */
-    double wall = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+    double wall = sp_clock_seconds() - t0;
     b->write_phase.wall_seconds = cs.reduce_stage_seconds + cs.finish_seconds;
     b->read_phase.wall_seconds = wall - b->write_phase.wall_seconds;
     b->read_phase.cpu_seconds = cs.map_cpu_seconds;
@@ -407,15 +400,16 @@ static int stage_verify(nightly_run_state *r) {
     char json[PATH_MAX];
     snprintf(json, sizeof json, "%s/verify.json", r->staging);
     nightly_stage_begin(&r->log, "verify", r->table_path, r->build.table.file_size);
-    double w = nightly_now(), c = nightly_cpu_now();
+    double w = sp_clock_seconds(), c = sp_process_cpu_seconds();
     bool set = table_set_is_set_path(r->table_path);
     int rc = set ? verify_set(r, &vo, json) : verify_file(r->table_path, &r->verify, &r->err);
     nightly_stage_end(&r->log);
     if (rc)
         return -1;
     r->verified = true;
-    nightly_manifest_stage(r, "verify", nightly_now() - w, nightly_cpu_now() - c, r->verify.bytes,
-                           0, (int64_t)r->verify.records, (int64_t)r->verify.records);
+    nightly_manifest_stage(r, "verify", sp_clock_seconds() - w, sp_process_cpu_seconds() - c,
+                           r->verify.bytes, 0, (int64_t)r->verify.records,
+                           (int64_t)r->verify.records);
     if (!set && verify_write_json(&r->verify, 1, json, &r->err))
         return -1;
     if (r->verify.problem_count) {
@@ -443,7 +437,7 @@ static void stage_profile(nightly_run_state *r) {
     profile_result_init(&r->profile);
     r->profile_inited = true;
     nightly_stage_begin(&r->log, "profile", NULL, 0);
-    double w = nightly_now(), c = nightly_cpu_now();
+    double w = sp_clock_seconds(), c = sp_process_cpu_seconds();
     sp_error err = {0};
     int rc = profile_run(r->table_path, &po, &r->profile, &err);
     nightly_stage_end(&r->log);
@@ -457,7 +451,7 @@ static void stage_profile(nightly_run_state *r) {
         return;
     }
     r->profiled = true;
-    nightly_manifest_stage(r, "profile", nightly_now() - w, nightly_cpu_now() - c,
+    nightly_manifest_stage(r, "profile", sp_clock_seconds() - w, sp_process_cpu_seconds() - c,
                            r->profile.bytes_read, 0, (int64_t)r->profile.lookups,
                            (int64_t)r->profile.hits);
     nightly_logf(&r->log, "profile: %llu lookups, avg %.1f us, p99 %.1f us, max %.1f us",
@@ -686,7 +680,7 @@ int nightly_run(const sp_config *cfg, const char *input) {
     memset(&r, 0, sizeof r);
     r.cfg = cfg;
     r.dir = cfg->output.dir;
-    r.t0 = nightly_now();
+    r.t0 = sp_clock_seconds();
     r.stages = json_array();
     if (strlen(r.dir) > 2048) {
         fprintf(stderr, "sstpipe: [output] dir: path longer than 2048 bytes\n");

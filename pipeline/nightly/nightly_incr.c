@@ -17,6 +17,7 @@
 #include "pipeline/nightly/nightly_log.h"
 #include "pipeline/nightly/nightly_manifest.h"
 #include "pipeline/nightly/nightly_sums.h"
+#include "stages/common/clock.h"
 #include "stages/common/key.h"
 #include "stages/common/record.h"
 #include "stages/sst/format.h"
@@ -378,7 +379,7 @@ int nightly_incr_checksum(nightly_run_state *r) {
     for (size_t i = 0; i < p->n_incr; i++)
         total += p->incr[i].size;
     nightly_stage_begin(&r->log, "checksum", NULL, total);
-    double w = nightly_now(), c = nightly_cpu_now();
+    double w = sp_clock_seconds(), c = sp_process_cpu_seconds();
     char sums_path[PATH_MAX * 2];
     snprintf(sums_path, sizeof sums_path, "%s/" NIGHTLY_CACHE_DIR "/" NIGHTLY_SUMS_FILE, r->dir);
     nightly_sums *sums = nightly_sums_load(sums_path, &r->log);
@@ -402,8 +403,8 @@ int nightly_incr_checksum(nightly_run_state *r) {
     r->input_xxh3 = p->base.xxh3;
     r->have_checksum = true;
     /* bytes_in: what was read, the inputs whose checksum was reused left out. */
-    nightly_manifest_stage(r, "checksum", nightly_now() - w, nightly_cpu_now() - c, read, 0, -1,
-                           -1);
+    nightly_manifest_stage(r, "checksum", sp_clock_seconds() - w, sp_process_cpu_seconds() - c,
+                           read, 0, -1, -1);
 
     p->options_key = options_key(r->cfg);
     name_table(&p->base, "base", p->options_key, base_is_set(r) ? r->cfg->cluster.shards : 1);
@@ -618,7 +619,7 @@ int nightly_incr_merge(nightly_run_state *r) {
         nightly_logf(&r->log, "merge: %zu table(s) -> %s", n, r->table_path);
         for (;;) {
             nightly_stage_begin(&r->log, "merge", NULL, 0);
-            double w = nightly_now(), c = nightly_cpu_now();
+            double w = sp_clock_seconds(), c = sp_process_cpu_seconds();
             rc = set ? nightly_incr_merge_set(r, (const char *const *)paths, (unsigned)n, &o,
                                               &base_bytes, &r->err)
                      : table_merge(r->table_path, (const char *const *)paths, (unsigned)n, &o,
@@ -626,9 +627,9 @@ int nightly_incr_merge(nightly_run_state *r) {
             nightly_stage_end(&r->log);
             if (rc == 0) {
                 p->merged = true;
-                nightly_manifest_stage(r, "merge", nightly_now() - w, nightly_cpu_now() - c,
-                                       bytes_in + base_bytes, p->merge.file_size, -1,
-                                       (int64_t)p->merge.records);
+                nightly_manifest_stage(r, "merge", sp_clock_seconds() - w,
+                                       sp_process_cpu_seconds() - c, bytes_in + base_bytes,
+                                       p->merge.file_size, -1, (int64_t)p->merge.records);
                 break;
             }
             if (!rebuild_damaged(r, p->merge.failed_input, rebuilt))

@@ -1,6 +1,7 @@
 /* nightly_log.c: log lines and the progress ticker of nightly; see nightly_log.h. */
 #include "pipeline/nightly/nightly_log.h"
 
+#include "stages/common/clock.h"
 #include "stages/common/progress.h"
 #include "stages/common/size.h"
 
@@ -20,12 +21,6 @@ void nightly_utc(time_t t, bool compact, char *out, size_t cap) {
     struct tm tm;
     gmtime_r(&t, &tm);
     strftime(out, cap, compact ? "%Y%m%dT%H%M%SZ" : "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
-
-double nightly_now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 void nightly_log_init(nightly_log *lg) {
@@ -117,7 +112,7 @@ static int64_t read_position(const char *path) {
 
 /* With lg->mu held: the progress line of the current stage. */
 static void progress_text(nightly_log *lg, char *out, size_t cap) {
-    double elapsed = nightly_now() - lg->stage_start;
+    double elapsed = sp_clock_seconds() - lg->stage_start;
     char el[32];
     sp_progress_duration(elapsed, el, sizeof el);
     uint64_t written = atomic_load(&lg->records), total = atomic_load(&lg->records_total);
@@ -158,7 +153,7 @@ static void progress_text(nightly_log *lg, char *out, size_t cap) {
 static void *tick(void *arg) {
     nightly_log *lg = arg;
     pthread_mutex_lock(&lg->mu);
-    double last_log = nightly_now();
+    double last_log = sp_clock_seconds();
     while (!lg->stop) {
         struct timespec until;
         clock_gettime(CLOCK_MONOTONIC, &until);
@@ -173,10 +168,10 @@ static void *tick(void *arg) {
             progress_text(lg, line, sizeof line);
             fprintf(stderr, "\r\033[K%s", line);
             lg->live_shown = true;
-        } else if (nightly_now() - last_log >= LOG_PERIOD_S) {
+        } else if (sp_clock_seconds() - last_log >= LOG_PERIOD_S) {
             progress_text(lg, line, sizeof line);
             emit(lg, line);
-            last_log = nightly_now();
+            last_log = sp_clock_seconds();
         }
     }
     clear_live(lg);
@@ -197,7 +192,7 @@ void nightly_stage_begin(nightly_log *lg, const char *stage, const char *watch_p
     atomic_store(&lg->done, 0);
     atomic_store(&lg->records, 0);
     atomic_store(&lg->records_total, 0);
-    lg->stage_start = nightly_now();
+    lg->stage_start = sp_clock_seconds();
     lg->stop = false;
     lg->ticking = pthread_create(&lg->ticker, NULL, tick, lg) == 0;
     pthread_mutex_unlock(&lg->mu);

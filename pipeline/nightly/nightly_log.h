@@ -64,7 +64,5 @@ void nightly_log_destroy(nightly_log *lg);
 
 /* "2026-01-31T02:00:00Z" (iso) or "20260131T020000Z" (compact) for t. */
 void nightly_utc(time_t t, bool compact, char *out, size_t cap);
-/* Monotonic seconds. */
-double nightly_now(void);
 
 #endif

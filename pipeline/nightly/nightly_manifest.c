@@ -6,6 +6,7 @@
 #include "pipeline/nightly/nightly_manifest.h"
 
 #include "pipeline/nightly/nightly_incr.h"
+#include "stages/common/clock.h"
 #include "stages/common/fileio.h"
 #include "stages/common/version.h"
 #include "stages/sst/table_set.h"
@@ -215,7 +216,7 @@ static json_t *build_manifest(nightly_run_state *r) {
     json_object_set_new(m, "pid", json_integer(getpid()));
     json_object_set_new(m, "started_at", json_string(r->started_at));
     json_object_set_new(m, "finished_at", json_string(finished));
-    json_object_set_new(m, "wall_seconds", json_real(nightly_now() - r->t0));
+    json_object_set_new(m, "wall_seconds", json_real(sp_clock_seconds() - r->t0));
     json_object_set_new(m, "peak_rss_bytes", json_integer((json_int_t)peak));
     json_object_set_new(m, "input", input_json(r));
     json_object_set_new(m, "free_space",

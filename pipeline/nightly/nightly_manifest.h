@@ -78,7 +78,6 @@ json_t *nightly_counts_json(const build_stats *b);
 int nightly_manifest_write(nightly_run_state *r, sp_error *err);
 
 /* Helpers of nightly.c shared with nightly_incr.c. */
-double nightly_cpu_now(void);
 /* Whether the first bytes are a compression format extract understands. */
 bool nightly_looks_compressed(const char *path);
 /* The table a dump of size bytes gives at most (config/MANIFEST.md). */

@@ -13,6 +13,7 @@
 
 #include "pipeline/tune/latency_hist.h"
 #include "stages/common/cleanup.h"
+#include "stages/common/clock.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -46,12 +47,6 @@ void iotest_result_destroy(iotest_result *res) {
     free(res->file);
     free(res->results);
     memset(res, 0, sizeof *res);
-}
-
-static uint64_t now_ns(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
 /* xorshift64*: offsets and fill bytes need speed and spread, not secrecy. */
@@ -160,7 +155,7 @@ typedef struct slot {
 
 static void queue_io(worker *w, struct io_uring *ring, slot *s, uint64_t *cursor) {
     s->offset = next_offset(w, cursor);
-    s->t0 = now_ns();
+    s->t0 = sp_clock_ns();
     struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
     if (w->p.write)
         io_uring_prep_write(sqe, w->fd, s->buf, w->p.io_size, s->offset);
@@ -184,7 +179,7 @@ static void add_progress(worker *w, uint64_t ios) {
 static int run_ios(worker *w, struct io_uring *ring, slot *slots) {
     unsigned q = w->queue_depth, inflight = 0;
     uint64_t cursor = 0, reported = 0;
-    w->start_ns = now_ns();
+    w->start_ns = sp_clock_ns();
     uint64_t deadline = w->start_ns + (uint64_t)(w->duration * 1e9);
     for (unsigned i = 0; i < q; i++, inflight++)
         queue_io(w, ring, &slots[i], &cursor);
@@ -195,7 +190,7 @@ static int run_ios(worker *w, struct io_uring *ring, slot *slots) {
             rc = sp_errorf(&w->err, "%s: io_uring submit: %s", w->path, strerror(-ret));
             break;
         }
-        uint64_t now = now_ns();
+        uint64_t now = sp_clock_ns();
         struct io_uring_cqe *cqe;
         unsigned head, seen = 0;
         io_uring_for_each_cqe(ring, head, cqe) {
@@ -436,13 +431,13 @@ int iotest_run(const char *dir, const iotest_options *opts, iotest_result *res, 
     if (fd < 0)
         return -1;
     int slot = sp_cleanup_add(res->file);
-    uint64_t t0 = now_ns();
+    uint64_t t0 = sp_clock_ns();
     if (o.progress) {
         sp_progress_phase(o.progress, SP_PHASE_WRITING);
         sp_progress_store(&o.progress->total_bytes, o.file_size);
     }
     int rc = fill_test_file(fd, res, o.file_size, o.progress, err);
-    res->fill_seconds = (double)(now_ns() - t0) / 1e9;
+    res->fill_seconds = (double)(sp_clock_ns() - t0) / 1e9;
     if (o.progress) {
         /* The patterns run for a time, not a size: no percent from here on. */
         sp_progress_store(&o.progress->total_bytes, 0);

@@ -14,6 +14,7 @@
 
 #include "pipeline/tune/tune_sample.h"
 #include "stages/common/cleanup.h"
+#include "stages/common/clock.h"
 #include "stages/common/size.h"
 #include "stages/extract/source.h"
 #include "stages/sst/format.h"
@@ -45,12 +46,6 @@ void tune_options_init(tune_options *opts) {
     memcpy(opts->cluster_sizes, clusters, sizeof clusters);
     opts->n_cluster_sizes = sizeof clusters / sizeof clusters[0];
     opts->tolerance_pct = TUNE_DEFAULT_TOLERANCE_PCT;
-}
-
-static double now_s(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
 /* A file in the scratch directory, registered for removal on a signal. */
@@ -201,9 +196,9 @@ static int run_trial(const char *source_path, const char *dir, const tune_option
         bo.progress_ctx = &relay;
     }
     build_stats st;
-    double t0 = now_s();
+    double t0 = sp_clock_seconds();
     int rc = build_run(source_path, f.path, &bo, &st, err);
-    t->build_seconds = now_s() - t0;
+    t->build_seconds = sp_clock_seconds() - t0;
     if (rc == 0 && o->live) /* the hook counts written records in steps of 64Ki */
         sp_progress_store(&o->live->records, st.table.records);
     if (rc == 0) {

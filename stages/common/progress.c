@@ -1,6 +1,7 @@
 /* progress.c: progress counters and the live line; see progress.h. */
 #include "stages/common/progress.h"
 
+#include "stages/common/clock.h"
 #include "stages/common/size.h"
 
 #include <pthread.h>
@@ -29,12 +30,6 @@ struct sp_meter {
 static _Atomic(sp_meter *) active;
 
 static const char *const phase_names[] = {"reading", "merging", "writing", "checking", "profiling"};
-
-static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 void sp_progress_init(sp_progress *p, const char *input) {
     memset(p, 0, sizeof *p);
@@ -97,7 +92,7 @@ static void *tick(void *arg) {
         if (m->held)
             break;
         char line[512];
-        sp_progress_text(m->p, m->what, now() - m->start, line, sizeof line);
+        sp_progress_text(m->p, m->what, sp_clock_seconds() - m->start, line, sizeof line);
         /* \r and erase-to-end: the line is rewritten in place. */
         fprintf(m->out, "\r\033[K%s", line);
         fflush(m->out);
@@ -117,7 +112,7 @@ sp_meter *sp_meter_start(const char *what, sp_progress *p, FILE *out) {
     sp_meter *m = calloc(1, sizeof *m);
     if (!m)
         return NULL;
-    *m = (sp_meter){.what = what, .p = p, .out = out, .start = now()};
+    *m = (sp_meter){.what = what, .p = p, .out = out, .start = sp_clock_seconds()};
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -145,7 +140,7 @@ void sp_meter_stop(sp_meter *m, bool finished) {
     pthread_join(m->thread, NULL);
     atomic_store(&active, NULL);
     char line[512];
-    sp_progress_text(m->p, m->what, now() - m->start, line, sizeof line);
+    sp_progress_text(m->p, m->what, sp_clock_seconds() - m->start, line, sizeof line);
     if (m->held)
         fprintf(m->out, "%s%s\n", line, finished ? ", done" : ", stopped");
     else

@@ -6,6 +6,7 @@
  */
 #include "stages/profile/profile.h"
 
+#include "stages/common/clock.h"
 #include "stages/profile/profile_io.h"
 #include "stages/profile/profile_keys.h"
 #include "stages/sst/table_reader.h"
@@ -107,10 +108,6 @@ static int open_for_lookups(const char *path, bool cold, int *fd, sp_error *err)
     return 0;
 }
 
-static double elapsed(const struct timespec *a, const struct timespec *b) {
-    return (double)(b->tv_sec - a->tv_sec) + (double)(b->tv_nsec - a->tv_nsec) / 1e9;
-}
-
 /* The table's figures and the keys, drawn through libsstpipe
  * (profile_keys.h), which also checks a set whole (its manifest, every
  * shard against it); the table is closed again before the lookups, which
@@ -199,15 +196,14 @@ int profile_run(const char *path, const profile_options *opts, profile_result *r
                                .queue_depth = opts->queue_depth,
                                .lat_ns = res->latencies_ns,
                                .reads = reads};
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    double t0 = sp_clock_seconds();
     unsigned started = 0;
     for (; started < threads; started++)
         if (pthread_create(&tids[started], NULL, lookup_job_run, &jobs[started]) != 0)
             break;
     for (unsigned t = 0; t < started; t++)
         pthread_join(tids[t], NULL);
-    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double seconds = sp_clock_seconds() - t0;
     if (started < threads) {
         sp_errorf(err, "cannot start %u lookup threads", threads);
         goto out;
@@ -223,7 +219,7 @@ int profile_run(const char *path, const profile_options *opts, profile_result *r
         res->blocks_searched += jobs[t].blocks;
     }
     res->lookups = n;
-    reduce(res, reads, elapsed(&t0, &t1));
+    reduce(res, reads, seconds);
     rc = 0;
 out:
     for (size_t i = 0; shards && i < n_shards; i++) {

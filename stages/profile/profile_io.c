@@ -23,6 +23,7 @@
  */
 #include "stages/profile/profile_io.h"
 
+#include "stages/common/clock.h"
 #include <errno.h>
 #include <liburing.h>
 #include <stdio.h>
@@ -30,12 +31,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-
-static uint64_t now_ns(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
 
 static const uint8_t *key_of(const profile_keys *k, uint64_t i, size_t *klen) {
     *klen = (size_t)(k->start[i + 1] - k->start[i]);
@@ -54,7 +49,7 @@ static int finish_lookup(lookup_job *j, const profile_shard *sh, uint64_t i, int
                          uint64_t t0, uint32_t reads) {
     if (found < 0)
         return -1;
-    j->lat_ns[i] = now_ns() - t0;
+    j->lat_ns[i] = sp_clock_ns() - t0;
     j->reads[i] = reads;
     if (b >= 0)
         j->blocks++;
@@ -92,7 +87,7 @@ static int run_mapped(lookup_job *j) {
         const uint8_t *key = key_of(j->keys, i, &klen);
         const void *val;
         size_t vlen;
-        uint64_t t0 = now_ns();
+        uint64_t t0 = sp_clock_ns();
         const profile_shard *sh = shard_of(j, key, klen);
         int64_t b = sst_reader_find_block(sh->r, key, klen);
         int found =
@@ -113,7 +108,7 @@ static int run_sync(lookup_job *j) {
     for (uint64_t i = j->first; i < j->first + j->count && rc == 0; i++) {
         size_t klen;
         const uint8_t *key = key_of(j->keys, i, &klen);
-        uint64_t t0 = now_ns();
+        uint64_t t0 = sp_clock_ns();
         const profile_shard *sh = shard_of(j, key, klen);
         int64_t b = sst_reader_find_block(sh->r, key, klen);
         uint32_t reads = 0;
@@ -182,7 +177,7 @@ static int run_uring(lookup_job *j) {
             size_t klen;
             uint64_t i = next++;
             const uint8_t *key = key_of(j->keys, i, &klen);
-            uint64_t t0 = now_ns();
+            uint64_t t0 = sp_clock_ns();
             const profile_shard *sh = shard_of(j, key, klen);
             int64_t b = sst_reader_find_block(sh->r, key, klen);
             if (b < 0) {

@@ -14,6 +14,7 @@
  */
 #include "stages/serve/serve_http.h"
 
+#include "stages/common/clock.h"
 #include "stages/common/dynlib.h"
 
 #include <microhttpd.h>
@@ -56,12 +57,6 @@ typedef struct http_request {
     unsigned status;
     bool missed;
 } http_request;
-
-static uint64_t now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static size_t unescape_none(void *cls, struct MHD_Connection *c, char *s) {
     (void)cls;
@@ -112,7 +107,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         r = calloc(1, sizeof *r);
         if (!r)
             return MHD_NO; /* the library closes the connection */
-        r->start_ns = now_ns();
+        r->start_ns = sp_clock_ns();
         r->table = serve_holder_acquire(s->holder);
         atomic_fetch_add_explicit(&s->handler.metrics->in_flight, 1, memory_order_relaxed);
         *req_cls = r;
@@ -157,7 +152,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
     if (!r)
         return;
     serve_metrics *m = s->handler.metrics;
-    serve_metrics_record(m, r->endpoint, r->status, now_ns() - r->start_ns, r->missed);
+    serve_metrics_record(m, r->endpoint, r->status, sp_clock_ns() - r->start_ns, r->missed);
     served_table_release(r->table);
     free(r);
     *req_cls = NULL;
@@ -211,8 +206,8 @@ long serve_http_drain(serve_http *s, unsigned timeout_s) {
     /* A short sleep between looks: the workers finish on their own and
      * nothing signals "the last one is done" more cheaply. */
     atomic_int_fast64_t *in_flight = &s->handler.metrics->in_flight;
-    uint64_t deadline = now_ns() + (uint64_t)timeout_s * 1000000000u;
-    while (atomic_load(in_flight) > 0 && now_ns() < deadline)
+    uint64_t deadline = sp_clock_ns() + (uint64_t)timeout_s * 1000000000u;
+    while (atomic_load(in_flight) > 0 && sp_clock_ns() < deadline)
         nanosleep(&(struct timespec){.tv_nsec = 2000000}, NULL);
     long left = (long)atomic_load(in_flight);
     mhd.MHD_stop_daemon(s->daemon);

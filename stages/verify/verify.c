@@ -24,6 +24,7 @@
 
 #include "stages/verify/verify_check.h"
 
+#include "stages/common/clock.h"
 #include "stages/common/fileio.h"
 #include "stages/common/record.h"
 #include "stages/sst/block.h"
@@ -531,8 +532,7 @@ static int by_offset(const void *a, const void *b) {
 }
 
 int verify_file(const char *path, verify_report *rep, sp_error *err) {
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    double t0 = sp_clock_seconds();
     rep->path = strdup(path);
     if (!rep->path)
         return sp_errorf(err, "%s: out of memory", path);
@@ -585,8 +585,7 @@ out:
     free(c.buf);
     free(c.index);
     free(c.entries);
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    rep->seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+    rep->seconds = sp_clock_seconds() - t0;
     rep->mb_per_s = rep->seconds > 0 ? (double)rep->bytes / 1e6 / rep->seconds : 0;
     return rc;
 }
