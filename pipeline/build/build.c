@@ -15,13 +15,12 @@
 #include "pipeline/build/build.h"
 
 #include "stages/common/clock.h"
+#include "stages/common/usage.h"
 #include "stages/truncate/truncate.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <time.h>
 
 void build_options_init(build_options *opts) {
     memset(opts, 0, sizeof *opts);
@@ -105,9 +104,9 @@ static void finish_stats(build_stats *stats, uint64_t truncated, sorter *so, dou
     stats->sort = *sorter_stats(so);
     stats->read_phase = (stage_times){w1 - w0, c1 - c0};
     stats->write_phase = (stage_times){w2 - w1, c2 - c1};
-    struct rusage ru;
-    if (getrusage(RUSAGE_SELF, &ru) == 0)
-        stats->peak_rss_bytes = (uint64_t)ru.ru_maxrss * 1024;
+    sp_usage u;
+    if (sp_usage_get(SP_USAGE_SELF, &u) == 0)
+        stats->peak_rss_bytes = u.peak_rss_bytes;
 }
 
 int build_sorted(const char *input, const build_options *opts, const sp_sink *sink,

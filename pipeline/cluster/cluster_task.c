@@ -15,6 +15,7 @@
 #include "stages/common/cleanup.h"
 #include "stages/common/clock.h"
 #include "stages/common/fileio.h"
+#include "stages/common/usage.h"
 #include "stages/extract/extract.h"
 #include "stages/extract/source.h"
 #include "stages/merge/table_merge.h"
@@ -53,21 +54,6 @@ static void pathf(char *buf, size_t cap, const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(buf, cap, fmt, ap);
     va_end(ap);
-}
-
-/* This process's peak resident memory in KiB (VmHWM: of this program
- * alone, unlike ru_maxrss, which carries its parent's from before exec);
- * 0 when /proc cannot say. */
-static uint64_t peak_rss_kib(void) {
-    FILE *f = fopen("/proc/self/status", "r");
-    char line[256];
-    unsigned long long kib = 0;
-    while (f && fgets(line, sizeof line, f))
-        if (sscanf(line, "VmHWM: %llu kB", &kib) == 1)
-            break;
-    if (f)
-        fclose(f);
-    return kib;
 }
 
 static int make_dir(const char *path, sp_error *err) {
@@ -328,7 +314,7 @@ int cluster_map(const cluster_plan *p, size_t task, unsigned threads, uint64_t m
     int rc = map_run(p, task, threads, memory, st, &e);
     st->cpu_seconds = sp_process_cpu_seconds() - cpu0;
     st->wall_seconds = sp_clock_seconds() - wall0;
-    st->peak_rss_kib = peak_rss_kib();
+    st->peak_rss_kib = sp_usage_image_peak_rss() / 1024;
     return rc ? sp_errorf(err, "%s: %s", what, e.msg) : 0;
 }
 
@@ -419,7 +405,7 @@ int cluster_reduce(const cluster_plan *p, unsigned shard, cluster_task_stats *st
     int rc = reduce_run(p, shard, st, &e);
     st->cpu_seconds = sp_process_cpu_seconds() - cpu0;
     st->wall_seconds = sp_clock_seconds() - wall0;
-    st->peak_rss_kib = peak_rss_kib();
+    st->peak_rss_kib = sp_usage_image_peak_rss() / 1024;
     return rc ? sp_errorf(err, "%s: %s", what, e.msg) : 0;
 }
 

@@ -8,6 +8,7 @@
 #include "pipeline/nightly/nightly_incr.h"
 #include "stages/common/clock.h"
 #include "stages/common/fileio.h"
+#include "stages/common/usage.h"
 #include "stages/common/version.h"
 #include "stages/sst/table_set.h"
 
@@ -15,7 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <xxhash.h>
@@ -198,11 +198,11 @@ static json_t *build_manifest(nightly_run_state *r) {
     char finished[32], host[256] = "";
     nightly_utc(time(NULL), false, finished, sizeof finished);
     gethostname(host, sizeof host - 1);
-    struct rusage ru;
+    sp_usage self;
     uint64_t peak = r->build.peak_rss_bytes > r->task_peak_rss_bytes ? r->build.peak_rss_bytes
                                                                      : r->task_peak_rss_bytes;
-    if (getrusage(RUSAGE_SELF, &ru) == 0 && (uint64_t)ru.ru_maxrss * 1024 > peak)
-        peak = (uint64_t)ru.ru_maxrss * 1024;
+    if (sp_usage_get(SP_USAGE_SELF, &self) == 0 && self.peak_rss_bytes > peak)
+        peak = self.peak_rss_bytes;
     bool ok = r->failed_stage == NULL;
     json_t *m = json_object();
     json_object_set_new(m, "manifest_version", json_integer(NIGHTLY_MANIFEST_VERSION));
