@@ -13,6 +13,7 @@
 #include "pipeline/cluster/cluster_plan.h"
 
 #include "stages/common/cli.h"
+#include "stages/common/compression.h"
 #include "stages/common/hex.h"
 #include "stages/common/path.h"
 #include "stages/common/record.h"
@@ -436,9 +437,9 @@ static int cut_input(cluster_plan *p, size_t i, uint64_t share, key_list *titles
     int rc = -1;
     if (sp_open_input(in->path, &d.fd, err))
         return -1;
-    uint8_t magic[4] = {0};
-    bool bz2 = pread(d.fd, magic, 4, 0) == 4 && !memcmp(magic, "BZh", 3) && magic[3] >= '1' &&
-               magic[3] <= '9';
+    uint8_t head[SP_COMPRESSION_HEAD];
+    ssize_t got = pread(d.fd, head, sizeof head, 0);
+    bool bz2 = got > 0 && sp_compression_bz2_stream(head, (size_t)got);
     char *ipath = bz2 ? index_path(in->path) : NULL;
     key_list none = {0};
     if (ipath && read_index(&d, ipath, titles ? titles : &none, err))

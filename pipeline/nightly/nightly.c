@@ -42,6 +42,7 @@
 #include "pipeline/nightly/report.h"
 #include "stages/common/cli.h"
 #include "stages/common/clock.h"
+#include "stages/common/compression.h"
 #include "stages/common/fileio.h"
 #include "stages/common/size.h"
 #include "stages/sst/format.h"
@@ -68,23 +69,6 @@ static void note_removed(void *ctx, const char *name) {
 
 static void note_retired(void *ctx, const char *name) {
     nightly_logf(ctx, "retention: deleted %s", name);
-}
-
-bool nightly_looks_compressed(const char *path) {
-    unsigned char m[6] = {0};
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return false;
-    ssize_t n = read(fd, m, sizeof m);
-    close(fd);
-    if (n < 4)
-        return false;
-    return !memcmp(m, "BZh", 3) || (m[0] == 0x1f && m[1] == 0x8b) ||
-           !memcmp(m,
-                   "\xfd"
-                   "7zXZ",
-                   5) ||
-           !memcmp(m, "\x28\xb5\x2f\xfd", 4);
 }
 
 /*
@@ -176,7 +160,7 @@ static int pick_input(nightly_run_state *r, const char *arg) {
         return sp_errorf(&r->err, "%s: input is not a regular file", r->input);
     r->input_size = (uint64_t)st.st_size;
     r->input_mtime = st.st_mtim.tv_sec;
-    r->compressed = nightly_looks_compressed(r->input);
+    r->compressed = sp_compression_of_file(r->input) != SP_COMPRESSION_NONE;
     nightly_logf(&r->log, "input %s (%llu bytes)", r->input, (unsigned long long)r->input_size);
     return 0;
 }

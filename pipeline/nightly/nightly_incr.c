@@ -18,6 +18,7 @@
 #include "pipeline/nightly/nightly_manifest.h"
 #include "pipeline/nightly/nightly_sums.h"
 #include "stages/common/clock.h"
+#include "stages/common/compression.h"
 #include "stages/common/key.h"
 #include "stages/common/record.h"
 #include "stages/sst/format.h"
@@ -128,7 +129,7 @@ static int dump_open(nightly_dump *d, const char *path, sp_error *err) {
         return sp_errorf(err, "out of memory");
     d->size = (uint64_t)st.st_size;
     d->mtime = st.st_mtim.tv_sec;
-    d->compressed = nightly_looks_compressed(path);
+    d->compressed = sp_compression_of_file(path) != SP_COMPRESSION_NONE;
     return 0;
 }
 

@@ -78,8 +78,6 @@ json_t *nightly_counts_json(const build_stats *b);
 int nightly_manifest_write(nightly_run_state *r, sp_error *err);
 
 /* Helpers of nightly.c shared with nightly_incr.c. */
-/* Whether the first bytes are a compression format extract understands. */
-bool nightly_looks_compressed(const char *path);
 /* The table a dump of size bytes gives at most (config/MANIFEST.md). */
 uint64_t nightly_table_estimate(const sp_config *cfg, uint64_t size, bool compressed);
 /* Builds input (size bytes) into out with the config's options, recording

@@ -16,6 +16,8 @@
  */
 #include "stages/extract/source.h"
 
+#include "stages/common/compression.h"
+
 #include <archive.h>
 #include <archive_entry.h>
 #include <errno.h>
@@ -41,8 +43,6 @@
 /* Large enough that the decoders' per-call overhead vanishes, small enough
  * that "near compressed byte N" stays near. */
 #define SOURCE_BLOCK (256u << 10)
-/* Enough leading bytes to recognise every format below. */
-#define SOURCE_SNIFF 6
 
 typedef enum source_kind { SOURCE_ARCHIVE, SOURCE_GZIP, SOURCE_BZ2, SOURCE_COMMAND } source_kind;
 
@@ -89,26 +89,6 @@ struct source {
 
 void source_options_init(source_options *opts) {
     memset(opts, 0, sizeof *opts);
-}
-
-/* Names the compression from its magic bytes. libarchive knows the name
- * too, but not when the data is already damaged inside archive_read_open. */
-static void sniff_format(source *s, const uint8_t *p, size_t n) {
-    static const struct {
-        const char *magic;
-        size_t len;
-        const char *name;
-    } magics[] = {
-        {"BZh", 3, "bzip2"},
-        {"\x1f\x8b", 2, "gzip"},
-        {"\xfd"
-         "7zXZ",
-         5, "xz"},
-        {"\x28\xb5\x2f\xfd", 4, "zstd"},
-    };
-    for (size_t i = 0; i < sizeof magics / sizeof magics[0]; i++)
-        if (n >= magics[i].len && !memcmp(p, magics[i].magic, magics[i].len))
-            snprintf(s->format, sizeof s->format, "%s", magics[i].name);
 }
 
 /* Waits until in_fd is readable: 0, or -1 with read_errno set when
@@ -374,19 +354,22 @@ source *source_open(const char *path, sp_error *err) {
 /* Picks the built-in decoder from the first bytes and starts it. */
 static int start_builtin(source *s, const source_options *opts, sp_error *err) {
     /* A pipe may deliver the first bytes in pieces. */
-    for (ssize_t r = 1; r > 0 && s->head_len < SOURCE_SNIFF; s->head_len += (size_t)r)
+    for (ssize_t r = 1; r > 0 && s->head_len < SP_COMPRESSION_HEAD; s->head_len += (size_t)r)
         if ((r = read_block(s, s->head_len)) < 0)
             return read_failed(s, err);
-    sniff_format(s, s->block, s->head_len);
-    if (s->head_len >= 4 && !memcmp(s->block, "BZh", 3) && s->block[3] >= '1' &&
-        s->block[3] <= '9') {
+    /* Named here because libarchive knows the name too, but not when the
+     * data is already damaged inside archive_read_open. */
+    sp_compression c = sp_compression_sniff(s->block, s->head_len);
+    if (c != SP_COMPRESSION_NONE)
+        snprintf(s->format, sizeof s->format, "%s", sp_compression_name(c));
+    if (sp_compression_bz2_stream(s->block, s->head_len)) {
         s->kind = SOURCE_BZ2;
         bz2_reader_range range = {.base = s->offset - s->head_len, .limit = s->remaining};
         s->bz = bz2_reader_open(s->fd, s->name, s->block, s->head_len, s->slice ? &range : NULL,
                                 opts->threads, err);
         return s->bz ? 0 : -1;
     }
-    if (!strcmp(s->format, "gzip")) {
+    if (c == SP_COMPRESSION_GZIP) {
         s->kind = SOURCE_GZIP;
         return gz_start(s, err);
     }
