@@ -8,6 +8,7 @@
 #include "pipeline/nightly/nightly_incr.h"
 #include "stages/common/clock.h"
 #include "stages/common/fileio.h"
+#include "stages/common/json_file.h"
 #include "stages/common/usage.h"
 #include "stages/common/version.h"
 #include "stages/sst/table_set.h"
@@ -250,22 +251,9 @@ int nightly_manifest_write(nightly_run_state *r, sp_error *err) {
             r->outputs = NULL;
     }
     json_t *m = build_manifest(r);
-    char *text = json_dumps(m, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-    json_decref(m);
-    if (!text)
-        return sp_errorf(err, "manifest: out of memory");
     char path[PATH_MAX];
     snprintf(path, sizeof path, "%s/manifest.json", r->staging);
-    sp_outfile f;
-    int rc = sp_outfile_open(&f, path, err);
-    if (rc == 0)
-        rc = sp_write_all(f.fd, text, strlen(text), path, err);
-    if (rc == 0)
-        rc = sp_write_all(f.fd, "\n", 1, path, err);
-    if (rc == 0)
-        rc = sp_outfile_commit(&f, err);
-    else
-        sp_outfile_abort(&f);
-    free(text);
+    int rc = sp_json_file_write(m, path, JSON_INDENT(2) | JSON_PRESERVE_ORDER, err);
+    json_decref(m);
     return rc;
 }

@@ -2,10 +2,10 @@
 #include "stages/common/report.h"
 
 #include "stages/common/cli.h"
+#include "stages/common/json_file.h"
+#include "stages/common/fileio.h"
 #include "stages/common/version.h"
 
-#include <stdlib.h>
-#include <string.h>
 
 int sp_report_write_text(const char *path, const char *text, size_t len, sp_error *err) {
     sp_output out;
@@ -23,18 +23,7 @@ int sp_report_write_json(json_t *root, const char *path, sp_error *err) {
         json_decref(root);
         root = NULL;
     }
-    char *text = root ? json_dumps(root, JSON_INDENT(2)) : NULL;
+    int rc = sp_json_file_write(root, path, JSON_INDENT(2), err);
     json_decref(root);
-    if (!text)
-        return sp_errorf(err, "%s: cannot build the JSON report (out of memory)", path);
-    size_t len = strlen(text);
-    char *line = realloc(text, len + 2);
-    if (!line) {
-        free(text);
-        return sp_errorf(err, "%s: cannot build the JSON report (out of memory)", path);
-    }
-    memcpy(line + len, "\n", 2);
-    int rc = sp_report_write_text(path, line, len + 1, err);
-    free(line);
     return rc;
 }

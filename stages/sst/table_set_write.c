@@ -12,8 +12,8 @@
  */
 #include "stages/sst/table_set.h"
 
-#include "stages/common/fileio.h"
 #include "stages/common/hex.h"
+#include "stages/common/json_file.h"
 #include "stages/common/version.h"
 
 #include <jansson.h>
@@ -39,9 +39,12 @@ static json_t *shard_json(const table_set_shard *s) {
                      "bytes", (json_int_t)s->bytes, "checksum", s->checksum);
 }
 
-/* The manifest's JSON text (malloc'd), or NULL with err set. */
-static char *manifest_text(const char *name, const table_set_shard *shards, size_t n,
-                           const char *options_json, const char *inputs_json, sp_error *err) {
+/* The manifest, written and read back in this one encoding. */
+#define MANIFEST_FLAGS (JSON_PRESERVE_ORDER | JSON_INDENT(1))
+
+/* The manifest's JSON, or NULL with err set. */
+static json_t *manifest_json(const char *name, const table_set_shard *shards, size_t n,
+                             const char *options_json, const char *inputs_json, sp_error *err) {
     json_error_t je;
     json_t *options = json_loads(options_json ? options_json : "", 0, &je);
     if (!json_is_object(options)) {
@@ -65,11 +68,9 @@ static char *manifest_text(const char *name, const table_set_shard *shards, size
     json_t *root = json_pack("{s:s, s:i, s:o, s:o, s:o, s:s}", "format", TABLE_SET_FORMAT,
                              "version", TABLE_SET_VERSION, "shards", arr, "options", options,
                              "inputs", inputs, "sstpipe_version", sp_version());
-    char *text = root ? json_dumps(root, JSON_PRESERVE_ORDER | JSON_INDENT(1)) : NULL;
-    json_decref(root);
-    if (!text)
+    if (!root)
         sp_errorf(err, "%s: out of memory (or a file name that is not UTF-8)", name);
-    return text;
+    return root;
 }
 
 int table_set_write_manifest(const char *dir, const table_set_shard *shards, size_t n,
@@ -79,24 +80,25 @@ int table_set_write_manifest(const char *dir, const table_set_shard *shards, siz
     if (!path)
         return sp_errorf(err, "%s: out of memory", dir);
     snprintf(path, plen, "%s/%s", dir, TABLE_SET_MANIFEST);
+    json_t *root = NULL;
     char *text = NULL;
     table_set *check = NULL;
-    sp_outfile out = {.fd = -1, .cleanup_slot = -1};
     int rc = -1;
     if (table_set_check_shards(path, shards, n, err) ||
-        !(text = manifest_text(path, shards, n, options_json, inputs_json, err)) ||
-        !(check = table_set_parse(text, strlen(text), path, dir, err)))
+        !(root = manifest_json(path, shards, n, options_json, inputs_json, err)))
         goto done;
-    size_t len = strlen(text);
-    text[len] = '\n'; /* json_dumps's NUL becomes the file's last newline */
-    if (sp_outfile_open(&out, path, err) || sp_write_all(out.fd, text, len + 1, path, err) ||
-        sp_outfile_commit(&out, err))
+    if (!(text = json_dumps(root, MANIFEST_FLAGS))) {
+        sp_errorf(err, "%s: out of memory", path);
+        goto done;
+    }
+    if (!(check = table_set_parse(text, strlen(text), path, dir, err)) ||
+        sp_json_file_write(root, path, MANIFEST_FLAGS, err))
         goto done;
     rc = 0;
 done:
-    sp_outfile_abort(&out);
     table_set_free(check);
     free(text);
+    json_decref(root);
     free(path);
     return rc;
 }
