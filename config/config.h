@@ -19,6 +19,7 @@
 #define SSTPIPE_CONFIG_CONFIG_H
 
 #include "stages/common/error.h"
+#include "stages/common/runner_kind.h"
 
 #include <jansson.h>
 #include <stdbool.h>
@@ -82,13 +83,6 @@ typedef enum config_origin {
 } config_origin;
 
 #define CONFIG_MAX_NAMESPACES 64
-
-/* [cluster] runner: what starts a cluster build's tasks. */
-typedef enum config_runner {
-    CONFIG_RUNNER_LOCAL,    /* processes on this machine */
-    CONFIG_RUNNER_PARALLEL, /* GNU parallel, on this machine or its --sshlogin hosts */
-    CONFIG_RUNNER_SLURM,    /* sbatch job arrays */
-} config_runner;
 
 /* [progress] show: when a long command shows its live line on stderr. */
 typedef enum config_progress {
@@ -157,12 +151,12 @@ typedef struct sp_config {
         uint64_t poll_seconds; /* 0: no check without a change event */
     } serve;
     struct {
-        config_runner runner;
-        uint64_t tasks;   /* map tasks; 0: from the input size */
-        uint64_t shards;  /* key ranges; 1: one table */
-        char *shared_dir; /* where tasks write; every node must see it */
-        uint64_t retries; /* extra attempts of a failed task */
-        uint64_t jobs;    /* local, parallel: tasks at once; 0: one per core */
+        sp_runner_kind runner; /* what starts a cluster build's tasks */
+        uint64_t tasks;        /* map tasks; 0: from the input size */
+        uint64_t shards;       /* key ranges; 1: one table */
+        char *shared_dir;      /* where tasks write; every node must see it */
+        uint64_t retries;      /* extra attempts of a failed task */
+        uint64_t jobs;         /* local, parallel: tasks at once; 0: one per core */
         char *slurm_partition;
         char *slurm_args;        /* more sbatch options, split at white space */
         char *parallel_sshlogin; /* GNU parallel's --sshloginfile */

@@ -150,7 +150,6 @@ const key_info config_keys[CONFIG_KEY_COUNT] = {
 };
 
 static const char *const progress_names[] = {"auto", "always", "never"};
-static const char *const runner_names[] = {"local", "parallel", "slurm"};
 
 const char *const config_sections[] = {"input", "extract", "truncate", "sort",   "build",
                                        "sst",   "verify",  "profile",  "output", "progress",
@@ -405,12 +404,9 @@ int config_store(sp_config *cfg, config_key key, const char *text, const char *w
             }
         return sp_errorf(err, "%s: '%s' must be auto, always or never", what, text);
     case KT_RUNNER:
-        for (int i = 0; i < 3; i++)
-            if (!strcasecmp(text, runner_names[i])) {
-                cfg->cluster.runner = (config_runner)i;
-                return 0;
-            }
-        return sp_errorf(err, "%s: '%s' must be local, parallel or slurm", what, text);
+        if (!sp_runner_kind_parse(text, &cfg->cluster.runner))
+            return 0;
+        return sp_errorf(err, "%s: '%s' must be " SP_RUNNER_CHOICES, what, text);
     case KT_SIZE:
     case KT_POW2:
     case KT_COUNT:
@@ -453,7 +449,7 @@ const char *config_value_text(const sp_config *cfg, config_key key, char *buf, s
         snprintf(buf, cap, "%s", progress_names[cfg->progress.show]);
         break;
     case KT_RUNNER:
-        snprintf(buf, cap, "%s", runner_names[cfg->cluster.runner]);
+        snprintf(buf, cap, "%s", sp_runner_kind_name(cfg->cluster.runner));
         break;
     case KT_SIZE:
     case KT_POW2:
@@ -491,7 +487,7 @@ json_t *config_value_json(const sp_config *cfg, config_key key) {
     case KT_PROGRESS:
         return json_string(progress_names[cfg->progress.show]);
     case KT_RUNNER:
-        return json_string(runner_names[cfg->cluster.runner]);
+        return json_string(sp_runner_kind_name(cfg->cluster.runner));
     default:
         return json_integer((json_int_t)*number_field(c, key));
     }

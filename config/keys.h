@@ -24,7 +24,7 @@ typedef enum key_type {
     KT_NAMESPACES, /* "all" or a comma list of namespace numbers */
     KT_PERCENT,    /* a number from 0 to 100 */
     KT_PROGRESS,   /* auto, always or never */
-    KT_RUNNER,     /* local, parallel or slurm */
+    KT_RUNNER,     /* a runner name (stages/common/runner_kind.h) */
 } key_type;
 
 typedef struct key_info {

@@ -54,19 +54,12 @@ static void absolute_path(const char *path, char *buf, size_t cap) {
         snprintf(buf, cap, "%s/%s", cwd, path);
 }
 
-/* [cluster] runner as the runners name it. */
-static int runner_kind(config_runner r) {
-    return r == CONFIG_RUNNER_SLURM      ? CLUSTER_RUNNER_SLURM
-           : r == CONFIG_RUNNER_PARALLEL ? CLUSTER_RUNNER_PARALLEL
-                                         : CLUSTER_RUNNER_LOCAL;
-}
-
 /* The map tasks the local runner runs at once: [cluster] jobs, or the
  * cores this process may run on, at most the tasks there are (at least 1);
  * 0 for the other runners, whose tasks each have a node slot of their own. */
 static size_t local_at_once(const sp_config *cfg, size_t n_maps) {
     cpu_set_t set;
-    if (cfg->cluster.runner != CONFIG_RUNNER_LOCAL)
+    if (cfg->cluster.runner != SP_RUNNER_LOCAL)
         return 0;
     size_t at_once = cfg->cluster.jobs;
     if (!at_once)
@@ -222,7 +215,7 @@ int cluster_build(const char *const *inputs, size_t n, const char *output, const
                               {"finish", finish_argv, 1}};
     cluster_runner_options ro;
     cluster_runner_options_init(&ro);
-    ro.kind = runner_kind(cfg->cluster.runner);
+    ro.kind = cfg->cluster.runner;
     ro.jobs = (int)cfg->cluster.jobs;
     ro.retries = (int)cfg->cluster.retries;
     ro.log_dir = log_dir;
@@ -234,7 +227,7 @@ int cluster_build(const char *const *inputs, size_t n, const char *output, const
     ro.describe_ctx = &ctx;
     /* On Slurm the finishing step is a job of its own, after the reduce
      * array (afterok), as the issue's users run it; elsewhere it runs here. */
-    bool slurm = ro.kind == CLUSTER_RUNNER_SLURM;
+    bool slurm = ro.kind == SP_RUNNER_SLURM;
     double stage_end[3] = {0};
     ro.stage_end = stage_end;
     wall0 = sp_clock_seconds();

@@ -39,23 +39,8 @@ extern char **environ;
 
 void cluster_runner_options_init(cluster_runner_options *o) {
     memset(o, 0, sizeof *o);
-    o->kind = CLUSTER_RUNNER_LOCAL;
+    o->kind = SP_RUNNER_LOCAL;
     o->retries = 2;
-}
-
-static const char *const kind_names[] = {"local", "parallel", "slurm"};
-
-int cluster_runner_kind_parse(const char *name, int *kind, sp_error *err) {
-    for (int k = 0; k < 3; k++)
-        if (!strcmp(name, kind_names[k])) {
-            *kind = k;
-            return 0;
-        }
-    return sp_errorf(err, "unknown cluster runner '%s' (expected local, parallel or slurm)", name);
-}
-
-const char *cluster_runner_kind_name(int kind) {
-    return kind >= 0 && kind < 3 ? kind_names[kind] : "?";
 }
 
 int cluster_run(const cluster_runner_options *o, const cluster_stage *stages, size_t n,
@@ -78,13 +63,13 @@ int cluster_run(const cluster_runner_options *o, const cluster_stage *stages, si
         return -1;
     int rc;
     switch (o->kind) {
-    case CLUSTER_RUNNER_LOCAL:
+    case SP_RUNNER_LOCAL:
         rc = cluster_run_local(o, stages, n, &sig, err);
         break;
-    case CLUSTER_RUNNER_PARALLEL:
+    case SP_RUNNER_PARALLEL:
         rc = cluster_run_parallel(o, stages, n, &sig, err);
         break;
-    case CLUSTER_RUNNER_SLURM:
+    case SP_RUNNER_SLURM:
         rc = cluster_run_slurm(o, stages, n, &sig, err);
         break;
     default:

@@ -37,10 +37,9 @@
 #define SSTPIPE_PIPELINE_CLUSTER_RUNNER_H
 
 #include "stages/common/error.h"
+#include "stages/common/runner_kind.h"
 
 #include <stddef.h>
-
-enum { CLUSTER_RUNNER_LOCAL, CLUSTER_RUNNER_PARALLEL, CLUSTER_RUNNER_SLURM };
 
 typedef struct cluster_stage {
     const char *name;  /* "map", "reduce", "finish": names the stage's logs */
@@ -49,7 +48,7 @@ typedef struct cluster_stage {
 } cluster_stage;
 
 typedef struct cluster_runner_options {
-    int kind;                    /* CLUSTER_RUNNER_LOCAL, _PARALLEL or _SLURM */
+    sp_runner_kind kind;
     int jobs;                    /* tasks at once (0: local and parallel, this machine's cores;
                                     slurm, as many as the cluster schedules) */
     int retries;                 /* extra attempts of a failed task */
@@ -76,11 +75,6 @@ typedef struct cluster_runner_options {
 /* Local runner, jobs 0, retries 2, log_dir NULL (must be set), no Slurm or
  * parallel settings. */
 void cluster_runner_options_init(cluster_runner_options *o);
-
-/* "local", "parallel" or "slurm" to a kind; anything else is an error
- * naming the accepted words. */
-int cluster_runner_kind_parse(const char *name, int *kind, sp_error *err);
-const char *cluster_runner_kind_name(int kind);
 
 /* Runs the n stages in order; 0 when every task of every stage exited 0. */
 int cluster_run(const cluster_runner_options *o, const cluster_stage *stages, size_t n,

@@ -11,6 +11,7 @@
 #include "pipeline/command/flags.h"
 #include "stages/common/cli.h"
 #include "stages/common/progress.h"
+#include "stages/common/runner_kind.h"
 #include "stages/sst/format.h"
 
 #include <signal.h>
@@ -34,7 +35,7 @@ static const sp_flag flags[] = {
     SP_FLAG_NO_PROGRESS,
     /* A cluster build without a config file: `--shards 4 --shared-dir D`. */
     {"runner", 0, "NAME", SP_KEY(CONFIG_CLUSTER_RUNNER), NULL, NULL, SP_COMPLETE_WORDS,
-     "local parallel slurm"},
+     SP_RUNNER_WORDS},
     {"tasks", 0, "N", SP_KEY(CONFIG_CLUSTER_TASKS), NULL, NULL, SP_COMPLETE_NONE, NULL},
     {"shards", 0, "N", SP_KEY(CONFIG_CLUSTER_SHARDS), NULL, NULL, SP_COMPLETE_NONE, NULL},
     {"shared-dir", 0, "DIR", SP_KEY(CONFIG_CLUSTER_SHARED_DIR), NULL, NULL, SP_COMPLETE_DIR, NULL},

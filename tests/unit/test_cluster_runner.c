@@ -72,7 +72,7 @@ static const char task_script[] =
     "touch \"$d/$s.done.$i\"\n";
 
 typedef struct fixture {
-    int kind;
+    sp_runner_kind kind;
     char *slurm_dir; /* the test cluster's, for slurm */
     char *dir;       /* this test's scratch dir */
     char logs[TEST_DIR_CAP];
@@ -159,7 +159,7 @@ static void shell_line(const char *cmd, char *out, size_t size) {
 static char *slurm_dir;        /* the group's own test cluster (NULL: tests/run's) */
 static char slurm_comment[64]; /* sbatch --comment of this program's jobs */
 
-static int fixture_setup(void **state, int kind, const char *slurm_dir) {
+static int fixture_setup(void **state, sp_runner_kind kind, const char *slurm_dir) {
     fixture *f = calloc(1, sizeof *f);
     assert_non_null(f);
     f->kind = kind;
@@ -180,12 +180,12 @@ static int fixture_setup(void **state, int kind, const char *slurm_dir) {
     f->o.jobs = 2;
     f->o.retries = 1;
     f->o.log_dir = f->logs;
-    if (kind == CLUSTER_RUNNER_PARALLEL) {
+    if (kind == SP_RUNNER_PARALLEL) {
         /* A login file of this machine alone, as the tests ask. */
         put(path(f, "sshlogin"), ":\n");
         f->o.parallel_sshlogin = strdup(path(f, "sshlogin"));
     }
-    if (kind == CLUSTER_RUNNER_SLURM) {
+    if (kind == SP_RUNNER_SLURM) {
         f->o.slurm_partition = "test";
         static char args[128];
         snprintf(args, sizeof args, "--time=30 --job-name='sstpipe test' --comment=%s",
@@ -205,13 +205,13 @@ static int teardown(void **state) {
 }
 
 static int setup_local(void **state) {
-    return fixture_setup(state, CLUSTER_RUNNER_LOCAL, NULL);
+    return fixture_setup(state, SP_RUNNER_LOCAL, NULL);
 }
 static int setup_parallel(void **state) {
-    return fixture_setup(state, CLUSTER_RUNNER_PARALLEL, NULL);
+    return fixture_setup(state, SP_RUNNER_PARALLEL, NULL);
 }
 static int setup_slurm(void **state) {
-    return fixture_setup(state, CLUSTER_RUNNER_SLURM, slurm_dir);
+    return fixture_setup(state, SP_RUNNER_SLURM, slurm_dir);
 }
 
 static int slurm_group_setup(void **state) {
@@ -324,7 +324,7 @@ static void *kill_task(void *arg) {
             pid = 0;
         fclose(fp);
     }
-    if (k->f->kind == CLUSTER_RUNNER_SLURM) {
+    if (k->f->kind == SP_RUNNER_SLURM) {
         char cmd[128];
         snprintf(cmd, sizeof cmd, "scancel %s", job);
         k->done = pid > 0 && system(cmd) == 0;
@@ -387,7 +387,7 @@ static void test_sigterm_cancels(void **state) {
         assert_false(alive(tasks[i]));
     for (int i = 2; i < FIRST_TASKS; i++)
         assert_int_equal(count(f, "first", i), 0);
-    if (f->kind == CLUSTER_RUNNER_SLURM) {
+    if (f->kind == SP_RUNNER_SLURM) {
         char line[256];
         char cmd[256];
         snprintf(cmd, sizeof cmd,
@@ -441,18 +441,6 @@ static void test_log_last_line(void **state) {
     test_dir_remove(d);
 }
 
-static void test_kinds(void **state) {
-    (void)state;
-    int kind = -1;
-    sp_error err = {0};
-    assert_int_equal(cluster_runner_kind_parse("slurm", &kind, &err), 0);
-    assert_int_equal(kind, CLUSTER_RUNNER_SLURM);
-    assert_string_equal(cluster_runner_kind_name(CLUSTER_RUNNER_PARALLEL), "parallel");
-    assert_int_equal(cluster_runner_kind_parse("pbs", &kind, &err), -1);
-    assert_string_equal(err.msg,
-                        "unknown cluster runner 'pbs' (expected local, parallel or slurm)");
-}
-
 #define RUNNER_TESTS(setup)                                                                        \
     cmocka_unit_test_setup_teardown(test_stages_in_order, setup, teardown),                        \
         cmocka_unit_test_setup_teardown(test_retry_once, setup, teardown),                         \
@@ -464,7 +452,6 @@ int main(void) {
     const struct CMUnitTest shared[] = {
         cmocka_unit_test(test_split_words),
         cmocka_unit_test(test_log_last_line),
-        cmocka_unit_test(test_kinds),
     };
     const struct CMUnitTest local[] = {RUNNER_TESTS(setup_local)};
     const struct CMUnitTest parallel[] = {RUNNER_TESTS(setup_parallel)};
