@@ -155,11 +155,7 @@ static void *tick(void *arg) {
     pthread_mutex_lock(&lg->mu);
     double last_log = sp_clock_seconds();
     while (!lg->stop) {
-        struct timespec until;
-        clock_gettime(CLOCK_MONOTONIC, &until);
-        until.tv_nsec += TTY_PERIOD_MS * 1000000L;
-        until.tv_sec += until.tv_nsec / 1000000000L;
-        until.tv_nsec %= 1000000000L;
+        struct timespec until = sp_clock_deadline(TTY_PERIOD_MS * 1000000u);
         pthread_cond_timedwait(&lg->wake, &lg->mu, &until);
         if (lg->stop)
             break;

@@ -31,6 +31,18 @@ static inline double sp_clock_seconds(void) {
     return sp_timespec_seconds(&ts);
 }
 
+/* The time ns nanoseconds from now on the monotonic clock, as the absolute
+ * deadline pthread_cond_timedwait takes on a condition variable that runs
+ * on that clock (pthread_condattr_setclock). */
+static inline struct timespec sp_clock_deadline(uint64_t ns) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    ns += (uint64_t)ts.tv_nsec;
+    ts.tv_sec += (time_t)(ns / 1000000000u);
+    ts.tv_nsec = (long)(ns % 1000000000u);
+    return ts;
+}
+
 /* The CPU seconds (user and system) the whole process, every thread of it,
  * has used so far. */
 static inline double sp_process_cpu_seconds(void) {

@@ -96,11 +96,7 @@ static void *tick(void *arg) {
         /* \r and erase-to-end: the line is rewritten in place. */
         fprintf(m->out, "\r\033[K%s", line);
         fflush(m->out);
-        struct timespec until;
-        clock_gettime(CLOCK_MONOTONIC, &until);
-        until.tv_nsec += METER_PERIOD_NS;
-        until.tv_sec += until.tv_nsec / 1000000000L;
-        until.tv_nsec %= 1000000000L;
+        struct timespec until = sp_clock_deadline(METER_PERIOD_NS);
         while (!m->stop && pthread_cond_timedwait(&m->wake, &m->mu, &until) == 0)
             ;
     }
