@@ -164,49 +164,48 @@ static void script_word(wg_rng *r, uint32_t lo, uint32_t span, unsigned count, i
     out[n] = '\0';
 }
 
+/* The scripts of foreign_word: letters from [lo, lo + span), a word of
+ * min to max of them, and the shift that makes the first one a capital
+ * (0 where the script has no case). */
+typedef struct script {
+    uint32_t lo, span;
+    uint32_t min, max;
+    int32_t capital;
+} script;
+
+static const script scripts[] = {
+    {0x3b1, 17, 3, 7, -0x20},   /* Greek (first: it takes accents too) */
+    {0x430, 32, 3, 9, -0x20},   /* Cyrillic */
+    {0x4e00, 0x51a6, 1, 4, 0},  /* CJK */
+    {0x3041, 0x53, 2, 5, 0},    /* Hiragana */
+    {0xac00, 0x2ba4, 1, 3, 0},  /* Hangul */
+    {0x627, 20, 3, 7, 0},       /* Arabic */
+    {0x5d0, 27, 3, 6, 0},       /* Hebrew */
+    {0x1f600, 0x50, 1, 3, 0},   /* four-byte characters: emoji, */
+    {0x20000, 0xa6d7, 1, 4, 0}, /* and CJK extension B, as often */
+};
+#define GREEK 0
+#define FOUR_BYTE (COUNT(scripts) - 2)
+
 /* A word in one of several scripts; capital asks for an upper-case first
  * letter where the script has case. Every word fits WG_WORD_CAP bytes. */
 static void foreign_word(wg_rng *r, bool capital, char *out) {
-    switch (wg_below(r, 10)) {
-    case 0:
-    case 1:
+    uint32_t k = wg_below(r, 10);
+    if (k < 2) {
         pseudo_word(r, wg_range(r, 1, 3), true, out);
         if (capital && out[0] >= 'a' && out[0] <= 'z')
             out[0] = (char)(out[0] - 'a' + 'A');
-        break;
-    case 2: { /* Greek, with one accented vowel now and then */
-        script_word(r, 0x3b1, 17, wg_range(r, 3, 7), capital ? -0x20 : 0, out);
-        if (wg_below(r, 2)) {
-            size_t n = strlen(out);
-            n += wg_utf8_put(out + n, greek_accented[wg_below(r, COUNT(greek_accented))]);
-            out[n] = '\0';
-        }
-        break;
+        return;
     }
-    case 3:
-        script_word(r, 0x430, 32, wg_range(r, 3, 9), capital ? -0x20 : 0, out);
-        break;
-    case 4:
-        script_word(r, 0x4e00, 0x51a6, wg_range(r, 1, 4), 0, out);
-        break;
-    case 5:
-        script_word(r, 0x3041, 0x53, wg_range(r, 2, 5), 0, out);
-        break;
-    case 6:
-        script_word(r, 0xac00, 0x2ba4, wg_range(r, 1, 3), 0, out);
-        break;
-    case 7:
-        script_word(r, 0x627, 20, wg_range(r, 3, 7), 0, out);
-        break;
-    case 8:
-        script_word(r, 0x5d0, 27, wg_range(r, 3, 6), 0, out);
-        break;
-    default: /* four-byte characters: emoji and CJK extension B */
-        if (wg_below(r, 2))
-            script_word(r, 0x1f600, 0x50, wg_range(r, 1, 3), 0, out);
-        else
-            script_word(r, 0x20000, 0xa6d7, wg_range(r, 1, 4), 0, out);
-        break;
+    /* Of ten draws, two make a Latin word and one each script's, the last
+     * draw split between the two four-byte scripts. */
+    size_t i = k - 2 < FOUR_BYTE ? k - 2 : FOUR_BYTE + (wg_below(r, 2) ? 0 : 1);
+    const script *sc = &scripts[i];
+    script_word(r, sc->lo, sc->span, wg_range(r, sc->min, sc->max), capital ? sc->capital : 0, out);
+    if (i == GREEK && wg_below(r, 2)) { /* one accented vowel now and then */
+        size_t n = strlen(out);
+        n += wg_utf8_put(out + n, greek_accented[wg_below(r, COUNT(greek_accented))]);
+        out[n] = '\0';
     }
 }
 

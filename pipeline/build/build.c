@@ -109,14 +109,24 @@ static void finish_stats(build_stats *stats, uint64_t truncated, sorter *so, dou
         stats->peak_rss_bytes = u.peak_rss_bytes;
 }
 
+/* What both builds do first: *stats made the caller's, or local when it
+ * passes none, and zeroed; and the check that a value's bound fits the
+ * table's 32 bits. */
+static int build_start(const build_options *opts, build_stats **stats, build_stats *local,
+                       sp_error *err) {
+    if (!*stats)
+        *stats = local;
+    memset(*stats, 0, sizeof **stats);
+    if (opts->max_bytes == 0 || opts->max_bytes > UINT32_MAX)
+        return sp_errorf(err, "max-bytes must be from 1 to 4294967295");
+    return 0;
+}
+
 int build_sorted(const char *input, const build_options *opts, const sp_sink *sink,
                  build_stats *stats, sp_error *err) {
     build_stats local;
-    if (!stats)
-        stats = &local;
-    memset(stats, 0, sizeof *stats);
-    if (opts->max_bytes == 0 || opts->max_bytes > UINT32_MAX)
-        return sp_errorf(err, "max-bytes must be from 1 to 4294967295");
+    if (build_start(opts, &stats, &local, err))
+        return -1;
     sorter *so = sorter_init(&opts->sort, err);
     if (!so)
         return -1;
@@ -169,12 +179,8 @@ int build_sorted(const char *input, const build_options *opts, const sp_sink *si
 int build_run(const char *input, const char *output, const build_options *opts, build_stats *stats,
               sp_error *err) {
     build_stats local;
-    if (!stats)
-        stats = &local;
-    memset(stats, 0, sizeof *stats);
-
-    if (opts->max_bytes == 0 || opts->max_bytes > UINT32_MAX)
-        return sp_errorf(err, "max-bytes must be from 1 to 4294967295");
+    if (build_start(opts, &stats, &local, err))
+        return -1;
     table_options topts = opts->table;
     topts.max_value_bytes = (uint32_t)opts->max_bytes;
     /* With more than one thread the table's writes go on a thread of

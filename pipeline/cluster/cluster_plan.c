@@ -63,17 +63,24 @@ typedef struct key_list {
     size_t n, cap;
 } key_list;
 
+/* The array v of n elements of size elem (capacity *cap) with room for
+ * one more: the capacity doubles, from first. NULL when out of memory (v
+ * is left as it is). */
+static void *grow(void *v, size_t n, size_t *cap, size_t elem, size_t first) {
+    if (n < *cap)
+        return v;
+    size_t want = *cap ? 2 * *cap : first;
+    void *p = realloc(v, want * elem);
+    if (p)
+        *cap = want;
+    return p;
+}
+
 static int key_push(key_list *l, const uint8_t *p, size_t len) {
-    if (len > UINT32_MAX)
+    cluster_key *v = len <= UINT32_MAX ? grow(l->v, l->n, &l->cap, sizeof *v, 256) : NULL;
+    if (!v)
         return -1;
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? 2 * l->cap : 256;
-        cluster_key *v = realloc(l->v, cap * sizeof *v);
-        if (!v)
-            return -1;
-        l->v = v;
-        l->cap = cap;
-    }
+    l->v = v;
     uint8_t *copy = malloc(len ? len : 1);
     if (!copy)
         return -1;
@@ -249,14 +256,10 @@ typedef struct cut_list {
 } cut_list;
 
 static int cut_push(cut_list *c, uint64_t at) {
-    if (c->n == c->cap) {
-        size_t cap = c->cap ? 2 * c->cap : 64;
-        uint64_t *v = realloc(c->v, cap * sizeof *v);
-        if (!v)
-            return -1;
-        c->v = v;
-        c->cap = cap;
-    }
+    uint64_t *v = grow(c->v, c->n, &c->cap, sizeof *v, 64);
+    if (!v)
+        return -1;
+    c->v = v;
     c->v[c->n++] = at;
     return 0;
 }

@@ -6,7 +6,6 @@
  */
 #include "pipeline/tune/tune_report.h"
 
-#include "stages/common/report.h"
 #include "stages/common/size.h"
 #include "stages/common/svg.h"
 
@@ -136,7 +135,8 @@ static void draw_line(FILE *o, const tune_report *r, const frame *f, uint32_t cl
     }
 }
 
-static int draw(const tune_report *r, FILE *o) {
+static int draw(FILE *o, const void *arg) {
+    const tune_report *r = arg;
     uint32_t *blocks = calloc(r->n_trials, sizeof *blocks);
     uint32_t *clusters = calloc(r->n_trials, sizeof *clusters);
     if (!blocks || !clusters) {
@@ -191,17 +191,5 @@ static int draw(const tune_report *r, FILE *o) {
 int tune_write_svg(const tune_report *r, const char *path, sp_error *err) {
     if (r->n_trials == 0)
         return sp_errorf(err, "%s: no trials to draw", path);
-    char *text = NULL;
-    size_t len = 0;
-    FILE *mem = open_memstream(&text, &len);
-    if (!mem)
-        return sp_errorf_errno(err, "%s: cannot build the chart", path);
-    int drawn = draw(r, mem);
-    if (fclose(mem) != 0 || drawn) {
-        free(text);
-        return sp_errorf(err, "%s: cannot build the chart (out of memory)", path);
-    }
-    int rc = sp_report_write_text(path, text, len, err);
-    free(text);
-    return rc;
+    return sp_svg_write_file(path, draw, r, err);
 }

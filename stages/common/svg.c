@@ -1,6 +1,7 @@
 /* svg.c: the SVG chart writer; see svg.h. */
 #include "stages/common/svg.h"
 
+#include "stages/common/report.h"
 #include "stages/common/xml_escape.h"
 
 #include <math.h>
@@ -24,6 +25,25 @@ void sp_svg_begin(FILE *o, int w, int h, bool standalone, const char *label) {
 
 void sp_svg_end(FILE *o) {
     fputs("</svg>\n", o);
+}
+
+int sp_svg_write_file(const char *path, int (*draw)(FILE *o, const void *arg), const void *arg,
+                      sp_error *err) {
+    /* Drawn in memory first: a chart that could not be drawn whole leaves
+     * no file behind, and the file is written in one piece. */
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&text, &len);
+    if (!mem)
+        return sp_errorf_errno(err, "%s: cannot build the chart", path);
+    int drawn = draw(mem, arg);
+    if (fclose(mem) != 0 || drawn) {
+        free(text);
+        return sp_errorf(err, "%s: cannot build the chart (out of memory)", path);
+    }
+    int rc = sp_report_write_text(path, text, len, err);
+    free(text);
+    return rc;
 }
 
 void sp_svg_text(FILE *o, double x, double y, const char *attrs, const char *text) {

@@ -11,10 +11,14 @@
  * stays text whatever the chart is.
  *
  * The two charts the reports need come ready-made (sp_svg_bars,
- * sp_svg_trend), so that a report does not place shapes itself.
+ * sp_svg_trend), so that a report does not place shapes itself. A chart
+ * that is a file of its own is written by sp_svg_write_file, whole or not
+ * at all.
  */
 #ifndef SSTPIPE_COMMON_SVG_H
 #define SSTPIPE_COMMON_SVG_H
+
+#include "stages/common/error.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -24,6 +28,12 @@
  * accessible name (aria-label). standalone: a file of its own. */
 void sp_svg_begin(FILE *o, int w, int h, bool standalone, const char *label);
 void sp_svg_end(FILE *o);
+
+/* Writes the chart that draw(o, arg) writes to o as the file at path,
+ * atomically (sp_report_write_text); draw returns 0, or -1 when it ran out
+ * of memory. */
+int sp_svg_write_file(const char *path, int (*draw)(FILE *o, const void *arg), const void *arg,
+                      sp_error *err);
 
 /* <text x y attrs>text</text>, text escaped; attrs is markup ("" for none). */
 void sp_svg_text(FILE *o, double x, double y, const char *attrs, const char *text);

@@ -9,8 +9,6 @@
  */
 #include "stages/profile/profile.h"
 
-#include "stages/common/cli.h"
-#include "stages/common/fileio.h"
 #include "stages/common/svg.h"
 #include "stages/profile/profile_fmt.h"
 
@@ -213,33 +211,19 @@ void profile_chart_draw(const profile_chart *c, FILE *o, bool standalone) {
     sp_svg_end(o);
 }
 
+/* The chart of a result, for sp_svg_write_file. */
+static int draw_result(FILE *o, const void *arg) {
+    profile_chart *c = malloc(sizeof *c); /* 4 KiB: not on the stack */
+    if (!c)
+        return -1;
+    profile_chart_from_result(arg, c);
+    profile_chart_draw(c, o, true);
+    free(c);
+    return 0;
+}
+
 int profile_write_svg(const profile_result *r, const char *svg_path, sp_error *err) {
     if (!r->lookups || !r->latencies_ns)
         return sp_errorf(err, "%s: no lookups to draw", svg_path);
-    char *text = NULL;
-    size_t len = 0;
-    FILE *mem = open_memstream(&text, &len);
-    if (!mem)
-        return sp_errorf_errno(err, "%s: cannot build the picture", svg_path);
-    profile_chart *c = malloc(sizeof *c); /* 4 KiB: not on the stack */
-    bool drawn = c != NULL;
-    if (c) {
-        profile_chart_from_result(r, c);
-        profile_chart_draw(c, mem, true);
-        free(c);
-    }
-    if (fclose(mem) != 0 || !drawn) {
-        free(text);
-        return sp_errorf(err, "%s: cannot build the picture (out of memory)", svg_path);
-    }
-    sp_output out;
-    int rc = sp_output_open(&out, svg_path, err);
-    if (rc == 0 && sp_write_all(out.fd, text, len, svg_path, err)) {
-        sp_output_abort(&out);
-        rc = -1;
-    } else if (rc == 0) {
-        rc = sp_output_commit(&out, err);
-    }
-    free(text);
-    return rc;
+    return sp_svg_write_file(svg_path, draw_result, r, err);
 }

@@ -1,26 +1,13 @@
 /* info_json.c: the footer as JSON; see info_json.h. */
 #include "stages/read/info_json.h"
 
-#include "stages/common/hex.h"
 #include "stages/common/version.h"
+#include "stages/sst/table_set.h"
 
 #include <stdio.h>
-#include <stdlib.h>
 
 double info_compactness(const sstpipe_info *f) {
     return (double)(f->key_bytes + f->value_bytes) / (double)f->file_size;
-}
-
-/* A bound as hex (TABLESET.md's form), or null when unbounded. */
-static json_t *bound_json(const void *b, size_t n) {
-    if (!b)
-        return json_null();
-    char *h = sp_hex_encode(b, n);
-    if (!h)
-        return NULL;
-    json_t *s = json_stringn(h, 2 * n);
-    free(h);
-    return s;
 }
 
 /* A table set's shards: each one's path, range and counts. */
@@ -35,9 +22,10 @@ static json_t *shards_json(const sstpipe_table *t) {
         sstpipe_shard_range(t, i, &lo, &lol, &hi, &hil);
         if (json_array_append_new(
                 a, json_pack("{s:s, s:o, s:o, s:I, s:I, s:I}", "path", sstpipe_path(s), "lo",
-                             bound_json(lo, lol), "hi", bound_json(hi, hil), "records",
-                             (json_int_t)f.records, "data_blocks", (json_int_t)f.data_blocks,
-                             "file_size", (json_int_t)f.file_size)) != 0) {
+                             table_set_bound_json(lo, lol), "hi", table_set_bound_json(hi, hil),
+                             "records", (json_int_t)f.records, "data_blocks",
+                             (json_int_t)f.data_blocks, "file_size", (json_int_t)f.file_size)) !=
+            0) {
             json_decref(a);
             return NULL;
         }

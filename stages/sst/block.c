@@ -237,21 +237,35 @@ int block_iter_next(block_iter *it, const char *what, sp_error *err) {
     return 1;
 }
 
-int block_iter_seek(block_iter *it, const block_view *v, const uint8_t *key, size_t klen,
-                    const char *what, sp_error *err) {
-    /* The first restart whose key is >= key; the answer is in the run
-     * before it (its first key is smaller) or is that restart's record. */
+/* The binary search of the restart points: *n is how many of them have a
+ * key below key (or_equal: at or below), as restart keys increase. -1 with
+ * err when a restart's entry does not decode. Inline, so that each caller's
+ * comparison is a constant. */
+static inline int restarts_below(const block_view *v, const uint8_t *key, size_t klen,
+                                 bool or_equal, uint32_t *n, const char *what, sp_error *err) {
     uint32_t lo = 0, hi = v->n_restarts;
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2;
         entry e;
         if (decode_entry(v, restart_at(v, mid), 0, &e, what, err))
             return -1;
-        if (sp_key_cmp(e.suffix, e.unshared, key, klen) < 0)
+        int c = sp_key_cmp(e.suffix, e.unshared, key, klen);
+        if (c < 0 || (or_equal && c == 0))
             lo = mid + 1;
         else
             hi = mid;
     }
+    *n = lo;
+    return 0;
+}
+
+int block_iter_seek(block_iter *it, const block_view *v, const uint8_t *key, size_t klen,
+                    const char *what, sp_error *err) {
+    /* The first restart whose key is >= key; the answer is in the run
+     * before it (its first key is smaller) or is that restart's record. */
+    uint32_t lo;
+    if (restarts_below(v, key, klen, false, &lo, what, err))
+        return -1;
     block_iter_init(it, v);
     if (lo > 0) {
         /* A walk from a restart point: the record there stores no shared
@@ -270,17 +284,9 @@ int block_find(const block_view *v, const uint8_t *key, size_t klen, const void 
                size_t *vlen, const char *what, sp_error *err) {
     /* The last restart whose key is <= key: the record, if present, is in
      * its run of entries. */
-    uint32_t lo = 0, hi = v->n_restarts;
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        entry e;
-        if (decode_entry(v, restart_at(v, mid), 0, &e, what, err))
-            return -1;
-        if (sp_key_cmp(e.suffix, e.unshared, key, klen) <= 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    uint32_t lo;
+    if (restarts_below(v, key, klen, true, &lo, what, err))
+        return -1;
     if (lo == 0)
         return 0;
     uint32_t end = lo < v->n_restarts ? restart_at(v, lo) : v->entries_len;

@@ -14,46 +14,18 @@
  * too) checks that each block's first key sorts after the previous block's
  * last, which no per-block check can see.
  *
- * A table set's iterator walks its shards in order, one shard iterator at
- * a time: the first from the shard holding the start key, each later one
- * from its first key. Shard ranges are disjoint and increasing (checked at
- * open), so the records come out in key order. A prefix scan stops at the
- * first shard whose lower bound lies past every key with the prefix.
+ * This is the scan of one plain table; a table set's (sstpipe_set.c) walks
+ * its shards' scans one after the other.
  */
-#include "stages/sst/sstpipe_table.h"
+#include "stages/sst/sstpipe_iter.h"
 
 #include "stages/common/key.h"
-#include "stages/sst/table_walk.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #define MAX_READ_BYTES (1u << 20)
 #define BUF_ALIGN 4096
-
-typedef enum iter_state { IT_START, IT_WALK, IT_END, IT_ERROR } iter_state;
-
-struct sstpipe_iter {
-    const sst_reader *r;
-    uint32_t block_size;
-    uint64_t blocks;
-    iter_state state;
-    sp_error err;   /* the error the iterator stays at */
-    uint8_t *start; /* the first key wanted: max(from, prefix); NULL: the first key */
-    size_t start_len;
-    uint8_t *prefix;
-    size_t prefix_len;
-    /* Blocks [buf_first, buf_first + buf_blocks) are held in buf, which has
-     * room for buf_cap blocks; the next read takes next_read blocks. */
-    uint8_t *buf;
-    uint64_t buf_first, buf_blocks, buf_cap, next_read;
-    uint64_t block; /* the block being walked */
-    sst_walk walk;
-    /* A table set's: the set, the shard walked and its iterator. */
-    sstpipe_table *set;
-    size_t shard;
-    sstpipe_iter *inner;
-};
 
 static uint8_t *copy_bytes(const void *p, size_t n) {
     uint8_t *c = malloc(n ? n : 1);
@@ -62,19 +34,10 @@ static uint8_t *copy_bytes(const void *p, size_t n) {
     return c;
 }
 
-sstpipe_iter *sstpipe_iter_new(sstpipe_table *t, const void *from, size_t flen, const void *prefix,
-                               size_t plen) {
+sstpipe_iter *sstpipe_iter_alloc(const void *from, size_t flen, const void *prefix, size_t plen) {
     sstpipe_iter *it = calloc(1, sizeof *it);
     if (!it)
         return NULL;
-    if (t->set) {
-        it->set = t;
-    } else {
-        const sst_footer *f = sst_reader_footer(t->r);
-        it->r = t->r;
-        it->block_size = f->block_size;
-        it->blocks = f->data_blocks;
-    }
     it->next_read = 1;
     sst_walk_init(&it->walk);
     if (!prefix)
@@ -96,8 +59,18 @@ sstpipe_iter *sstpipe_iter_new(sstpipe_table *t, const void *from, size_t flen, 
     }
     it->prefix_len = plen;
     it->start_len = slen;
-    if (t->set && slen)
-        it->shard = sstpipe_set_find(t->set, it->start, slen);
+    return it;
+}
+
+sstpipe_iter *sstpipe_table_iter_new(const sstpipe_table *t, const void *from, size_t flen,
+                                     const void *prefix, size_t plen) {
+    sstpipe_iter *it = sstpipe_iter_alloc(from, flen, prefix, plen);
+    if (!it)
+        return NULL;
+    const sst_footer *f = sst_reader_footer(t->r);
+    it->r = t->r;
+    it->block_size = f->block_size;
+    it->blocks = f->data_blocks;
     return it;
 }
 
@@ -192,60 +165,14 @@ static int seek(sstpipe_iter *it, sp_error *err) {
     return rc ? rc : next_block(it, err);
 }
 
-/* Whether every key of shard i sorts after the keys with the prefix: its
- * lower bound is above the prefix and does not start with it. */
-static bool past_prefix(const sstpipe_iter *it, size_t i) {
-    const void *lo, *hi;
-    size_t lo_len, hi_len;
-    sstpipe_shard_range(it->set, i, &lo, &lo_len, &hi, &hi_len);
-    if (!it->prefix_len || !lo)
-        return false;
-    return sp_key_cmp(lo, lo_len, it->prefix, it->prefix_len) > 0 &&
-           (lo_len < it->prefix_len || memcmp(lo, it->prefix, it->prefix_len) != 0);
-}
-
-/* A set's next record: from the shard being walked, or the next ones. */
-static int set_next(sstpipe_iter *it, const void **key, size_t *klen, const void **value,
-                    size_t *vlen, char **errmsg) {
-    size_t n = sstpipe_shard_count(it->set);
-    while (it->shard < n) {
-        if (!it->inner) {
-            /* The start key only matters in the shard that holds it. */
-            bool first = it->state == IT_START;
-            it->inner =
-                sstpipe_iter_new(sstpipe_shard(it->set, it->shard), first ? it->start : NULL,
-                                 first ? it->start_len : 0, it->prefix, it->prefix_len);
-            if (!it->inner) {
-                sp_errorf(&it->err, "%s: out of memory", sstpipe_path(it->set));
-                it->state = IT_ERROR;
-                sstpipe_set_errmsg(errmsg, &it->err);
-                return -1;
-            }
-            it->state = IT_WALK;
-        }
-        int rc = sstpipe_iter_next(it->inner, key, klen, value, vlen, errmsg);
-        if (rc != 0)
-            return rc; /* the inner iterator stays at its error, and so does this one */
-        sstpipe_iter_free(it->inner);
-        it->inner = NULL;
-        if (++it->shard < n && past_prefix(it, it->shard))
-            break;
-    }
-    it->shard = n;
-    it->state = IT_END;
-    return 0;
-}
-
-int sstpipe_iter_next(sstpipe_iter *it, const void **key, size_t *klen, const void **value,
-                      size_t *vlen, char **errmsg) {
-    if (it->set && it->state != IT_ERROR)
-        return set_next(it, key, klen, value, vlen, errmsg);
+int sstpipe_table_iter_next(sstpipe_iter *it, const void **key, size_t *klen, const void **value,
+                            size_t *vlen, char **errmsg) {
     int rc;
     switch (it->state) {
     case IT_END:
         return 0;
     case IT_ERROR:
-        sstpipe_set_errmsg(errmsg, &it->err);
+        sstpipe_report_error(errmsg, &it->err);
         return -1;
     case IT_START:
         rc = seek(it, &it->err);
@@ -256,7 +183,7 @@ int sstpipe_iter_next(sstpipe_iter *it, const void **key, size_t *klen, const vo
     }
     if (rc < 0) {
         it->state = IT_ERROR;
-        sstpipe_set_errmsg(errmsg, &it->err);
+        sstpipe_report_error(errmsg, &it->err);
         return -1;
     }
     const block_iter *w = &it->walk.it;

@@ -15,8 +15,16 @@
  *
  * After open nothing changes: lookups and iterators only read the shard
  * array, so a set serves any number of threads as a table does.
+ *
+ * A set's iterator walks its shards in order, one shard's scan at a time:
+ * the first from the shard holding the start key, each later one from its
+ * first key. Shard ranges are disjoint and increasing (checked at open),
+ * so the records come out in key order. A prefix scan stops at the first
+ * shard whose lower bound lies past every key with the prefix.
  */
-#include "stages/sst/sstpipe_table.h"
+#include "stages/sst/sstpipe_set.h"
+
+#include "stages/common/key.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,18 +33,18 @@
 /* The last key of shard t (which has records): the end of its last block. */
 static int last_key(sstpipe_table *t, uint8_t *out, size_t *olen, sp_error *err) {
     sstpipe_info info;
-    sstpipe_info_get(t, &info);
+    sstpipe_table_info(t, &info);
     size_t flen = 0;
-    const void *first = sstpipe_block_first_key(t, info.data_blocks - 1, &flen);
-    sstpipe_iter *it = sstpipe_iter_new(t, first, flen, NULL, 0);
+    const void *first = sstpipe_table_first_key(t, info.data_blocks - 1, &flen);
+    sstpipe_iter *it = sstpipe_table_iter_new(t, first, flen, NULL, 0);
     if (!it)
-        return sp_errorf(err, "%s: out of memory", sstpipe_path(t));
+        return sp_errorf(err, "%s: out of memory", sstpipe_table_path(t));
     const void *k, *v;
     size_t klen, vlen;
     char *msg = NULL;
     int rc;
     *olen = 0;
-    while ((rc = sstpipe_iter_next(it, &k, &klen, &v, &vlen, &msg)) == 1) {
+    while ((rc = sstpipe_table_iter_next(it, &k, &klen, &v, &vlen, &msg)) == 1) {
         memcpy(out, k, klen);
         *olen = klen;
     }
@@ -53,7 +61,7 @@ static int last_key(sstpipe_table *t, uint8_t *out, size_t *olen, sp_error *err)
 static int check_shard(const sstpipe_set *s, size_t i, sp_error *err) {
     sstpipe_table *t = s->shards[i];
     sstpipe_info f;
-    sstpipe_info_get(t, &f);
+    sstpipe_table_info(t, &f);
     table_set_options o = {.format_version = f.format_version,
                            .block_size = f.block_size,
                            .cluster_size = f.cluster_size,
@@ -64,7 +72,7 @@ static int check_shard(const sstpipe_set *s, size_t i, sp_error *err) {
     if (f.records == 0)
         return 0;
     size_t flen = 0;
-    const uint8_t *first = sstpipe_block_first_key(t, 0, &flen);
+    const uint8_t *first = sstpipe_table_first_key(t, 0, &flen);
     if (table_set_check_key(s->manifest, i, "first", first, flen, err))
         return -1;
     uint8_t last[SP_MAX_KEY_BYTES];
@@ -75,16 +83,18 @@ static int check_shard(const sstpipe_set *s, size_t i, sp_error *err) {
     return table_set_check_key(s->manifest, i, "last", last, llen, err);
 }
 
-void sstpipe_set_close(sstpipe_set *s) {
-    if (!s)
-        return;
-    for (size_t i = 0; s->shards && i < s->n; i++)
-        sstpipe_close(s->shards[i]);
-    free(s->shards);
-    free(s->first_block);
-    free(s->path);
-    table_set_free(s->manifest);
-    free(s);
+void sstpipe_set_close(sstpipe_table *t) {
+    sstpipe_set *s = t->set;
+    if (s) {
+        for (size_t i = 0; s->shards && i < s->n; i++)
+            sstpipe_table_close(s->shards[i]);
+        free(s->shards);
+        free(s->first_block);
+        free(s->path);
+        table_set_free(s->manifest);
+        free(s);
+    }
+    free(t);
 }
 
 sstpipe_table *sstpipe_set_open(const char *path, const sstpipe_options *opt, sp_error *err) {
@@ -118,7 +128,7 @@ sstpipe_table *sstpipe_set_open(const char *path, const sstpipe_options *opt, sp
             check_shard(s, i, err))
             goto fail;
         sstpipe_info f;
-        sstpipe_info_get(s->shards[i], &f);
+        sstpipe_table_info(s->shards[i], &f);
         s->first_block[i + 1] = s->first_block[i] + f.data_blocks;
         s->info.records += f.records;
         s->info.data_blocks += f.data_blocks;
@@ -130,37 +140,101 @@ sstpipe_table *sstpipe_set_open(const char *path, const sstpipe_options *opt, sp
     }
     return t;
 fail:
-    sstpipe_close(t);
+    sstpipe_set_close(t);
     return NULL;
 }
 
-size_t sstpipe_set_find(const sstpipe_set *s, const void *key, size_t klen) {
-    return table_set_find(s->manifest, key, klen);
+const void *sstpipe_set_first_key(const sstpipe_set *s, uint64_t i, size_t *klen) {
+    if (i >= s->first_block[s->n])
+        return NULL;
+    /* The last shard whose first block is <= i (empty shards have none). */
+    size_t lo = 0, hi = s->n;
+    while (hi - lo > 1) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (s->first_block[mid] <= i)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return sstpipe_table_first_key(s->shards[lo], i - s->first_block[lo], klen);
 }
 
-bool sstpipe_is_set(const sstpipe_table *t) {
-    return t->set != NULL;
+/* Out of line, so that the registers the shard search keeps across its
+ * call are not saved on every plain table's lookup too. */
+__attribute__((noinline)) int sstpipe_set_get(const sstpipe_set *s, const void *key, size_t klen,
+                                              const void **value, size_t *vlen, char **errmsg) {
+    if (!sstpipe_key_may_exist(klen))
+        return 0;
+    const sstpipe_table *shard = s->shards[table_set_find(s->manifest, key, klen)];
+    return sstpipe_table_get(shard, key, klen, value, vlen, errmsg);
 }
 
-size_t sstpipe_shard_count(const sstpipe_table *t) {
-    return t->set ? t->set->n : 1;
+void sstpipe_set_shard_range(const sstpipe_set *s, size_t i, const void **lo, size_t *lo_len,
+                             const void **hi, size_t *hi_len) {
+    const table_set_shard *sh = table_set_shard_at(s->manifest, i);
+    *lo = sh->has_lo ? sh->lo : NULL;
+    *lo_len = sh->has_lo ? sh->lo_len : 0;
+    *hi = sh->has_hi ? sh->hi : NULL;
+    *hi_len = sh->has_hi ? sh->hi_len : 0;
 }
 
-sstpipe_table *sstpipe_shard(const sstpipe_table *t, size_t i) {
-    if (!t->set) /* as strchr does: the caller's own table, const or not */
-        return i == 0 ? (sstpipe_table *)t : NULL;
-    return i < t->set->n ? t->set->shards[i] : NULL;
+/* ------------------------------------------------------------------ scans */
+
+sstpipe_iter *sstpipe_set_iter_new(const sstpipe_set *s, const void *from, size_t flen,
+                                   const void *prefix, size_t plen) {
+    sstpipe_iter *it = sstpipe_iter_alloc(from, flen, prefix, plen);
+    if (!it)
+        return NULL;
+    it->set = s;
+    if (it->start_len)
+        it->shard = table_set_find(s->manifest, it->start, it->start_len);
+    return it;
 }
 
-int sstpipe_shard_range(const sstpipe_table *t, size_t i, const void **lo, size_t *lo_len,
-                        const void **hi, size_t *hi_len) {
-    if (i >= sstpipe_shard_count(t))
+/* Whether every key of shard i sorts after the keys with the prefix: its
+ * lower bound is above the prefix and does not start with it. */
+static bool past_prefix(const sstpipe_iter *it, size_t i) {
+    const void *lo, *hi;
+    size_t lo_len, hi_len;
+    sstpipe_set_shard_range(it->set, i, &lo, &lo_len, &hi, &hi_len);
+    if (!it->prefix_len || !lo)
+        return false;
+    return sp_key_cmp(lo, lo_len, it->prefix, it->prefix_len) > 0 &&
+           (lo_len < it->prefix_len || memcmp(lo, it->prefix, it->prefix_len) != 0);
+}
+
+/* The next record: from the shard being walked, or the next ones. */
+int sstpipe_set_iter_next(sstpipe_iter *it, const void **key, size_t *klen, const void **value,
+                          size_t *vlen, char **errmsg) {
+    if (it->state == IT_ERROR) {
+        sstpipe_report_error(errmsg, &it->err);
         return -1;
-    const table_set_shard *sh = t->set ? table_set_shard_at(t->set->manifest, i) : NULL;
-    bool has_lo = sh && sh->has_lo, has_hi = sh && sh->has_hi;
-    *lo = has_lo ? sh->lo : NULL;
-    *lo_len = has_lo ? sh->lo_len : 0;
-    *hi = has_hi ? sh->hi : NULL;
-    *hi_len = has_hi ? sh->hi_len : 0;
+    }
+    size_t n = it->set->n;
+    while (it->shard < n) {
+        if (!it->inner) {
+            /* The start key only matters in the shard that holds it. */
+            bool first = it->state == IT_START;
+            it->inner =
+                sstpipe_table_iter_new(it->set->shards[it->shard], first ? it->start : NULL,
+                                       first ? it->start_len : 0, it->prefix, it->prefix_len);
+            if (!it->inner) {
+                sp_errorf(&it->err, "%s: out of memory", it->set->path);
+                it->state = IT_ERROR;
+                sstpipe_report_error(errmsg, &it->err);
+                return -1;
+            }
+            it->state = IT_WALK;
+        }
+        int rc = sstpipe_table_iter_next(it->inner, key, klen, value, vlen, errmsg);
+        if (rc != 0)
+            return rc; /* the shard's scan stays at its error, and so does this one */
+        sstpipe_iter_free(it->inner);
+        it->inner = NULL;
+        if (++it->shard < n && past_prefix(it, it->shard))
+            break;
+    }
+    it->shard = n;
+    it->state = IT_END;
     return 0;
 }

@@ -1,7 +1,7 @@
 /*
- * sstpipe_table.c: libsstpipe's tables: options, open and close, the
+ * sstpipe_table.c: libsstpipe's plain tables: options, open and close, the
  * footer's counts, the library's version, and point lookups (sstpipe.h is
- * the contract).
+ * the contract; sstpipe_table.h the layer's).
  *
  * A lookup is one binary search of the in-memory index and one search of
  * one block. Mapped (the default), the block is read in place and checked
@@ -10,13 +10,12 @@
  * With direct I/O every lookup is exactly one aligned pread of one block
  * with O_DIRECT, checked in full each time, into a buffer that belongs to
  * the calling thread: nothing in the table is written by a lookup, so any
- * number of threads share one table with no lock. A table set's calls go
- * to its shards (sstpipe_set.c opens them).
+ * number of threads share one table with no lock. A table set's shards
+ * are plain tables, opened and read here.
  */
 #include "stages/sst/sstpipe_table.h"
 
 #include "stages/common/fileio.h"
-#include "stages/common/record.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -41,7 +40,7 @@ void sstpipe_free(void *p) {
     free(p);
 }
 
-void sstpipe_set_errmsg(char **errmsg, const sp_error *err) {
+void sstpipe_report_error(char **errmsg, const sp_error *err) {
     if (errmsg)
         *errmsg = strdup(err->set ? err->msg : "unknown error");
 }
@@ -152,40 +151,22 @@ sstpipe_table *sstpipe_table_open(const char *path, const sstpipe_options *opt, 
     t->direct_io = opt && opt->direct_io;
     if (!(t->r = sst_reader_open(path, err)) ||
         (t->direct_io ? open_direct(t, err) : sst_reader_map(t->r, SST_READER_DIR_BUDGET, err))) {
-        sstpipe_close(t);
+        sstpipe_table_close(t);
         return NULL;
     }
     return t;
 }
 
-sstpipe_table *sstpipe_open_with(const char *path, const sstpipe_options *opt, char **errmsg) {
-    sp_error err = {0};
-    sstpipe_table *t = table_set_is_set_path(path) ? sstpipe_set_open(path, opt, &err)
-                                                   : sstpipe_table_open(path, opt, &err);
-    if (!t)
-        sstpipe_set_errmsg(errmsg, &err);
-    return t;
-}
-
-sstpipe_table *sstpipe_open(const char *path, char **errmsg) {
-    return sstpipe_open_with(path, NULL, errmsg);
-}
-
-void sstpipe_close(sstpipe_table *t) {
+void sstpipe_table_close(sstpipe_table *t) {
     if (!t)
         return;
     if (t->direct_fd >= 0)
         close(t->direct_fd);
     sst_reader_close(t->r);
-    sstpipe_set_close(t->set);
     free(t);
 }
 
-void sstpipe_info_get(const sstpipe_table *t, sstpipe_info *info) {
-    if (t->set) {
-        *info = t->set->info;
-        return;
-    }
+void sstpipe_table_info(const sstpipe_table *t, sstpipe_info *info) {
     const sst_footer *f = sst_reader_footer(t->r);
     *info = (sstpipe_info){
         .records = f->records,
@@ -203,26 +184,11 @@ void sstpipe_info_get(const sstpipe_table *t, sstpipe_info *info) {
     };
 }
 
-const char *sstpipe_path(const sstpipe_table *t) {
-    return t->set ? t->set->path : sst_reader_path(t->r);
+const char *sstpipe_table_path(const sstpipe_table *t) {
+    return sst_reader_path(t->r);
 }
 
-const void *sstpipe_block_first_key(const sstpipe_table *t, uint64_t i, size_t *klen) {
-    if (t->set) {
-        const sstpipe_set *s = t->set;
-        if (i >= s->first_block[s->n])
-            return NULL;
-        /* The last shard whose first block is <= i (empty shards have none). */
-        size_t lo = 0, hi = s->n;
-        while (hi - lo > 1) {
-            size_t mid = lo + (hi - lo) / 2;
-            if (s->first_block[mid] <= i)
-                lo = mid;
-            else
-                hi = mid;
-        }
-        return sstpipe_block_first_key(s->shards[lo], i - s->first_block[lo], klen);
-    }
+const void *sstpipe_table_first_key(const sstpipe_table *t, uint64_t i, size_t *klen) {
     if (i >= sst_reader_footer(t->r)->data_blocks)
         return NULL;
     uint32_t n = 0;
@@ -233,19 +199,13 @@ const void *sstpipe_block_first_key(const sstpipe_table *t, uint64_t i, size_t *
 
 /* ------------------------------------------------------------------ lookups */
 
-/* No stored key is empty or longer than the format allows: such a key is
- * absent, without a search. (sst_reader_get says so for mapped tables.) */
-static bool key_may_exist(size_t klen) {
-    return klen != 0 && klen <= SP_MAX_KEY_BYTES;
-}
-
 /* A lookup in a table opened with direct I/O: the index search, one pread
  * of the block into the thread's buffer and the block's full check. Out of
  * line, so that a mapped lookup does not save the registers it uses. */
 static __attribute__((noinline)) int get_direct(const sstpipe_table *t, const uint8_t *key,
                                                 size_t klen, const void **value, size_t *vlen,
                                                 sp_error *err) {
-    if (!key_may_exist(klen))
+    if (!sstpipe_key_may_exist(klen))
         return 0;
     int64_t i = sst_reader_find_block(t->r, key, klen);
     if (i < 0)
@@ -260,9 +220,8 @@ static __attribute__((noinline)) int get_direct(const sstpipe_table *t, const ui
     return sst_reader_search_block(t->r, (uint64_t)i, buf, key, klen, value, vlen, err);
 }
 
-/* A plain table's lookup, which a set's routes to its shard's. */
-static int table_get(const sstpipe_table *t, const void *key, size_t klen, const void **value,
-                     size_t *vlen, char **errmsg) {
+int sstpipe_table_get(const sstpipe_table *t, const void *key, size_t klen, const void **value,
+                      size_t *vlen, char **errmsg) {
     /* Not "= {0}": zeroing the 1 KiB message on every lookup is a cost a
      * warm lookup shows (the bench's get against profile); an error fills
      * it. */
@@ -274,24 +233,8 @@ static int table_get(const sstpipe_table *t, const void *key, size_t klen, const
     int rc = t->direct_io ? get_direct(t, key, klen, value, vlen, &err)
                           : sst_reader_get(t->r, key, klen, value, vlen, &err);
     if (rc < 0) {
-        sstpipe_set_errmsg(errmsg, &err);
+        sstpipe_report_error(errmsg, &err);
         return -1;
     }
     return rc;
-}
-
-/* Out of line, so that the registers the shard search keeps across its
- * call are not saved on every plain table's lookup too. */
-static __attribute__((noinline)) int set_get(const sstpipe_table *t, const void *key, size_t klen,
-                                             const void **value, size_t *vlen, char **errmsg) {
-    if (!key_may_exist(klen))
-        return 0;
-    const sstpipe_table *shard = t->set->shards[sstpipe_set_find(t->set, key, klen)];
-    return table_get(shard, key, klen, value, vlen, errmsg);
-}
-
-int sstpipe_get(sstpipe_table *t, const void *key, size_t klen, const void **value, size_t *vlen,
-                char **errmsg) {
-    return t->set ? set_get(t, key, klen, value, vlen, errmsg)
-                  : table_get(t, key, klen, value, vlen, errmsg);
 }

@@ -1,7 +1,8 @@
 /*
- * sstpipe_table.h: what the files of libsstpipe (sstpipe_table.c,
- * sstpipe_iter.c) share about an open table; private to the library, the
- * public contract is sstpipe.h.
+ * sstpipe_table.h: libsstpipe's bottom layer, one plain table: what the
+ * library's files share about an open table, and its open, close, footer
+ * figures and lookups; private to the library, the public contract is
+ * sstpipe.h.
  *
  * An sstpipe_table is an sst_reader (footer and index checked at open, the
  * index in memory) plus how lookups read blocks: through the reader's
@@ -11,16 +12,19 @@
  * no lock.
  *
  * A table set (TABLESET.md) is an sstpipe_table too, with no reader of its
- * own: its sstpipe_set holds the checked manifest and one plain
- * sstpipe_table per shard (sstpipe_set.c), and every call routes to them.
+ * own: its sstpipe_set (sstpipe_set.h) holds the checked manifest and one
+ * plain sstpipe_table per shard, and sstpipe.c routes every public call on
+ * a set there. The layers: this file, scans of a table (sstpipe_iter.h),
+ * table sets (sstpipe_set.h), and sstpipe.c, which alone tells a set from
+ * a plain table.
  */
 #ifndef SSTPIPE_SST_SSTPIPE_TABLE_H
 #define SSTPIPE_SST_SSTPIPE_TABLE_H
 
 #include "stages/common/error.h"
+#include "stages/common/record.h"
 #include "stages/sst/sstpipe.h"
 #include "stages/sst/table_reader.h"
-#include "stages/sst/table_set.h"
 
 #include <stdbool.h>
 
@@ -28,36 +32,35 @@ struct sstpipe_options {
     bool direct_io;
 };
 
-typedef struct sstpipe_set {
-    table_set *manifest;
-    char *path; /* as opened */
-    size_t n;
-    sstpipe_table **shards;
-    /* Shard i holds the set's data blocks [first_block[i], first_block[i + 1]). */
-    uint64_t *first_block;
-    sstpipe_info info; /* the sums and the common options */
-} sstpipe_set;
-
 struct sstpipe_table {
     sst_reader *r; /* a plain table's; NULL for a set */
     bool direct_io;
-    int direct_fd;    /* O_DIRECT descriptor of the file, or -1 when mapped */
-    sstpipe_set *set; /* a table set's shards, or NULL */
+    int direct_fd;           /* O_DIRECT descriptor of the file, or -1 when mapped */
+    struct sstpipe_set *set; /* a table set's shards (sstpipe_set.h), or NULL */
 };
 
-/* sstpipe_set.c: opens the table set at path (its manifest checked, every
- * shard opened with opt and checked against it), or NULL with err set. */
-sstpipe_table *sstpipe_set_open(const char *path, const sstpipe_options *opt, sp_error *err);
-void sstpipe_set_close(sstpipe_set *s);
-/* Which shard holds key. */
-size_t sstpipe_set_find(const sstpipe_set *s, const void *key, size_t klen);
-
-/* sstpipe_table.c: opens path as a plain table, never as a set (shards are
- * opened this way, whatever their names). */
+/* Opens path as a plain table, never as a set (shards are opened this way,
+ * whatever their names), or NULL with err set. */
 sstpipe_table *sstpipe_table_open(const char *path, const sstpipe_options *opt, sp_error *err);
+/* Closes a plain table; NULL is a no-op. */
+void sstpipe_table_close(sstpipe_table *t);
+
+/* A plain table's sstpipe_info_get, sstpipe_path, sstpipe_block_first_key
+ * and sstpipe_get (sstpipe.h). */
+void sstpipe_table_info(const sstpipe_table *t, sstpipe_info *info);
+const char *sstpipe_table_path(const sstpipe_table *t);
+const void *sstpipe_table_first_key(const sstpipe_table *t, uint64_t i, size_t *klen);
+int sstpipe_table_get(const sstpipe_table *t, const void *key, size_t klen, const void **value,
+                      size_t *vlen, char **errmsg);
+
+/* No stored key is empty or longer than the format allows: such a key is
+ * absent, without a search. */
+static inline bool sstpipe_key_may_exist(size_t klen) {
+    return klen != 0 && klen <= SP_MAX_KEY_BYTES;
+}
 
 /* Sets *errmsg (when errmsg is not NULL) to a malloc'd copy of err's
  * message; *errmsg stays NULL if even that allocation fails. */
-void sstpipe_set_errmsg(char **errmsg, const sp_error *err);
+void sstpipe_report_error(char **errmsg, const sp_error *err);
 
 #endif

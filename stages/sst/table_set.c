@@ -9,7 +9,7 @@
  * tests/fuzz/fuzz_tableset.c). Errors name the manifest, the shard (index
  * and file) and what is wrong, so a user can fix or rebuild the right
  * thing. Shard files are only looked at (stat), not opened: checking their
- * footers and key ranges is the table open's job (sstpipe_table.c).
+ * footers and key ranges is the set's open's job (sstpipe_set.c).
  */
 #include "stages/sst/table_set.h"
 
@@ -230,6 +230,17 @@ static int parse_bound(const char *name, size_t i, const char *file, const char 
     *len = n / 2;
     *has = true;
     return 0;
+}
+
+json_t *table_set_bound_json(const void *b, size_t n) {
+    if (!b)
+        return json_null();
+    char *h = sp_hex_encode(b, n);
+    if (!h)
+        return NULL;
+    json_t *s = json_stringn(h, 2 * n);
+    free(h);
+    return s;
 }
 
 static int parse_count(const char *name, size_t i, const char *file, json_t *o, const char *member,

@@ -7,7 +7,7 @@
  * - the reader (table_set.c, also in libsstpipe) parses a manifest and
  *   checks everything the manifest alone can tell plus each shard file's
  *   presence and size; libsstpipe then opens the shards and checks their
- *   footers and key ranges (sstpipe_table.c). Every error names the
+ *   footers and key ranges (sstpipe_set.c). Every error names the
  *   manifest (or shard file) and what is wrong.
  * - the writer (table_set_write.c, the cluster build's finishing step)
  *   takes what the caller already knows of each shard, checks the same
@@ -21,6 +21,7 @@
 
 #include "stages/common/error.h"
 
+#include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -68,6 +69,10 @@ int table_set_check_shards(const char *name, const table_set_shard *shards, size
 
 /* Whether key lies in shard s's range [lo, hi). */
 bool table_set_shard_holds(const table_set_shard *s, const uint8_t *key, size_t klen);
+
+/* A shard's bound as the manifest writes it: its n bytes in lowercase hex,
+ * or JSON null for b NULL (unbounded); NULL when out of memory. */
+json_t *table_set_bound_json(const void *b, size_t n);
 
 /* XXH3-128 of the whole file at path, as TABLESET.md's checksum (hex). */
 int table_set_file_checksum(const char *path, char out[TABLE_SET_CHECKSUM_HEX], sp_error *err);

@@ -4,7 +4,7 @@
  * once every shard file is complete.
  *
  * The manifest is what makes a directory a set, so it is written through
- * an output file (fileio.h: temporary file in the directory, fsync, rename,
+ * an output file (json_file.h, through fileio.h: temporary file in the directory, fsync, rename,
  * fsync of the directory): a crash leaves the old manifest or the new one.
  * Before anything is written the text is read back by the reader's own
  * parser (table_set_parse), so the writer can never publish a manifest
@@ -12,7 +12,6 @@
  */
 #include "stages/sst/table_set.h"
 
-#include "stages/common/hex.h"
 #include "stages/common/json_file.h"
 #include "stages/common/version.h"
 
@@ -21,22 +20,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-static json_t *hex_or_null(const uint8_t *b, size_t n, bool has) {
-    if (!has)
-        return json_null();
-    char *h = sp_hex_encode(b, n);
-    if (!h)
-        return NULL;
-    json_t *s = json_stringn(h, 2 * n);
-    free(h);
-    return s;
-}
-
 static json_t *shard_json(const table_set_shard *s) {
     return json_pack("{s:s, s:o, s:o, s:I, s:I, s:s}", "file", s->file, "lo",
-                     hex_or_null(s->lo, s->lo_len, s->has_lo), "hi",
-                     hex_or_null(s->hi, s->hi_len, s->has_hi), "records", (json_int_t)s->records,
-                     "bytes", (json_int_t)s->bytes, "checksum", s->checksum);
+                     table_set_bound_json(s->has_lo ? s->lo : NULL, s->lo_len), "hi",
+                     table_set_bound_json(s->has_hi ? s->hi : NULL, s->hi_len), "records",
+                     (json_int_t)s->records, "bytes", (json_int_t)s->bytes, "checksum",
+                     s->checksum);
 }
 
 /* The manifest, written and read back in this one encoding. */

@@ -23,6 +23,7 @@
 #include "stages/verify/verify.h"
 
 #include "stages/verify/verify_check.h"
+#include "stages/verify/verify_problems.h"
 
 #include "stages/common/clock.h"
 #include "stages/common/fileio.h"
@@ -33,41 +34,12 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 #include <xxhash.h>
-
-void problem_list_add(verify_problem **list, size_t *n, size_t *cap, size_t limit, int64_t block,
-                      uint64_t offset, const char *fmt, va_list ap) {
-    if (*n >= limit)
-        return;
-    if (*n == *cap) {
-        size_t grown = *cap ? 2 * *cap : 16;
-        verify_problem *p = realloc(*list, grown * sizeof *p);
-        if (!p)
-            return; /* still counted; the list is only shorter */
-        *list = p;
-        *cap = grown;
-    }
-    verify_problem *p = &(*list)[(*n)++];
-    p->block = block;
-    p->offset = offset;
-    vsnprintf(p->what, sizeof p->what, fmt, ap);
-}
-
-void checker_problem(checker *c, int64_t block, uint64_t offset, const char *fmt, ...) {
-    verify_report *rep = c->rep;
-    rep->problem_count++;
-    va_list ap;
-    va_start(ap, fmt);
-    problem_list_add(&rep->problems, &rep->n_problems, &c->problems_cap, rep->opts.max_problems,
-                     block, offset, fmt, ap);
-    va_end(ap);
-}
 
 static int read_at(checker *c, uint8_t *buf, size_t n, uint64_t off, sp_error *err) {
     if (sp_pread_exact(c->fd, buf, n, off, c->rep->path, err))

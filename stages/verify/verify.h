@@ -28,6 +28,7 @@
 #include "stages/common/error.h"
 #include "stages/common/progress.h"
 #include "stages/sst/table_set.h"
+#include "stages/verify/verify_problems.h"
 
 #include <jansson.h>
 #include <stddef.h>
@@ -50,12 +51,6 @@ typedef struct verify_options {
     const table_set_shard *shard;
     const table_set_options *set_options;
 } verify_options;
-
-typedef struct verify_problem {
-    char what[256];  /* one line, e.g. "block checksum mismatch" */
-    int64_t block;   /* data block number, -1 when not inside a data block */
-    uint64_t offset; /* byte offset in the file */
-} verify_problem;
 
 typedef struct verify_report {
     verify_options opts;

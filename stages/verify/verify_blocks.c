@@ -35,6 +35,7 @@
  * block and file offset.
  */
 #include "stages/verify/verify_check.h"
+#include "stages/verify/verify_problems.h"
 
 #include "stages/common/cores.h"
 #include "stages/common/fileio.h"

@@ -1,7 +1,8 @@
 /*
  * verify_check.h: the state of one file's check, shared by verify.c (the
  * footer, the index, the padding, the order of the work) and
- * verify_blocks.c (the data blocks); private to stages/verify.
+ * verify_blocks.c (the data blocks), which report problems through
+ * verify_problems.c; private to stages/verify.
  */
 #ifndef SSTPIPE_VERIFY_VERIFY_CHECK_H
 #define SSTPIPE_VERIFY_VERIFY_CHECK_H
@@ -11,7 +12,6 @@
 #include "stages/sst/format.h"
 #include "stages/verify/verify.h"
 
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -45,15 +45,6 @@ typedef struct checker {
     uint64_t records, key_bytes, value_bytes;
     uint64_t unreadable_blocks; /* blocks whose records could not all be walked */
 } checker;
-
-/* Appends a problem to a list of *n (capacity *cap) unless it already holds
- * limit; the caller counts every problem, kept or not. */
-void problem_list_add(verify_problem **list, size_t *n, size_t *cap, size_t limit, int64_t block,
-                      uint64_t offset, const char *fmt, va_list ap);
-
-/* Adds a problem to the report (counted always, kept while there is room). */
-void checker_problem(checker *c, int64_t block, uint64_t offset, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
 
 /* Checks data blocks [0, n), read in chunks of c->buf_cap bytes. With
  * stop_at_bad (no footer to say where the data ends) the walk ends at the

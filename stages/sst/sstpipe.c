@@ -1,0 +1,96 @@
+/*
+ * sstpipe.c: libsstpipe's calls that take either a plain table or a table
+ * set (sstpipe.h is the contract): the one place that tells them apart,
+ * by the path at open and by the table's set afterwards, and hands each
+ * call to its layer, sstpipe_table.c and sstpipe_iter.c for a plain table,
+ * sstpipe_set.c for a set. The calls that need no such choice (options,
+ * the version, sstpipe_free, sstpipe_iter_free) are in their layer's file.
+ */
+#include "stages/sst/sstpipe.h"
+
+#include "stages/sst/sstpipe_iter.h"
+#include "stages/sst/sstpipe_set.h"
+#include "stages/sst/sstpipe_table.h"
+#include "stages/sst/table_set.h"
+
+sstpipe_table *sstpipe_open_with(const char *path, const sstpipe_options *opt, char **errmsg) {
+    sp_error err = {0};
+    sstpipe_table *t = table_set_is_set_path(path) ? sstpipe_set_open(path, opt, &err)
+                                                   : sstpipe_table_open(path, opt, &err);
+    if (!t)
+        sstpipe_report_error(errmsg, &err);
+    return t;
+}
+
+sstpipe_table *sstpipe_open(const char *path, char **errmsg) {
+    return sstpipe_open_with(path, NULL, errmsg);
+}
+
+void sstpipe_close(sstpipe_table *t) {
+    if (!t)
+        return;
+    if (t->set)
+        sstpipe_set_close(t);
+    else
+        sstpipe_table_close(t);
+}
+
+void sstpipe_info_get(const sstpipe_table *t, sstpipe_info *info) {
+    if (t->set)
+        *info = t->set->info;
+    else
+        sstpipe_table_info(t, info);
+}
+
+const char *sstpipe_path(const sstpipe_table *t) {
+    return t->set ? t->set->path : sstpipe_table_path(t);
+}
+
+const void *sstpipe_block_first_key(const sstpipe_table *t, uint64_t i, size_t *klen) {
+    return t->set ? sstpipe_set_first_key(t->set, i, klen) : sstpipe_table_first_key(t, i, klen);
+}
+
+int sstpipe_get(sstpipe_table *t, const void *key, size_t klen, const void **value, size_t *vlen,
+                char **errmsg) {
+    return t->set ? sstpipe_set_get(t->set, key, klen, value, vlen, errmsg)
+                  : sstpipe_table_get(t, key, klen, value, vlen, errmsg);
+}
+
+sstpipe_iter *sstpipe_iter_new(sstpipe_table *t, const void *from, size_t flen, const void *prefix,
+                               size_t plen) {
+    return t->set ? sstpipe_set_iter_new(t->set, from, flen, prefix, plen)
+                  : sstpipe_table_iter_new(t, from, flen, prefix, plen);
+}
+
+int sstpipe_iter_next(sstpipe_iter *it, const void **key, size_t *klen, const void **value,
+                      size_t *vlen, char **errmsg) {
+    return it->set ? sstpipe_set_iter_next(it, key, klen, value, vlen, errmsg)
+                   : sstpipe_table_iter_next(it, key, klen, value, vlen, errmsg);
+}
+
+bool sstpipe_is_set(const sstpipe_table *t) {
+    return t->set != NULL;
+}
+
+size_t sstpipe_shard_count(const sstpipe_table *t) {
+    return t->set ? t->set->n : 1;
+}
+
+sstpipe_table *sstpipe_shard(const sstpipe_table *t, size_t i) {
+    if (!t->set) /* as strchr does: the caller's own table, const or not */
+        return i == 0 ? (sstpipe_table *)t : NULL;
+    return i < t->set->n ? t->set->shards[i] : NULL;
+}
+
+int sstpipe_shard_range(const sstpipe_table *t, size_t i, const void **lo, size_t *lo_len,
+                        const void **hi, size_t *hi_len) {
+    if (i >= sstpipe_shard_count(t))
+        return -1;
+    if (t->set) {
+        sstpipe_set_shard_range(t->set, i, lo, lo_len, hi, hi_len);
+    } else {
+        *lo = *hi = NULL;
+        *lo_len = *hi_len = 0;
+    }
+    return 0;
+}
