@@ -42,6 +42,8 @@
 #include "pipeline/nightly/report.h"
 #include "stages/common/cli.h"
 #include "stages/common/fileio.h"
+#include "stages/common/freespace.h"
+#include "stages/common/scratch.h"
 #include "stages/common/size.h"
 #include "stages/sst/format.h"
 #include "stages/sst/table_set.h"
@@ -132,7 +134,7 @@ static int check_space(nightly_run_state *r) {
     struct stat a, b;
     bool same_fs = !stat(r->staging, &a) && !stat(tmp, &b) && a.st_dev == b.st_dev;
     r->need_bytes = table + SPACE_MARGIN + (same_fs ? spill : 0);
-    if (nightly_free_bytes(r->staging, &r->avail_bytes, &r->err))
+    if (sp_free_bytes(r->staging, &r->avail_bytes, &r->err))
         return -1;
     char need[32], have[32], in[32];
     sp_format_size(r->input_size, in, sizeof in);
@@ -147,7 +149,7 @@ static int check_space(nightly_run_state *r) {
                  sp_format_size(r->avail_bytes, have, sizeof have));
     if (!same_fs && spill) {
         uint64_t tmp_avail;
-        if (nightly_free_bytes(tmp, &tmp_avail, &r->err))
+        if (sp_free_bytes(tmp, &tmp_avail, &r->err))
             return -1;
         if (tmp_avail < spill + SPACE_MARGIN)
             return sp_errorf(&r->err,
@@ -580,7 +582,7 @@ static int up_to_date(nightly_run_state *r) {
                  "increment(s)%s; nothing to build",
                  p->up_to_date_with, p->n_incr, p->n_incr ? "" : " (none after the base)");
     sp_error err = {0};
-    if (nightly_remove_tree(r->staging, &err))
+    if (sp_remove_tree(r->staging, &err))
         nightly_logf(&r->log, "warning: %s", err.msg);
     r->staging[0] = '\0';
     /* A run killed after its publish may have left current's report, the
