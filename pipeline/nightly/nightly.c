@@ -503,7 +503,7 @@ static int fail(nightly_run_state *r, const char *stage, int code) {
         0) {
         snprintf(r->final_rel, sizeof r->final_rel, "failed/%s", name);
         if (nightly_manifest_write(r, &err) == 0 &&
-            nightly_move(r->dir, r->staging, "failed", name, &err) == 0) {
+            nightly_move(r->dir, r->staging, "failed", name, NULL, &err) == 0) {
             nightly_logf(&r->log, "kept the log and manifest in %s/%s; current unchanged", r->dir,
                          r->final_rel);
             nightly_retain(r->dir, "failed", r->cfg->output.keep, NULL, note_retired, &r->log,
@@ -522,15 +522,14 @@ static int publish(nightly_run_state *r) {
         return -1;
     snprintf(r->final_rel, sizeof r->final_rel, "builds/%s", name);
     r->exit_code = 0;
+    sp_published moved;
     if (nightly_manifest_write(r, &r->err) ||
-        nightly_move(r->dir, r->staging, "builds", name, &r->err))
+        nightly_move(r->dir, r->staging, "builds", name, &moved, &r->err))
         return -1;
-    char built[PATH_MAX];
-    snprintf(built, sizeof built, "%s/builds/%s", r->dir, name);
     if (nightly_swap_current(r->dir, r->final_rel, &r->err)) {
         /* Not published after all: back to staging, so that the failure
          * is recorded under failed/ like any other. */
-        if (rename(built, r->staging))
+        if (sp_publish_undo(&moved, NULL))
             r->staging[0] = '\0';
         return -1;
     }

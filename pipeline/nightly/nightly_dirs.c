@@ -1,7 +1,6 @@
 /* nightly_dirs.c: lock, cleanup, publishing and retention for nightly; see nightly_dirs.h. */
 #include "pipeline/nightly/nightly_dirs.h"
 
-#include "stages/common/publish.h"
 #include "stages/common/scratch.h"
 
 #include <dirent.h>
@@ -115,13 +114,13 @@ int nightly_unique_name(const char *dir, const char *sub, const char *stamp, con
 }
 
 int nightly_move(const char *dir, const char *staging, const char *sub, const char *name,
-                 sp_error *err) {
+                 sp_published *moved, sp_error *err) {
     char to[PATH_MAX];
     snprintf(to, sizeof to, "%s/%s/%s", dir, sub, name);
     /* A move that may not survive a power cut is undone: it leaves the
      * caller where a failed rename would have, with staging to record. */
     return sp_publish(staging, to, SP_PUBLISH_SYNC | SP_PUBLISH_SYNC_FROM_DIR | SP_PUBLISH_UNDO,
-                      NULL, err)
+                      moved, err)
                ? -1
                : 0;
 }

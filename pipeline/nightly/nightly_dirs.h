@@ -15,6 +15,7 @@
 #define SSTPIPE_PIPELINE_NIGHTLY_DIRS_H
 
 #include "stages/common/error.h"
+#include "stages/common/publish.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -45,9 +46,10 @@ int nightly_unique_name(const char *dir, const char *sub, const char *stamp, con
                         char *out, size_t cap, sp_error *err);
 
 /* Renames staging to dir/sub/name and fsyncs the directories involved;
- * on failure staging is where it was. */
+ * on failure staging is where it was. moved (may be NULL) is for
+ * sp_publish_undo, when a later step of the publish fails. */
 int nightly_move(const char *dir, const char *staging, const char *sub, const char *name,
-                 sp_error *err);
+                 sp_published *moved, sp_error *err);
 
 /* Points dir/current at target (relative to dir) atomically: a temporary
  * symlink exchanged with the old one. On failure current is as it was. */

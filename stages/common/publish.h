@@ -99,7 +99,7 @@ int sp_publish_sweep_beside(const char *target);
 int sp_publish(const char *from, const char *to, unsigned flags, sp_published *pub, sp_error *err);
 /* Puts back what pub's publish changed: the new entry at from again, and
  * to's old entry (if it was exchanged) at to, or no to at all; then syncs
- * to's directory. */
+ * to's directory, as far as it can (0 once the entries are back). */
 int sp_publish_undo(const sp_published *pub, sp_error *err);
 
 #endif
