@@ -16,6 +16,8 @@
 #include "stages/common/clock.h"
 #include "stages/common/fileio.h"
 #include "stages/common/usage.h"
+#include "stages/common/publish.h"
+#include "stages/common/scratch.h"
 #include "stages/extract/extract.h"
 #include "stages/extract/source.h"
 #include "stages/merge/table_merge.h"
@@ -24,13 +26,10 @@
 #include "stages/sst/table_writer.h"
 #include "stages/verify/verify.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <jansson.h>
 #include <limits.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,27 +59,6 @@ static int make_dir(const char *path, sp_error *err) {
     if (mkdir(path, 0777) && errno != EEXIST)
         return sp_errorf_errno(err, "%s: cannot create the directory", path);
     return 0;
-}
-
-static int sync_dir(const char *path, sp_error *err) {
-    int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0)
-        return sp_errorf_errno(err, "%s: cannot open the directory", path);
-    int rc = fsync(fd) ? sp_errorf_errno(err, "%s: fsync failed", path) : 0;
-    close(fd);
-    return rc;
-}
-
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
-    (void)st;
-    (void)flag;
-    (void)ftw;
-    return remove(path) && errno != ENOENT ? -1 : 0;
-}
-
-/* rm -r path; 0 when it is gone. */
-static int remove_tree(const char *path) {
-    return nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS) && errno != ENOENT ? -1 : 0;
 }
 
 static void map_dir(const cluster_plan *p, size_t task, char *buf, size_t cap) {
@@ -159,59 +137,25 @@ static int partition_put(void *ctx, const sp_record *rec, sp_error *err) {
     return table_writer_add(pt->writers[pt->cur], rec, err);
 }
 
-/* This host's name as a file name's part: '/' and '-' (the separator
- * before the pid) made '_'. */
-static void host_name(char *buf, size_t cap) {
-    snprintf(buf, cap, "host");
-    gethostname(buf, cap - 1);
-    buf[cap - 1] = '\0';
-    for (char *c = buf; *c; c++)
-        if (*c == '/' || *c == '-')
-            *c = '_';
-}
-
-/* Removes the entries of dir named prefix + host + "-" + pid (files or
- * trees) whose process is gone: dead attempts of this host (a live one, or
- * another host's, may still be running). */
-static void remove_dead_temps(const char *dir, const char *prefix, const char *host) {
-    DIR *d = opendir(dir);
-    if (!d)
-        return;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        if (strncmp(e->d_name, prefix, strlen(prefix)))
-            continue;
-        const char *rest = e->d_name + strlen(prefix);
-        const char *dash = strrchr(rest, '-');
-        if (!dash || (size_t)(dash - rest) != strlen(host) || strncmp(rest, host, strlen(host)))
-            continue;
-        long pid = strtol(dash + 1, NULL, 10);
-        if (pid > 0 && kill((pid_t)pid, 0) && errno == ESRCH) {
-            char path[PATH_MAX];
-            pathf(path, sizeof path, "%s/%s", dir, e->d_name);
-            remove_tree(path);
-        }
-    }
-    closedir(d);
-}
-
 static int map_run(const cluster_plan *p, size_t task, unsigned threads, uint64_t memory,
                    cluster_task_stats *st, sp_error *err) {
     const cluster_map_task *t = &p->maps[task];
     const cluster_input *in = &p->inputs[t->input];
-    char maps[PATH_MAX], final[PATH_MAX], tmp[PATH_MAX], host[128], prefix[64];
+    char maps[PATH_MAX], final[PATH_MAX], tmp[PATH_MAX], owner[SP_PUBLISH_OWNER_MAX], prefix[64];
     pathf(maps, sizeof maps, "%s/map", p->dir);
     map_dir(p, task, final, sizeof final);
     if (access(final, F_OK) == 0) {
         st->skipped = true;
         return 0;
     }
-    host_name(host, sizeof host);
     if (make_dir(maps, err))
         return -1;
+    /* Dead attempts' leftovers (a live one, or another host's, may still
+     * be running). */
     snprintf(prefix, sizeof prefix, ".tmp-%05zu-", task);
-    remove_dead_temps(maps, prefix, host);
-    pathf(tmp, sizeof tmp, "%s/.tmp-%05zu-%s-%ld", maps, task, host, (long)getpid());
+    sp_publish_sweep(maps, prefix);
+    sp_publish_owner(owner, sizeof owner);
+    pathf(tmp, sizeof tmp, "%s/%s%s", maps, prefix, owner);
     /* Registered before it exists (the name is this process's own), so no
      * signal between the two can leave it behind. */
     int slot = sp_cleanup_add(tmp);
@@ -276,17 +220,11 @@ static int map_run(const cluster_plan *p, size_t task, unsigned threads, uint64_
             goto out;
         st->output_bytes += table_writer_stats(writers[r])->file_size;
     }
-    if (sync_dir(tmp, err))
-        goto out;
-    if (rename(tmp, final)) {
-        /* Another attempt committed first: its output is the same. */
-        if (errno != ENOTEMPTY && errno != EEXIST) {
-            sp_errorf_errno(err, "%s: cannot commit as %s", tmp, final);
-            goto out;
-        }
-        remove_tree(tmp);
-    }
-    rc = sync_dir(maps, err);
+    /* Another attempt committed first (1): its output is the same. */
+    int pub = sp_publish(tmp, final, SP_PUBLISH_SYNC | SP_PUBLISH_KEEP, NULL, err);
+    if (pub == 1)
+        sp_remove_tree(tmp, NULL);
+    rc = pub < 0 ? -1 : 0;
 out:
     for (unsigned r = 0; writers && r < p->shards; r++)
         table_writer_destroy(writers[r]);
@@ -294,7 +232,7 @@ out:
     free(head);
     config_destroy(&cfg);
     if (rc)
-        remove_tree(tmp);
+        sp_remove_tree(tmp, NULL);
     sp_cleanup_remove(slot);
     return rc;
 }
@@ -326,26 +264,6 @@ static void reduce_path(const cluster_plan *p, unsigned shard, char *buf, size_t
     pathf(buf, cap, "%s/reduce/%s", p->dir, name);
 }
 
-/* A killed attempt's table under its temporary name (fileio.h: killed
- * between naming it and the rename); a runner runs one attempt of a task at
- * a time, so any such file is a dead one's. */
-static void remove_dead_shard(const char *dir, const char *name) {
-    DIR *d = opendir(dir);
-    if (!d)
-        return;
-    char prefix[64];
-    snprintf(prefix, sizeof prefix, "%s.tmp.", name);
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        if (strncmp(e->d_name, prefix, strlen(prefix)))
-            continue;
-        char path[PATH_MAX];
-        pathf(path, sizeof path, "%s/%s", dir, e->d_name);
-        unlink(path);
-    }
-    closedir(d);
-}
-
 static int reduce_run(const cluster_plan *p, unsigned shard, cluster_task_stats *st,
                       sp_error *err) {
     char dir[PATH_MAX], out[PATH_MAX], name[32];
@@ -358,7 +276,10 @@ static int reduce_run(const cluster_plan *p, unsigned shard, cluster_task_stats 
     if (make_dir(dir, err))
         return -1;
     shard_name(shard, name, sizeof name);
-    remove_dead_shard(dir, name);
+    /* A killed attempt's table under its temporary name (fileio.h: killed
+     * between naming it and the rename), when it ran on this host; another
+     * host's goes with the build's directory once it is finished. */
+    sp_publish_sweep_beside(out);
     char **inputs = calloc(p->n_maps, sizeof *inputs);
     int rc = inputs ? 0 : sp_errorf(err, "out of memory");
     for (size_t i = 0; rc == 0 && i < p->n_maps; i++) {
@@ -459,16 +380,6 @@ static int copy_file(const char *from, const char *to, sp_error *err) {
     return rc;
 }
 
-/* The directory part of path ("." when it has none). */
-static void dir_of(const char *path, char *buf, size_t cap) {
-    pathf(buf, cap, "%s", path);
-    char *slash = strrchr(buf, '/');
-    if (!slash)
-        pathf(buf, cap, ".");
-    else
-        *(slash == buf ? slash + 1 : slash) = '\0';
-}
-
 /* The names a publish may leave when it is killed, made of this host and
  * pid so that the next publish on this host removes a dead one's (and
  * never a live one's): OUT.tmp.HOST-PID beside OUT (a set's directory
@@ -477,21 +388,11 @@ static void dir_of(const char *path, char *buf, size_t cap) {
  * build's own directory, reduce/.publish-HOST-PID. */
 #define PUBLISH_LINK_PREFIX ".publish-"
 
-static void publish_temp(const char *output, char *buf, size_t cap) {
-    char host[128];
-    host_name(host, sizeof host);
-    pathf(buf, cap, "%s.tmp.%s-%ld", output, host, (long)getpid());
-}
-
 static void remove_dead_publishes(const cluster_plan *p, const char *output) {
-    char host[128], dir[PATH_MAX], prefix[PATH_MAX];
-    host_name(host, sizeof host);
-    dir_of(output, dir, sizeof dir);
-    const char *slash = strrchr(output, '/');
-    pathf(prefix, sizeof prefix, "%s.tmp.", slash ? slash + 1 : output);
-    remove_dead_temps(dir, prefix, host);
+    char dir[PATH_MAX];
+    sp_publish_sweep_beside(output);
     pathf(dir, sizeof dir, "%s/reduce", p->dir);
-    remove_dead_temps(dir, PUBLISH_LINK_PREFIX, host);
+    sp_publish_sweep(dir, PUBLISH_LINK_PREFIX);
 }
 
 /* The shard as the table at to, without a temporary name beside to: a
@@ -501,45 +402,41 @@ static void remove_dead_publishes(const cluster_plan *p, const char *output) {
  * published) publishes the same table again rather than find its shard
  * gone. */
 static int publish_table(const cluster_plan *p, const char *from, const char *to, sp_error *err) {
-    char second[PATH_MAX], tmp[PATH_MAX], dir[PATH_MAX], host[128];
-    host_name(host, sizeof host);
-    pathf(second, sizeof second, "%s/reduce/" PUBLISH_LINK_PREFIX "%s-%ld", p->dir, host,
-          (long)getpid());
+    char second[PATH_MAX], tmp[PATH_MAX], owner[SP_PUBLISH_OWNER_MAX];
+    sp_publish_owner(owner, sizeof owner);
+    pathf(second, sizeof second, "%s/reduce/" PUBLISH_LINK_PREFIX "%s", p->dir, owner);
     unlink(second);
-    int slot = -1, rc = 0;
+    int rc = 0;
     bool copy = false;
     if (link(from, second) == 0) {
-        slot = sp_cleanup_add(second);
-        if (rename(second, to) == 0)
-            /* When to already is the shard (a finish run again), rename
-             * does nothing and the second name stays. */
-            unlink(second);
-        else if (errno == EXDEV)
-            copy = true;
-        else
-            rc = sp_errorf_errno(err, "%s: cannot publish as %s", from, to);
-        if (rc || copy)
-            unlink(second);
+        int slot = sp_cleanup_add(second);
+        sp_error e = {0};
+        rc = sp_publish(second, to, 0, NULL, &e);
+        copy = rc == -1 && errno == EXDEV;
+        /* When to already is the shard (a finish run again), rename does
+         * nothing and the second name stays. */
+        unlink(second);
         sp_cleanup_remove(slot);
+        if (copy)
+            rc = 0;
+        else if (rc)
+            rc = sp_errorf(err, "%s", e.msg);
     } else if (errno == EPERM) { /* no hard links on the shared directory */
         copy = true;
     } else {
         rc = sp_errorf_errno(err, "%s: cannot link as %s", from, second);
     }
     if (rc == 0 && copy) {
-        publish_temp(to, tmp, sizeof tmp);
+        if (sp_publish_temp(to, tmp, sizeof tmp, err))
+            return -1;
         unlink(tmp);
-        slot = sp_cleanup_add(tmp);
+        int slot = sp_cleanup_add(tmp);
         rc = copy_file(from, tmp, err);
-        if (rc == 0 && rename(tmp, to))
-            rc = sp_errorf_errno(err, "%s: cannot publish as %s", tmp, to);
+        if (rc == 0 && sp_publish(tmp, to, 0, NULL, err))
+            rc = -1;
         if (rc)
             unlink(tmp);
         sp_cleanup_remove(slot);
-    }
-    if (rc == 0) {
-        dir_of(to, dir, sizeof dir);
-        rc = sync_dir(dir, err);
     }
     return rc;
 }
@@ -597,10 +494,10 @@ static int place_shard(const char *from, const char *to, sp_error *err) {
  * is then removed). */
 static int publish_set(const cluster_plan *p, const char *output, const uint64_t *records,
                        sp_error *err) {
-    char tmp[PATH_MAX], parent[PATH_MAX];
-    publish_temp(output, tmp, sizeof tmp);
-    dir_of(output, parent, sizeof parent);
-    remove_tree(tmp);
+    char tmp[PATH_MAX];
+    if (sp_publish_temp(output, tmp, sizeof tmp, err))
+        return -1;
+    sp_remove_tree(tmp, NULL);
     /* Registered before it exists, as map_run's. */
     int slot = sp_cleanup_add(tmp);
     if (mkdir(tmp, 0777)) {
@@ -649,18 +546,11 @@ static int publish_set(const cluster_plan *p, const char *output, const uint64_t
     }
     if (rc == 0)
         rc = table_set_write_manifest(tmp, shards, p->shards, options, inputs, err);
-    if (rc == 0)
-        rc = sync_dir(tmp, err);
-    if (rc == 0 && rename(tmp, output)) {
-        /* Something is at OUT already (an earlier set or table): swap. */
-        if ((errno != EEXIST && errno != ENOTEMPTY && errno != ENOTDIR && errno != EISDIR) ||
-            renameat2(AT_FDCWD, tmp, AT_FDCWD, output, RENAME_EXCHANGE))
-            rc = sp_errorf_errno(err, "%s: cannot publish the table set as %s", tmp, output);
-    }
-    if (rc == 0)
-        rc = sync_dir(parent, err);
+    /* Something at OUT already (an earlier set or table) is swapped out. */
+    if (rc == 0 && sp_publish(tmp, output, SP_PUBLISH_SYNC | SP_PUBLISH_EXCHANGE, NULL, err))
+        rc = -1;
     /* After a swap tmp holds what OUT was; after a failure, the set. */
-    remove_tree(tmp);
+    sp_remove_tree(tmp, NULL);
     sp_cleanup_remove(slot);
     free(options);
     free(inputs);
@@ -697,7 +587,7 @@ int cluster_publish(const cluster_plan *p, const char *output, sp_error *err) {
 
 void cluster_plan_remove_dir(const cluster_plan *p) {
     /* A failure to remove it leaves only disk space taken. */
-    remove_tree(p->dir);
+    sp_remove_tree(p->dir, NULL);
 }
 
 int cluster_finish(const cluster_plan *p, const char *output, sp_error *err) {

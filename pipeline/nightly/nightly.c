@@ -44,6 +44,8 @@
 #include "stages/common/clock.h"
 #include "stages/common/compression.h"
 #include "stages/common/fileio.h"
+#include "stages/common/freespace.h"
+#include "stages/common/scratch.h"
 #include "stages/common/size.h"
 #include "stages/sst/format.h"
 #include "stages/sst/table_set.h"
@@ -111,7 +113,7 @@ static int check_space(nightly_run_state *r) {
     struct stat a, b;
     bool same_fs = !stat(r->staging, &a) && !stat(tmp, &b) && a.st_dev == b.st_dev;
     r->need_bytes = table + SPACE_MARGIN + (same_fs ? spill : 0);
-    if (nightly_free_bytes(r->staging, &r->avail_bytes, &r->err))
+    if (sp_free_bytes(r->staging, &r->avail_bytes, &r->err))
         return -1;
     char need[32], have[32], in[32];
     sp_format_size(r->input_size, in, sizeof in);
@@ -126,7 +128,7 @@ static int check_space(nightly_run_state *r) {
                  sp_format_size(r->avail_bytes, have, sizeof have));
     if (!same_fs && spill) {
         uint64_t tmp_avail;
-        if (nightly_free_bytes(tmp, &tmp_avail, &r->err))
+        if (sp_free_bytes(tmp, &tmp_avail, &r->err))
             return -1;
         if (tmp_avail < spill + SPACE_MARGIN)
             return sp_errorf(&r->err,
@@ -479,7 +481,7 @@ static int fail(nightly_run_state *r, const char *stage, int code) {
         0) {
         snprintf(r->final_rel, sizeof r->final_rel, "failed/%s", name);
         if (nightly_manifest_write(r, &err) == 0 &&
-            nightly_move(r->dir, r->staging, "failed", name, &err) == 0) {
+            nightly_move(r->dir, r->staging, "failed", name, NULL, &err) == 0) {
             nightly_logf(&r->log, "kept the log and manifest in %s/%s; current unchanged", r->dir,
                          r->final_rel);
             nightly_retain(r->dir, "failed", r->cfg->output.keep, NULL, note_retired, &r->log,
@@ -498,15 +500,14 @@ static int publish(nightly_run_state *r) {
         return -1;
     snprintf(r->final_rel, sizeof r->final_rel, "builds/%s", name);
     r->exit_code = 0;
+    sp_published moved;
     if (nightly_manifest_write(r, &r->err) ||
-        nightly_move(r->dir, r->staging, "builds", name, &r->err))
+        nightly_move(r->dir, r->staging, "builds", name, &moved, &r->err))
         return -1;
-    char built[PATH_MAX];
-    snprintf(built, sizeof built, "%s/builds/%s", r->dir, name);
     if (nightly_swap_current(r->dir, r->final_rel, &r->err)) {
         /* Not published after all: back to staging, so that the failure
          * is recorded under failed/ like any other. */
-        if (rename(built, r->staging))
+        if (sp_publish_undo(&moved, NULL))
             r->staging[0] = '\0';
         return -1;
     }
@@ -558,7 +559,7 @@ static int up_to_date(nightly_run_state *r) {
                  "increment(s)%s; nothing to build",
                  p->up_to_date_with, p->n_incr, p->n_incr ? "" : " (none after the base)");
     sp_error err = {0};
-    if (nightly_remove_tree(r->staging, &err))
+    if (sp_remove_tree(r->staging, &err))
         nightly_logf(&r->log, "warning: %s", err.msg);
     r->staging[0] = '\0';
     /* A run killed after its publish may have left current's report, the

@@ -1,10 +1,11 @@
 /* nightly_dirs.c: lock, cleanup, publishing and retention for nightly; see nightly_dirs.h. */
 #include "pipeline/nightly/nightly_dirs.h"
 
+#include "stages/common/scratch.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <glob.h>
 #include <limits.h>
 #include <stdio.h>
@@ -12,7 +13,6 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
-#include <sys/statvfs.h>
 #include <unistd.h>
 
 int nightly_lock(const char *dir, int *fd, pid_t *holder, sp_error *err) {
@@ -46,23 +46,6 @@ int nightly_lock(const char *dir, int *fd, pid_t *holder, sp_error *err) {
     return 0;
 }
 
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
-    (void)st;
-    (void)ftw;
-    return flag == FTW_DP ? rmdir(path) : unlink(path);
-}
-
-int nightly_remove_tree(const char *path, sp_error *err) {
-    struct stat st;
-    if (lstat(path, &st))
-        return errno == ENOENT ? 0 : sp_errorf_errno(err, "%s: cannot stat", path);
-    if (!S_ISDIR(st.st_mode))
-        return unlink(path) ? sp_errorf_errno(err, "%s: cannot remove", path) : 0;
-    if (nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS))
-        return sp_errorf_errno(err, "%s: cannot remove", path);
-    return 0;
-}
-
 static bool has_prefix(const char *s, const char *prefix) {
     return !strncmp(s, prefix, strlen(prefix));
 }
@@ -80,7 +63,7 @@ int nightly_clean_stale(const char *dir, void (*note)(void *ctx, const char *nam
             continue;
         char path[PATH_MAX];
         snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        if (nightly_remove_tree(path, err)) {
+        if (sp_remove_tree(path, err)) {
             closedir(d);
             return -1;
         }
@@ -130,65 +113,33 @@ int nightly_unique_name(const char *dir, const char *sub, const char *stamp, con
     return sp_errorf(err, "%s: no free name for %s-%s", subdir, stamp, base);
 }
 
-int nightly_sync_dir(const char *path, sp_error *err) {
-    int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0)
-        return sp_errorf_errno(err, "%s: cannot open", path);
-    int rc = fsync(fd);
-    close(fd);
-    return rc ? sp_errorf_errno(err, "%s: fsync failed", path) : 0;
-}
-
 int nightly_move(const char *dir, const char *staging, const char *sub, const char *name,
-                 sp_error *err) {
-    char to[PATH_MAX], subdir[PATH_MAX - 512];
-    snprintf(subdir, sizeof subdir, "%s/%s", dir, sub);
-    snprintf(to, sizeof to, "%s/%s", subdir, name);
-    if (nightly_sync_dir(staging, err))
-        return -1;
-    if (rename(staging, to))
-        return sp_errorf_errno(err, "%s: cannot rename to %s", staging, to);
-    if (nightly_sync_dir(subdir, err) || nightly_sync_dir(dir, err)) {
-        /* The move may not survive a power cut; undone, it leaves the
-         * caller where a failed rename would have, with staging to record. */
-        (void)rename(to, staging);
-        return -1;
-    }
-    return 0;
-}
-
-/* Points dir/current at target through the temporary link tmp. */
-static int replace_link(const char *tmp, const char *cur, const char *target, sp_error *err) {
-    unlink(tmp);
-    if (symlink(target, tmp))
-        return sp_errorf_errno(err, "%s: cannot create symlink", tmp);
-    /* rename(2) replaces the old link in one step: a reader of current sees
-     * the old build or the new one, never neither. */
-    if (rename(tmp, cur)) {
-        sp_errorf_errno(err, "%s: cannot rename to %s", tmp, cur);
-        unlink(tmp);
-        return -1;
-    }
-    return 0;
+                 sp_published *moved, sp_error *err) {
+    char to[PATH_MAX];
+    snprintf(to, sizeof to, "%s/%s/%s", dir, sub, name);
+    /* A move that may not survive a power cut is undone: it leaves the
+     * caller where a failed rename would have, with staging to record. */
+    return sp_publish(staging, to, SP_PUBLISH_SYNC | SP_PUBLISH_SYNC_FROM_DIR | SP_PUBLISH_UNDO,
+                      moved, err)
+               ? -1
+               : 0;
 }
 
 int nightly_swap_current(const char *dir, const char *target, sp_error *err) {
-    char tmp[PATH_MAX], cur[PATH_MAX], prev[PATH_MAX];
+    char tmp[PATH_MAX], cur[PATH_MAX];
     snprintf(tmp, sizeof tmp, "%s/" NIGHTLY_LINK_TMP_PREFIX "%ld", dir, (long)getpid());
     snprintf(cur, sizeof cur, "%s/current", dir);
-    ssize_t n = readlink(cur, prev, sizeof prev - 1);
-    prev[n > 0 ? n : 0] = '\0';
-    if (replace_link(tmp, cur, target, err))
-        return -1;
-    if (nightly_sync_dir(dir, err) == 0)
-        return 0;
-    /* The swap may not survive a power cut, so it is reported as failed;
-     * a failed publish leaves current as it found it. */
-    if (prev[0])
-        (void)replace_link(tmp, cur, prev, NULL);
-    else
-        unlink(cur);
-    return -1;
+    unlink(tmp);
+    if (symlink(target, tmp))
+        return sp_errorf_errno(err, "%s: cannot create symlink", tmp);
+    /* Exchanged in one step, a reader of current sees the old build or the
+     * new one, never neither; a swap that may not survive a power cut is
+     * undone, reported as failed: a failed publish leaves current as it
+     * found it. */
+    int rc = sp_publish(tmp, cur, SP_PUBLISH_EXCHANGE | SP_PUBLISH_UNDO, NULL, err);
+    /* The old link after an exchange; the new one after a failure. */
+    unlink(tmp);
+    return rc ? -1 : 0;
 }
 
 int nightly_current_target(const char *dir, char *out, size_t cap, sp_error *err) {
@@ -245,7 +196,7 @@ int nightly_retain(const char *dir, const char *sub, uint64_t keep, const char *
                 continue;
             char path[PATH_MAX];
             snprintf(path, sizeof path, "%s/%s", subdir, names[i]);
-            if (nightly_remove_tree(path, err)) {
+            if (sp_remove_tree(path, err)) {
                 rc = -1;
                 break;
             }
@@ -258,14 +209,6 @@ int nightly_retain(const char *dir, const char *sub, uint64_t keep, const char *
         free(names[i]);
     free(names);
     return rc ? -1 : removed;
-}
-
-int nightly_free_bytes(const char *path, uint64_t *out, sp_error *err) {
-    struct statvfs vfs;
-    if (statvfs(path, &vfs))
-        return sp_errorf_errno(err, "%s: statvfs failed", path);
-    *out = (uint64_t)vfs.f_bavail * vfs.f_frsize;
-    return 0;
 }
 
 int nightly_newest_match(const char *pattern, char **out, sp_error *err) {

@@ -1,20 +1,21 @@
 /*
  * nightly_dirs.h: the file-system side of `sstpipe nightly`: the lock, the
  * staging directories of runs that died, publishing a build (rename, then
- * an atomic swap of the `current` symlink), retention, free space, and
- * picking the newest input.
+ * an atomic swap of the `current` symlink, both through publish.h),
+ * retention, and picking the newest input.
  *
  * Layout under [output] dir:
  *   .lock                     flock()ed by the running nightly; holds its pid
  *   .staging-<UTC>-<pid>/     the build in progress
  *   builds/<UTC>-<input>/     published builds (SSTable, manifest, reports, log)
  *   failed/<UTC>-<input>/     failed runs (log, failed manifest, reports)
- *   current -> builds/...     the build to serve; replaced only by rename(2)
+ *   current -> builds/...     the build to serve; replaced only by renameat2(2)
  */
 #ifndef SSTPIPE_PIPELINE_NIGHTLY_DIRS_H
 #define SSTPIPE_PIPELINE_NIGHTLY_DIRS_H
 
 #include "stages/common/error.h"
+#include "stages/common/publish.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -31,9 +32,6 @@
  */
 int nightly_lock(const char *dir, int *fd, pid_t *holder, sp_error *err);
 
-/* Removes a directory tree (symlinks are removed, never followed). */
-int nightly_remove_tree(const char *path, sp_error *err);
-
 /*
  * With the lock held, every staging directory and temporary symlink in dir
  * belongs to a run that died (a live run would hold the lock): removes them
@@ -48,12 +46,13 @@ int nightly_unique_name(const char *dir, const char *sub, const char *stamp, con
                         char *out, size_t cap, sp_error *err);
 
 /* Renames staging to dir/sub/name and fsyncs the directories involved;
- * on failure staging is where it was. */
+ * on failure staging is where it was. moved (may be NULL) is for
+ * sp_publish_undo, when a later step of the publish fails. */
 int nightly_move(const char *dir, const char *staging, const char *sub, const char *name,
-                 sp_error *err);
+                 sp_published *moved, sp_error *err);
 
 /* Points dir/current at target (relative to dir) atomically: a temporary
- * symlink renamed over the old one. On failure current is as it was. */
+ * symlink exchanged with the old one. On failure current is as it was. */
 int nightly_swap_current(const char *dir, const char *target, sp_error *err);
 
 /* Where dir/current points ("builds/x"), or "" when there is no link. */
@@ -67,16 +66,10 @@ int nightly_current_target(const char *dir, char *out, size_t cap, sp_error *err
 int nightly_retain(const char *dir, const char *sub, uint64_t keep, const char *protect,
                    void (*note)(void *ctx, const char *name), void *ctx, sp_error *err);
 
-/* Bytes available to an unprivileged user on path's file system. */
-int nightly_free_bytes(const char *path, uint64_t *out, sp_error *err);
-
 /* The newest file (by mtime, then name) matching a glob pattern, malloc'd. */
 int nightly_newest_match(const char *pattern, char **out, sp_error *err);
 
 /* Creates path (and missing parents) as directories. */
 int nightly_mkdirs(const char *path, sp_error *err);
-
-/* fsyncs a directory so renames in it survive a power cut. */
-int nightly_sync_dir(const char *path, sp_error *err);
 
 #endif

@@ -20,7 +20,9 @@
 #include "stages/common/clock.h"
 #include "stages/common/compression.h"
 #include "stages/common/key.h"
+#include "stages/common/publish.h"
 #include "stages/common/record.h"
+#include "stages/common/scratch.h"
 #include "stages/sst/format.h"
 #include "stages/sst/table_reader.h"
 #include "stages/sst/table_set.h"
@@ -486,16 +488,6 @@ void nightly_incr_space(const nightly_run_state *r, uint64_t *need, uint64_t *la
 
 /* ------------------------------------------------------------ build */
 
-/* Removes a cached table, or a cached set (a directory). */
-static int remove_cached(const char *path, sp_error *err) {
-    struct stat st;
-    if (lstat(path, &st))
-        return errno == ENOENT ? 0 : sp_errorf_errno(err, "%s: cannot remove", path);
-    if (S_ISDIR(st.st_mode))
-        return nightly_remove_tree(path, err);
-    return unlink(path) && errno != ENOENT ? sp_errorf_errno(err, "%s: cannot remove", path) : 0;
-}
-
 /* Whether a cached table still opens (footer and index check out), or a
  * cached set's manifest reads with every shard file there at its size;
  * one that does not is removed so that it is built again. The merge
@@ -516,7 +508,7 @@ static bool cache_usable(nightly_run_state *r, const char *path) {
     }
     nightly_logf(&r->log, "warning: cached table unusable, building it again: %s", err.msg);
     sp_error ignored = {0};
-    remove_cached(path, &ignored);
+    sp_remove_tree(path, &ignored);
     return false;
 }
 
@@ -534,9 +526,7 @@ static int build_one(nightly_run_state *r, nightly_dump *d, const char *what) {
         return -1;
     d->built = true;
     /* Whole or not at all: the rename is the entry's commit. */
-    if (rename(staged, cached))
-        return sp_errorf_errno(&r->err, "%s: cannot rename to %s", staged, cached);
-    if (nightly_sync_dir(cache_dir, &r->err))
+    if (sp_publish(staged, cached, 0, NULL, &r->err))
         return -1;
     nightly_logf(&r->log, "%s: built and cached as %s/%s", what, NIGHTLY_CACHE_DIR, d->table);
     return 0;
@@ -582,7 +572,7 @@ static bool rebuild_damaged(nightly_run_state *r, int i, bool *rebuilt) {
     free(d->damaged);
     d->damaged = strdup(r->err.msg);
     sp_error_clear(&r->err);
-    if (remove_cached(path, &r->err))
+    if (sp_remove_tree(path, &r->err))
         return false;
     d->cached = false;
     return build_one(r, d, what) == 0;
@@ -684,7 +674,7 @@ static void retain_matching(nightly_run_state *r, const char *pattern) {
         if (used)
             continue;
         sp_error err = {0};
-        if (remove_cached(g.gl_pathv[i], &err))
+        if (sp_remove_tree(g.gl_pathv[i], &err))
             nightly_logf(&r->log, "warning: cache: %s", err.msg);
         else
             nightly_logf(&r->log, "cache: deleted %s, not used by this build", name);

@@ -28,9 +28,10 @@
  */
 #include "pipeline/nightly/nightly_incr.h"
 
-#include "pipeline/nightly/nightly_dirs.h"
 #include "pipeline/nightly/nightly_log.h"
 #include "pipeline/nightly/nightly_manifest.h"
+#include "stages/common/publish.h"
+#include "stages/common/scratch.h"
 #include "stages/merge/table_source.h"
 #include "stages/sst/table_reader.h"
 #include "stages/sst/table_set.h"
@@ -56,8 +57,7 @@ typedef struct set_work {
 
 static void set_work_destroy(set_work *w) {
     if (w->tmp[0]) {
-        sp_error ignored = {0};
-        nightly_remove_tree(w->tmp, &ignored);
+        sp_remove_tree(w->tmp, NULL);
     }
     table_set_free(w->base);
     free(w->touched);
@@ -236,8 +236,7 @@ int nightly_incr_merge_set(nightly_run_state *r, const char *const *paths, unsig
     if (find_touched(&w, paths, n, o, st, err))
         goto done;
     snprintf(w.tmp, sizeof w.tmp, "%s.tmp.%ld", r->table_path, (long)getpid());
-    sp_error ignored = {0};
-    nightly_remove_tree(w.tmp, &ignored);
+    sp_remove_tree(w.tmp, NULL);
     if (mkdir(w.tmp, 0755)) {
         sp_errorf_errno(err, "%s: cannot create the directory", w.tmp);
         w.tmp[0] = '\0';
@@ -252,12 +251,10 @@ int nightly_incr_merge_set(nightly_run_state *r, const char *const *paths, unsig
     if (manifest_texts(r, &w, &options, &inputs, err) ||
         table_set_write_manifest(w.tmp, w.shards, w.n, options, inputs, err))
         goto done;
-    if (rename(w.tmp, r->table_path)) {
-        sp_errorf_errno(err, "%s: cannot rename to %s", w.tmp, r->table_path);
-        goto done;
-    }
-    w.tmp[0] = '\0';
-    if (nightly_sync_dir(r->staging, err) || set_figures(r, &w, err))
+    int pub = sp_publish(w.tmp, r->table_path, 0, NULL, err);
+    if (pub != -1)
+        w.tmp[0] = '\0'; /* renamed, whether or not its directory's fsync failed */
+    if (pub || set_figures(r, &w, err))
         goto done;
     nightly_logf(&r->log,
                  "merge: %zu of %zu shards untouched by the increments, linked as they are",

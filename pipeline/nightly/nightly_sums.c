@@ -4,12 +4,11 @@
  */
 #include "pipeline/nightly/nightly_sums.h"
 
-#include "pipeline/nightly/nightly_dirs.h"
 #include "pipeline/nightly/nightly_manifest.h"
+#include "stages/common/publish.h"
 #include "stages/common/report.h"
 
 #include <jansson.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -195,14 +194,7 @@ int nightly_sums_save(nightly_sums *s, const char *staged, sp_error *err) {
     json_t *root = json_pack("{s:i, s:o}", "checksums_version", 1, "files", files);
     if (sp_report_write_json(root, staged, err))
         return -1;
-    if (rename(staged, s->path))
-        return sp_errorf_errno(err, "%s: cannot rename to %s", staged, s->path);
-    char dir[PATH_MAX];
-    snprintf(dir, sizeof dir, "%s", s->path);
-    char *slash = strrchr(dir, '/');
-    if (slash)
-        *slash = '\0';
-    if (nightly_sync_dir(slash ? dir : ".", err))
+    if (sp_publish(staged, s->path, 0, NULL, err))
         return -1;
     s->dirty = false;
     return 0;

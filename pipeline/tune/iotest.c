@@ -14,6 +14,7 @@
 #include "pipeline/tune/latency_hist.h"
 #include "stages/common/cleanup.h"
 #include "stages/common/clock.h"
+#include "stages/common/freespace.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -24,7 +25,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
-#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -387,10 +387,9 @@ static int fill_test_file(int fd, const iotest_result *res, uint64_t size, sp_pr
 }
 
 static int check_room(const char *dir, uint64_t size, sp_error *err) {
-    struct statvfs vfs;
-    if (statvfs(dir, &vfs))
-        return sp_errorf_errno(err, "%s: cannot check free space", dir);
-    uint64_t free_bytes = (uint64_t)vfs.f_bavail * vfs.f_frsize;
+    uint64_t free_bytes;
+    if (sp_free_bytes(dir, &free_bytes, err))
+        return -1;
     if (free_bytes < size)
         return sp_errorf(err,
                          "%s: no room for a %llu-byte test file (%llu bytes free); use a "

@@ -15,6 +15,8 @@
 #include "pipeline/tune/tune_sample.h"
 #include "stages/common/cleanup.h"
 #include "stages/common/clock.h"
+#include "stages/common/freespace.h"
+#include "stages/common/scratch.h"
 #include "stages/common/size.h"
 #include "stages/extract/source.h"
 #include "stages/sst/format.h"
@@ -26,7 +28,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
-#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -73,10 +74,9 @@ static void scratch_file_remove(scratch_file *f) {
 }
 
 static int check_room(const char *dir, uint64_t need, const char *what, sp_error *err) {
-    struct statvfs vfs;
-    if (statvfs(dir, &vfs))
-        return sp_errorf_errno(err, "%s: cannot check free space", dir);
-    uint64_t free_bytes = (uint64_t)vfs.f_bavail * vfs.f_frsize;
+    uint64_t free_bytes;
+    if (sp_free_bytes(dir, &free_bytes, err))
+        return -1;
     if (free_bytes >= need)
         return 0;
     char n[32], f[32];
@@ -310,27 +310,22 @@ int tune_run(const char *input, const tune_options *o, tune_report *rep, sp_erro
     if (!strcmp(input, "-") && !o->sample)
         return sp_errorf(err, "tune: INPUT is read once per trial, so it must be a file, not "
                               "stdin (or use --sample)");
-    const char *base = o->work_dir;
-    if (!base || !*base)
-        base = getenv("TMPDIR");
-    if (!base || !*base)
-        base = "/tmp";
-    rep->input = strdup(input);
-    if (asprintf(&rep->scratch_dir, "%s/sstpipe-tune.XXXXXX", base) < 0)
-        rep->scratch_dir = NULL;
-    if (!rep->input || !rep->scratch_dir)
+    if (!(rep->input = strdup(input)))
         return sp_errorf(err, "out of memory");
     rep->lookups = o->profile.n;
     rep->threads = o->profile.threads;
     rep->queue_depth = o->profile.queue_depth;
     rep->seed = o->profile.seed;
-    if (!mkdtemp(rep->scratch_dir))
-        return sp_errorf_errno(err, "%s: cannot create the scratch directory", base);
-    int slot = sp_cleanup_add(rep->scratch_dir);
+    sp_scratch_dir scratch;
+    if (sp_scratch_dir_create(&scratch, o->work_dir, "sstpipe-tune", err))
+        return -1;
+    if (!(rep->scratch_dir = strdup(scratch.path))) {
+        sp_scratch_dir_remove(&scratch, NULL);
+        return sp_errorf(err, "out of memory");
+    }
     int rc = run_trials(input, o, rep, err);
-    sp_cleanup_remove(slot);
-    if (rmdir(rep->scratch_dir) && rc == 0)
-        rc = sp_errorf_errno(err, "%s: cannot remove the scratch directory", rep->scratch_dir);
+    if (sp_scratch_dir_remove(&scratch, rc ? NULL : err))
+        rc = -1;
     if (rc == 0)
         rc = tune_recommend(rep, o->tolerance_pct, err);
     return rc;

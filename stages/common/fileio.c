@@ -3,6 +3,7 @@
 #include "stages/common/fileio.h"
 
 #include "stages/common/cleanup.h"
+#include "stages/common/publish.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -73,7 +74,8 @@ int sp_outfile_open(sp_outfile *f, const char *path, sp_error *err) {
     f->cleanup_slot = -1;
     size_t n = strlen(path);
     f->path = strdup(path);
-    f->tmp_path = malloc(n + 32);
+    size_t cap = n + sizeof SP_PUBLISH_TMP + SP_PUBLISH_OWNER_MAX + 8;
+    f->tmp_path = malloc(cap);
     char *dir = dir_of(path);
     if (!f->path || !f->tmp_path || !dir) {
         free(dir);
@@ -94,8 +96,11 @@ int sp_outfile_open(sp_outfile *f, const char *path, sp_error *err) {
         return 0;
     }
     /* Beside the target (same file system, so rename is atomic), and
-     * recognisable as ours. */
-    snprintf(f->tmp_path, n + 32, "%s.tmp.XXXXXX", path);
+     * recognisable as ours: its owner's part (publish.h) lets a later
+     * sweep tell a dead process's leftover from a live one's. */
+    char owner[SP_PUBLISH_OWNER_MAX];
+    sp_publish_owner(owner, sizeof owner);
+    snprintf(f->tmp_path, cap, "%s" SP_PUBLISH_TMP "%s.XXXXXX", path, owner);
     /* Preferably a file with no name until it is complete, so that even
      * kill -9 leaves nothing behind; file systems without O_TMPFILE get a
      * named temporary file, removed on errors and signals. */
@@ -121,20 +126,6 @@ int sp_outfile_open(sp_outfile *f, const char *path, sp_error *err) {
         return -1;
     }
     return 0;
-}
-
-static int fsync_dir_of(const char *path, sp_error *err) {
-    char *dir = dir_of(path);
-    if (!dir)
-        return sp_errorf(err, "%s: out of memory", path);
-    int dfd = open(dir, O_RDONLY | O_DIRECTORY);
-    int rc = 0;
-    if (dfd < 0 || fsync(dfd) != 0)
-        rc = sp_errorf_errno(err, "%s: cannot sync directory", dir);
-    if (dfd >= 0)
-        close(dfd);
-    free(dir);
-    return rc;
 }
 
 static void link_anonymous(void *arg) {
@@ -194,7 +185,11 @@ int sp_outfile_commit(sp_outfile *f, sp_error *err) {
         return -1;
     }
     f->fd = -1;
-    if (rename(f->tmp_path, f->path) != 0) {
+    /* Too late to undo once renamed: the old file is gone. Say exactly what
+     * is known. */
+    sp_error pub_err = {0};
+    int rc = sp_publish(f->tmp_path, f->path, 0, NULL, &pub_err);
+    if (rc == -1) {
         sp_errorf_errno(err, "%s: cannot rename into place", f->path);
         sp_outfile_abort(f);
         return -1;
@@ -203,14 +198,11 @@ int sp_outfile_commit(sp_outfile *f, sp_error *err) {
     f->cleanup_slot = -1;
     free(f->tmp_path);
     f->tmp_path = NULL;
-    /* Too late to undo: the old file is gone. Say exactly what is known. */
-    sp_error dir_err = {0};
-    int rc = fsync_dir_of(f->path, &dir_err);
     if (rc)
         sp_errorf(err, "%s: complete and in place, but its name may not survive a crash (%s)",
-                  f->path, dir_err.msg);
+                  f->path, pub_err.msg);
     sp_outfile_abort(f);
-    return rc;
+    return rc ? -1 : 0;
 }
 
 void sp_outfile_abort(sp_outfile *f) {

@@ -8,7 +8,9 @@
  *   partial file, an earlier good file is replaced atomically or not at all,
  *   and even kill -9 leaves nothing behind. Where the file system has no
  *   O_TMPFILE, the temporary name exists from the start and is registered
- *   with cleanup.h so errors and signals remove it.
+ *   with cleanup.h so errors and signals remove it. The temporary name,
+ *   <path>.tmp.<host>-<pid>.XXXXXX, says whose it is, so a kill -9 between
+ *   naming and rename leaves a name sp_publish_sweep (publish.h) removes.
  * - A scratch file (sp_tmpfile_open) has no name at all (O_TMPFILE, or,
  *   without it, SP_SCRATCH_PREFIX... unlinked right after creation with
  *   signals held), so nothing is left behind even by kill -9.
@@ -70,7 +72,8 @@ typedef struct sp_outfile {
 /* Creates path's temporary sibling for writing, or opens path itself where
  * it is no regular file. */
 int sp_outfile_open(sp_outfile *f, const char *path, sp_error *err);
-/* fsync, rename over path, fsync the directory; closes the file. */
+/* fsync, rename over path, fsync the directory (sp_publish); closes the
+ * file. */
 int sp_outfile_commit(sp_outfile *f, sp_error *err);
 /* Removes the temporary file (if not committed) and frees f. Safe to call twice. */
 void sp_outfile_abort(sp_outfile *f);
