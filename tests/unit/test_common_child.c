@@ -57,25 +57,18 @@ static long long now_ms(void) {
     return (long long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
 }
 
-/* Starts sh -c script, its stdout into *out_r when out_r is set, its stderr
- * into err_fd (SP_CHILD_NULL: none). */
-static void start(sp_child *c, const char *script, int *out_r, int err_fd) {
+/* Starts sh -c script, its stdout into out (SP_CHILD_NULL: none) and its
+ * stderr into err_fd. */
+static void start(sp_child *c, const char *script, int out, int err_fd) {
     char *argv[] = {"sh", "-c", (char *)script, NULL};
-    int p[2] = {-1, -1};
-    if (out_r)
-        assert_int_equal(pipe2(p, O_CLOEXEC), 0);
-    sp_child_io io = {.in = SP_CHILD_NULL, .out = out_r ? p[1] : SP_CHILD_NULL, .err = err_fd};
+    sp_child_io io = {.in = SP_CHILD_NULL, .out = out, .err = err_fd};
     assert_int_equal(sp_child_spawn(c, "sh", argv, &io), 0);
-    if (out_r) {
-        close(p[1]);
-        *out_r = p[0];
-    }
 }
 
 /* The status of sh -c script, run to its end. */
 static int status_of(const char *script) {
     sp_child c;
-    start(&c, script, NULL, SP_CHILD_NULL);
+    start(&c, script, SP_CHILD_NULL, SP_CHILD_NULL);
     assert_int_equal(sp_child_wait(&c, -1), 1);
     return c.status;
 }
@@ -99,12 +92,17 @@ static void test_status_described(void **state) {
     assert_string_equal(buf, "exit 127");
 }
 
-/* One line from the child's stdout (it says when it is ready). */
-static void read_line(int fd, char *buf, size_t size) {
+/* Starts sh -c script and reads the first line it writes (when it is ready). */
+static void start_reading(sp_child *c, const char *script, char *line, size_t size) {
+    int p[2];
+    assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+    start(c, script, p[1], SP_CHILD_NULL);
+    close(p[1]);
     size_t n = 0;
-    while (n + 1 < size && read(fd, buf + n, 1) == 1 && buf[n] != '\n')
+    while (n + 1 < size && read(p[0], line + n, 1) == 1 && line[n] != '\n')
         n++;
-    buf[n] = '\0';
+    line[n] = '\0';
+    close(p[0]);
 }
 
 /* Whether pid has gone (or is a zombie, its life over) within a second. */
@@ -130,10 +128,8 @@ static int gone(long pid) {
 static void test_term_ignored_killed_after_grace(void **state) {
     (void)state;
     sp_child c;
-    int out;
-    start(&c, "trap '' TERM; echo ready; while :; do sleep 1; done", &out, SP_CHILD_NULL);
     char line[32];
-    read_line(out, line, sizeof line);
+    start_reading(&c, "trap '' TERM; echo ready; while :; do sleep 1; done", line, sizeof line);
     assert_string_equal(line, "ready");
     long long t0 = now_ms();
     sp_child_stop(&c, SIGTERM, GRACE_MS);
@@ -143,7 +139,6 @@ static void test_term_ignored_killed_after_grace(void **state) {
     assert_int_equal(WTERMSIG(c.status), SIGKILL);
     assert_true(took >= GRACE_MS);
     assert_true(took < 10 * GRACE_MS);
-    close(out);
 }
 
 /* The leader dies of SIGTERM at once; its child, which ignores it, is killed
@@ -151,10 +146,8 @@ static void test_term_ignored_killed_after_grace(void **state) {
 static void test_group_gone_after_stop(void **state) {
     (void)state;
     sp_child c;
-    int out;
-    start(&c, "(trap '' TERM; exec sleep 600) & echo $!; wait", &out, SP_CHILD_NULL);
     char line[32];
-    read_line(out, line, sizeof line);
+    start_reading(&c, "(trap '' TERM; exec sleep 600) & echo $!; wait", line, sizeof line);
     long grandchild = atol(line);
     assert_true(grandchild > 1);
     /* Its trap is set before it execs sleep: wait until it has. */
@@ -180,7 +173,6 @@ static void test_group_gone_after_stop(void **state) {
     if (!ok)
         kill((pid_t)grandchild, SIGKILL);
     assert_true(ok);
-    close(out);
 }
 
 /* The first and the last non-empty line of a captured stderr, printable. */
@@ -190,7 +182,7 @@ static void test_stderr_lines(void **state) {
     int fd = sp_tmpfile_open(NULL, &err);
     assert_true(fd >= 0);
     sp_child c;
-    start(&c, "echo one >&2; printf 'two\\tthree\\n\\n' >&2; exit 3", NULL, fd);
+    start(&c, "echo one >&2; printf 'two\\tthree\\n\\n' >&2; exit 3", SP_CHILD_NULL, fd);
     assert_int_equal(sp_child_wait(&c, -1), 1);
     char buf[64];
     assert_int_equal(sp_child_line(fd, true, buf, sizeof buf), 9);
@@ -225,7 +217,7 @@ static void test_output(void **state) {
 static void test_wait_without_pidfd(void **state) {
     (void)state;
     sp_child c;
-    start(&c, "sleep 0.5", NULL, SP_CHILD_NULL);
+    start(&c, "sleep 0.5", SP_CHILD_NULL, SP_CHILD_NULL);
     if (c.pidfd >= 0)
         close(c.pidfd);
     c.pidfd = -1;
