@@ -9,11 +9,10 @@
  * runner has stopped everything, the mask is restored and the signal raised
  * again, so it ends the process exactly as it would have, only later.
  *
- * Processes are started with posix_spawn (the caller may have threads, and
- * spawn does nothing between fork and exec), each in a process group of its
- * own: a task's shell and everything it started are stopped together, and a
- * Ctrl-C at the terminal reaches sstpipe alone, which then stops the tasks
- * in order rather than having them die under it.
+ * Processes are children of stages/common/child.h, each in a process group
+ * of its own: a task's shell and everything it started are stopped
+ * together, and a Ctrl-C at the terminal reaches sstpipe alone, which then
+ * stops the tasks in order rather than having them die under it.
  */
 #include "pipeline/cluster/cluster_runner_internal.h"
 
@@ -22,20 +21,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/pidfd.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
-
-extern char **environ;
-
-/* Enough of a log's end to find its last line in. */
-#define TAIL_BYTES 4096
 
 void cluster_runner_options_init(cluster_runner_options *o) {
     memset(o, 0, sizeof *o);
@@ -155,33 +146,14 @@ int runner_make_log_dir(const char *dir, sp_error *err) {
 }
 
 void runner_log_last_line(const char *path, char *buf, size_t size) {
-    char tail[TAIL_BYTES + 1];
-    ssize_t n = -1;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd >= 0) {
-        off_t end = lseek(fd, 0, SEEK_END);
-        off_t from = end > TAIL_BYTES ? end - TAIL_BYTES : 0;
-        n = end < 0 ? -1 : pread(fd, tail, (size_t)(end - from), from);
+    int n = fd < 0 ? -1 : sp_child_line(fd, true, buf, size);
+    if (fd >= 0)
         close(fd);
-    }
-    if (n < 0) {
+    if (n < 0)
         snprintf(buf, size, "(its log cannot be read)");
-        return;
-    }
-    while (n > 0 && strchr(" \t\r\n", tail[n - 1]))
-        n--;
-    tail[n] = '\0';
-    char *line = tail + n;
-    while (line > tail && line[-1] != '\n')
-        line--;
-    if (!*line) {
+    else if (n == 0)
         snprintf(buf, size, "(its log is empty)");
-        return;
-    }
-    for (char *p = line; *p; p++)
-        if ((unsigned char)*p < 0x20 || *p == 0x7f)
-            *p = ' ';
-    snprintf(buf, size, "%s", line);
 }
 
 void runner_log_error_line(const char *path, const char *prog, char *buf, size_t size) {
@@ -202,16 +174,6 @@ void runner_log_error_line(const char *path, const char *prog, char *buf, size_t
         }
     if (f)
         fclose(f);
-}
-
-void runner_describe_status(int wstatus, char *buf, size_t size) {
-    if (WIFSIGNALED(wstatus)) {
-        snprintf(buf, size, "killed by signal %d", WTERMSIG(wstatus));
-    } else if (WIFEXITED(wstatus)) {
-        snprintf(buf, size, "exit %d", WEXITSTATUS(wstatus));
-    } else {
-        snprintf(buf, size, "wait status %#x", (unsigned)wstatus);
-    }
 }
 
 /* s without a leading prefix (and the ": " after it), when it has it. */
@@ -255,142 +217,11 @@ char **runner_task_argv(char *const *argv, int index, char num[16]) {
     return a;
 }
 
-int runner_spawn(char *const *argv, int out_fd, int err_fd, pid_t *pid, int *pidfd, sp_error *err) {
-    int null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-    if (null_fd < 0)
-        return sp_errorf_errno(err, "cannot open /dev/null");
-    posix_spawn_file_actions_t fa;
-    posix_spawnattr_t attr;
-    sigset_t none, all;
-    sigemptyset(&none);
-    sigfillset(&all);
-    int rc = posix_spawn_file_actions_init(&fa);
-    if (!rc && (rc = posix_spawnattr_init(&attr)))
-        posix_spawn_file_actions_destroy(&fa);
-    if (!rc) {
-        if (!(rc = posix_spawn_file_actions_adddup2(&fa, null_fd, STDIN_FILENO)) &&
-            !(rc = posix_spawn_file_actions_adddup2(&fa, out_fd, STDOUT_FILENO)) &&
-            !(rc = posix_spawn_file_actions_adddup2(&fa, err_fd, STDERR_FILENO)) &&
-            !(rc = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
-                                                       POSIX_SPAWN_SETSIGDEF)) &&
-            !(rc = posix_spawnattr_setpgroup(&attr, 0)) &&
-            !(rc = posix_spawnattr_setsigmask(&attr, &none)) &&
-            !(rc = posix_spawnattr_setsigdefault(&attr, &all)))
-            rc = posix_spawnp(pid, argv[0], &fa, &attr, argv, environ);
-        posix_spawnattr_destroy(&attr);
-        posix_spawn_file_actions_destroy(&fa);
-    }
-    close(null_fd);
-    if (rc) {
-        errno = rc;
+int runner_spawn(char *const *argv, int log_fd, sp_child *c, sp_error *err) {
+    sp_child_io io = {.in = SP_CHILD_NULL, .out = log_fd, .err = log_fd};
+    if (sp_child_spawn(c, argv[0], argv, &io))
         return sp_errorf_errno(err, "cannot run %s", argv[0]);
-    }
-    /* Linux 5.3 and later: what lets a wait loop poll tasks and signals. */
-    if ((*pidfd = pidfd_open(*pid, 0)) < 0) {
-        sp_errorf_errno(err, "cannot open a pidfd for %s", argv[0]);
-        kill(-*pid, SIGKILL);
-        while (waitpid(*pid, NULL, 0) < 0 && errno == EINTR)
-            ;
-        return -1;
-    }
     return 0;
-}
-
-/* Whether the process behind pidfd exits within ms. */
-static bool exits_within(int pidfd, int ms) {
-    struct pollfd p = {.fd = pidfd, .events = POLLIN};
-    int n;
-    while ((n = poll(&p, 1, ms)) < 0 && errno == EINTR)
-        ;
-    return n != 0;
-}
-
-void runner_stop(pid_t pid, int pidfd, int sig, int grace_ms) {
-    kill(-pid, sig);
-    if (!exits_within(pidfd, grace_ms))
-        kill(-pid, SIGKILL);
-    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-        ;
-    /* What the leader left behind in its group (a task's own children). */
-    kill(-pid, SIGKILL);
-    close(pidfd);
-}
-
-/* Appends what fd has to *buf (of *len bytes, *cap allocated); 0 at end of
- * file, 1 when more may come, -1 on error. */
-static int drain(int fd, char **buf, size_t *len, size_t *cap) {
-    if (*cap - *len < 4096) {
-        size_t ncap = *cap ? *cap * 2 : 8192;
-        char *b = realloc(*buf, ncap);
-        if (!b)
-            return -1;
-        *buf = b;
-        *cap = ncap;
-    }
-    ssize_t r = read(fd, *buf + *len, *cap - *len - 1);
-    if (r < 0)
-        return errno == EINTR || errno == EAGAIN ? 1 : -1;
-    *len += (size_t)r;
-    (*buf)[*len] = '\0';
-    return r > 0;
-}
-
-int runner_capture(char *const *argv, char **out, char *errline, size_t errline_size, int *wstatus,
-                   sp_error *err) {
-    int op[2] = {-1, -1}, ep[2] = {-1, -1};
-    char *ob = NULL, *eb = NULL;
-    size_t olen = 0, ocap = 0, elen = 0, ecap = 0;
-    pid_t pid;
-    int pidfd = -1;
-    if (pipe2(op, O_CLOEXEC) || pipe2(ep, O_CLOEXEC)) {
-        sp_errorf_errno(err, "cannot create a pipe for %s", argv[0]);
-        goto fail;
-    }
-    if (runner_spawn(argv, op[1], ep[1], &pid, &pidfd, err))
-        goto fail;
-    close(op[1]);
-    close(ep[1]);
-    op[1] = ep[1] = -1;
-    bool oopen = true, eopen = true;
-    while (oopen || eopen) {
-        struct pollfd p[2] = {{.fd = oopen ? op[0] : -1, .events = POLLIN},
-                              {.fd = eopen ? ep[0] : -1, .events = POLLIN}};
-        if (poll(p, 2, -1) < 0 && errno != EINTR)
-            break;
-        int r;
-        if (oopen && p[0].revents && (r = drain(op[0], &ob, &olen, &ocap)) <= 0)
-            oopen = false;
-        if (eopen && p[1].revents && (r = drain(ep[0], &eb, &elen, &ecap)) <= 0)
-            eopen = false;
-    }
-    close(pidfd);
-    while (waitpid(pid, wstatus, 0) < 0 && errno == EINTR)
-        ;
-    close(op[0]);
-    close(ep[0]);
-    if (!ob && !(ob = calloc(1, 1))) {
-        free(eb);
-        return sp_errorf(err, "out of memory");
-    }
-    /* The last non-empty line of stderr. */
-    size_t e = elen;
-    while (e > 0 && strchr(" \t\r\n", eb[e - 1]))
-        e--;
-    size_t b = e;
-    while (b > 0 && eb[b - 1] != '\n')
-        b--;
-    snprintf(errline, errline_size, "%.*s", (int)(e - b), eb ? eb + b : "");
-    free(eb);
-    *out = ob;
-    return 0;
-fail:
-    for (int i = 0; i < 2; i++) {
-        if (op[i] >= 0)
-            close(op[i]);
-        if (ep[i] >= 0)
-            close(ep[i]);
-    }
-    return -1;
 }
 
 void runner_words_free(char **words) {

@@ -1,14 +1,15 @@
 /*
  * cluster_runner_internal.h: what the three runners (cluster_runner_local.c,
  * _parallel.c, _slurm.c) share, in cluster_runner.c: the held signals, the
- * log paths and the one-line failure, starting and stopping processes, and
- * running a client command (sbatch, squeue, scancel) for its output. Not for
- * use outside pipeline/cluster_runner*.c; the API is cluster_runner.h.
+ * log paths and the one-line failure. Processes are started, waited for and
+ * stopped through stages/common/child.h. Not for use outside
+ * pipeline/cluster_runner*.c; the API is cluster_runner.h.
  */
 #ifndef SSTPIPE_PIPELINE_CLUSTER_RUNNER_INTERNAL_H
 #define SSTPIPE_PIPELINE_CLUSTER_RUNNER_INTERNAL_H
 
 #include "pipeline/cluster/cluster_runner.h"
+#include "stages/common/child.h"
 
 #include <signal.h>
 #include <stdbool.h>
@@ -46,8 +47,6 @@ void runner_log_last_line(const char *path, char *buf, size_t size);
 /* The last line of the log at path that prog ("/usr/bin/sstpipe": its
  * "sstpipe: " error line) wrote, else its last line, as above. */
 void runner_log_error_line(const char *path, const char *prog, char *buf, size_t size);
-/* A wait status in words: "exit 3", "killed by signal 9". */
-void runner_describe_status(int wstatus, char *buf, size_t size);
 /* The one-line failure of a task that failed its last attempt. */
 int runner_task_failed(const cluster_runner_options *o, const cluster_stage *st, int index,
                        int attempts, const char *why, const char *log, sp_error *err);
@@ -56,20 +55,9 @@ int runner_task_failed(const cluster_runner_options *o, const cluster_stage *st,
  * and num, which must outlive it); NULL without memory. */
 char **runner_task_argv(char *const *argv, int index, char num[16]);
 
-/* Starts argv (searched in PATH) in a process group of its own, with every
- * signal at its default and none blocked, stdin from /dev/null and stdout,
- * stderr into out_fd, err_fd; *pidfd is a pidfd of it. */
-int runner_spawn(char *const *argv, int out_fd, int err_fd, pid_t *pid, int *pidfd, sp_error *err);
-/* Stops a process group started by runner_spawn: sig to the group, then
- * SIGKILL if the leader has not exited after grace_ms; reaps the leader. */
-void runner_stop(pid_t pid, int pidfd, int sig, int grace_ms);
-
-/* Runs a client command to its end and returns its stdout (malloc'd, NUL
- * terminated) in *out, the last line of its stderr in errline and its wait
- * status. A signal caught meanwhile (runner_signals_check) does not stop it:
- * client commands are short, and scancel must be able to run after one. */
-int runner_capture(char *const *argv, char **out, char *errline, size_t errline_size, int *wstatus,
-                   sp_error *err);
+/* Starts argv (argv[0] searched in PATH) as a child (stages/common/child.h)
+ * with stdin from /dev/null and stdout and stderr into log_fd. */
+int runner_spawn(char *const *argv, int log_fd, sp_child *c, sp_error *err);
 
 /* Splits s into words as sh does (blanks separate; '...' and "..." quote,
  * backslash escapes; nothing is expanded). *words is a NULL-terminated

@@ -2,8 +2,8 @@
  * cluster_runner_local.c: the local runner, tasks as processes on this
  * machine, at most `jobs` at once; see cluster_runner.h.
  *
- * One loop per stage polls the running tasks' pidfds and the held signals
- * together, so a task's end and a SIGTERM are seen at once and nothing
+ * One loop per stage polls the running tasks' pidfds (child.h) and the held
+ * signals together, so a task's end and a SIGTERM are seen at once and nothing
  * sleeps on a guess. A failed task goes to the back of the queue (its
  * retry waits behind the tasks not yet tried, which may be what it lacked);
  * a task out of attempts stops the others (SIGTERM, which lets an sstpipe
@@ -26,8 +26,7 @@
 
 typedef struct running {
     int index;
-    pid_t pid;
-    int pidfd;
+    sp_child child;
     char *log;
 } running;
 
@@ -55,8 +54,7 @@ static int start(local_stage *ls, int index, sp_error *err) {
     }
     char num[16];
     char **argv = runner_task_argv(st->argv, index, num);
-    int rc = argv ? runner_spawn(argv, fd, fd, &r->pid, &r->pidfd, err)
-                  : sp_errorf(err, "out of memory");
+    int rc = argv ? runner_spawn(argv, fd, &r->child, err) : sp_errorf(err, "out of memory");
     free(argv);
     close(fd);
     if (rc) {
@@ -71,30 +69,27 @@ static int start(local_stage *ls, int index, sp_error *err) {
 static void stop_all(local_stage *ls) {
     /* SIGTERM to every group first, so they stop together, not in turn. */
     for (int i = 0; i < ls->nrun; i++)
-        kill(-ls->run[i].pid, SIGTERM);
+        sp_child_signal(&ls->run[i].child, SIGTERM);
     for (int i = 0; i < ls->nrun; i++) {
-        runner_stop(ls->run[i].pid, ls->run[i].pidfd, SIGTERM, STOP_GRACE_MS);
+        sp_child_stop(&ls->run[i].child, SIGTERM, STOP_GRACE_MS);
         free(ls->run[i].log);
     }
     ls->nrun = 0;
 }
 
-/* Reaps the task in slot i (it has exited): 0 done or requeued, -1 out of
+/* Takes the task in slot i (reaped) out: 0 done or requeued, -1 out of
  * attempts (err filled). */
-static int reap(local_stage *ls, int i, sp_error *err) {
+static int reaped(local_stage *ls, int i, sp_error *err) {
     running r = ls->run[i];
     ls->run[i] = ls->run[--ls->nrun];
-    int status = 0;
-    while (waitpid(r.pid, &status, 0) < 0 && errno == EINTR)
-        ;
-    close(r.pidfd);
+    int status = r.child.status;
     int rc = 0;
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
         if (ls->attempts[r.index] <= ls->o->retries) {
             ls->queue[(ls->head + ls->count++) % ls->st->ntasks] = r.index;
         } else {
             char why[64];
-            runner_describe_status(status, why, sizeof why);
+            sp_child_describe(status, false, why, sizeof why);
             rc = runner_task_failed(ls->o, ls->st, r.index, ls->attempts[r.index], why, r.log, err);
         }
     }
@@ -117,9 +112,13 @@ static int run_stage(local_stage *ls, runner_signals *sig, sp_error *err) {
         if (rc || ls->nrun == 0)
             break;
         p[0] = (struct pollfd){.fd = sig->fd, .events = POLLIN};
-        for (int i = 0; i < ls->nrun; i++)
-            p[i + 1] = (struct pollfd){.fd = ls->run[i].pidfd, .events = POLLIN};
-        if (poll(p, (nfds_t)ls->nrun + 1, -1) < 0 && errno != EINTR) {
+        int ms = -1;
+        for (int i = 0; i < ls->nrun; i++) {
+            p[i + 1] = (struct pollfd){.fd = ls->run[i].child.pidfd, .events = POLLIN};
+            if (ms < 0)
+                ms = sp_child_poll_ms(&ls->run[i].child);
+        }
+        if (poll(p, (nfds_t)ls->nrun + 1, ms) < 0 && errno != EINTR) {
             rc = sp_errorf_errno(err, "cluster runner: poll");
             break;
         }
@@ -131,10 +130,10 @@ static int run_stage(local_stage *ls, runner_signals *sig, sp_error *err) {
             rc = runner_interrupted(sig, what, err);
             break;
         }
-        /* From the end, since reaping moves the last slot into i. */
+        /* From the end, since taking a task out moves the last slot into i. */
         for (int i = ls->nrun - 1; i >= 0 && rc == 0; i--) {
-            if (p[i + 1].revents)
-                rc = reap(ls, i, err);
+            if (sp_child_wait(&ls->run[i].child, 0))
+                rc = reaped(ls, i, err);
         }
     }
     stop_all(ls);

@@ -29,7 +29,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 /* How long parallel may take to stop its jobs after SIGTERM. */
@@ -147,7 +146,7 @@ static int read_joblog(const cluster_runner_options *o, const cluster_stage *st,
     for (int i = 0; rc == 0 && i < st->ntasks; i++)
         if (!ok[i]) {
             char status[64], last[512];
-            runner_describe_status(parallel_status, status, sizeof status);
+            sp_child_describe(parallel_status, false, status, sizeof status);
             runner_log_last_line(parallel_log, last, sizeof last);
             rc = sp_errorf(err, "%s stage: GNU parallel (%s) did not run task %d: %s (log: %s)",
                            st->name, status, i, last, parallel_log);
@@ -221,27 +220,24 @@ static int run_stage(const cluster_runner_options *o, const cluster_stage *st, r
     fd = err->set ? -1 : open(plog, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
     if (fd < 0)
         sp_errorf_errno(err, "%s stage: cannot create %s", st->name, plog);
-    pid_t pid;
-    int pidfd, status = 0;
-    if (!err->set && runner_spawn(argv, fd, fd, &pid, &pidfd, err) == 0) {
-        struct pollfd p[2] = {{.fd = sig->fd, .events = POLLIN}, {.fd = pidfd, .events = POLLIN}};
+    sp_child child;
+    if (!err->set && runner_spawn(argv, fd, &child, err) == 0) {
+        struct pollfd p[2] = {{.fd = sig->fd, .events = POLLIN},
+                              {.fd = child.pidfd, .events = POLLIN}};
         for (;;) {
-            if (poll(p, 2, -1) < 0 && errno != EINTR) {
+            if (poll(p, 2, sp_child_poll_ms(&child)) < 0 && errno != EINTR) {
                 sp_errorf_errno(err, "cluster runner: poll");
                 break;
             }
-            if (runner_signals_check(sig) || p[1].revents)
+            if (runner_signals_check(sig) || sp_child_wait(&child, 0))
                 break;
         }
         if (sig->caught || err->set) {
-            runner_stop(pid, pidfd, SIGTERM, STOP_GRACE_MS);
+            sp_child_stop(&child, SIGTERM, STOP_GRACE_MS);
             if (sig->caught)
                 runner_interrupted(sig, "stopped GNU parallel and its tasks", err);
         } else {
-            close(pidfd);
-            while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-                ;
-            rc = read_joblog(o, st, joblog, plog, status, err);
+            rc = read_joblog(o, st, joblog, plog, child.status, err);
         }
     }
     for (int i = 0; i < st->ntasks; i++)

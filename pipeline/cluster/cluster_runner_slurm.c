@@ -24,6 +24,10 @@
  * pending for ever. On a signal, every array still queued is scancelled and
  * the runner waits until squeue shows none of them.
  *
+ * sbatch, squeue and scancel run to their end through sp_child_output
+ * (stages/common/child.h): a signal held meanwhile does not stop them; they
+ * are short, and scancel must be able to run after one.
+ *
  * Slurm caps an array's indexes (MaxArraySize, 1001 by default: indexes up
  * to 1000); sbatch's own error says so for a stage with more tasks.
  */
@@ -151,14 +155,14 @@ static int submit(slurm_run *r, size_t k, bool all, long dep, sp_error *err) {
         argv[a++] = st->argv[j];
     char *out = NULL, errline[512];
     int status;
-    if (runner_capture(argv, &out, errline, sizeof errline, &status, err))
+    if (sp_child_output(argv, &out, &status, errline, sizeof errline, err))
         goto done;
     char *end;
     long job = strtol(out, &end, 10);
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || job <= 0 ||
         (*end && *end != ';' && *end != '\n')) {
         char why[64];
-        runner_describe_status(status, why, sizeof why);
+        sp_child_describe(status, false, why, sizeof why);
         sp_errorf(err, "%s stage: sbatch --array=%s failed (%s): %s", st->name, spec, why,
                   *errline ? errline : "(nothing on its stderr)");
     } else {
@@ -186,7 +190,7 @@ static int queued(long job, char *errline, size_t size) {
     char *out = NULL;
     int status;
     sp_error e = {0};
-    if (runner_capture(argv, &out, errline, size, &status, &e)) {
+    if (sp_child_output(argv, &out, &status, errline, size, &e)) {
         snprintf(errline, size, "%.*s", (int)size - 1, e.msg);
         return -1;
     }
@@ -206,7 +210,7 @@ static void cancel(long job) {
     char *out = NULL, errline[256];
     int status;
     sp_error e = {0};
-    if (runner_capture(argv, &out, errline, sizeof errline, &status, &e) == 0)
+    if (sp_child_output(argv, &out, &status, errline, sizeof errline, &e) == 0)
         free(out);
 }
 
