@@ -1,12 +1,12 @@
 /*
  * sorter.c: the external merge sort; see sorter.h.
  *
- * Memory: one allocation of exactly the budget. While records arrive it is
- * cut into parts (one, or one per thread feeding the sort), each a write
- * buffer and an arena holding a chunk (chunk.h); during the merge the same
- * bytes become one write buffer, the run readers (merge sources, merge.h),
- * their buffers and a buffer for the largest record, so the budget holds
- * in both phases.
+ * Memory: one mapping of exactly the budget (budget_map). While records
+ * arrive it is cut into parts (one, or one per thread feeding the sort),
+ * each a write buffer and an arena holding a chunk (chunk.h); during the
+ * merge the same bytes become one write buffer, the run readers (merge
+ * sources, merge.h), their buffers and a buffer for the largest record, so
+ * the budget holds in both phases.
  *
  * Disk: each part appends its runs to an anonymous scratch file of its
  * own, from its own thread: in one shared file the parts' writes would
@@ -39,7 +39,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
+#if __has_include(<valgrind/memcheck.h>)
+#include <valgrind/memcheck.h>
+#else
+#define VALGRIND_MAKE_MEM_UNDEFINED(addr, len) ((void)(addr), (void)(len))
+#endif
 
 /* The smallest read buffer a run gets in a merge: below this, reads get
  * too small to stream from disk efficiently. */
@@ -69,7 +75,8 @@ struct sorter {
     sort_options opts;
     char *scratch_name; /* for error messages */
     uint64_t record_limit;
-    uint8_t *mem; /* the budget: the parts while records arrive, then the merge's */
+    uint8_t *mem;      /* the budget: the parts while records arrive, then the merge's */
+    size_t mem_mapped; /* bytes mapped at mem (budget_map), 0 before */
     uint8_t *wbuf;
     size_t wbuf_cap;
     uint8_t *arena;
@@ -108,6 +115,31 @@ static void part_carve(sort_part *p, sorter *s, uint8_t *base, size_t len) {
     if (p->wbuf_cap > (1u << 20))
         p->wbuf_cap = 1u << 20;
     chunk_init(&p->chunk, base + p->wbuf_cap, len - p->wbuf_cap);
+}
+
+/* The budget's len bytes, mapped anonymous: the kernel gives a page only
+ * when it is first touched, so a small sort under a large budget stays
+ * small, and takes them back at once when they are unmapped. malloc gives
+ * as much, but under the sanitizers an allocation the size of the budget
+ * costs its shadow memory at once, in every process that sorts. The page
+ * after the budget is mapped without access, so a write past its end
+ * faults in every build; valgrind is told the bytes are undefined, as
+ * malloc's are, so that a read of a byte never written is still reported.
+ * Returns NULL when the mapping fails; *mapped: the bytes to unmap. */
+static uint8_t *budget_map(size_t len, size_t *mapped) {
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    size_t body = (len + page - 1) / page * page;
+    uint8_t *p =
+        mmap(NULL, body + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        return NULL;
+    if (mprotect(p + body, page, PROT_NONE) != 0) {
+        munmap(p, body + page);
+        return NULL;
+    }
+    (void)VALGRIND_MAKE_MEM_UNDEFINED(p, body);
+    *mapped = body + page;
+    return p;
 }
 
 static void free_parts(sorter *s) {
@@ -173,9 +205,7 @@ sorter *sorter_init(const sort_options *opts, sp_error *err) {
         return NULL;
     }
     s->record_limit = opts->memory / 4;
-    /* Pages are touched only as records arrive, so a small sort under a
-     * large budget stays small. */
-    if (!(s->mem = malloc((size_t)opts->memory))) {
+    if (!(s->mem = budget_map((size_t)opts->memory, &s->mem_mapped))) {
         sp_errorf(err, "sort: cannot allocate the memory budget of %s",
                   sp_format_size(opts->memory, a, sizeof a));
         sorter_destroy(s);
@@ -547,7 +577,8 @@ void sorter_destroy(sorter *s) {
     for (int i = 0; i < 2; i++)
         if (s->fd[i] >= 0)
             close(s->fd[i]);
-    free(s->mem);
+    if (s->mem)
+        munmap(s->mem, s->mem_mapped);
     free(s->runs);
     free_parts(s);
     free(s->mem_src);

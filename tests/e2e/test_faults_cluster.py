@@ -32,7 +32,7 @@ import unittest
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "faults"))
 
 import faultlib  # noqa: E402
-from faultlib import ERRNOS, OPS, Tally, check_error_line, indices, sha  # noqa: E402
+from faultlib import OPS, Tally, check_error_line, errnos_at, indices, sha  # noqa: E402
 from sstpipe_e2e import E2ETest, run, sstpipe_bin, wikigen_bin  # noqa: E402
 
 
@@ -106,8 +106,8 @@ class ClusterTaskFaults(E2ETest):
                         f"{self.maps[1]['end']})",
                  "reduce": "reduce task 1 (keys "}
         for op in OPS:
-            for n in indices(counts[op], 12):
-                for action in ERRNOS:
+            for i, n in enumerate(indices(counts[op], 12)):
+                for action in errnos_at(i):
                     self.reset(stage)
                     what = f"{stage} {op}:{n}:{action}"
                     r = faultlib.run(self.task(stage), fault=f"{op}:{n}:{action}",

@@ -4,6 +4,7 @@ A 40 MB generated dump built under a 1 MiB memory budget with fan-in 2 must
 form several runs and merge them in at least two passes, still produce
 exactly the reference records (duplicate titles resolved the same way and
 counted the same), stay within its memory budget, and leave nothing in --tmp.
+A build of a few pages under a large budget takes a small part of it.
 """
 
 import sys
@@ -90,6 +91,20 @@ class SortSpill(E2ETest):
                         f"{size / 2**20:.1f} MiB stream, {base_peak / 2**20:.1f} MiB on a few "
                         f"records")
         self.assertEqual(leftover_temps(tmpdir), [], "files left in --tmp")
+
+    def test_small_build_takes_little_of_a_large_budget(self):
+        """A build of a few pages under a 512 MiB sort budget peaks far
+        below it (under a quarter, in every build): the sorter's memory is
+        taken as records arrive, not all at its start."""
+        budget = 512 << 20
+        few = os.path.join(corpora_dir(), "enwiki-11pages.xml")
+        r = sstpipe("build", few, "-o", self.path("few.sst"), "--memory", f"{budget >> 20}M",
+                    measure_rss=True)
+        self.assertOk(r)
+        peak = r.maxrss_kib * 1024
+        self.assertLess(peak, budget // 4,
+                        f"a build of a few pages peaked at {peak / 2**20:.1f} MiB RSS under a "
+                        f"{budget >> 20} MiB budget")
 
 if __name__ == "__main__":
     unittest.main()

@@ -28,10 +28,11 @@ from sstpipe_e2e import SANITIZED, sstpipe_bin  # noqa: E402
 # iterations and longer load. ctest runs the brief version.
 LONG = os.environ.get("SSTPIPE_FAULTS_LONG") == "1"
 # In a build with -DSSTPIPE_SANITIZE=ON (sstpipe_e2e.SANITIZED) the brief
-# version is smaller again (brief()): every call index and iteration
-# was judged by the plain suite, and the sanitizers look for memory errors on
-# the same paths, which the first and last calls of each kind (where files
-# are created, committed and renamed) and a few between still take.
+# version is smaller again (brief(), errnos_at()): every call index,
+# errno and iteration was judged by the plain suite, and the sanitizers look
+# for memory errors on the same paths, which the first and last calls of
+# each kind (where files are created, committed and renamed) and a few
+# between still take, each failing with one errno or the other.
 
 
 def brief(n):
@@ -50,6 +51,14 @@ READ_OPS = ("pread", "open_read", "uring_read")
 # system without O_TMPFILE (stages/common/fileio.h), so their cleanup is tested.
 NAMED_TEMPS = {"SSTPIPE_NO_O_TMPFILE": "1"}
 ERRNOS = ("ENOSPC", "EIO")
+
+
+def errnos_at(i, alternate=False):
+    """The errnos a sweep injects at the i-th call index it picked: every
+    one, or one, taking turns, in a brief run that alternates and in every
+    brief run of a sanitized build (an errno changes the message, not the
+    path the failure takes)."""
+    return (ERRNOS[i % 2],) if (alternate or SANITIZED) and not LONG else ERRNOS
 
 _built_shim = None
 
@@ -359,15 +368,13 @@ def sweep_one_output(test, area, argv, fault_dir, counts, brief_limit, *, out, r
     or the call was one whose failure changes nothing (absorbable(op, path))
     and out holds the reference's bytes. reset() puts the earlier output
     back and returns its digest; check_after(what, r) checks what every run
-    must leave (no temporary file, the inputs unchanged). With alternate,
-    the brief run tries one errno a call index, taking turns. Returns the
-    Tally."""
+    must leave (no temporary file, the inputs unchanged). The errnos of
+    each call index: errnos_at(alternate). Returns the Tally."""
     out_dir = os.path.dirname(out)
     tally = Tally(area)
     for op in OPS:
         for i, n in enumerate(indices(counts[op], brief_limit)):
-            actions = (ERRNOS[i % 2],) if alternate and not LONG else ERRNOS
-            for action in actions:
+            for action in errnos_at(i, alternate):
                 prev = reset()
                 what = f"{area} {op}:{n}:{action}"
                 r = run(argv, fault=f"{op}:{n}:{action}", fault_dir=fault_dir, env=env)
@@ -428,8 +435,7 @@ def sweep_nightly(test, area, argv, out_dir, counts, brief_limit, *, kill, curre
     absorbed = {}
     for op in OPS:
         for i, n in enumerate(indices(counts[op], brief_limit)):
-            actions = ("SIGKILL",) if kill else ERRNOS if LONG else (ERRNOS[i % 2],)
-            for action in actions:
+            for action in ("SIGKILL",) if kill else errnos_at(i, alternate=True):
                 what = f"{area} {op}:{n}:{action}"
                 if restore:
                     restore()
