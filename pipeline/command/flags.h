@@ -9,7 +9,8 @@
 #ifndef SSTPIPE_COMMAND_FLAGS_H
 #define SSTPIPE_COMMAND_FLAGS_H
 
-#include "pipeline/command/command.h"
+#include "config/config.h"
+#include "pipeline/command/table.h"
 
 /* -o for a stage that writes a record stream (stdout when not given). */
 #define SP_FLAG_OUTPUT_STREAM                                                                      \
