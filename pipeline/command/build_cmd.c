@@ -9,6 +9,7 @@
 #include "config/config_apply.h"
 #include "pipeline/command/commands.h"
 #include "pipeline/command/flags.h"
+#include "pipeline/command/front.h"
 #include "stages/common/cli.h"
 #include "stages/common/progress.h"
 #include "stages/sst/format.h"
@@ -86,22 +87,21 @@ static int run(sp_cmdline *cl) {
         return sp_cli_usage_error("build", "expected one INPUT (several make a cluster build: "
                                            "a [cluster] section)");
 
-    sp_progress prog;
-    sp_meter *meter = NULL;
-    if (sp_cmdline_progress(cl)) {
-        sp_progress_init(&prog, cl->operands[0]);
+    sp_front_meter m;
+    sp_progress *prog = sp_front_progress(&m, cl, cl->operands[0]);
+    if (prog) {
         opts.progress = on_progress;
-        opts.progress_ctx = &prog;
-        meter = sp_meter_start("build", &prog, stderr);
+        opts.progress_ctx = prog;
     }
+    sp_front_meter_start(&m, "build");
     build_stats stats;
     int rc = build_run(cl->operands[0], output, &opts, &stats, &err);
-    if (meter && rc == 0)
-        sp_progress_store(&prog.records, stats.table.records);
-    sp_meter_stop(meter, rc == 0);
+    if (prog && rc == 0)
+        sp_progress_store(&prog->records, stats.table.records);
+    sp_front_meter_stop(&m, rc);
     if (sp_cmdline_has(cl, F_VERBOSE))
         build_print_stats(stderr, &stats);
-    return rc ? sp_cli_report(&err, SP_EXIT_FAIL) : SP_EXIT_OK;
+    return sp_front_exit(rc, &err);
 }
 
 const sp_command build_command = {
