@@ -3,7 +3,7 @@
  * sp_flag initializer, so that `--tmp` is the same flag, with the same
  * argument name and key, wherever it appears. A flag that sets a config key
  * has no help text of its own: --help shows the key's one-line help from
- * config/keys.c, with the key's name and default, so a flag and its key can
+ * config/keys.def, with the key's name and default, so a flag and its key can
  * never be described differently.
  */
 #ifndef SSTPIPE_COMMAND_FLAGS_H

@@ -3,7 +3,7 @@
  * command table (table.h), so the option list is the parser's own.
  *
  * A flag that sets a config key is described by the key's help line
- * (config/keys.c) followed by the key's name and default, e.g.
+ * (config/keys.def) followed by the key's name and default, e.g.
  * "--memory SIZE  memory budget of the external sort (at least 1M) ([sort]
  * memory, default 256M)": the default is the one the config really has.
  */
