@@ -45,17 +45,11 @@ static int run(const char *input, const char *output, const extract_options *opt
     return SP_EXIT_OK;
 }
 
-enum { F_OUTPUT, F_VERBOSE };
-
 static const sp_flag flags[] = {
-    [F_OUTPUT] = SP_FLAG_OUTPUT_STREAM,
-    [F_VERBOSE] = SP_FLAG_VERBOSE,
+    SP_STAGE_FLAGS(SP_FLAG_OUTPUT_STREAM),
     SP_FLAG_TMP,
-    SP_FLAG_NAMESPACES,
-    SP_FLAG_SKIP_REDIRECTS,
-    SP_FLAG_DECOMPRESSOR,
-    SP_FLAG_PROGRESS,
-    SP_FLAG_NO_PROGRESS,
+    SP_EXTRACT_FLAGS,
+    SP_PROGRESS_FLAGS,
 };
 
 /* extract_options' hook: the counts so far into the live line's counters. */
@@ -75,7 +69,8 @@ static int run_cmd(sp_cmdline *cl) {
     if ((opts.progress_ctx = sp_front_progress(&m, cl, sp_cmdline_input(cl))))
         opts.progress = on_progress;
     sp_front_meter_start(&m, "extract");
-    int rc = run(sp_cmdline_input(cl), cl->value[F_OUTPUT], &opts, sp_cmdline_has(cl, F_VERBOSE));
+    int rc =
+        run(sp_cmdline_input(cl), cl->value[SP_F_OUTPUT], &opts, sp_cmdline_has(cl, SP_F_VERBOSE));
     return sp_front_meter_stop(&m, rc);
 }
 

@@ -74,4 +74,21 @@
             NULL                                                                                   \
     }
 
+/*
+ * Flag groups, for the front ends that take the same set. A stage's front end
+ * (build, extract, truncate, sort, write) begins its flags with
+ * SP_STAGE_FLAGS(its -o), so that -o and -v stand at SP_F_OUTPUT and
+ * SP_F_VERBOSE in every one of them.
+ */
+enum { SP_F_OUTPUT, SP_F_VERBOSE };
+#define SP_STAGE_FLAGS(output) [SP_F_OUTPUT] = output, [SP_F_VERBOSE] = SP_FLAG_VERBOSE
+/* --progress and --no-progress. */
+#define SP_PROGRESS_FLAGS SP_FLAG_PROGRESS, SP_FLAG_NO_PROGRESS
+/* The external sort's budget, scratch directory and fan-in. */
+#define SP_SORT_FLAGS SP_FLAG_MEMORY, SP_FLAG_TMP, SP_FLAG_FAN_IN
+/* The table's block and cluster sizes. */
+#define SP_TABLE_FLAGS SP_FLAG_BLOCK_SIZE, SP_FLAG_CLUSTER_SIZE
+/* What the extract stage keeps and how it decompresses. */
+#define SP_EXTRACT_FLAGS SP_FLAG_NAMESPACES, SP_FLAG_SKIP_REDIRECTS, SP_FLAG_DECOMPRESSOR
+
 #endif

@@ -69,16 +69,10 @@ done:
     return sp_front_exit(rc, &err);
 }
 
-enum { F_OUTPUT, F_VERBOSE };
-
 static const sp_flag flags[] = {
-    [F_OUTPUT] = SP_FLAG_OUTPUT_STREAM,
-    [F_VERBOSE] = SP_FLAG_VERBOSE,
-    SP_FLAG_MEMORY,
-    SP_FLAG_TMP,
-    SP_FLAG_FAN_IN,
-    SP_FLAG_PROGRESS,
-    SP_FLAG_NO_PROGRESS,
+    SP_STAGE_FLAGS(SP_FLAG_OUTPUT_STREAM),
+    SP_SORT_FLAGS,
+    SP_PROGRESS_FLAGS,
 };
 
 static int run_cmd(sp_cmdline *cl) {
@@ -88,8 +82,8 @@ static int run_cmd(sp_cmdline *cl) {
     sp_front_meter m;
     sp_progress *prog = sp_front_progress(&m, cl, sp_cmdline_input(cl));
     sp_front_meter_start(&m, "sort");
-    int rc =
-        run(sp_cmdline_input(cl), cl->value[F_OUTPUT], &opts, sp_cmdline_has(cl, F_VERBOSE), prog);
+    int rc = run(sp_cmdline_input(cl), cl->value[SP_F_OUTPUT], &opts,
+                 sp_cmdline_has(cl, SP_F_VERBOSE), prog);
     return sp_front_meter_stop(&m, rc);
 }
 

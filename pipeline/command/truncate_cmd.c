@@ -42,17 +42,14 @@ done:
     return sp_front_exit(rc, &err);
 }
 
-enum { F_OUTPUT, F_VERBOSE };
-
 static const sp_flag flags[] = {
-    [F_OUTPUT] = SP_FLAG_OUTPUT_STREAM,
-    [F_VERBOSE] = SP_FLAG_VERBOSE,
+    SP_STAGE_FLAGS(SP_FLAG_OUTPUT_STREAM),
     SP_FLAG_MAX_BYTES,
 };
 
 static int run_cmd(sp_cmdline *cl) {
-    return run(sp_cmdline_input(cl), cl->value[F_OUTPUT], cl->cfg.truncate.max_bytes,
-               sp_cmdline_has(cl, F_VERBOSE));
+    return run(sp_cmdline_input(cl), cl->value[SP_F_OUTPUT], cl->cfg.truncate.max_bytes,
+               sp_cmdline_has(cl, SP_F_VERBOSE));
 }
 
 const sp_command truncate_command = {

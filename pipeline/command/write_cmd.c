@@ -68,19 +68,14 @@ static int write_table(rs_reader *in, const char *in_name, const char *out_path,
     return rc ? SP_EXIT_FAIL : SP_EXIT_OK;
 }
 
-enum { F_OUTPUT, F_VERBOSE };
-
 static const sp_flag flags[] = {
-    [F_OUTPUT] = SP_FLAG_OUTPUT_TABLE,
-    [F_VERBOSE] = SP_FLAG_VERBOSE,
-    SP_FLAG_BLOCK_SIZE,
-    SP_FLAG_CLUSTER_SIZE,
-    SP_FLAG_PROGRESS,
-    SP_FLAG_NO_PROGRESS,
+    SP_STAGE_FLAGS(SP_FLAG_OUTPUT_TABLE),
+    SP_TABLE_FLAGS,
+    SP_PROGRESS_FLAGS,
 };
 
 static int run(sp_cmdline *cl) {
-    const char *out_path = cl->value[F_OUTPUT];
+    const char *out_path = cl->value[SP_F_OUTPUT];
     if (!out_path)
         return sp_cli_usage_error("write", "-o FILE is required (an SSTable is not written to "
                                            "stdout)");
@@ -103,9 +98,10 @@ static int run(sp_cmdline *cl) {
         sp_progress_phase(prog, SP_PHASE_WRITING);
         sp_front_meter_start(&m, "write");
     }
-    int code = in ? sp_front_meter_stop(&m, write_table(in, in_name, out_path, &opts,
-                                                        sp_cmdline_has(cl, F_VERBOSE), prog, &err))
-                  : SP_EXIT_FAIL;
+    int code =
+        in ? sp_front_meter_stop(&m, write_table(in, in_name, out_path, &opts,
+                                                 sp_cmdline_has(cl, SP_F_VERBOSE), prog, &err))
+           : SP_EXIT_FAIL;
     rs_reader_destroy(in);
     if (fd != STDIN_FILENO)
         close(fd);
