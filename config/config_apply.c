@@ -1,6 +1,8 @@
 /* config_apply.c: config values into stage options; see config_apply.h. */
 #include "config/config_apply.h"
 
+#include "stages/common/cores.h"
+
 /* An empty text key means "not set". */
 static const char *unless_empty(const char *s) {
     return *s ? s : NULL;
@@ -48,4 +50,18 @@ void config_apply_profile(const sp_config *cfg, profile_options *opts) {
     opts->queue_depth = (unsigned)cfg->profile.queue_depth;
     opts->misses_pct = cfg->profile.misses;
     opts->seed = cfg->profile.seed;
+}
+
+void config_apply_serve(const sp_config *cfg, const char **listen, serve_holder_options *holder,
+                        serve_http_options *http, serve_handler *handler) {
+    *listen = cfg->serve.listen;
+    holder->table_name = cfg->output.name;
+    holder->direct_io = cfg->serve.cold;
+    holder->poll_seconds = (unsigned)cfg->serve.poll_seconds;
+    http->threads = cfg->serve.threads ? (unsigned)cfg->serve.threads : sp_usable_cores();
+    http->max_connections = (unsigned)cfg->serve.max_connections;
+    http->timeout_s = (unsigned)cfg->serve.timeout;
+    http->max_request_bytes = (size_t)cfg->serve.max_request_bytes;
+    handler->prefix_limit_max = (uint32_t)cfg->serve.prefix_limit_max;
+    handler->copy_values = cfg->serve.cold;
 }

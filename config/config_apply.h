@@ -1,9 +1,9 @@
 /*
  * config_apply.h: turns an sp_config (config/config.h) into the option
  * structs of the stages: the one place where a config key becomes a stage
- * option, for every command and for nightly. It lives in pipeline/ because
- * the config library is linked before the stages and must not depend on
- * them; the commands (pipeline/command/) sit above both.
+ * option, for every command and for nightly, so that no command reads a
+ * key's field itself. The config library comes after the stages'
+ * libraries (CMakeLists.txt), so it can name their option structs.
  *
  * Each function sets every field of opts the config covers; call the
  * stage's *_options_init first. Pointers in the filled options (tmp_dir,
@@ -16,6 +16,9 @@
 #include "pipeline/build/build.h"
 #include "stages/extract/extract.h"
 #include "stages/profile/profile.h"
+#include "stages/serve/serve_holder.h"
+#include "stages/serve/serve_http.h"
+#include "stages/serve/serve_request.h"
 #include "stages/sort/sorter.h"
 #include "stages/sst/table_writer.h"
 #include "stages/verify/verify.h"
@@ -28,5 +31,12 @@ void config_apply_build(const sp_config *cfg, build_options *opts);
 void config_apply_verify(const sp_config *cfg, verify_options *opts);
 /* n = [profile] lookups, which must then be > 0 for profile_run. */
 void config_apply_profile(const sp_config *cfg, profile_options *opts);
+
+/* `serve`'s [serve] keys and [output] name (the table of a nightly
+ * directory): the address to listen on, and what the config covers of the
+ * table holder's, the HTTP server's (threads 0: one per core) and the
+ * request handler's options. */
+void config_apply_serve(const sp_config *cfg, const char **listen, serve_holder_options *holder,
+                        serve_http_options *http, serve_handler *handler);
 
 #endif

@@ -27,6 +27,7 @@ typedef enum key_type {
     KT_RUNNER,     /* a runner name (stages/common/runner_kind.h) */
 } key_type;
 
+/* A key's row of config/keys.def. */
 typedef struct key_info {
     const char *section;
     const char *name;
@@ -34,6 +35,8 @@ typedef struct key_info {
     uint64_t min, max;
     uint64_t def;         /* default of numeric and bool keys */
     const char *def_text; /* default of text keys */
+    size_t offset;        /* of the sp_config member the key sets */
+    size_t size;          /* of that member, held against type by a unit test */
     const char *help;     /* the one-line comment of config/default.ini */
 } key_info;
 

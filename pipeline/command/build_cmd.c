@@ -9,6 +9,7 @@
 #include "config/config_apply.h"
 #include "pipeline/command/commands.h"
 #include "pipeline/command/flags.h"
+#include "pipeline/command/front.h"
 #include "stages/common/cli.h"
 #include "stages/common/progress.h"
 #include "stages/common/runner_kind.h"
@@ -17,22 +18,13 @@
 #include <signal.h>
 #include <stdio.h>
 
-enum { F_OUTPUT, F_VERBOSE };
-
 static const sp_flag flags[] = {
-    [F_OUTPUT] = SP_FLAG_OUTPUT_TABLE,
-    [F_VERBOSE] = SP_FLAG_VERBOSE,
+    SP_STAGE_FLAGS(SP_FLAG_OUTPUT_TABLE),
     SP_FLAG_MAX_BYTES,
-    SP_FLAG_MEMORY,
-    SP_FLAG_TMP,
-    SP_FLAG_FAN_IN,
-    SP_FLAG_BLOCK_SIZE,
-    SP_FLAG_CLUSTER_SIZE,
-    SP_FLAG_NAMESPACES,
-    SP_FLAG_SKIP_REDIRECTS,
-    SP_FLAG_DECOMPRESSOR,
-    SP_FLAG_PROGRESS,
-    SP_FLAG_NO_PROGRESS,
+    SP_SORT_FLAGS,
+    SP_TABLE_FLAGS,
+    SP_EXTRACT_FLAGS,
+    SP_PROGRESS_FLAGS,
     /* A cluster build without a config file: `--shards 4 --shared-dir D`. */
     {"runner", 0, "NAME", SP_KEY(CONFIG_CLUSTER_RUNNER), NULL, NULL, SP_COMPLETE_WORDS,
      SP_RUNNER_WORDS},
@@ -60,7 +52,7 @@ static int run_cluster(sp_cmdline *cl, const char *output) {
     cluster_build_stats st;
     int rc = cluster_build((const char *const *)cl->operands, (size_t)cl->n_operands, output,
                            &cl->cfg, &st, &err);
-    if (sp_cmdline_has(cl, F_VERBOSE) && st.plan[0])
+    if (sp_cmdline_has(cl, SP_F_VERBOSE) && st.plan[0])
         cluster_build_stats_print(stderr, &st);
     if (rc && st.signal) {
         /* Said what was stopped; now exit as the signal makes sstpipe. */
@@ -72,7 +64,7 @@ static int run_cluster(sp_cmdline *cl, const char *output) {
 }
 
 static int run(sp_cmdline *cl) {
-    const char *output = cl->value[F_OUTPUT];
+    const char *output = cl->value[SP_F_OUTPUT];
     if (!output)
         return sp_cli_usage_error("build", "-o FILE is required");
     sp_error err = {0};
@@ -87,22 +79,21 @@ static int run(sp_cmdline *cl) {
         return sp_cli_usage_error("build", "expected one INPUT (several make a cluster build: "
                                            "a [cluster] section)");
 
-    sp_progress prog;
-    sp_meter *meter = NULL;
-    if (sp_cmdline_progress(cl)) {
-        sp_progress_init(&prog, cl->operands[0]);
+    sp_front_meter m;
+    sp_progress *prog = sp_front_progress(&m, cl, cl->operands[0]);
+    if (prog) {
         opts.progress = on_progress;
-        opts.progress_ctx = &prog;
-        meter = sp_meter_start("build", &prog, stderr);
+        opts.progress_ctx = prog;
     }
+    sp_front_meter_start(&m, "build");
     build_stats stats;
     int rc = build_run(cl->operands[0], output, &opts, &stats, &err);
-    if (meter && rc == 0)
-        sp_progress_store(&prog.records, stats.table.records);
-    sp_meter_stop(meter, rc == 0);
-    if (sp_cmdline_has(cl, F_VERBOSE))
+    if (prog && rc == 0)
+        sp_progress_store(&prog->records, stats.table.records);
+    sp_front_meter_stop(&m, rc);
+    if (sp_cmdline_has(cl, SP_F_VERBOSE))
         build_print_stats(stderr, &stats);
-    return rc ? sp_cli_report(&err, SP_EXIT_FAIL) : SP_EXIT_OK;
+    return sp_front_exit(rc, &err);
 }
 
 const sp_command build_command = {

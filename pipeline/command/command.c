@@ -1,5 +1,5 @@
 /*
- * command.c: the parser every command's table yields (see command.h).
+ * command.c: the parser every command's table entry yields (see command.h).
  *
  * -c FILE and --set go first (config_parse_args takes them out of argv
  * wherever they are), then getopt_long runs over the rest with an option
@@ -7,6 +7,7 @@
  * flag is one line of ours, naming it (sp_cli_bad_option).
  */
 #include "pipeline/command/command.h"
+#include "pipeline/command/help.h"
 
 #include "stages/common/cli.h"
 
@@ -18,19 +19,6 @@
 /* getopt_long's value of flags[i] without a short name. */
 #define LONG_ONLY 256
 
-const sp_flag sp_common_flags[] = {
-    {"config", 'c', "FILE", 0, NULL, NULL, SP_COMPLETE_FILE, NULL},
-    {"set", 0, "S.K=V", 0, NULL,
-     "set one key (repeatable), e.g. --set sst.block_size=16K; precedence: defaults < -c FILE "
-     "< --set < the flags above",
-     SP_COMPLETE_KEY, NULL},
-    {"help", 'h', NULL, 0, NULL, "show this help", SP_COMPLETE_NONE, NULL},
-};
-const size_t sp_n_common_flags = sizeof sp_common_flags / sizeof sp_common_flags[0];
-
-const sp_operand sp_input_operand[1] = {{"INPUT", SP_COMPLETE_FILE, NULL}};
-const sp_operand sp_file_operand[1] = {{"FILE", SP_COMPLETE_FILE, NULL}};
-
 bool sp_cmdline_progress(const sp_cmdline *cl) {
     switch (cl->cfg.progress.show) {
     case CONFIG_PROGRESS_ALWAYS:
@@ -40,10 +28,6 @@ bool sp_cmdline_progress(const sp_cmdline *cl) {
     default:
         return isatty(STDERR_FILENO);
     }
-}
-
-int sp_flag_key(const sp_flag *f) {
-    return f->key - 1;
 }
 
 int sp_cmdline_operand_error(const sp_cmdline *cl) {
@@ -148,11 +132,4 @@ int sp_command_main(const sp_command *cmd, int argc, char **argv) {
     config_destroy(&cl->cfg);
     free(cl);
     return rc;
-}
-
-const sp_command *sp_command_find(const char *name) {
-    for (size_t i = 0; sp_commands[i]; i++)
-        if (!strcmp(sp_commands[i]->name, name))
-            return sp_commands[i];
-    return NULL;
 }

@@ -4,47 +4,39 @@
  */
 #include "pipeline/command/commands.h"
 #include "pipeline/command/generate.h"
+#include "pipeline/command/help.h"
 
 #include "stages/common/cli.h"
 #include "stages/common/version.h"
 
 #include <stdio.h>
-
 #include <string.h>
 
 const sp_command *const sp_commands[] = {
-    &build_command,
-    &extract_command,
-    &truncate_command,
-    &sort_command,
-    &write_command,
-    &merge_command,
-    &get_command,
-    &dump_command,
-    &info_command,
-    &verify_command,
-    &profile_command,
-    &config_command,
-    &iotest_command,
-    &tune_command,
-    &nightly_command,
-    &serve_command,
-    &report_command,
-    &task_command,
-    NULL,
+    &build_command,   &extract_command, &truncate_command, &sort_command, &write_command,
+    &merge_command,   &get_command,     &dump_command,     &info_command, &verify_command,
+    &profile_command, &config_command,  &iotest_command,   &tune_command, &nightly_command,
+    &serve_command,   &report_command,  &task_command,     NULL,
 };
+
+const sp_command *sp_command_find(const char *name) {
+    for (size_t i = 0; sp_commands[i]; i++)
+        if (!strcmp(sp_commands[i]->name, name))
+            return sp_commands[i];
+    return NULL;
+}
 
 int sp_main(int argc, char **argv) {
     if (argc < 2) {
-        sp_commands_usage(stderr);
+        sp_commands_usage(sp_commands, stderr);
         return SP_EXIT_USAGE;
     }
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
-        sp_commands_usage(stdout);
+        sp_commands_usage(sp_commands, stdout);
         return SP_EXIT_OK;
     }
     if (!strcmp(argv[1], "--generate"))
-        return sp_generate_main(argc - 1, argv + 1);
+        return sp_generate_main(sp_commands, argc - 1, argv + 1);
     if (!strcmp(argv[1], "--version")) {
         printf("sstpipe %s\n", sp_version());
         return SP_EXIT_OK;
@@ -53,6 +45,6 @@ int sp_main(int argc, char **argv) {
     if (cmd)
         return sp_command_main(cmd, argc - 1, argv + 1);
     fprintf(stderr, "sstpipe: unknown command '%s'\n", argv[1]);
-    sp_commands_usage(stderr);
+    sp_commands_usage(sp_commands, stderr);
     return SP_EXIT_USAGE;
 }

@@ -7,6 +7,7 @@
  * pipeline/command/sstpipe.bash.in's logic does at the prompt is always the parser's own
  * list; pipeline/cmake/fill-template.cmake puts the two together at build time.
  */
+#include "config/config.h"
 #include "pipeline/command/generate.h"
 
 #include <string.h>
@@ -58,16 +59,16 @@ static const sp_flag *flag_at(const sp_command *cmd, size_t i) {
     return i < cmd->n_flags ? &cmd->flags[i] : &sp_common_flags[i - cmd->n_flags];
 }
 
-void sp_generate_bash_completion(FILE *out) {
+void sp_generate_bash_completion(const sp_command *const *commands, FILE *out) {
     fputs("_sstpipe_commands() {\n    echo '", out);
-    for (const sp_command *const *c = sp_commands; *c; c++)
+    for (const sp_command *const *c = commands; *c; c++)
         if (!(*c)->hidden)
-            fprintf(out, "%s%s", c == sp_commands ? "" : " ", (*c)->name);
+            fprintf(out, "%s%s", c == commands ? "" : " ", (*c)->name);
     fputs("'\n}\n\n", out);
 
     fputs("# _sstpipe_flags COMMAND: every flag it takes\n_sstpipe_flags() {\n    case $1 in\n",
           out);
-    for (const sp_command *const *c = sp_commands; *c; c++) {
+    for (const sp_command *const *c = commands; *c; c++) {
         const sp_command *cmd = *c;
         if (cmd->hidden)
             continue;
@@ -84,7 +85,7 @@ void sp_generate_bash_completion(FILE *out) {
     fputs("# _sstpipe_flag_arg COMMAND FLAG: what the flag's argument is (switch: none)\n"
           "_sstpipe_flag_arg() {\n    case \"$1 $2\" in\n",
           out);
-    for (const sp_command *const *c = sp_commands; *c; c++) {
+    for (const sp_command *const *c = commands; *c; c++) {
         const sp_command *cmd = *c;
         for (size_t i = 0; !cmd->hidden && i < cmd->n_flags + sp_n_common_flags; i++) {
             const sp_flag *f = flag_at(cmd, i);
@@ -103,7 +104,7 @@ void sp_generate_bash_completion(FILE *out) {
     fputs("# _sstpipe_operands COMMAND: what each operand is; a last one ending in ...\n"
           "# repeats\n_sstpipe_operands() {\n    case $1 in\n",
           out);
-    for (const sp_command *const *c = sp_commands; *c; c++) {
+    for (const sp_command *const *c = commands; *c; c++) {
         const sp_command *cmd = *c;
         if (!cmd->n_operands || cmd->hidden)
             continue;

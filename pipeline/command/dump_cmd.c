@@ -10,6 +10,7 @@
  * not \u-escaped.
  */
 #include "pipeline/command/commands.h"
+#include "pipeline/command/front.h"
 #include "stages/common/cli.h"
 #include "stages/common/utf8.h"
 #include "stages/sst/sstpipe.h"
@@ -122,13 +123,10 @@ static const sp_flag flags[] = {
 
 static int run(sp_cmdline *cl) {
     const char *path = cl->operands[0];
-    char *msg = NULL;
-    sstpipe_table *t = sstpipe_open(path, &msg);
-    if (!t) {
-        int code = sp_cli_report_msg(msg, SP_EXIT_FAIL);
-        sstpipe_free(msg);
+    int code;
+    sstpipe_table *t = sp_front_open_table(path, SP_EXIT_FAIL, &code);
+    if (!t)
         return code;
-    }
     sp_error err = {0};
     dumper d = {.cap = OUT_BYTES};
     int rc;
@@ -139,7 +137,7 @@ static int run(sp_cmdline *cl) {
     free(d.out);
     free(d.tmp);
     sstpipe_close(t);
-    return rc ? sp_cli_report(&err, SP_EXIT_FAIL) : SP_EXIT_OK;
+    return sp_front_exit(rc, &err);
 }
 
 const sp_command dump_command = {

@@ -12,6 +12,7 @@
 #include "config/config_apply.h"
 #include "pipeline/command/commands.h"
 #include "pipeline/command/flags.h"
+#include "pipeline/command/front.h"
 #include "stages/common/cli.h"
 #include "stages/common/progress.h"
 #include "stages/common/recstream.h"
@@ -40,25 +41,15 @@ static int run(const char *input, const char *output, const extract_options *opt
         sp_output_abort(&out);
         return sp_cli_report(&err, SP_EXIT_FAIL);
     }
-    if (verbose) {
-        char line[256];
-        extract_stats_format(&stats, line, sizeof line);
-        fprintf(stderr, "%s\n", line);
-    }
+    SP_FRONT_STATS(verbose, extract_stats_format, &stats);
     return SP_EXIT_OK;
 }
 
-enum { F_OUTPUT, F_VERBOSE };
-
 static const sp_flag flags[] = {
-    [F_OUTPUT] = SP_FLAG_OUTPUT_STREAM,
-    [F_VERBOSE] = SP_FLAG_VERBOSE,
+    SP_STAGE_FLAGS(SP_FLAG_OUTPUT_STREAM),
     SP_FLAG_TMP,
-    SP_FLAG_NAMESPACES,
-    SP_FLAG_SKIP_REDIRECTS,
-    SP_FLAG_DECOMPRESSOR,
-    SP_FLAG_PROGRESS,
-    SP_FLAG_NO_PROGRESS,
+    SP_EXTRACT_FLAGS,
+    SP_PROGRESS_FLAGS,
 };
 
 /* extract_options' hook: the counts so far into the live line's counters. */
@@ -74,17 +65,13 @@ static int run_cmd(sp_cmdline *cl) {
     extract_options opts;
     extract_options_init(&opts);
     config_apply_extract(&cl->cfg, &opts);
-    sp_progress prog;
-    sp_meter *meter = NULL;
-    if (sp_cmdline_progress(cl)) {
-        sp_progress_init(&prog, sp_cmdline_input(cl));
+    sp_front_meter m;
+    if ((opts.progress_ctx = sp_front_progress(&m, cl, sp_cmdline_input(cl))))
         opts.progress = on_progress;
-        opts.progress_ctx = &prog;
-        meter = sp_meter_start("extract", &prog, stderr);
-    }
-    int rc = run(sp_cmdline_input(cl), cl->value[F_OUTPUT], &opts, sp_cmdline_has(cl, F_VERBOSE));
-    sp_meter_stop(meter, rc == SP_EXIT_OK);
-    return rc;
+    sp_front_meter_start(&m, "extract");
+    int rc =
+        run(sp_cmdline_input(cl), cl->value[SP_F_OUTPUT], &opts, sp_cmdline_has(cl, SP_F_VERBOSE));
+    return sp_front_meter_stop(&m, rc);
 }
 
 const sp_command extract_command = {

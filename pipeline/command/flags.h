@@ -3,13 +3,14 @@
  * sp_flag initializer, so that `--tmp` is the same flag, with the same
  * argument name and key, wherever it appears. A flag that sets a config key
  * has no help text of its own: --help shows the key's one-line help from
- * config/keys.c, with the key's name and default, so a flag and its key can
+ * config/keys.def, with the key's name and default, so a flag and its key can
  * never be described differently.
  */
 #ifndef SSTPIPE_COMMAND_FLAGS_H
 #define SSTPIPE_COMMAND_FLAGS_H
 
-#include "pipeline/command/command.h"
+#include "config/config.h"
+#include "pipeline/command/table.h"
 
 /* -o for a stage that writes a record stream (stdout when not given). */
 #define SP_FLAG_OUTPUT_STREAM                                                                      \
@@ -72,5 +73,22 @@
         "cluster-size", 0, "SIZE", SP_KEY(CONFIG_SST_CLUSTER_SIZE), NULL, NULL, SP_COMPLETE_NONE,  \
             NULL                                                                                   \
     }
+
+/*
+ * Flag groups, for the front ends that take the same set. A stage's front end
+ * (build, extract, truncate, sort, write) begins its flags with
+ * SP_STAGE_FLAGS(its -o), so that -o and -v stand at SP_F_OUTPUT and
+ * SP_F_VERBOSE in every one of them.
+ */
+enum { SP_F_OUTPUT, SP_F_VERBOSE };
+#define SP_STAGE_FLAGS(output) [SP_F_OUTPUT] = output, [SP_F_VERBOSE] = SP_FLAG_VERBOSE
+/* --progress and --no-progress. */
+#define SP_PROGRESS_FLAGS SP_FLAG_PROGRESS, SP_FLAG_NO_PROGRESS
+/* The external sort's budget, scratch directory and fan-in. */
+#define SP_SORT_FLAGS SP_FLAG_MEMORY, SP_FLAG_TMP, SP_FLAG_FAN_IN
+/* The table's block and cluster sizes. */
+#define SP_TABLE_FLAGS SP_FLAG_BLOCK_SIZE, SP_FLAG_CLUSTER_SIZE
+/* What the extract stage keeps and how it decompresses. */
+#define SP_EXTRACT_FLAGS SP_FLAG_NAMESPACES, SP_FLAG_SKIP_REDIRECTS, SP_FLAG_DECOMPRESSOR
 
 #endif

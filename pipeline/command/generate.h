@@ -14,15 +14,17 @@
 #ifndef SSTPIPE_COMMAND_GENERATE_H
 #define SSTPIPE_COMMAND_GENERATE_H
 
-#include "pipeline/command/command.h"
+#include "pipeline/command/table.h"
 
 #include <stdio.h>
 
-void sp_generate_man_commands(FILE *out);
-void sp_generate_man_config(FILE *out);
-void sp_generate_bash_completion(FILE *out);
+/* Each writes from commands, the command list (NULL-terminated), passed in
+ * by sp_main since the list sits above every command. */
+void sp_generate_man_commands(const sp_command *const *commands, FILE *out);
+void sp_generate_man_config(const sp_command *const *commands, FILE *out);
+void sp_generate_bash_completion(const sp_command *const *commands, FILE *out);
 
 /* `sstpipe --generate WHAT` (argv[0] is "--generate"); returns the exit code. */
-int sp_generate_main(int argc, char **argv);
+int sp_generate_main(const sp_command *const *commands, int argc, char **argv);
 
 #endif

@@ -5,6 +5,7 @@
  * newline on stdout), 1 not found, 2 error.
  */
 #include "pipeline/command/commands.h"
+#include "pipeline/command/front.h"
 #include "stages/common/cli.h"
 #include "stages/sst/sstpipe.h"
 
@@ -21,18 +22,14 @@ static const sp_operand operands[] = {{"FILE", SP_COMPLETE_FILE, NULL},
 static int run(sp_cmdline *cl) {
     const char *path = cl->operands[0];
     const char *key = cl->operands[1];
-
-    char *msg = NULL;
-    sstpipe_table *t = sstpipe_open(path, &msg);
-    if (!t) {
-        int code = sp_cli_report_msg(msg, GET_ERROR);
-        sstpipe_free(msg);
+    int code = SP_EXIT_OK;
+    sstpipe_table *t = sp_front_open_table(path, GET_ERROR, &code);
+    if (!t)
         return code;
-    }
     const void *value;
     size_t vlen;
+    char *msg = NULL;
     int found = sstpipe_get(t, key, strlen(key), &value, &vlen, &msg);
-    int code = SP_EXIT_OK;
     sp_error err = {0};
     if (found < 0) {
         code = sp_cli_report_msg(msg, GET_ERROR);

@@ -1,13 +1,15 @@
 /*
  * help.c: `sstpipe CMD --help` and `sstpipe --help`, printed from the
- * command table (command.h), so the option list is the parser's own.
+ * command table (table.h), so the option list is the parser's own.
  *
  * A flag that sets a config key is described by the key's help line
- * (config/keys.c) followed by the key's name and default, e.g.
+ * (config/keys.def) followed by the key's name and default, e.g.
  * "--memory SIZE  memory budget of the external sort (at least 1M) ([sort]
  * memory, default 256M)": the default is the one the config really has.
  */
-#include "pipeline/command/command.h"
+#include "pipeline/command/help.h"
+
+#include "config/config.h"
 
 #include <string.h>
 
@@ -107,11 +109,11 @@ void sp_command_help(const sp_command *cmd, FILE *out) {
         fprintf(out, "\n%s\n", cmd->notes);
 }
 
-void sp_commands_usage(FILE *out) {
+void sp_commands_usage(const sp_command *const *commands, FILE *out) {
     fprintf(out, "usage: sstpipe COMMAND [ARGS...]   (sstpipe COMMAND --help for more)\n"
                  "       sstpipe --version\n\n"
                  "commands:\n");
-    for (size_t i = 0; sp_commands[i]; i++)
-        if (!sp_commands[i]->hidden)
-            fprintf(out, "  %-10s %s\n", sp_commands[i]->name, sp_commands[i]->summary);
+    for (size_t i = 0; commands[i]; i++)
+        if (!commands[i]->hidden)
+            fprintf(out, "  %-10s %s\n", commands[i]->name, commands[i]->summary);
 }

@@ -8,6 +8,7 @@
  * table it reads as, with one line per shard (path, records, size, range).
  */
 #include "pipeline/command/commands.h"
+#include "pipeline/command/front.h"
 #include "stages/common/cli.h"
 #include "stages/common/size.h"
 #include "stages/read/info_json.h"
@@ -101,13 +102,10 @@ static const sp_flag flags[] = {
 static int run(sp_cmdline *cl) {
     bool json = sp_cmdline_has(cl, F_JSON);
     sp_error err = {0};
-    char *msg = NULL;
-    sstpipe_table *t = sstpipe_open(cl->operands[0], &msg);
-    if (!t) {
-        int code = sp_cli_report_msg(msg, SP_EXIT_FAIL);
-        sstpipe_free(msg);
+    int code;
+    sstpipe_table *t = sp_front_open_table(cl->operands[0], SP_EXIT_FAIL, &code);
+    if (!t)
         return code;
-    }
     int rc = 0;
     if (json)
         rc = print_json(t, &err);
@@ -116,7 +114,7 @@ static int run(sp_cmdline *cl) {
     if (fflush(stdout) != 0)
         rc = sp_errorf(&err, "stdout: write failed");
     sstpipe_close(t);
-    return rc ? sp_cli_report(&err, SP_EXIT_FAIL) : SP_EXIT_OK;
+    return sp_front_exit(rc, &err);
 }
 
 const sp_command info_command = {

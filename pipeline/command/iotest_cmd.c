@@ -12,6 +12,7 @@
 
 #include "pipeline/command/commands.h"
 #include "pipeline/command/flags.h"
+#include "pipeline/command/front.h"
 #include "stages/common/cli.h"
 #include "stages/common/size.h"
 
@@ -112,16 +113,11 @@ static int run(sp_cmdline *cl) {
     }
     iotest_result res;
     iotest_result_init(&res);
-    sp_progress prog;
-    sp_meter *meter = NULL;
-    if (sp_cmdline_progress(cl)) {
-        sp_progress_init(&prog, NULL);
-        prog.records_name = "IOs";
-        o.progress = &prog;
-        meter = sp_meter_start("iotest", &prog, stderr);
-    }
-    int rc = iotest_run(cl->operands[0], &o, &res, &err);
-    sp_meter_stop(meter, rc == 0);
+    sp_front_meter m;
+    if ((o.progress = sp_front_progress(&m, cl, NULL)))
+        o.progress->records_name = "IOs";
+    sp_front_meter_start(&m, "iotest");
+    int rc = sp_front_meter_stop(&m, iotest_run(cl->operands[0], &o, &res, &err));
     int code = SP_EXIT_OK;
     if (rc || (json_path && iotest_write_json(&res, json_path, &err))) {
         code = sp_cli_report(&err, SP_EXIT_FAIL);

@@ -1,8 +1,8 @@
 /*
  * main.c: the sstpipe binary. The commands, their flags and the dispatch
- * are the command table (pipeline/command/command.h).
+ * are the command table (pipeline/command/commands.h).
  */
-#include "pipeline/command/command.h"
+#include "pipeline/command/commands.h"
 #include "stages/common/cleanup.h"
 
 int main(int argc, char **argv) {

@@ -6,7 +6,9 @@
  * (description, exit status, files, examples) is pipeline/command/sstpipe.1.in, into which
  * pipeline/cmake/fill-template.cmake puts these sections at build time.
  */
+#include "config/config.h"
 #include "pipeline/command/generate.h"
+#include "pipeline/command/help.h"
 
 #include <string.h>
 
@@ -93,13 +95,14 @@ static void command_section(FILE *out, const sp_command *cmd) {
         paragraphs(out, cmd->notes);
 }
 
-void sp_generate_man_commands(FILE *out) {
-    for (const sp_command *const *c = sp_commands; *c; c++)
+void sp_generate_man_commands(const sp_command *const *commands, FILE *out) {
+    for (const sp_command *const *c = commands; *c; c++)
         if (!(*c)->hidden)
             command_section(out, *c);
 }
 
-void sp_generate_man_config(FILE *out) {
+void sp_generate_man_config(const sp_command *const *commands, FILE *out) {
+    (void)commands; /* the keys, not the commands: one signature for every generator */
     sp_config defaults;
     config_init(&defaults);
     for (int k = 0; k < CONFIG_KEY_COUNT; k++) {

@@ -7,6 +7,7 @@
  * by every command).
  */
 #include "pipeline/command/commands.h"
+#include "pipeline/command/front.h"
 #include "stages/common/cli.h"
 #include "stages/common/size.h"
 #include "stages/merge/table_merge.h"
@@ -61,15 +62,11 @@ static int run(sp_cmdline *cl) {
     if (cl->n_operands < 1)
         return sp_cmdline_operand_error(cl);
     table_merge_stats st;
-    if (table_merge(out_path, (const char *const *)cl->operands, (unsigned)cl->n_operands, &o, &st,
-                    &err))
-        return sp_cli_report(&err, SP_EXIT_FAIL);
-    if (sp_cmdline_has(cl, F_VERBOSE)) {
-        char line[512];
-        table_merge_stats_format(&st, line, sizeof line);
-        fprintf(stderr, "%s\n", line);
-    }
-    return SP_EXIT_OK;
+    int rc = table_merge(out_path, (const char *const *)cl->operands, (unsigned)cl->n_operands, &o,
+                         &st, &err);
+    if (rc == 0)
+        SP_FRONT_STATS(sp_cmdline_has(cl, F_VERBOSE), table_merge_stats_format, &st);
+    return sp_front_exit(rc, &err);
 }
 
 const sp_command merge_command = {

@@ -16,9 +16,9 @@
  * kernel chose for port 0 included) and flushes, so a script or test can
  * wait for that line; every table it starts serving is one line on stderr.
  */
+#include "config/config_apply.h"
 #include "pipeline/command/commands.h"
 #include "stages/common/cli.h"
-#include "stages/common/cores.h"
 #include "stages/serve/serve_http.h"
 #include "stages/serve/serve_listen.h"
 #include "stages/sst/table_set.h"
@@ -62,7 +62,15 @@ static sigset_t take_signals(void) {
     return set;
 }
 
-static int serve(const sp_config *cfg, const char *target) {
+/* The options of one server, from the config (config_apply_serve). */
+typedef struct serve_setup {
+    const char *listen;
+    serve_holder_options holder;
+    serve_http_options http;
+    serve_handler handler;
+} serve_setup;
+
+static int serve(serve_setup *s, const char *target) {
     sp_error err = {0};
     sigset_t sigs = take_signals();
     serve_metrics *metrics = calloc(1, sizeof *metrics);
@@ -71,37 +79,27 @@ static int serve(const sp_config *cfg, const char *target) {
         return sp_cli_report(&err, SP_EXIT_FAIL);
     }
     serve_metrics_init(metrics);
-    serve_holder_options ho = {.target = target,
-                               .table_name = cfg->output.name,
-                               .direct_io = cfg->serve.cold,
-                               .poll_seconds = (unsigned)cfg->serve.poll_seconds,
-                               .on_change = on_change};
-    serve_holder *holder = serve_holder_init(&ho, &err);
+    s->holder.target = target;
+    s->holder.on_change = on_change;
+    s->handler.metrics = metrics;
+    serve_holder *holder = serve_holder_init(&s->holder, &err);
     serve_http *http = NULL;
     char bound[128];
     int fd;
-    if (!holder || serve_listen_open(cfg->serve.listen, 1024, &fd, bound, sizeof bound, &err))
+    if (!holder || serve_listen_open(s->listen, 1024, &fd, bound, sizeof bound, &err))
         goto out;
     served_table *first = serve_holder_acquire(holder);
     on_change(NULL, first, NULL);
     served_table_release(first);
-    serve_http_options o = {.listen_fd = fd,
-                            .threads = cfg->serve.threads ? (unsigned)cfg->serve.threads
-                                                          : sp_usable_cores(),
-                            .max_connections = (unsigned)cfg->serve.max_connections,
-                            .timeout_s = (unsigned)cfg->serve.timeout,
-                            .max_request_bytes = (size_t)cfg->serve.max_request_bytes};
+    s->http.listen_fd = fd;
     /* A nightly directory's pages are served beside the lookups (a table
      * set's directory is a table, with no pages). */
     struct stat st;
     char manifest[PATH_MAX];
     snprintf(manifest, sizeof manifest, "%s/%s", target, TABLE_SET_MANIFEST);
     bool nightly_dir = stat(target, &st) == 0 && S_ISDIR(st.st_mode) && access(manifest, F_OK) != 0;
-    serve_handler handler = {.metrics = metrics,
-                             .prefix_limit_max = (uint32_t)cfg->serve.prefix_limit_max,
-                             .copy_values = cfg->serve.cold,
-                             .pages_dir = nightly_dir ? target : NULL};
-    http = serve_http_start(&o, holder, &handler, &err);
+    s->handler.pages_dir = nightly_dir ? target : NULL;
+    http = serve_http_start(&s->http, holder, &s->handler, &err);
     if (!http)
         goto out;
     printf("listening on %s\n", bound);
@@ -117,10 +115,10 @@ static int serve(const sp_config *cfg, const char *target) {
     }
     fprintf(stderr, "sstpipe serve: %s: finishing the requests in flight\n",
             sig == SIGINT ? "SIGINT" : "SIGTERM");
-    long left = serve_http_drain(http, (unsigned)cfg->serve.timeout);
+    long left = serve_http_drain(http, s->http.timeout_s);
     if (left)
         fprintf(stderr, "sstpipe serve: %ld requests were still unfinished after %llu s\n", left,
-                (unsigned long long)cfg->serve.timeout);
+                (unsigned long long)s->http.timeout_s);
 out:
     serve_http_destroy(http);
     serve_holder_destroy(holder);
@@ -138,14 +136,15 @@ static const sp_flag flags[] = {
 static const sp_operand operands[] = {{"TABLE|NIGHTLY_DIR", SP_COMPLETE_FILE, NULL}};
 
 static int run(sp_cmdline *cl) {
-    sp_config *cfg = &cl->cfg;
     sp_error err = {0};
     char what[128];
     snprintf(what, sizeof what, "[serve] listen (%s)",
-             config_origin_text(cfg, CONFIG_SERVE_LISTEN));
-    if (serve_listen_check(cfg->serve.listen, what, &err))
+             config_origin_text(&cl->cfg, CONFIG_SERVE_LISTEN));
+    serve_setup s = {0};
+    config_apply_serve(&cl->cfg, &s.listen, &s.holder, &s.http, &s.handler);
+    if (serve_listen_check(s.listen, what, &err))
         return sp_cli_report(&err, SP_EXIT_USAGE);
-    return serve(cfg, cl->operands[0]);
+    return serve(&s, cl->operands[0]);
 }
 
 const sp_command serve_command = {

@@ -7,6 +7,7 @@
 #include "config/config_apply.h"
 #include "pipeline/command/commands.h"
 #include "pipeline/command/flags.h"
+#include "pipeline/command/front.h"
 #include "stages/common/cli.h"
 #include "stages/common/progress.h"
 #include "stages/common/stream_stage.h"
@@ -60,44 +61,30 @@ static int run(const char *input, const char *output, const sort_options *opts, 
     sp_sink sink = rs_writer_sink(st.writer);
     if (got < 0 || sorter_finish(s, &sink, &err) || stream_stage_finish(&st, &err))
         goto done;
-    if (verbose) {
-        char line[256];
-        sort_stats_format(sorter_stats(s), line, sizeof line);
-        fprintf(stderr, "%s\n", line);
-    }
+    SP_FRONT_STATS(verbose, sort_stats_format, sorter_stats(s));
     rc = 0;
 done:
     sorter_destroy(s);
     stream_stage_close(&st);
-    return rc ? sp_cli_report(&err, SP_EXIT_FAIL) : SP_EXIT_OK;
+    return sp_front_exit(rc, &err);
 }
 
-enum { F_OUTPUT, F_VERBOSE };
-
 static const sp_flag flags[] = {
-    [F_OUTPUT] = SP_FLAG_OUTPUT_STREAM,
-    [F_VERBOSE] = SP_FLAG_VERBOSE,
-    SP_FLAG_MEMORY,
-    SP_FLAG_TMP,
-    SP_FLAG_FAN_IN,
-    SP_FLAG_PROGRESS,
-    SP_FLAG_NO_PROGRESS,
+    SP_STAGE_FLAGS(SP_FLAG_OUTPUT_STREAM),
+    SP_SORT_FLAGS,
+    SP_PROGRESS_FLAGS,
 };
 
 static int run_cmd(sp_cmdline *cl) {
     sort_options opts;
     sort_options_init(&opts);
     config_apply_sort(&cl->cfg, &opts);
-    sp_progress prog;
-    sp_meter *meter = NULL;
-    if (sp_cmdline_progress(cl)) {
-        sp_progress_init(&prog, sp_cmdline_input(cl));
-        meter = sp_meter_start("sort", &prog, stderr);
-    }
-    int rc = run(sp_cmdline_input(cl), cl->value[F_OUTPUT], &opts, sp_cmdline_has(cl, F_VERBOSE),
-                 meter ? &prog : NULL);
-    sp_meter_stop(meter, rc == SP_EXIT_OK);
-    return rc;
+    sp_front_meter m;
+    sp_progress *prog = sp_front_progress(&m, cl, sp_cmdline_input(cl));
+    sp_front_meter_start(&m, "sort");
+    int rc = run(sp_cmdline_input(cl), cl->value[SP_F_OUTPUT], &opts,
+                 sp_cmdline_has(cl, SP_F_VERBOSE), prog);
+    return sp_front_meter_stop(&m, rc);
 }
 
 const sp_command sort_command = {

@@ -11,6 +11,7 @@
 #include "pipeline/cluster/cluster_shared.h"
 #include "pipeline/cluster/cluster_task.h"
 #include "pipeline/command/commands.h"
+#include "pipeline/command/front.h"
 #include "stages/common/cli.h"
 #include "stages/common/size.h"
 
@@ -122,7 +123,7 @@ static int run(sp_cmdline *cl) {
     cluster_plan_destroy(p);
     if (rc == 0 && sp_cmdline_has(cl, F_VERBOSE))
         cluster_task_stats_print(stderr, stage, (size_t)index, &st);
-    return rc ? sp_cli_report(&err, SP_EXIT_FAIL) : SP_EXIT_OK;
+    return sp_front_exit(rc, &err);
 }
 
 const sp_command task_command = {

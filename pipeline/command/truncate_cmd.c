@@ -5,6 +5,7 @@
  */
 #include "pipeline/command/commands.h"
 #include "pipeline/command/flags.h"
+#include "pipeline/command/front.h"
 #include "stages/common/cli.h"
 #include "stages/common/stream_stage.h"
 #include "stages/truncate/truncate.h"
@@ -34,28 +35,21 @@ static int run(const char *input, const char *output, uint64_t max_bytes, bool v
             goto done;
     if (got < 0 || stream_stage_finish(&st, &err))
         goto done;
-    if (verbose) {
-        char line[64];
-        truncate_stats_format(t.records, t.truncated, line, sizeof line);
-        fprintf(stderr, "%s\n", line);
-    }
+    SP_FRONT_STATS(verbose, truncate_stats_format, t.records, t.truncated);
     rc = 0;
 done:
     stream_stage_close(&st);
-    return rc ? sp_cli_report(&err, SP_EXIT_FAIL) : SP_EXIT_OK;
+    return sp_front_exit(rc, &err);
 }
 
-enum { F_OUTPUT, F_VERBOSE };
-
 static const sp_flag flags[] = {
-    [F_OUTPUT] = SP_FLAG_OUTPUT_STREAM,
-    [F_VERBOSE] = SP_FLAG_VERBOSE,
+    SP_STAGE_FLAGS(SP_FLAG_OUTPUT_STREAM),
     SP_FLAG_MAX_BYTES,
 };
 
 static int run_cmd(sp_cmdline *cl) {
-    return run(sp_cmdline_input(cl), cl->value[F_OUTPUT], cl->cfg.truncate.max_bytes,
-               sp_cmdline_has(cl, F_VERBOSE));
+    return run(sp_cmdline_input(cl), cl->value[SP_F_OUTPUT], cl->cfg.truncate.max_bytes,
+               sp_cmdline_has(cl, SP_F_VERBOSE));
 }
 
 const sp_command truncate_command = {

@@ -16,6 +16,7 @@
 #include "config/config_apply.h"
 #include "pipeline/command/commands.h"
 #include "pipeline/command/flags.h"
+#include "pipeline/command/front.h"
 #include "pipeline/nightly/nightly_dirs.h"
 #include "stages/common/cli.h"
 #include "stages/common/size.h"
@@ -193,16 +194,11 @@ static int run(sp_cmdline *cl) {
         return sp_cli_usage_error("tune", "out of memory");
     tune_report rep;
     tune_report_init(&rep);
-    sp_progress prog;
-    sp_meter *meter = NULL;
-    if (sp_cmdline_progress(cl)) {
-        sp_progress_init(&prog, NULL); /* the size is the trials', set by tune_run */
-        o.live = &prog;
-        meter = sp_meter_start("tune", &prog, stderr);
-        o.progress_ctx = meter;
-    }
-    int rc = tune_run(input, &o, &rep, &err);
-    sp_meter_stop(meter, rc == 0);
+    sp_front_meter m;
+    o.live = sp_front_progress(&m, cl, NULL); /* the size is the trials', set by tune_run */
+    sp_front_meter_start(&m, "tune");
+    o.progress_ctx = m.meter;
+    int rc = sp_front_meter_stop(&m, tune_run(input, &o, &rep, &err));
     int code = SP_EXIT_OK;
     if (rc || (json_path && tune_write_json(&rep, json_path, &err)) ||
         (svg_path && tune_write_svg(&rep, svg_path, &err)) ||

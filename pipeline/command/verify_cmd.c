@@ -18,6 +18,7 @@
 #include "config/config_apply.h"
 #include "pipeline/command/commands.h"
 #include "pipeline/command/flags.h"
+#include "pipeline/command/front.h"
 #include "stages/common/cli.h"
 
 #include <stdlib.h>
@@ -104,12 +105,10 @@ static int run(sp_cmdline *cl) {
     }
     /* One live line per file, ended before its report goes to stdout, so the
      * two never share a line on a terminal. */
-    sp_progress prog;
-    bool show = sp_cmdline_progress(cl);
+    sp_front_meter m;
     int code = SP_EXIT_OK;
     for (int i = 0; i < n; i++) {
         sp_error err = {0};
-        sp_meter *meter = NULL;
         const job *jb = &jobs[i];
         if (jb->set) {
             opts.tableset = table_set_manifest_path(jb->set);
@@ -130,19 +129,18 @@ static int run(sp_cmdline *cl) {
             code = SP_EXIT_USAGE;
             continue;
         }
-        if (show) {
-            sp_progress_init(&prog, jb->path);
-            sp_progress_phase(&prog, SP_PHASE_CHECKING);
+        sp_progress *prog = sp_front_progress(&m, cl, jb->path);
+        if (prog) {
+            sp_progress_phase(prog, SP_PHASE_CHECKING);
             if (n > 1) {
-                sp_progress_steps(&prog, "file", (uint64_t)n);
-                sp_progress_store(&prog.step, (uint64_t)i + 1);
+                sp_progress_steps(prog, "file", (uint64_t)n);
+                sp_progress_store(&prog->step, (uint64_t)i + 1);
             }
-            opts.progress = &prog;
-            meter = sp_meter_start("verify", &prog, stderr);
+            opts.progress = prog;
         }
+        sp_front_meter_start(&m, "verify");
         verify_report_init(&reps[i], &opts);
-        int rc = verify_file(jb->path, &reps[i], &err);
-        sp_meter_stop(meter, rc == 0);
+        int rc = sp_front_meter_stop(&m, verify_file(jb->path, &reps[i], &err));
         if (rc) {
             fflush(stdout);
             sp_cli_report(&err, SP_EXIT_USAGE);

@@ -12,6 +12,7 @@
 #include "config/config_apply.h"
 #include "pipeline/command/commands.h"
 #include "pipeline/command/flags.h"
+#include "pipeline/command/front.h"
 #include "stages/common/cli.h"
 #include "stages/common/progress.h"
 #include "stages/common/recstream.h"
@@ -62,28 +63,19 @@ static int write_table(rs_reader *in, const char *in_name, const char *out_path,
     }
     if (rc == 0)
         rc = table_writer_finish(w, err);
-    if (rc == 0 && verbose) {
-        char line[256];
-        table_stats_format(table_writer_stats(w), line, sizeof line);
-        fprintf(stderr, "%s\n", line);
-    }
+    SP_FRONT_STATS(rc == 0 && verbose, table_stats_format, table_writer_stats(w));
     table_writer_destroy(w);
     return rc ? SP_EXIT_FAIL : SP_EXIT_OK;
 }
 
-enum { F_OUTPUT, F_VERBOSE };
-
 static const sp_flag flags[] = {
-    [F_OUTPUT] = SP_FLAG_OUTPUT_TABLE,
-    [F_VERBOSE] = SP_FLAG_VERBOSE,
-    SP_FLAG_BLOCK_SIZE,
-    SP_FLAG_CLUSTER_SIZE,
-    SP_FLAG_PROGRESS,
-    SP_FLAG_NO_PROGRESS,
+    SP_STAGE_FLAGS(SP_FLAG_OUTPUT_TABLE),
+    SP_TABLE_FLAGS,
+    SP_PROGRESS_FLAGS,
 };
 
 static int run(sp_cmdline *cl) {
-    const char *out_path = cl->value[F_OUTPUT];
+    const char *out_path = cl->value[SP_F_OUTPUT];
     if (!out_path)
         return sp_cli_usage_error("write", "-o FILE is required (an SSTable is not written to "
                                            "stdout)");
@@ -100,17 +92,16 @@ static int run(sp_cmdline *cl) {
     if (sp_open_input(in_path, &fd, &err))
         return sp_cli_report(&err, SP_EXIT_FAIL);
     rs_reader *in = rs_reader_init(fd, in_name, &err);
-    sp_progress prog;
-    sp_meter *meter = NULL;
-    if (in && sp_cmdline_progress(cl)) {
-        sp_progress_init(&prog, in_path);
-        sp_progress_phase(&prog, SP_PHASE_WRITING);
-        meter = sp_meter_start("write", &prog, stderr);
+    sp_front_meter m;
+    sp_progress *prog = in ? sp_front_progress(&m, cl, in_path) : NULL;
+    if (prog) {
+        sp_progress_phase(prog, SP_PHASE_WRITING);
+        sp_front_meter_start(&m, "write");
     }
-    int code = in ? write_table(in, in_name, out_path, &opts, sp_cmdline_has(cl, F_VERBOSE),
-                                meter ? &prog : NULL, &err)
-                  : SP_EXIT_FAIL;
-    sp_meter_stop(meter, code == SP_EXIT_OK);
+    int code =
+        in ? sp_front_meter_stop(&m, write_table(in, in_name, out_path, &opts,
+                                                 sp_cmdline_has(cl, SP_F_VERBOSE), prog, &err))
+           : SP_EXIT_FAIL;
     rs_reader_destroy(in);
     if (fd != STDIN_FILENO)
         close(fd);

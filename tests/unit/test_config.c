@@ -5,6 +5,7 @@
  * are taken out of a command's arguments.
  */
 #include "config/config.h"
+#include "config/keys.h"
 
 #include "stages/common/record.h"
 #include "stages/sort/sorter.h"
@@ -76,6 +77,122 @@ static void test_defaults(void **state) {
         assert_string_equal(config_origin_text(&cfg, (config_key)k), "default");
     }
     config_destroy(&cfg);
+}
+
+/* Each row's field is a member of the type its key type stores into
+ * (keys.c reaches the member through the row's offset). */
+static void test_key_fields_fit_types(void **state) {
+    (void)state;
+    sp_config c;
+    for (int k = 0; k < CONFIG_KEY_COUNT; k++) {
+        size_t want = 0;
+        switch (config_keys[k].type) {
+        case KT_STRING:
+        case KT_FILENAME:
+            want = sizeof c.input.path;
+            break;
+        case KT_BOOL:
+        case KT_REDIRECTS:
+            want = sizeof c.profile.cold;
+            break;
+        case KT_SIZE:
+        case KT_POW2:
+        case KT_COUNT:
+        case KT_FAN_IN:
+            want = sizeof c.sort.memory;
+            break;
+        case KT_NAMESPACES:
+            want = sizeof c.extract.namespaces;
+            break;
+        case KT_PERCENT:
+            want = sizeof c.profile.misses;
+            break;
+        case KT_PROGRESS:
+            want = sizeof c.progress.show;
+            break;
+        case KT_RUNNER:
+            want = sizeof c.cluster.runner;
+            break;
+        }
+        if (config_keys[k].size != want)
+            fail_msg("[%s] %s: its field has %zu bytes, its type stores %zu",
+                     config_keys[k].section, config_keys[k].name, config_keys[k].size, want);
+    }
+}
+
+/* default.ini is the key table written out: after its opening comment, each
+ * section in table order, each key's help as a comment over `name =
+ * default`, so a key added to config/keys.def and not to the file (or
+ * described differently) fails here. */
+static void test_default_ini_is_the_table(void **state) {
+    (void)state;
+    sp_config defaults;
+    config_init(&defaults);
+    size_t cap = 1 << 16, used = 0;
+    char *want = malloc(cap);
+    assert_non_null(want);
+    want[0] = '\0';
+    for (int k = 0; k < CONFIG_KEY_COUNT; k++) {
+        const char *sec = config_key_section((config_key)k);
+        char def[256];
+        config_value_text(&defaults, (config_key)k, def, sizeof def);
+        if (k == 0 || strcmp(sec, config_key_section((config_key)(k - 1))))
+            used += (size_t)snprintf(want + used, cap - used, "\n[%s]\n", sec);
+        used += (size_t)snprintf(want + used, cap - used, "; %s\n%s =%s%s\n",
+                                 config_key_help((config_key)k), config_key_name((config_key)k),
+                                 *def ? " " : "", def);
+        assert_true(used < cap);
+    }
+    config_destroy(&defaults);
+    FILE *f = fopen(source_path("config/default.ini"), "r");
+    assert_non_null(f);
+    char *got = calloc(1, cap);
+    assert_non_null(got);
+    size_t n = fread(got, 1, cap - 1, f);
+    fclose(f);
+    got[n] = '\0';
+    const char *body = strstr(got, "\n\n[");
+    assert_non_null(body);
+    assert_string_equal(body + 1, want);
+    free(got);
+    free(want);
+}
+
+/* README.md's Configuration section names every key under its section:
+ * each key's name stands in the span from `[section]` to the next
+ * section, so a key added to config/keys.def is not left out of the docs
+ * (the man page's key list is made from the table itself). */
+static void test_readme_names_every_key(void **state) {
+    (void)state;
+    FILE *f = fopen(source_path("README.md"), "r");
+    assert_non_null(f);
+    size_t cap = 1 << 20;
+    char *text = calloc(1, cap);
+    assert_non_null(text);
+    size_t n = fread(text, 1, cap - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    char *start = strstr(text, "\n## Configuration\n");
+    assert_non_null(start);
+    start += strlen("\n## Configuration\n\n");
+    char *end = strstr(start, "\n\n"); /* its first paragraph */
+    assert_non_null(end);
+    *end = '\0';
+    for (int k = 0; k < CONFIG_KEY_COUNT; k++) {
+        char sec[64];
+        snprintf(sec, sizeof sec, "`[%s]`", config_key_section((config_key)k));
+        const char *span = strstr(start, sec);
+        if (!span)
+            fail_msg("README.md's Configuration does not name %s", sec);
+        span += strlen(sec);
+        const char *next = strstr(span, "`[");
+        const char *name = config_key_name((config_key)k);
+        const char *at = strstr(span, name);
+        if (!at || (next && at > next))
+            fail_msg("README.md's Configuration does not name [%s] %s",
+                     config_key_section((config_key)k), name);
+    }
+    free(text);
 }
 
 /* default.ini sets every key, each to its default. */
@@ -415,6 +532,9 @@ static void test_flag_errors(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_defaults),
+        cmocka_unit_test(test_key_fields_fit_types),
+        cmocka_unit_test(test_default_ini_is_the_table),
+        cmocka_unit_test(test_readme_names_every_key),
         cmocka_unit_test(test_default_ini_lists_every_key),
         cmocka_unit_test(test_nightly_ini_loads),
         cmocka_unit_test(test_precedence_and_origins),

@@ -1,0 +1,44 @@
+/* front.c: the pieces the command front ends share; see front.h. */
+#include "pipeline/command/front.h"
+
+#include "stages/common/cli.h"
+
+#include <stdio.h>
+
+sp_progress *sp_front_progress(sp_front_meter *m, const sp_cmdline *cl, const char *input) {
+    m->meter = NULL;
+    m->shown = sp_cmdline_progress(cl);
+    if (!m->shown)
+        return NULL;
+    sp_progress_init(&m->prog, input);
+    return &m->prog;
+}
+
+void sp_front_meter_start(sp_front_meter *m, const char *what) {
+    if (m->shown)
+        m->meter = sp_meter_start(what, &m->prog, stderr);
+}
+
+int sp_front_meter_stop(sp_front_meter *m, int rc) {
+    sp_meter_stop(m->meter, rc == 0);
+    m->meter = NULL;
+    return rc;
+}
+
+int sp_front_exit(int rc, const sp_error *err) {
+    return rc ? sp_cli_report(err, SP_EXIT_FAIL) : SP_EXIT_OK;
+}
+
+void sp_front_stats(const char *line) {
+    fprintf(stderr, "%s\n", line);
+}
+
+sstpipe_table *sp_front_open_table(const char *path, int fail, int *code) {
+    char *msg = NULL;
+    sstpipe_table *t = sstpipe_open(path, &msg);
+    if (!t) {
+        *code = sp_cli_report_msg(msg, fail);
+        sstpipe_free(msg);
+    }
+    return t;
+}
