@@ -61,15 +61,6 @@ static const sp_flag flags[] = {
     SP_FLAG_NO_PROGRESS,
 };
 
-/* extract_options' hook: the counts so far into the live line's counters. */
-static void on_progress(void *ctx, const extract_stats *so_far) {
-    sp_progress *p = ctx;
-    sp_progress_store(&p->in_bytes, so_far->input_bytes);
-    sp_progress_store(&p->xml_bytes, so_far->xml_bytes);
-    sp_progress_store(&p->pages, so_far->pages);
-    sp_progress_store(&p->records, so_far->records);
-}
-
 static int run_cmd(sp_cmdline *cl) {
     extract_options opts;
     extract_options_init(&opts);
@@ -78,8 +69,7 @@ static int run_cmd(sp_cmdline *cl) {
     sp_meter *meter = NULL;
     if (sp_cmdline_progress(cl)) {
         sp_progress_init(&prog, sp_cmdline_input(cl));
-        opts.progress = on_progress;
-        opts.progress_ctx = &prog;
+        opts.progress = &prog;
         meter = sp_meter_start("extract", &prog, stderr);
     }
     int rc = run(sp_cmdline_input(cl), cl->value[F_OUTPUT], &opts, sp_cmdline_has(cl, F_VERBOSE));

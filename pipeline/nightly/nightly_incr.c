@@ -13,9 +13,10 @@
 #include "pipeline/nightly/nightly_incr.h"
 
 #include "config/config.h"
+#include "pipeline/nightly/nightly_build.h"
 #include "pipeline/nightly/nightly_dirs.h"
 #include "pipeline/nightly/nightly_log.h"
-#include "pipeline/nightly/nightly_manifest.h"
+#include "pipeline/nightly/nightly_state.h"
 #include "pipeline/nightly/nightly_sums.h"
 #include "stages/common/key.h"
 #include "stages/common/record.h"
@@ -343,8 +344,8 @@ static uint64_t options_key(const sp_config *cfg) {
 
 static int hash_dump(nightly_run_state *r, nightly_sums *sums, nightly_dump *d, uint64_t *read) {
     uint64_t size;
-    if (nightly_sums_hash(sums, d->path, &size, &d->xxh3, &d->checksum_reused, &r->log.done,
-                          &r->err))
+    if (nightly_sums_hash(sums, d->path, &size, &d->xxh3, &d->checksum_reused,
+                          &r->log.progress.in_bytes, &r->err))
         return -1;
     d->size = size;
     if (!d->checksum_reused)
@@ -377,7 +378,7 @@ int nightly_incr_checksum(nightly_run_state *r) {
     uint64_t total = p->base.size;
     for (size_t i = 0; i < p->n_incr; i++)
         total += p->incr[i].size;
-    nightly_stage_begin(&r->log, "checksum", NULL, total);
+    nightly_stage_begin(&r->log, "checksum", total);
     double w = nightly_now(), c = nightly_cpu_now();
     char sums_path[PATH_MAX * 2];
     snprintf(sums_path, sizeof sums_path, "%s/" NIGHTLY_CACHE_DIR "/" NIGHTLY_SUMS_FILE, r->dir);
@@ -617,7 +618,7 @@ int nightly_incr_merge(nightly_run_state *r) {
     if (rc == 0) {
         nightly_logf(&r->log, "merge: %zu table(s) -> %s", n, r->table_path);
         for (;;) {
-            nightly_stage_begin(&r->log, "merge", NULL, 0);
+            nightly_stage_begin(&r->log, "merge", 0);
             double w = nightly_now(), c = nightly_cpu_now();
             rc = set ? nightly_incr_merge_set(r, (const char *const *)paths, (unsigned)n, &o,
                                               &base_bytes, &r->err)

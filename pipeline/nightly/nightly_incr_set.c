@@ -30,7 +30,7 @@
 
 #include "pipeline/nightly/nightly_dirs.h"
 #include "pipeline/nightly/nightly_log.h"
-#include "pipeline/nightly/nightly_manifest.h"
+#include "pipeline/nightly/nightly_state.h"
 #include "stages/merge/table_source.h"
 #include "stages/sst/table_reader.h"
 #include "stages/sst/table_set.h"

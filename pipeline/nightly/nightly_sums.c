@@ -5,7 +5,7 @@
 #include "pipeline/nightly/nightly_sums.h"
 
 #include "pipeline/nightly/nightly_dirs.h"
-#include "pipeline/nightly/nightly_manifest.h"
+#include "pipeline/nightly/nightly_state.h"
 #include "stages/common/report.h"
 
 #include <jansson.h>

@@ -165,23 +165,6 @@ static int verify_trial(const char *path, const tune_options *o, tune_trial *t, 
     return rc;
 }
 
-/* The build's position into the live line, after the input bytes of the
- * trials before it, so the line's percent and ETA are of every trial. */
-typedef struct live_relay {
-    sp_progress *p;
-    uint64_t base;
-} live_relay;
-
-static void on_build_progress(void *ctx, const build_progress *bp) {
-    live_relay *r = ctx;
-    sp_progress_phase(r->p, bp->phase == BUILD_WRITING ? SP_PHASE_WRITING : SP_PHASE_READING);
-    sp_progress_store(&r->p->in_bytes, r->base + bp->input_bytes);
-    sp_progress_store(&r->p->xml_bytes, bp->xml_bytes);
-    sp_progress_store(&r->p->pages, bp->pages);
-    sp_progress_store(&r->p->records,
-                      bp->phase == BUILD_WRITING ? bp->records_written : bp->records_read);
-}
-
 /* One combination: build, verify, profile warm then cold, remove. live_base:
  * the input bytes of the trials before this one, for o->live. */
 static int run_trial(const char *source_path, const char *dir, const tune_options *o, bool cold,
@@ -195,16 +178,16 @@ static int run_trial(const char *source_path, const char *dir, const tune_option
     build_options bo = o->build;
     bo.table.block_size = t->block_size;
     bo.table.cluster_size = t->cluster_size;
-    live_relay relay = {o->live, live_base};
-    if (o->live) {
-        bo.progress = on_build_progress;
-        bo.progress_ctx = &relay;
-    }
+    /* The line's percent and ETA are of every trial: this build's input
+     * counts after the trials' before it. */
+    if (o->live)
+        o->live->in_base = live_base;
+    bo.progress = o->live;
     build_stats st;
     double t0 = now_s();
     int rc = build_run(source_path, f.path, &bo, &st, err);
     t->build_seconds = now_s() - t0;
-    if (rc == 0 && o->live) /* the hook counts written records in steps of 64Ki */
+    if (rc == 0 && o->live) /* the build counts written records in steps of 64Ki */
         sp_progress_store(&o->live->records, st.table.records);
     if (rc == 0) {
         t->file_size = st.table.file_size;

@@ -200,6 +200,8 @@ int profile_run(const char *path, const profile_options *opts, profile_result *r
                                .lat_ns = res->latencies_ns,
                                .reads = reads};
     struct timespec t0, t1;
+    if (opts->progress)
+        sp_progress_phase(opts->progress, SP_PHASE_PROFILING);
     clock_gettime(CLOCK_MONOTONIC, &t0);
     unsigned started = 0;
     for (; started < threads; started++)
@@ -223,6 +225,8 @@ int profile_run(const char *path, const profile_options *opts, profile_result *r
         res->blocks_searched += jobs[t].blocks;
     }
     res->lookups = n;
+    if (opts->progress)
+        sp_progress_store(&opts->progress->records, n);
     reduce(res, reads, elapsed(&t0, &t1));
     rc = 0;
 out:
