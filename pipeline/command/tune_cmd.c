@@ -100,7 +100,7 @@ static int parse_sizes(const char *flag, const char *text, uint64_t min, uint64_
 
 /* -v's line per trial; with the live line on screen (ctx) it first erases
  * it, in the same write, and the meter draws it again below. */
-static void progress(void *ctx, size_t i, size_t n, const tune_trial *t) {
+static void trial_line(void *ctx, size_t i, size_t n, const tune_trial *t) {
     fprintf(stderr,
             "%stune: trial=%zu/%zu block_size=%u cluster_size=%u file_size=%llu "
             "build_seconds=%.2f warm_p50_ns=%llu cold_p50_ns=%llu\n",
@@ -153,7 +153,7 @@ static int take(const sp_given *g, tune_options *o, uint64_t *lookups) {
         return 0;
     }
     case F_VERBOSE:
-        o->progress = progress;
+        o->on_trial = trial_line;
         return 0;
     }
     return 0;
@@ -197,9 +197,9 @@ static int run(sp_cmdline *cl) {
     sp_meter *meter = NULL;
     if (sp_cmdline_progress(cl)) {
         sp_progress_init(&prog, NULL); /* the size is the trials', set by tune_run */
-        o.live = &prog;
+        o.progress = &prog;
         meter = sp_meter_start("tune", &prog, stderr);
-        o.progress_ctx = meter;
+        o.on_trial_ctx = meter;
     }
     int rc = tune_run(input, &o, &rep, &err);
     sp_meter_stop(meter, rc == 0);
