@@ -16,6 +16,7 @@
 
 #include "stages/common/clock.h"
 #include "stages/common/usage.h"
+#include "stages/extract/extract_progress.h"
 #include "stages/truncate/truncate.h"
 
 #include <stdio.h>
@@ -30,21 +31,12 @@ void build_options_init(build_options *opts) {
     table_options_init(&opts->table);
 }
 
-/* Between the extract stage's hook and the caller's. */
+/* The table writer, counting the records written into the progress. */
 typedef struct progress_relay {
-    const build_options *opts;
-    build_progress now;
-    sp_sink table; /* writing: the table writer, counted on the way */
+    sp_progress *p;
+    uint64_t written;
+    sp_sink table;
 } progress_relay;
-
-static void relay_extract(void *ctx, const extract_stats *so_far) {
-    progress_relay *r = ctx;
-    r->now.input_bytes = so_far->input_bytes;
-    r->now.xml_bytes = so_far->xml_bytes;
-    r->now.pages = so_far->pages;
-    r->now.records_read = so_far->records;
-    r->opts->progress(r->opts->progress_ctx, &r->now);
-}
 
 /* extract_part's hooks over a sort part. */
 static void part_begin(void *ctx, uint64_t place) {
@@ -91,8 +83,8 @@ static int relay_put(void *ctx, const sp_record *rec, sp_error *err) {
     progress_relay *r = ctx;
     if (sp_sink_put(&r->table, rec, err))
         return -1;
-    if (++r->now.records_written % (64 * 1024) == 0)
-        r->opts->progress(r->opts->progress_ctx, &r->now);
+    if (++r->written % (64 * 1024) == 0)
+        sp_progress_store(&r->p->records, r->written);
     return 0;
 }
 
@@ -146,9 +138,10 @@ int build_sorted(const char *input, const build_options *opts, const sp_sink *si
         }
         xopts.parts = chains.parts;
     }
-    progress_relay relay = {.opts = opts, .now = {.phase = BUILD_READING}};
-    xopts.progress = opts->progress ? relay_extract : NULL;
-    xopts.progress_ctx = &relay;
+    progress_relay relay = {.p = opts->progress};
+    xopts.progress = opts->progress;
+    if (opts->progress)
+        sp_progress_phase(opts->progress, SP_PHASE_READING);
 
     double w0 = sp_clock_seconds(), c0 = sp_process_cpu_seconds();
     int rc = extract_file(input, &xopts, &to_truncate, &stats->extract, err);
@@ -156,14 +149,12 @@ int build_sorted(const char *input, const build_options *opts, const sp_sink *si
     if (rc == 0) {
         sp_sink to_table = *sink;
         if (opts->progress) {
-            relay.now.phase = BUILD_WRITING;
-            relay.now.input_bytes = stats->extract.input_bytes;
-            relay.now.xml_bytes = stats->extract.xml_bytes;
-            relay.now.pages = stats->extract.pages;
-            relay.now.records_total = stats->extract.records;
+            extract_progress(opts->progress, &stats->extract);
+            sp_progress_store(&opts->progress->records_total, stats->extract.records);
+            sp_progress_store(&opts->progress->records, 0);
+            sp_progress_phase(opts->progress, SP_PHASE_WRITING);
             relay.table = to_table;
             to_table = (sp_sink){.put = relay_put, .ctx = &relay};
-            opts->progress(opts->progress_ctx, &relay.now);
         }
         rc = sorter_finish(so, &to_table, err);
     }

@@ -7,6 +7,7 @@
 #define SSTPIPE_PIPELINE_BUILD_H
 
 #include "stages/common/error.h"
+#include "stages/common/progress.h"
 #include "stages/extract/extract.h"
 #include "stages/sort/sorter.h"
 #include "stages/sst/table_writer.h"
@@ -14,26 +15,16 @@
 #include <stdint.h>
 #include <stdio.h>
 
-/* Where a build is, for a progress display. */
-typedef struct build_progress {
-    enum { BUILD_READING, BUILD_WRITING } phase;
-    uint64_t input_bytes;     /* of the input file read so far (compressed) */
-    uint64_t xml_bytes;       /* XML decompressed so far */
-    uint64_t pages;           /* pages parsed so far */
-    uint64_t records_read;    /* records extracted so far (pages not filtered out) */
-    uint64_t records_written; /* records in the table so far (writing) */
-    uint64_t records_total;   /* records into the sort: at most one less per duplicate */
-} build_progress;
-
 typedef struct build_options {
-    extract_options extract; /* its progress hook is build's own */
+    extract_options extract; /* its progress is build's own */
     uint64_t max_bytes;      /* truncate */
     sort_options sort;
     table_options table; /* table.max_value_bytes is set from max_bytes */
-    /* Called about every MiB of XML while reading and every 64Ki records
-     * while writing; NULL for none. Runs on the building thread. */
-    void (*progress)(void *ctx, const build_progress *p);
-    void *progress_ctx;
+    /* NULL, or stored into about every MiB of XML while reading (phase
+     * reading: input, XML, pages, records extracted) and every 64Ki records
+     * while writing (phase writing: records written of records_total, the
+     * records into the sort, at most one less per duplicate). */
+    sp_progress *progress;
 } build_options;
 
 typedef struct stage_times {

@@ -33,17 +33,6 @@ static const sp_flag flags[] = {
     {"shared-dir", 0, "DIR", SP_KEY(CONFIG_CLUSTER_SHARED_DIR), NULL, NULL, SP_COMPLETE_DIR, NULL},
 };
 
-/* build_options' hook: the build's position into the live line's counters. */
-static void on_progress(void *ctx, const build_progress *bp) {
-    sp_progress *p = ctx;
-    sp_progress_phase(p, bp->phase == BUILD_WRITING ? SP_PHASE_WRITING : SP_PHASE_READING);
-    sp_progress_store(&p->in_bytes, bp->input_bytes);
-    sp_progress_store(&p->xml_bytes, bp->xml_bytes);
-    sp_progress_store(&p->pages, bp->pages);
-    sp_progress_store(&p->records,
-                      bp->phase == BUILD_WRITING ? bp->records_written : bp->records_read);
-}
-
 /* A [cluster] section: plan, tasks, finish (pipeline/cluster/cluster_build.h). */
 static int run_cluster(sp_cmdline *cl, const char *output) {
     sp_error err = {0};
@@ -81,10 +70,7 @@ static int run(sp_cmdline *cl) {
 
     sp_front_meter m;
     sp_progress *prog = sp_front_progress(&m, cl, cl->operands[0]);
-    if (prog) {
-        opts.progress = on_progress;
-        opts.progress_ctx = prog;
-    }
+    opts.progress = prog;
     sp_front_meter_start(&m, "build");
     build_stats stats;
     int rc = build_run(cl->operands[0], output, &opts, &stats, &err);

@@ -52,22 +52,12 @@ static const sp_flag flags[] = {
     SP_PROGRESS_FLAGS,
 };
 
-/* extract_options' hook: the counts so far into the live line's counters. */
-static void on_progress(void *ctx, const extract_stats *so_far) {
-    sp_progress *p = ctx;
-    sp_progress_store(&p->in_bytes, so_far->input_bytes);
-    sp_progress_store(&p->xml_bytes, so_far->xml_bytes);
-    sp_progress_store(&p->pages, so_far->pages);
-    sp_progress_store(&p->records, so_far->records);
-}
-
 static int run_cmd(sp_cmdline *cl) {
     extract_options opts;
     extract_options_init(&opts);
     config_apply_extract(&cl->cfg, &opts);
     sp_front_meter m;
-    if ((opts.progress_ctx = sp_front_progress(&m, cl, sp_cmdline_input(cl))))
-        opts.progress = on_progress;
+    opts.progress = sp_front_progress(&m, cl, sp_cmdline_input(cl));
     sp_front_meter_start(&m, "extract");
     int rc =
         run(sp_cmdline_input(cl), cl->value[SP_F_OUTPUT], &opts, sp_cmdline_has(cl, SP_F_VERBOSE));

@@ -28,7 +28,8 @@ static int run(sp_cmdline *cl) {
                       "%s/.lock: a nightly run (pid %ld) is in progress; it writes the "
                       "pages when it ends",
                       dir, (long)holder);
-        return sp_cli_report(&err, lk > 0 ? NIGHTLY_EXIT_LOCKED : SP_EXIT_FAIL);
+        return sp_cli_report(&err,
+                             nightly_exit_code(lk > 0 ? NIGHTLY_LOCKED : NIGHTLY_NOT_STARTED));
     }
     if (report_remove_stale(dir, &err) < 0) {
         report_list_free(names, n);

@@ -101,7 +101,7 @@ static int parse_sizes(const char *flag, const char *text, uint64_t min, uint64_
 
 /* -v's line per trial; with the live line on screen (ctx) it first erases
  * it, in the same write, and the meter draws it again below. */
-static void progress(void *ctx, size_t i, size_t n, const tune_trial *t) {
+static void trial_line(void *ctx, size_t i, size_t n, const tune_trial *t) {
     fprintf(stderr,
             "%stune: trial=%zu/%zu block_size=%u cluster_size=%u file_size=%llu "
             "build_seconds=%.2f warm_p50_ns=%llu cold_p50_ns=%llu\n",
@@ -154,7 +154,7 @@ static int take(const sp_given *g, tune_options *o, uint64_t *lookups) {
         return 0;
     }
     case F_VERBOSE:
-        o->progress = progress;
+        o->on_trial = trial_line;
         return 0;
     }
     return 0;
@@ -195,9 +195,9 @@ static int run(sp_cmdline *cl) {
     tune_report rep;
     tune_report_init(&rep);
     sp_front_meter m;
-    o.live = sp_front_progress(&m, cl, NULL); /* the size is the trials', set by tune_run */
+    o.progress = sp_front_progress(&m, cl, NULL); /* the size is the trials', set by tune_run */
     sp_front_meter_start(&m, "tune");
-    o.progress_ctx = m.meter;
+    o.on_trial_ctx = m.meter;
     int rc = sp_front_meter_stop(&m, tune_run(input, &o, &rep, &err));
     int code = SP_EXIT_OK;
     if (rc || (json_path && tune_write_json(&rep, json_path, &err)) ||

@@ -34,7 +34,7 @@
 
 #include "config/config_apply.h"
 #include "pipeline/build/build.h"
-#include "pipeline/cluster/cluster_build.h"
+#include "pipeline/nightly/nightly_build.h"
 #include "pipeline/nightly/nightly_dirs.h"
 #include "pipeline/nightly/nightly_incr.h"
 #include "pipeline/nightly/nightly_log.h"
@@ -51,10 +51,8 @@
 #include "stages/sst/table_set.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -65,34 +63,15 @@
  * needs, on top of the estimate. */
 #define SPACE_MARGIN (64ull << 20)
 
+/* A cron log shows a long stage moving without being flooded. */
+#define NIGHTLY_PROGRESS_PERIOD 60.0
+
 static void note_removed(void *ctx, const char *name) {
     nightly_logf(ctx, "removed %s, left by a run that died", name);
 }
 
 static void note_retired(void *ctx, const char *name) {
     nightly_logf(ctx, "retention: deleted %s", name);
-}
-
-/*
- * The disk space a build needs, from the input size S. The SSTable holds
- * one record per page with values cut to max_bytes; for the dumps sstpipe
- * builds it is smaller than the compressed dump (most pages are redirects
- * or short, and with 1 KiB values the records are a fraction of the text),
- * so S is the estimate of the table, scaled up when max_bytes is above 1 KiB
- * (at most 5x, the ratio of XML to bz2). A plain XML input is its own upper
- * bound. When the estimate exceeds the sort's memory the sort spills runs:
- * up to twice the records while a merge pass writes the next generation.
- */
-uint64_t nightly_table_estimate(const sp_config *cfg, uint64_t size, bool compressed) {
-    double scale = 1.0;
-    if (compressed) {
-        scale = (double)cfg->truncate.max_bytes / 1024.0;
-        if (scale < 1)
-            scale = 1;
-        if (scale > 5)
-            scale = 5;
-    }
-    return (uint64_t)((double)size * scale);
 }
 
 static void estimate_space(const nightly_run_state *r, uint64_t *table, uint64_t *spill) {
@@ -168,10 +147,10 @@ static int pick_input(nightly_run_state *r, const char *arg) {
 }
 
 static int stage_checksum(nightly_run_state *r) {
-    nightly_stage_begin(&r->log, "checksum", NULL, r->input_size);
+    nightly_stage_begin(&r->log, "checksum", r->input_size);
     double w = sp_clock_seconds(), c = sp_process_cpu_seconds();
     uint64_t size;
-    int rc = nightly_hash_file(r->input, &size, &r->input_xxh3, &r->log.done, &r->err);
+    int rc = nightly_hash_file(r->input, &size, &r->input_xxh3, &r->log.progress.in_bytes, &r->err);
     nightly_stage_end(&r->log);
     if (rc)
         return -1;
@@ -179,134 +158,6 @@ static int stage_checksum(nightly_run_state *r) {
     nightly_manifest_stage(r, "checksum", sp_clock_seconds() - w, sp_process_cpu_seconds() - c,
                            size, 0, -1, -1);
     nightly_logf(&r->log, "input xxh3_64 %016llx", (unsigned long long)r->input_xxh3);
-    return 0;
-}
-
-/* build_options' progress hook: hands the build's position to the ticker. */
-static void on_build_progress(void *ctx, const build_progress *p) {
-    nightly_log *lg = ctx;
-    atomic_store(&lg->done, p->input_bytes);
-    if (p->phase == BUILD_WRITING) {
-        atomic_store(&lg->records, p->records_written);
-        atomic_store(&lg->records_total, p->records_total);
-    } else {
-        atomic_store(&lg->records, p->pages);
-    }
-}
-
-/* The bytes of a table set's shards, as its manifest lists them. */
-static int set_bytes(const char *path, uint64_t *bytes, sp_error *err) {
-    table_set *set = table_set_read_manifest(path, err);
-    if (!set)
-        return -1;
-    *bytes = 0;
-    for (size_t i = 0; i < table_set_count(set); i++)
-        *bytes += table_set_shard_at(set, i)->bytes;
-    table_set_free(set);
-    return 0;
-}
-
-/* The build as a cluster build ([cluster] set): with one shard the table
- * the rest of the nightly verifies and publishes is build's, byte for
- * byte; with more, a table set (a directory at the table's name), which
- * the rest verifies shard by shard, profiles and publishes as one (the
- * staging directory is renamed whole, then `current` swapped). The
- * figures the manifest takes from a build come from the tasks: CPU
- * seconds, bytes; pages and duplicates are not counted per task. */
-static int cluster_build_into(nightly_run_state *r, const char *input, const char *out,
-                              bool one_table, build_stats *b) {
-    memset(b, 0, sizeof *b);
-    /* A shallow copy, never destroyed: only the shard count differs. */
-    sp_config one;
-    const sp_config *cfg = r->cfg;
-    if (one_table && cfg->cluster.shards != 1) {
-        one = *cfg;
-        one.cluster.shards = 1;
-        cfg = &one;
-    }
-    nightly_logf(&r->log, "build (cluster, %s runner): %s -> %s",
-                 config_value_text(r->cfg, CONFIG_CLUSTER_RUNNER, (char[16]){0}, 16), input, out);
-    cluster_build_stats cs;
-    double t0 = sp_clock_seconds();
-    int rc = cluster_build(&input, 1, out, cfg, &cs, &r->err);
-    if (cs.signal) /* the tasks are stopped: end as the signal ends a nightly */
-        raise(cs.signal);
-    /* The build's wall time cut where the map stage ended: reading is the
-     * plan and the map tasks, writing the reduce tasks and the finish. */
-    double wall = sp_clock_seconds() - t0;
-    b->write_phase.wall_seconds = cs.reduce_stage_seconds + cs.finish_seconds;
-    b->read_phase.wall_seconds = wall - b->write_phase.wall_seconds;
-    b->read_phase.cpu_seconds = cs.map_cpu_seconds;
-    b->write_phase.cpu_seconds = cs.reduce_cpu_seconds;
-    b->extract.input_bytes = cs.input_bytes;
-    b->extract.xml_bytes = cs.xml_bytes;
-    /* The manifest's peak is the run's largest process's, a task's
-     * included: each reports its own (VmHWM), on whichever node it ran. */
-    uint64_t task_peak =
-        1024 * (cs.map_peak_rss_kib > cs.reduce_peak_rss_kib ? cs.map_peak_rss_kib
-                                                             : cs.reduce_peak_rss_kib);
-    if (task_peak > r->task_peak_rss_bytes)
-        r->task_peak_rss_bytes = task_peak;
-    struct stat st;
-    if (rc == 0 && cs.shards > 1)
-        rc = set_bytes(out, &b->table.file_size, &r->err);
-    else if (rc == 0 && stat(out, &st) == 0)
-        b->table.file_size = (uint64_t)st.st_size;
-    nightly_logf(&r->log, "cluster: %zu map tasks (%zu already done), %u shard%s, plan %s", cs.maps,
-                 cs.maps_done, cs.shards, cs.shards == 1 ? "" : "s (a table set)", cs.plan);
-    return rc;
-}
-
-int nightly_build_into(nightly_run_state *r, const char *input, uint64_t size, const char *out,
-                       bool one_table, build_stats *b) {
-    if (config_cluster_set(r->cfg)) {
-        nightly_stage_begin(&r->log, "build", NULL, size);
-        int rc = cluster_build_into(r, input, out, one_table, b);
-        nightly_stage_end(&r->log);
-        json_object_set_new(nightly_manifest_stage(r, "read", b->read_phase.wall_seconds,
-                                                   b->read_phase.cpu_seconds,
-                                                   b->extract.input_bytes, 0, -1, -1),
-                            "input", json_string(input));
-        json_object_set_new(nightly_manifest_stage(r, "write", b->write_phase.wall_seconds,
-                                                   b->write_phase.cpu_seconds, 0,
-                                                   b->table.file_size, -1, -1),
-                            "input", json_string(input));
-        return rc;
-    }
-    build_options opts;
-    build_options_init(&opts);
-    config_apply_build(r->cfg, &opts);
-    /* Spill files go into the staging directory unless [sort] tmp_dir says
-     * otherwise: the free-space check then covers them, and they are
-     * anonymous, so even a killed run leaves none behind. */
-    if (!opts.sort.tmp_dir)
-        opts.sort.tmp_dir = opts.extract.tmp_dir = r->staging;
-    nightly_logf(&r->log, "build: %s -> %s", input, out);
-    opts.progress = on_build_progress;
-    opts.progress_ctx = &r->log;
-    nightly_stage_begin(&r->log, "build", NULL, size);
-    int rc = build_run(input, out, &opts, b, &r->err);
-    nightly_stage_end(&r->log);
-    /* Each build's stages name their input: an incremental run has several. */
-    json_object_set_new(nightly_manifest_stage(r, "read", b->read_phase.wall_seconds,
-                                               b->read_phase.cpu_seconds, b->extract.input_bytes,
-                                               b->sort.spilled_bytes, (int64_t)b->extract.pages,
-                                               (int64_t)b->sort.records_in),
-                        "input", json_string(input));
-    json_object_set_new(nightly_manifest_stage(r, "write", b->write_phase.wall_seconds,
-                                               b->write_phase.cpu_seconds, b->sort.spilled_bytes,
-                                               b->table.file_size, (int64_t)b->sort.records_in,
-                                               (int64_t)b->table.records),
-                        "input", json_string(input));
-    if (rc)
-        return -1;
-    nightly_logf(&r->log,
-                 "build done: %llu pages, %llu records, %llu truncated, %llu duplicates "
-                 "replaced, %llu bytes, %.1f s",
-                 (unsigned long long)b->extract.pages, (unsigned long long)b->table.records,
-                 (unsigned long long)b->truncated, (unsigned long long)b->sort.duplicates_replaced,
-                 (unsigned long long)b->table.file_size,
-                 b->read_phase.wall_seconds + b->write_phase.wall_seconds);
     return 0;
 }
 
@@ -381,11 +232,12 @@ static int stage_verify(nightly_run_state *r) {
     verify_options vo;
     verify_options_init(&vo);
     config_apply_verify(r->cfg, &vo);
+    vo.progress = &r->log.progress;
     verify_report_init(&r->verify, &vo);
     r->verify_inited = true;
     char json[PATH_MAX];
     snprintf(json, sizeof json, "%s/verify.json", r->staging);
-    nightly_stage_begin(&r->log, "verify", r->table_path, r->build.table.file_size);
+    nightly_stage_begin(&r->log, "verify", r->build.table.file_size);
     double w = sp_clock_seconds(), c = sp_process_cpu_seconds();
     bool set = table_set_is_set_path(r->table_path);
     int rc = set ? verify_set(r, &vo, json) : verify_file(r->table_path, &r->verify, &r->err);
@@ -422,7 +274,8 @@ static void stage_profile(nightly_run_state *r) {
     config_apply_profile(r->cfg, &po);
     profile_result_init(&r->profile);
     r->profile_inited = true;
-    nightly_stage_begin(&r->log, "profile", NULL, 0);
+    nightly_stage_begin(&r->log, "profile", 0);
+    po.progress = &r->log.progress;
     double w = sp_clock_seconds(), c = sp_process_cpu_seconds();
     sp_error err = {0};
     int rc = profile_run(r->table_path, &po, &r->profile, &err);
@@ -469,12 +322,12 @@ static void write_pages(nightly_run_state *r) {
 }
 
 /* Moves the staging directory to failed/ with a manifest saying why. */
-static int fail(nightly_run_state *r, const char *stage, int code) {
+static nightly_outcome fail(nightly_run_state *r, const char *stage, nightly_outcome o) {
     r->failed_stage = stage;
-    r->exit_code = code;
+    r->exit_code = nightly_exit_code(o);
     nightly_logf(&r->log, "FAILED in %s: %s", stage, r->err.msg);
     if (!r->staging[0])
-        return code;
+        return o;
     sp_error err = {0};
     char name[NAME_MAX + 1];
     if (nightly_unique_name(r->dir, "failed", r->stamp, r->input_base, name, sizeof name, &err) ==
@@ -491,7 +344,7 @@ static int fail(nightly_run_state *r, const char *stage, int code) {
     }
     if (err.set)
         nightly_logf(&r->log, "could not record the failure: %s", err.msg);
-    return code;
+    return o;
 }
 
 static int publish(nightly_run_state *r) {
@@ -499,7 +352,7 @@ static int publish(nightly_run_state *r) {
     if (nightly_unique_name(r->dir, "builds", r->stamp, r->input_base, name, sizeof name, &r->err))
         return -1;
     snprintf(r->final_rel, sizeof r->final_rel, "builds/%s", name);
-    r->exit_code = 0;
+    r->exit_code = nightly_exit_code(NIGHTLY_PUBLISHED);
     sp_published moved;
     if (nightly_manifest_write(r, &r->err) ||
         nightly_move(r->dir, r->staging, "builds", name, &moved, &r->err))
@@ -547,12 +400,12 @@ static void name_after(nightly_run_state *r, const char *path) {
     snprintf(r->input_base, sizeof r->input_base, "%.200s", basename(copy));
 }
 
-static int space_exit(const nightly_run_state *r) {
-    return r->avail_bytes && r->avail_bytes < r->need_bytes ? NIGHTLY_EXIT_NO_SPACE : SP_EXIT_FAIL;
+static nightly_outcome space_failure(const nightly_run_state *r) {
+    return r->avail_bytes && r->avail_bytes < r->need_bytes ? NIGHTLY_NO_SPACE : NIGHTLY_FAILED;
 }
 
 /* Current already holds these inputs: nothing is built, nothing recorded. */
-static int up_to_date(nightly_run_state *r) {
+static nightly_outcome up_to_date(nightly_run_state *r) {
     const nightly_plan *p = r->plan;
     nightly_logf(&r->log,
                  "up to date: current (%s) was published from the same base and %zu "
@@ -568,41 +421,41 @@ static int up_to_date(nightly_run_state *r) {
      * gives the same bytes. */
     snprintf(r->final_rel, sizeof r->final_rel, "%s", p->up_to_date_with);
     write_pages(r);
-    return SP_EXIT_OK;
+    return NIGHTLY_UP_TO_DATE;
 }
 
 /* The incremental run up to the staged table (nightly_incr.h): -1 when
- * the table is there, else the exit code to end with. */
+ * the table is there, else the outcome to end with. */
 static int incremental_inputs(nightly_run_state *r, const char *base_arg) {
     nightly_plan *p = r->plan;
     if (nightly_incr_plan(r, base_arg))
-        return fail(r, "input", SP_EXIT_FAIL);
+        return fail(r, "input", NIGHTLY_FAILED);
     if (!(r->input = strdup(p->base.path))) {
         sp_errorf(&r->err, "out of memory");
-        return fail(r, "input", SP_EXIT_FAIL);
+        return fail(r, "input", NIGHTLY_FAILED);
     }
     r->input_size = p->base.size;
     r->input_mtime = p->base.mtime;
     r->compressed = p->base.compressed;
     name_after(r, p->n_incr ? p->incr[p->n_incr - 1].path : p->base.path);
     if (nightly_incr_checksum(r))
-        return fail(r, "checksum", SP_EXIT_FAIL);
+        return fail(r, "checksum", NIGHTLY_FAILED);
     if (nightly_incr_up_to_date(r))
         return up_to_date(r);
     if (check_space(r))
-        return fail(r, "space", space_exit(r));
+        return fail(r, "space", space_failure(r));
     if (nightly_incr_build(r))
-        return fail(r, "build", SP_EXIT_FAIL);
+        return fail(r, "build", NIGHTLY_FAILED);
     if (nightly_incr_merge(r))
-        return fail(r, "merge", SP_EXIT_FAIL);
+        return fail(r, "merge", NIGHTLY_FAILED);
     return -1;
 }
 
-/* The steps after the lock; returns the exit code. */
-static int run_locked(nightly_run_state *r, const char *input_arg) {
+/* The steps after the lock; returns the outcome. */
+static nightly_outcome run_locked(nightly_run_state *r, const char *input_arg) {
     int n = nightly_clean_stale(r->dir, note_removed, &r->log, &r->err);
     if (n < 0)
-        return fail(r, "cleanup", SP_EXIT_FAIL);
+        return fail(r, "cleanup", NIGHTLY_FAILED);
 
     time_t now = time(NULL);
     nightly_utc(now, true, r->stamp, sizeof r->stamp);
@@ -612,14 +465,14 @@ static int run_locked(nightly_run_state *r, const char *input_arg) {
     if (mkdir(r->staging, 0755)) {
         sp_errorf_errno(&r->err, "%s: cannot create staging directory", r->staging);
         r->staging[0] = '\0';
-        return fail(r, "staging", SP_EXIT_FAIL);
+        return fail(r, "staging", NIGHTLY_FAILED);
     }
     char path[PATH_MAX];
     snprintf(path, sizeof path, "%s/nightly.log", r->staging);
     r->log_file = fopen(path, "w");
     if (!r->log_file) {
         sp_errorf_errno(&r->err, "%s: cannot create", path);
-        return fail(r, "staging", SP_EXIT_FAIL);
+        return fail(r, "staging", NIGHTLY_FAILED);
     }
     nightly_log_attach(&r->log, r->log_file);
     nightly_logf(&r->log, "run %ld started in %s", (long)getpid(), r->staging);
@@ -629,92 +482,124 @@ static int run_locked(nightly_run_state *r, const char *input_arg) {
     if (r->plan) {
         int rc = incremental_inputs(r, input_arg);
         if (rc >= 0)
-            return rc;
+            return (nightly_outcome)rc;
     } else {
         if (pick_input(r, input_arg))
-            return fail(r, "input", SP_EXIT_FAIL);
+            return fail(r, "input", NIGHTLY_FAILED);
         name_after(r, r->input);
         if (check_space(r))
-            return fail(r, "space", space_exit(r));
+            return fail(r, "space", space_failure(r));
         if (stage_checksum(r))
-            return fail(r, "checksum", SP_EXIT_FAIL);
+            return fail(r, "checksum", NIGHTLY_FAILED);
         if (stage_build(r))
-            return fail(r, "build", SP_EXIT_FAIL);
+            return fail(r, "build", NIGHTLY_FAILED);
     }
     if (stage_verify(r))
         return fail(r, "verify",
-                    r->verified && r->verify.problem_count ? NIGHTLY_EXIT_VERIFY : SP_EXIT_FAIL);
+                    r->verified && r->verify.problem_count ? NIGHTLY_VERIFY_FAILED
+                                                           : NIGHTLY_FAILED);
     stage_profile(r);
     if (nightly_manifest_outputs(r, &r->err))
-        return fail(r, "checksum outputs", SP_EXIT_FAIL);
+        return fail(r, "checksum outputs", NIGHTLY_FAILED);
     if (check_log(r))
-        return fail(r, "log", SP_EXIT_FAIL);
+        return fail(r, "log", NIGHTLY_FAILED);
     if (publish(r) == 0)
-        return SP_EXIT_OK;
+        return NIGHTLY_PUBLISHED;
     if (r->staging[0])
-        return fail(r, "publish", SP_EXIT_FAIL);
+        return fail(r, "publish", NIGHTLY_FAILED);
     /* Renamed into builds/ but current not swapped: current still names
      * the previous build, and the next run's retention treats this one as
      * any other build. */
     nightly_logf(&r->log, "FAILED in publish: %s; current unchanged", r->err.msg);
+    return NIGHTLY_FAILED;
+}
+
+void nightly_options_init(nightly_options *o, const sp_config *cfg) {
+    *o = (nightly_options){.cfg = cfg, .progress_period = NIGHTLY_PROGRESS_PERIOD};
+}
+
+int nightly_exit_code(nightly_outcome o) {
+    switch (o) {
+    case NIGHTLY_PUBLISHED:
+    case NIGHTLY_UP_TO_DATE:
+        return SP_EXIT_OK;
+    case NIGHTLY_BAD_CONFIG:
+        return SP_EXIT_USAGE;
+    case NIGHTLY_VERIFY_FAILED:
+        return 3;
+    case NIGHTLY_LOCKED:
+        return 4;
+    case NIGHTLY_NO_SPACE:
+        return 5;
+    case NIGHTLY_NOT_STARTED:
+    case NIGHTLY_FAILED:
+        break;
+    }
     return SP_EXIT_FAIL;
 }
 
-int nightly_run(const sp_config *cfg, const char *input) {
+/* Creates builds/, failed/ (and cache/) and takes the lock: *lock_fd, or
+ * the outcome that ends the run before it started. */
+static int prepare_dir(nightly_run_state *r, int *lock_fd, nightly_outcome *end) {
+    char sub[PATH_MAX];
+    snprintf(sub, sizeof sub, "%s/builds", r->dir);
+    *end = NIGHTLY_NOT_STARTED;
+    if (nightly_mkdirs(sub, &r->err) ||
+        (snprintf(sub, sizeof sub, "%s/failed", r->dir), nightly_mkdirs(sub, &r->err)) ||
+        (r->plan && (snprintf(sub, sizeof sub, "%s/" NIGHTLY_CACHE_DIR, r->dir),
+                     nightly_mkdirs(sub, &r->err))))
+        return -1;
+    pid_t holder;
+    int lk = nightly_lock(r->dir, lock_fd, &holder, &r->err);
+    if (lk < 0)
+        return -1;
+    if (lk > 0) {
+        char who[32] = "pid unknown";
+        if (holder > 0)
+            snprintf(who, sizeof who, "pid %ld", (long)holder);
+        *end = NIGHTLY_LOCKED;
+        return sp_errorf(&r->err, "%s/.lock: another nightly run (%s) is in progress; not starting",
+                         r->dir, who);
+    }
+    return 0;
+}
+
+int nightly_run(const nightly_options *o, nightly_result *res, sp_error *err) {
+    memset(res, 0, sizeof *res);
+    const sp_config *cfg = o->cfg;
+    if (strlen(cfg->output.dir) > 2048) {
+        res->outcome = NIGHTLY_BAD_CONFIG;
+        return sp_errorf(err, "[output] dir: path longer than 2048 bytes");
+    }
     nightly_run_state r;
     memset(&r, 0, sizeof r);
     r.cfg = cfg;
     r.dir = cfg->output.dir;
     r.t0 = sp_clock_seconds();
     r.stages = json_array();
-    if (strlen(r.dir) > 2048) {
-        fprintf(stderr, "sstpipe: [output] dir: path longer than 2048 bytes\n");
-        json_decref(r.stages);
-        return SP_EXIT_USAGE;
-    }
-    nightly_log_init(&r.log);
+    nightly_log_init(&r.log, o->echo, o->live, o->progress_period);
 
-    int code;
-    char sub[PATH_MAX];
-    snprintf(sub, sizeof sub, "%s/builds", r.dir);
-    int lock_fd = -1;
-    pid_t holder;
     nightly_plan plan = {0};
     if (*cfg->input.incremental)
         r.plan = &plan;
-    if (nightly_mkdirs(sub, &r.err) ||
-        (snprintf(sub, sizeof sub, "%s/failed", r.dir), nightly_mkdirs(sub, &r.err)) ||
-        (r.plan && (snprintf(sub, sizeof sub, "%s/" NIGHTLY_CACHE_DIR, r.dir),
-                    nightly_mkdirs(sub, &r.err)))) {
-        code = sp_cli_report(&r.err, SP_EXIT_FAIL);
-    } else {
-        int lk = nightly_lock(r.dir, &lock_fd, &holder, &r.err);
-        if (lk < 0) {
-            code = sp_cli_report(&r.err, SP_EXIT_FAIL);
-        } else if (lk > 0) {
-            char who[32] = "pid unknown";
-            if (holder > 0)
-                snprintf(who, sizeof who, "pid %ld", (long)holder);
-            sp_errorf(&r.err, "%s/.lock: another nightly run (%s) is in progress; not starting",
-                      r.dir, who);
-            code = sp_cli_report(&r.err, NIGHTLY_EXIT_LOCKED);
-        } else {
-            code = run_locked(&r, input);
-            if (code)
-                fprintf(stderr, "sstpipe: nightly: %s\n", r.err.msg);
-            close(lock_fd);
-        }
+    int lock_fd = -1;
+    if (prepare_dir(&r, &lock_fd, &res->outcome) == 0) {
+        res->outcome = run_locked(&r, o->input);
+        close(lock_fd);
     }
     int log_error = r.log_file ? nightly_log_file_error(&r.log) : 0;
     nightly_log_destroy(&r.log);
     if (r.log_file && fclose(r.log_file) != 0 && !log_error)
         log_error = errno;
+    bool ok = res->outcome == NIGHTLY_PUBLISHED || res->outcome == NIGHTLY_UP_TO_DATE;
     /* After the swap nothing can be undone: the build is published, and
      * only the last lines of its log (the publish, retention) are missing. */
-    if (code == 0 && log_error)
-        fprintf(stderr,
-                "sstpipe: nightly: warning: %s/%s/nightly.log: lines after publishing lost: %s\n",
-                r.dir, r.final_rel, strerror(log_error));
+    if (ok && log_error) {
+        res->log_errno = log_error;
+        snprintf(res->log_path, sizeof res->log_path, "%s/%s/nightly.log", r.dir, r.final_rel);
+    }
+    if (!ok)
+        *err = r.err;
     if (r.verify_inited)
         verify_report_destroy(&r.verify);
     if (r.profile_inited)
@@ -723,5 +608,5 @@ int nightly_run(const sp_config *cfg, const char *input) {
     json_decref(r.outputs);
     free(r.input);
     nightly_plan_destroy(&plan);
-    return code;
+    return ok ? 0 : -1;
 }

@@ -13,9 +13,10 @@
 #include "pipeline/nightly/nightly_incr.h"
 
 #include "config/config.h"
+#include "pipeline/nightly/nightly_build.h"
 #include "pipeline/nightly/nightly_dirs.h"
 #include "pipeline/nightly/nightly_log.h"
-#include "pipeline/nightly/nightly_manifest.h"
+#include "pipeline/nightly/nightly_state.h"
 #include "pipeline/nightly/nightly_sums.h"
 #include "stages/common/clock.h"
 #include "stages/common/compression.h"
@@ -347,8 +348,8 @@ static uint64_t options_key(const sp_config *cfg) {
 
 static int hash_dump(nightly_run_state *r, nightly_sums *sums, nightly_dump *d, uint64_t *read) {
     uint64_t size;
-    if (nightly_sums_hash(sums, d->path, &size, &d->xxh3, &d->checksum_reused, &r->log.done,
-                          &r->err))
+    if (nightly_sums_hash(sums, d->path, &size, &d->xxh3, &d->checksum_reused,
+                          &r->log.progress.in_bytes, &r->err))
         return -1;
     d->size = size;
     if (!d->checksum_reused)
@@ -381,7 +382,7 @@ int nightly_incr_checksum(nightly_run_state *r) {
     uint64_t total = p->base.size;
     for (size_t i = 0; i < p->n_incr; i++)
         total += p->incr[i].size;
-    nightly_stage_begin(&r->log, "checksum", NULL, total);
+    nightly_stage_begin(&r->log, "checksum", total);
     double w = sp_clock_seconds(), c = sp_process_cpu_seconds();
     char sums_path[PATH_MAX * 2];
     snprintf(sums_path, sizeof sums_path, "%s/" NIGHTLY_CACHE_DIR "/" NIGHTLY_SUMS_FILE, r->dir);
@@ -609,7 +610,7 @@ int nightly_incr_merge(nightly_run_state *r) {
     if (rc == 0) {
         nightly_logf(&r->log, "merge: %zu table(s) -> %s", n, r->table_path);
         for (;;) {
-            nightly_stage_begin(&r->log, "merge", NULL, 0);
+            nightly_stage_begin(&r->log, "merge", 0);
             double w = sp_clock_seconds(), c = sp_process_cpu_seconds();
             rc = set ? nightly_incr_merge_set(r, (const char *const *)paths, (unsigned)n, &o,
                                               &base_bytes, &r->err)

@@ -29,7 +29,7 @@
 #include "pipeline/nightly/nightly_incr.h"
 
 #include "pipeline/nightly/nightly_log.h"
-#include "pipeline/nightly/nightly_manifest.h"
+#include "pipeline/nightly/nightly_state.h"
 #include "stages/common/publish.h"
 #include "stages/common/scratch.h"
 #include "stages/merge/table_source.h"

@@ -1,22 +1,21 @@
 /*
  * nightly_log.h: what `sstpipe nightly` tells its user while it runs.
  *
- * Every event is a timestamped line ("2026-01-31T02:00:00Z nightly: ...") on
- * stderr and in the run's nightly.log. While a stage runs, a ticker thread
- * reports progress: on a terminal as one live line rewritten twice a second
- * (stage, bytes done of total, rate, ETA), otherwise as a log line a minute,
- * so a cron log shows a long build moving without being flooded.
- *
- * The build reports its progress through build_options' hook (bytes of the
- * input read and pages parsed, then records written); verify, which has no
- * hook, is measured from outside: the file position of the descriptor it has
- * open on the table (/proc/self/fdinfo), which is how far it has read.
+ * Every event is a timestamped line ("2026-01-31T02:00:00Z nightly: ...") in
+ * the run's nightly.log and on the stream the caller echoes it to (the
+ * command's stderr). While a stage runs, a meter (stages/common/progress.h,
+ * its log rendering) reports the stage's sp_progress: as one live line
+ * rewritten in place on the echo stream (a terminal), or else as a log line
+ * every period, so a cron log shows a long build moving without being
+ * flooded. The stages store into lg->progress themselves: the build and
+ * verify through their options, the checksum through its byte count.
  */
 #ifndef SSTPIPE_PIPELINE_NIGHTLY_LOG_H
 #define SSTPIPE_PIPELINE_NIGHTLY_LOG_H
 
+#include "stages/common/progress.h"
+
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -25,26 +24,20 @@
 typedef struct nightly_log {
     FILE *file;     /* the run's nightly.log, once there is one */
     int file_errno; /* why the first line could not be written to it; 0 */
-    bool tty;       /* stderr is a terminal */
+    FILE *echo;     /* every line also here; NULL: none */
+    bool live;      /* progress as a live line on echo */
     bool live_shown;
+    double period; /* seconds between progress lines when not live */
     pthread_mutex_t mu;
-    pthread_cond_t wake;
-    pthread_t ticker;
-    bool ticking, stop;
     /* the stage being watched */
     char stage[32];
-    double stage_start;
-    char watch_path[4096]; /* file whose read position is the progress; "" if none */
-    uint64_t total;        /* its size */
-    bool watch_seen;       /* the stage has had watch_path open */
-    _Atomic uint64_t done; /* progress the caller reports itself (when no watch_path) */
-    /* Records the caller reports: pages parsed while reading, then, once
-     * records_total is set, records written of records_total. */
-    _Atomic uint64_t records;
-    _Atomic uint64_t records_total;
+    sp_progress progress;
+    sp_meter *meter;
 } nightly_log;
 
-void nightly_log_init(nightly_log *lg);
+/* Lines to echo as well as the file (NULL: the file only); progress as a
+ * live line on echo, or a log line every period seconds. */
+void nightly_log_init(nightly_log *lg, FILE *echo, bool live, double period);
 /* Also write every line to f from now on (f stays owned by the caller). */
 void nightly_log_attach(nightly_log *lg, FILE *f);
 void nightly_logf(nightly_log *lg, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -52,13 +45,9 @@ void nightly_logf(nightly_log *lg, const char *fmt, ...) __attribute__((format(p
  * (from then on no line is written to it: the file stays a prefix of the
  * log, not a log with holes). */
 int nightly_log_file_error(nightly_log *lg);
-/*
- * Starts reporting progress of stage: how far a reader of watch_path has
- * got (watch_path non-NULL), or what the caller stores in lg->done, out of
- * total bytes (0: elapsed time only).
- */
-void nightly_stage_begin(nightly_log *lg, const char *stage, const char *watch_path,
-                         uint64_t total);
+/* Starts reporting the progress of stage: what the work stores in
+ * lg->progress (reset here), out of total bytes (0: elapsed time only). */
+void nightly_stage_begin(nightly_log *lg, const char *stage, uint64_t total);
 void nightly_stage_end(nightly_log *lg);
 void nightly_log_destroy(nightly_log *lg);
 

@@ -21,74 +21,10 @@
 #include <unistd.h>
 #include <xxhash.h>
 
-#define HASH_READ_BYTES (4u << 20)
-
-/* XXH3-64 of a whole file in one sequential pass; progress into *done. */
-int nightly_hash_file(const char *path, uint64_t *size, uint64_t *hash, _Atomic uint64_t *done,
-                      sp_error *err) {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return sp_errorf_errno(err, "%s: cannot open", path);
-    posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-    XXH3_state_t *st = XXH3_createState();
-    char *buf = malloc(HASH_READ_BYTES);
-    int rc = 0;
-    uint64_t total = 0;
-    if (!st || !buf) {
-        rc = sp_errorf(err, "%s: out of memory", path);
-    } else {
-        XXH3_64bits_reset(st);
-        for (;;) {
-            ssize_t n = sp_read_full(fd, buf, HASH_READ_BYTES, path, err);
-            if (n < 0) {
-                rc = -1;
-                break;
-            }
-            if (n == 0)
-                break;
-            XXH3_64bits_update(st, buf, (size_t)n);
-            total += (uint64_t)n;
-            if (done)
-                atomic_store(done, total);
-        }
-    }
-    if (rc == 0) {
-        *size = total;
-        *hash = XXH3_64bits_digest(st);
-    }
-    free(buf);
-    XXH3_freeState(st);
-    close(fd);
-    return rc;
-}
-
 static json_t *hex64(uint64_t v) {
     char buf[24];
     snprintf(buf, sizeof buf, "%016llx", (unsigned long long)v);
     return json_string(buf);
-}
-
-static json_t *count_or_null(int64_t v) {
-    return v < 0 ? json_null() : json_integer(v);
-}
-
-json_t *nightly_manifest_stage(nightly_run_state *r, const char *name, double wall, double cpu,
-                               uint64_t bytes_in, uint64_t bytes_out, int64_t records_in,
-                               int64_t records_out) {
-    json_t *s = json_object();
-    json_object_set_new(s, "name", json_string(name));
-    json_object_set_new(s, "wall_seconds", json_real(wall));
-    json_object_set_new(s, "cpu_seconds", json_real(cpu));
-    json_object_set_new(s, "bytes_in", json_integer((json_int_t)bytes_in));
-    json_object_set_new(s, "bytes_out", json_integer((json_int_t)bytes_out));
-    json_object_set_new(s, "records_in", count_or_null(records_in));
-    json_object_set_new(s, "records_out", count_or_null(records_out));
-    json_object_set_new(s, "mb_per_s", json_real(wall > 0 ? (double)bytes_in / 1e6 / wall : 0));
-    json_object_set_new(s, "records_per_s",
-                        records_in >= 0 && wall > 0 ? json_real((double)records_in / wall)
-                                                    : json_null());
-    json_array_append_new(r->stages, s);
-    return s;
 }
 
 static int add_output(nightly_run_state *r, json_t *list, const char *name, bool required,
@@ -151,17 +87,6 @@ static json_t *input_json(const nightly_run_state *r) {
                           r->compressed);
     free(abs);
     return j;
-}
-
-json_t *nightly_counts_json(const build_stats *b) {
-    return json_pack(
-        "{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "input_bytes",
-        (json_int_t)b->extract.input_bytes, "xml_bytes", (json_int_t)b->extract.xml_bytes, "pages",
-        (json_int_t)b->extract.pages, "skipped_redirects", (json_int_t)b->extract.skipped_redirects,
-        "skipped_namespace", (json_int_t)b->extract.skipped_namespace, "records_extracted",
-        (json_int_t)b->extract.records, "truncated", (json_int_t)b->truncated,
-        "duplicates_replaced", (json_int_t)b->sort.duplicates_replaced, "records_written",
-        (json_int_t)b->table.records);
 }
 
 static json_t *sort_json(const nightly_run_state *r) {

@@ -4,7 +4,8 @@
  */
 #include "pipeline/nightly/nightly_sums.h"
 
-#include "pipeline/nightly/nightly_manifest.h"
+#include "pipeline/nightly/nightly_dirs.h"
+#include "pipeline/nightly/nightly_state.h"
 #include "stages/common/publish.h"
 #include "stages/common/report.h"
 

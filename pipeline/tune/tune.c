@@ -160,25 +160,8 @@ static int verify_trial(const char *path, const tune_options *o, tune_trial *t, 
     return rc;
 }
 
-/* The build's position into the live line, after the input bytes of the
- * trials before it, so the line's percent and ETA are of every trial. */
-typedef struct live_relay {
-    sp_progress *p;
-    uint64_t base;
-} live_relay;
-
-static void on_build_progress(void *ctx, const build_progress *bp) {
-    live_relay *r = ctx;
-    sp_progress_phase(r->p, bp->phase == BUILD_WRITING ? SP_PHASE_WRITING : SP_PHASE_READING);
-    sp_progress_store(&r->p->in_bytes, r->base + bp->input_bytes);
-    sp_progress_store(&r->p->xml_bytes, bp->xml_bytes);
-    sp_progress_store(&r->p->pages, bp->pages);
-    sp_progress_store(&r->p->records,
-                      bp->phase == BUILD_WRITING ? bp->records_written : bp->records_read);
-}
-
 /* One combination: build, verify, profile warm then cold, remove. live_base:
- * the input bytes of the trials before this one, for o->live. */
+ * the input bytes of the trials before this one, for o->progress. */
 static int run_trial(const char *source_path, const char *dir, const tune_options *o, bool cold,
                      uint64_t live_base, tune_trial *t, sp_error *err) {
     char b[32], c[32], name[96];
@@ -190,17 +173,17 @@ static int run_trial(const char *source_path, const char *dir, const tune_option
     build_options bo = o->build;
     bo.table.block_size = t->block_size;
     bo.table.cluster_size = t->cluster_size;
-    live_relay relay = {o->live, live_base};
-    if (o->live) {
-        bo.progress = on_build_progress;
-        bo.progress_ctx = &relay;
-    }
+    /* The line's percent and ETA are of every trial: this build's input
+     * counts after the trials' before it. */
+    if (o->progress)
+        o->progress->in_base = live_base;
+    bo.progress = o->progress;
     build_stats st;
     double t0 = sp_clock_seconds();
     int rc = build_run(source_path, f.path, &bo, &st, err);
     t->build_seconds = sp_clock_seconds() - t0;
-    if (rc == 0 && o->live) /* the hook counts written records in steps of 64Ki */
-        sp_progress_store(&o->live->records, st.table.records);
+    if (rc == 0 && o->progress) /* the build counts written records in steps of 64Ki */
+        sp_progress_store(&o->progress->records, st.table.records);
     if (rc == 0) {
         t->file_size = st.table.file_size;
         t->records = st.table.records;
@@ -216,12 +199,12 @@ static int run_trial(const char *source_path, const char *dir, const tune_option
                            source_path);
     }
     /* verify reads the whole file, which also leaves it warm for the warm profile. */
-    if (o->live)
-        sp_progress_phase(o->live, SP_PHASE_CHECKING);
+    if (o->progress)
+        sp_progress_phase(o->progress, SP_PHASE_CHECKING);
     if (rc == 0)
         rc = verify_trial(f.path, o, t, err);
-    if (o->live)
-        sp_progress_phase(o->live, SP_PHASE_PROFILING);
+    if (o->progress)
+        sp_progress_phase(o->progress, SP_PHASE_PROFILING);
     if (rc == 0)
         rc = profile_trial(f.path, &o->profile, false, &t->warm, err);
     t->have_cold = cold;
@@ -277,10 +260,10 @@ static int run_trials(const char *input, const tune_options *o, tune_report *rep
     size_t n = o->n_block_sizes * o->n_cluster_sizes, i = 0;
     uint64_t largest = 0, source_size = 0;
     struct stat st;
-    if (o->live && rc == 0 && stat(source_path, &st) == 0 && S_ISREG(st.st_mode)) {
+    if (o->progress && rc == 0 && stat(source_path, &st) == 0 && S_ISREG(st.st_mode)) {
         source_size = (uint64_t)st.st_size;
-        sp_progress_steps(o->live, "trial", n);
-        sp_progress_store(&o->live->total_bytes, source_size * n);
+        sp_progress_steps(o->progress, "trial", n);
+        sp_progress_store(&o->progress->total_bytes, source_size * n);
     }
     for (size_t c = 0; c < o->n_cluster_sizes && rc == 0; c++) {
         for (size_t b = 0; b < o->n_block_sizes && rc == 0; b++) {
@@ -289,14 +272,14 @@ static int run_trials(const char *input, const tune_options *o, tune_report *rep
                 break;
             }
             tune_trial t = {.block_size = o->block_sizes[b], .cluster_size = o->cluster_sizes[c]};
-            if (o->live)
-                sp_progress_store(&o->live->step, i + 1);
+            if (o->progress)
+                sp_progress_store(&o->progress->step, i + 1);
             rc = run_trial(source_path, dir, o, cold, source_size * i, &t, err) ||
                  tune_report_add(rep, &t, err);
             if (rc == 0 && t.file_size > largest)
                 largest = t.file_size;
-            if (rc == 0 && o->progress)
-                o->progress(o->progress_ctx, i, n, &t);
+            if (rc == 0 && o->on_trial)
+                o->on_trial(o->on_trial_ctx, i, n, &t);
             i++;
         }
     }

@@ -40,14 +40,15 @@ typedef struct tune_options {
     uint64_t sample;      /* bytes of XML to sample; 0: build from the whole input */
     const char *work_dir; /* the scratch directory goes here (NULL: $TMPDIR or /tmp) */
     double tolerance_pct;
-    /* Called after each trial (may be NULL): i of n, the figures. */
-    void (*progress)(void *ctx, size_t i, size_t n, const tune_trial *t);
-    void *progress_ctx;
+    /* Called after each trial (may be NULL): i of n, the figures. A
+     * result, not progress: progress is the counters below. */
+    void (*on_trial)(void *ctx, size_t i, size_t n, const tune_trial *t);
+    void *on_trial_ctx;
     /* NULL, or the counters of a live progress line: the trial under way (a
      * step of all of them), its phase (reading, writing, checking,
      * profiling), input bytes read by the builds of every trial so far of
      * trials x the source's size, its XML bytes, pages and records. */
-    sp_progress *live;
+    sp_progress *progress;
 } tune_options;
 
 /* Defaults: block sizes 4K,8K,16K,64K; cluster sizes 4K,64K; 10000 lookups. */

@@ -8,6 +8,7 @@
 #include "stages/common/clock.h"
 #include "stages/common/cores.h"
 #include "stages/common/fileio.h"
+#include "stages/extract/extract_progress.h"
 #include "stages/extract/parse_pool.h"
 #include "stages/extract/source.h"
 #include "stages/extract/text_buffer.h"
@@ -111,7 +112,7 @@ static int pump(source *src, wiki_parser *wp, const extract_options *opts, extra
             break;
         if (opts->progress) {
             stats->input_bytes = source_offset(src);
-            opts->progress(opts->progress_ctx, stats);
+            extract_progress(opts->progress, stats);
         }
     }
 out:

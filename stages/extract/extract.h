@@ -14,6 +14,7 @@
 #define SSTPIPE_EXTRACT_EXTRACT_H
 
 #include "stages/common/error.h"
+#include "stages/common/progress.h"
 #include "stages/common/record.h"
 #include "stages/extract/source.h"
 
@@ -64,10 +65,9 @@ typedef struct extract_options {
     /* Only this part of the input, framed (source.h; a cluster map task);
      * NULL: the whole input. */
     const source_slice *slice;
-    /* Called after each chunk of input is parsed (about every MiB of XML)
-     * with the counts so far; NULL for none. */
-    void (*progress)(void *ctx, const extract_stats *so_far);
-    void *progress_ctx;
+    /* Stored into after each chunk of input is parsed (about every MiB of
+     * XML): input bytes, XML bytes, pages and records so far; NULL for none. */
+    sp_progress *progress;
 } extract_options;
 
 struct extract_stats {

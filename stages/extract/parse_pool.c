@@ -39,6 +39,7 @@
 
 #include "stages/common/clock.h"
 #include "stages/common/fileio.h"
+#include "stages/extract/extract_progress.h"
 #include "stages/extract/page_split.h"
 #include "stages/extract/text_skip.h"
 #include "stages/extract/xml_lex.h"
@@ -632,7 +633,7 @@ static void count_read(pool *p, size_t n) {
     a->stats->xml_bytes += n;
     if (a->opts->progress) {
         a->stats->input_bytes = source_offset(a->src);
-        a->opts->progress(a->opts->progress_ctx, a->stats);
+        extract_progress(a->opts->progress, a->stats);
     }
 }
 

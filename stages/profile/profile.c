@@ -196,6 +196,8 @@ int profile_run(const char *path, const profile_options *opts, profile_result *r
                                .queue_depth = opts->queue_depth,
                                .lat_ns = res->latencies_ns,
                                .reads = reads};
+    if (opts->progress)
+        sp_progress_phase(opts->progress, SP_PHASE_PROFILING);
     double t0 = sp_clock_seconds();
     unsigned started = 0;
     for (; started < threads; started++)
@@ -219,6 +221,8 @@ int profile_run(const char *path, const profile_options *opts, profile_result *r
         res->blocks_searched += jobs[t].blocks;
     }
     res->lookups = n;
+    if (opts->progress)
+        sp_progress_store(&opts->progress->records, n);
     reduce(res, reads, seconds);
     rc = 0;
 out:

@@ -18,6 +18,7 @@
 #define SSTPIPE_PROFILE_PROFILE_H
 
 #include "stages/common/error.h"
+#include "stages/common/progress.h"
 
 #include <jansson.h>
 #include <stdbool.h>
@@ -25,12 +26,13 @@
 #include <stdio.h>
 
 typedef struct profile_options {
-    uint64_t n;           /* lookups, > 0 */
-    bool cold;            /* drop the file from the page cache, read with O_DIRECT */
-    unsigned threads;     /* lookup threads, each doing its share of n (default 1) */
-    unsigned queue_depth; /* reads in flight per thread; > 1 uses io_uring (default 1) */
-    double misses_pct;    /* percent of lookups for absent keys, 0..100 (default 0) */
-    uint64_t seed;        /* same seed, same file -> same key sequence */
+    uint64_t n;            /* lookups, > 0 */
+    bool cold;             /* drop the file from the page cache, read with O_DIRECT */
+    unsigned threads;      /* lookup threads, each doing its share of n (default 1) */
+    unsigned queue_depth;  /* reads in flight per thread; > 1 uses io_uring (default 1) */
+    double misses_pct;     /* percent of lookups for absent keys, 0..100 (default 0) */
+    uint64_t seed;         /* same seed, same file -> same key sequence */
+    sp_progress *progress; /* NULL, or where the lookups done are counted */
 } profile_options;
 
 typedef struct profile_result {
