@@ -526,11 +526,11 @@ int nightly_exit_code(nightly_outcome o) {
     case NIGHTLY_BAD_CONFIG:
         return SP_EXIT_USAGE;
     case NIGHTLY_VERIFY_FAILED:
-        return 3;
+        return NIGHTLY_EXIT_VERIFY;
     case NIGHTLY_LOCKED:
-        return 4;
+        return NIGHTLY_EXIT_LOCKED;
     case NIGHTLY_NO_SPACE:
-        return 5;
+        return NIGHTLY_EXIT_NO_SPACE;
     case NIGHTLY_NOT_STARTED:
     case NIGHTLY_FAILED:
         break;

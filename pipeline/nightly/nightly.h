@@ -65,5 +65,10 @@ int nightly_run(const nightly_options *o, nightly_result *res, sp_error *err);
  * free disk space.
  */
 int nightly_exit_code(nightly_outcome o);
+/* The codes beyond stages/common/cli.h's 0, 1 and 2 that only a nightly
+ * ends with (the man page's EXIT STATUS lists each). */
+#define NIGHTLY_EXIT_VERIFY 3
+#define NIGHTLY_EXIT_LOCKED 4
+#define NIGHTLY_EXIT_NO_SPACE 5
 
 #endif
