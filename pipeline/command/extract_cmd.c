@@ -64,19 +64,6 @@ static int run_cmd(sp_cmdline *cl) {
     return sp_front_meter_stop(&m, rc);
 }
 
-const sp_command extract_command = {
-    .name = "extract",
-    .summary = "decompress and parse a dump into a record stream",
-    .synopsis = "[INPUT] [options]",
-    .description =
-        "Decompresses and parses a MediaWiki XML dump (bz2 single- or multistream, gz,\n"
-        "xz, zst or plain XML, recognised by content) and writes a record stream: one\n"
-        "record per page, key = title, value = text of the page's last revision.\n"
-        "INPUT defaults to stdin (also \"-\"). --tmp holds the spill of pages over 4 MiB.",
-    .config_help = "this command reads [extract] namespaces and redirects, [sort] tmp_dir (as "
-                   "--tmp), [build] threads (decompressing and parsing, 0: one per core) and "
-                   "chunk_size, and [input] decompressor",
-    SP_FLAGS(flags),
-    SP_OPERANDS(sp_input_operand, 0, 1, "one INPUT expected, got %d"),
-    .run = run_cmd,
-};
+const sp_command extract_command =
+    SP_COMMAND(extract, run_cmd, SP_FLAGS(flags),
+               SP_OPERANDS(sp_input_operand, 0, 1, "one INPUT expected, got %d"));

@@ -130,17 +130,6 @@ static int run(sp_cmdline *cl) {
     return code;
 }
 
-const sp_command iotest_command = {
-    .name = "iotest",
-    .summary = "measure the disk under a directory (diskspd's six patterns)",
-    .synopsis = "PATH [options]",
-    .description =
-        "Measures the disk under directory PATH with diskspd's six patterns: random read\n"
-        "8K and 64K, random write 8K, sequential read 64K and 256K, sequential write 8K.\n"
-        "A test file is created in PATH, filled once, and removed afterwards; each pattern\n"
-        "runs for a fixed time with O_DIRECT through io_uring. Reports IOPS, MB/s\n"
-        "(10^6 bytes) and latency avg/p50/p99/max per pattern.",
-    SP_FLAGS(flags),
-    SP_OPERANDS(operands, 1, 1, "expected one PATH (a directory for the test file)"),
-    .run = run,
-};
+const sp_command iotest_command =
+    SP_COMMAND(iotest, run, SP_FLAGS(flags),
+               SP_OPERANDS(operands, 1, 1, "expected one PATH (a directory for the test file)"));

@@ -54,23 +54,6 @@ static int run(sp_cmdline *cl) {
     }
 }
 
-const sp_command nightly_command = {
-    .name = "nightly",
-    .summary = "build, verify, profile and publish the newest dump (for cron)",
-    .synopsis = "-c FILE [--set section.key=value]... [-o DIR] [INPUT]",
-    .description = "One unattended build: the newest dump matching [input] path (or INPUT) is\n"
-                   "built into a staging directory under [output] dir, verified, profiled and,\n"
-                   "only if verify passed, published as DIR/builds/<UTC>-<input> with DIR/current\n"
-                   "pointing at it. A failed run leaves its log and manifest in DIR/failed/ and\n"
-                   "never touches current. Keeps the newest [output] keep builds.\n"
-                   "With [input] incremental, the daily adds/changes dumps dated after the newest\n"
-                   "full dump are merged over it (tables cached in DIR/cache/); with nothing new\n"
-                   "since the last publish the run says \"up to date\" and exits 0.",
-    .config_help = "every section applies (see config/nightly.ini)",
-    .notes = "Exit codes: 0 published; 1 build failed (see DIR/failed/); 2 usage or config\n"
-             "error; 3 verify found problems (not published); 4 another run holds the lock;\n"
-             "5 not enough free disk space.",
-    SP_FLAGS(flags),
-    SP_OPERANDS(sp_input_operand, 0, 1, "expected at most one INPUT"),
-    .run = run,
-};
+const sp_command nightly_command =
+    SP_COMMAND(nightly, run, SP_FLAGS(flags),
+               SP_OPERANDS(sp_input_operand, 0, 1, "expected at most one INPUT"));

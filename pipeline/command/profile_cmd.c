@@ -85,20 +85,8 @@ static int run(sp_cmdline *cl) {
     return code;
 }
 
-const sp_command profile_command = {
-    .name = "profile",
-    .summary = "time N point lookups (warm or cold; threads, io_uring)",
-    .synopsis = "FILE [N] [options]",
-    .description =
-        "Times N point lookups of keys drawn from FILE, each on its own, and reports\n"
-        "min/avg/p50/p90/p99/p99.9/max latency, lookups per second, and reads and bytes\n"
-        "read per lookup. N may be omitted when the config sets [profile] lookups.\n"
-        "Without a seed from the config or --seed, a random one is chosen and printed.",
-    .config_help = "this command reads [profile] lookups, cold, threads, queue_depth, misses "
-                   "and seed",
-    SP_FLAGS(flags),
-    SP_OPERANDS(operands, 1, 2,
-                "expected FILE and N (the number of lookups; N may be omitted when the "
-                "config sets [profile] lookups)"),
-    .run = run,
-};
+const sp_command profile_command =
+    SP_COMMAND(profile, run, SP_FLAGS(flags),
+               SP_OPERANDS(operands, 1, 2,
+                           "expected FILE and N (the number of lookups; N may be omitted when the "
+                           "config sets [profile] lookups)"));

@@ -87,16 +87,6 @@ static int run_cmd(sp_cmdline *cl) {
     return sp_front_meter_stop(&m, rc);
 }
 
-const sp_command sort_command = {
-    .name = "sort",
-    .summary = "external merge sort of a record stream by key",
-    .synopsis = "[INPUT|-] [options]",
-    .description =
-        "Reads a record stream (stdin by default) and writes it sorted bytewise by key;\n"
-        "of records with equal keys only the last one is kept. Runs that do not fit the\n"
-        "memory budget are spilled to anonymous scratch files and merged.",
-    .config_help = "this command reads [sort] memory, tmp_dir, fan_in",
-    SP_FLAGS(flags),
-    SP_OPERANDS(sp_input_operand, 0, 1, "expected at most one INPUT, got %d"),
-    .run = run_cmd,
-};
+const sp_command sort_command =
+    SP_COMMAND(sort, run_cmd, SP_FLAGS(flags),
+               SP_OPERANDS(sp_input_operand, 0, 1, "expected at most one INPUT, got %d"));

@@ -126,16 +126,6 @@ static int run(sp_cmdline *cl) {
     return sp_front_exit(rc, &err);
 }
 
-const sp_command task_command = {
-    .name = "task",
-    .summary = "one task of a cluster build (started by the build's runner)",
-    .synopsis = "map|reduce --plan PLAN.json --task I\n"
-                "finish --plan PLAN.json --task 0 [-o OUT] [--keep-plan]\nplan --input-size SIZE",
-    .description = "Runs one task of a cluster build planned by `sstpipe build` with a [cluster]\n"
-                   "section: map I parses its part of the input into sorted runs per shard,\n"
-                   "reduce I merges shard I's runs into its table, finish verifies and publishes.",
-    .hidden = true,
-    SP_FLAGS(flags),
-    SP_OPERANDS(operands, 1, 1, "expected one STAGE (map, reduce or finish)"),
-    .run = run,
-};
+const sp_command task_command =
+    SP_COMMAND(task, run, .hidden = true, SP_FLAGS(flags),
+               SP_OPERANDS(operands, 1, 1, "expected one STAGE (map, reduce or finish)"));

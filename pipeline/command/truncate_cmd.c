@@ -52,14 +52,6 @@ static int run_cmd(sp_cmdline *cl) {
                sp_cmdline_has(cl, SP_F_VERBOSE));
 }
 
-const sp_command truncate_command = {
-    .name = "truncate",
-    .summary = "cut each value to N bytes on a UTF-8 boundary",
-    .synopsis = "[INPUT|-] [options]",
-    .description = "Reads a record stream (stdin by default) and cuts each value to the longest\n"
-                   "prefix of at most N bytes that ends on a UTF-8 character boundary.",
-    .config_help = "this command reads [truncate] max_bytes",
-    SP_FLAGS(flags),
-    SP_OPERANDS(sp_input_operand, 0, 1, "expected at most one INPUT, got %d"),
-    .run = run_cmd,
-};
+const sp_command truncate_command =
+    SP_COMMAND(truncate, run_cmd, SP_FLAGS(flags),
+               SP_OPERANDS(sp_input_operand, 0, 1, "expected at most one INPUT, got %d"));

@@ -211,17 +211,5 @@ static int run(sp_cmdline *cl) {
     return code;
 }
 
-const sp_command tune_command = {
-    .name = "tune",
-    .summary = "build, verify and profile block/cluster sizes; recommend a config",
-    .synopsis = "[INPUT] [options]",
-    .description =
-        "Builds INPUT (or a sample of it) once per block size x cluster size, verifies\n"
-        "each table, profiles its lookups warm and cold, and recommends the combination\n"
-        "with the lowest cold p50 latency within a tolerance of the best, most compact\n"
-        "first, as an [sst] config snippet. Every trial file is removed afterwards.",
-    .config_help = "settings shared with the nightly build; without INPUT, [input] path is used",
-    SP_FLAGS(flags),
-    SP_OPERANDS(sp_input_operand, 0, 1, "expected at most one INPUT"),
-    .run = run,
-};
+const sp_command tune_command = SP_COMMAND(
+    tune, run, SP_FLAGS(flags), SP_OPERANDS(sp_input_operand, 0, 1, "expected at most one INPUT"));
