@@ -3,9 +3,9 @@
  * a terminal), and prints how the run ended and exits with its code. */
 #include "pipeline/nightly/nightly.h"
 
+#include "config/config_apply.h"
 #include "pipeline/command/commands.h"
 #include "stages/common/cli.h"
-#include "stages/sst/format.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -16,21 +16,13 @@ static const sp_flag flags[] = {
 };
 
 static int run(sp_cmdline *cl) {
-    sp_config *cfg = &cl->cfg;
     sp_error err = {0};
-    if (!*cfg->output.dir)
-        return sp_cli_usage_error("nightly", "[output] dir is not set (-c FILE, --set "
-                                             "output.dir=DIR or -o DIR)");
-    if (!cl->n_operands && !*cfg->input.path)
-        return sp_cli_usage_error("nightly", "no INPUT given and [input] path is not set");
-    if (*cfg->input.deletions && !*cfg->input.incremental)
-        return sp_cli_usage_error("nightly", "[input] deletions applies to an incremental "
-                                             "nightly: set [input] incremental too");
-    /* Options a record could not fit are refused now, not after the dump is read. */
-    if (sst_check_fit((uint32_t)cfg->sst.block_size, (uint32_t)cfg->truncate.max_bytes, &err))
-        return sp_cli_report(&err, SP_EXIT_USAGE);
+    bool usage;
+    if (config_check_nightly(&cl->cfg, cl->n_operands > 0, &usage, &err))
+        return usage ? sp_cli_usage_error("nightly", "%s", err.msg)
+                     : sp_cli_report(&err, SP_EXIT_USAGE);
     nightly_options o;
-    nightly_options_init(&o, cfg);
+    nightly_options_init(&o, &cl->cfg);
     o.input = cl->n_operands ? cl->operands[0] : NULL;
     o.echo = stderr;
     o.live = isatty(STDERR_FILENO);

@@ -52,25 +52,25 @@ static int run(sp_cmdline *cl) {
     const char *json_path = cl->value[F_JSON], *svg_path = cl->value[F_SVG];
     sp_error err = {0};
     int positional = cl->n_operands;
-    bool lookups_configured = cfg->origin[CONFIG_PROFILE_LOOKUPS] != CONFIG_FROM_DEFAULT;
-    if (positional == 1 && !lookups_configured)
-        return sp_cmdline_operand_error(cl);
     const char *path = cl->operands[0];
     if (positional == 2 && config_set_flag(cfg, CONFIG_PROFILE_LOOKUPS, "N", cl->operands[1], &err))
         return sp_cli_report(&err, SP_EXIT_USAGE);
+    profile_options o;
+    profile_options_init(&o);
+    bool lookups_given, seed_given;
+    config_apply_profile_given(cfg, &o, &lookups_given, &seed_given);
+    if (positional == 1 && !lookups_given)
+        return sp_cmdline_operand_error(cl);
     /* 0 tells nightly to skip profiling; asked for directly it is a mistake. */
-    if (cfg->profile.lookups == 0 && positional == 2)
+    if (o.n == 0 && positional == 2)
         return sp_cli_usage_error("profile", "N (lookups) must be at least 1, not '%s'",
                                   cl->operands[1]);
-    if (cfg->profile.lookups == 0)
+    if (o.n == 0)
         return sp_cli_usage_error("profile",
                                   "[profile] lookups is 0 (%s): give N, the number "
                                   "of lookups",
                                   config_origin_text(cfg, CONFIG_PROFILE_LOOKUPS));
-    profile_options o;
-    profile_options_init(&o);
-    config_apply_profile(cfg, &o);
-    if (cfg->origin[CONFIG_PROFILE_SEED] == CONFIG_FROM_DEFAULT)
+    if (!seed_given)
         o.seed = random_seed();
     profile_result res;
     profile_result_init(&res);

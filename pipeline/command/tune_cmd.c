@@ -110,17 +110,6 @@ static void trial_line(void *ctx, size_t i, size_t n, const tune_trial *t) {
             (unsigned long long)(t->have_cold ? t->cold.p50_ns : 0));
 }
 
-/* Where the scratch directory goes; see the usage text. */
-static const char *work_dir(const char *flag, const sp_config *cfg) {
-    if (flag)
-        return flag;
-    if (*cfg->output.dir)
-        return cfg->output.dir;
-    if (*cfg->sort.tmp_dir)
-        return cfg->sort.tmp_dir;
-    return NULL;
-}
-
 /* One flag; 0 or the exit code of a bad value. */
 static int take(const sp_given *g, tune_options *o, uint64_t *lookups) {
     const char *optarg = g->value;
@@ -161,7 +150,6 @@ static int take(const sp_given *g, tune_options *o, uint64_t *lookups) {
 }
 
 static int run(sp_cmdline *cl) {
-    sp_config *cfg = &cl->cfg;
     tune_options o;
     tune_options_init(&o);
     uint64_t lookups = 0;
@@ -173,14 +161,14 @@ static int run(sp_cmdline *cl) {
     }
     const char *config_out = cl->value[F_CONFIG_OUT], *json_path = cl->value[F_JSON],
                *svg_path = cl->value[F_SVG];
-    if (!cl->n_operands && !*cfg->input.path)
+    const char *input_glob;
+    config_apply_tune(&cl->cfg, &o.build, &o.verify, &o.profile, &o.work_dir, &input_glob);
+    if (!cl->n_operands && !input_glob)
         return sp_cli_usage_error("tune", "no INPUT given and [input] path is not set");
-
-    config_apply_build(cfg, &o.build);
-    config_apply_verify(cfg, &o.verify);
-    config_apply_profile(cfg, &o.profile);
-    o.profile.n = lookups ? lookups : cfg->profile.lookups ? cfg->profile.lookups : 10000;
-    o.work_dir = work_dir(cl->value[F_TMP], cfg);
+    if (lookups)
+        o.profile.n = lookups;
+    if (cl->value[F_TMP])
+        o.work_dir = cl->value[F_TMP];
     for (size_t i = 0; i < o.n_block_sizes; i++)
         if (sst_check_fit(o.block_sizes[i], (uint32_t)o.build.max_bytes, &err))
             return sp_cli_report(&err, SP_EXIT_USAGE);
@@ -188,7 +176,7 @@ static int run(sp_cmdline *cl) {
     char *input = NULL;
     if (cl->n_operands)
         input = strdup(cl->operands[0]);
-    else if (nightly_newest_match(cfg->input.path, &input, &err))
+    else if (nightly_newest_match(input_glob, &input, &err))
         return sp_cli_report(&err, SP_EXIT_FAIL);
     if (!input)
         return sp_cli_usage_error("tune", "out of memory");
