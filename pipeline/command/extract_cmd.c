@@ -19,7 +19,10 @@
 
 #include <stdio.h>
 
-static int run(const char *input, const char *output, const extract_options *opts, bool verbose) {
+static int run(const char *input, const char *output, const void *options, bool verbose,
+               sp_progress *progress) {
+    extract_options o = *(const extract_options *)options, *opts = &o;
+    o.progress = progress;
     sp_error err = {0};
     sp_output out;
     if (sp_output_open(&out, output, &err))
@@ -56,12 +59,7 @@ static int run_cmd(sp_cmdline *cl) {
     extract_options opts;
     extract_options_init(&opts);
     config_apply_extract(&cl->cfg, &opts);
-    sp_front_meter m;
-    opts.progress = sp_front_progress(&m, cl, sp_cmdline_input(cl));
-    sp_front_meter_start(&m, "extract");
-    int rc =
-        run(sp_cmdline_input(cl), cl->value[SP_F_OUTPUT], &opts, sp_cmdline_has(cl, SP_F_VERBOSE));
-    return sp_front_meter_stop(&m, rc);
+    return sp_front_run_stream(cl, "extract", run, &opts);
 }
 
 const sp_command extract_command =

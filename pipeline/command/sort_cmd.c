@@ -25,8 +25,9 @@ static void locate(sp_error *err, const char *name, uint64_t offset) {
     sp_errorf(err, "%s: record ending at byte %llu: %s", name, (unsigned long long)offset, msg);
 }
 
-static int run(const char *input, const char *output, const sort_options *opts, bool verbose,
+static int run(const char *input, const char *output, const void *options, bool verbose,
                sp_progress *prog) {
+    const sort_options *opts = options;
     sp_error err = {0};
     stream_stage st;
     sorter *s = NULL;
@@ -79,12 +80,7 @@ static int run_cmd(sp_cmdline *cl) {
     sort_options opts;
     sort_options_init(&opts);
     config_apply_sort(&cl->cfg, &opts);
-    sp_front_meter m;
-    sp_progress *prog = sp_front_progress(&m, cl, sp_cmdline_input(cl));
-    sp_front_meter_start(&m, "sort");
-    int rc = run(sp_cmdline_input(cl), cl->value[SP_F_OUTPUT], &opts,
-                 sp_cmdline_has(cl, SP_F_VERBOSE), prog);
-    return sp_front_meter_stop(&m, rc);
+    return sp_front_run_stream(cl, "sort", run, &opts);
 }
 
 const sp_command sort_command =
