@@ -48,19 +48,9 @@ static int run(const char *input, const char *output, const void *options, bool 
     return SP_EXIT_OK;
 }
 
-static const sp_flag flags[] = {
-    SP_STAGE_FLAGS(SP_FLAG_OUTPUT_STREAM),
-    SP_FLAG_TMP,
-    SP_EXTRACT_FLAGS,
-    SP_PROGRESS_FLAGS,
-};
+static const sp_flag flags[] = {SP_STREAM_FLAGS(SP_FLAG_TMP, SP_EXTRACT_FLAGS)};
 
-static int run_cmd(sp_cmdline *cl) {
-    extract_options opts;
-    extract_options_init(&opts);
-    config_apply_extract(&cl->cfg, &opts);
-    return sp_front_run_stream(cl, "extract", run, &opts);
-}
+SP_FRONT_STREAM_RUN(extract, run)
 
 const sp_command extract_command =
     SP_COMMAND(extract, run_cmd, SP_FLAGS(flags),

@@ -22,19 +22,16 @@
 enum { F_SIZE, F_DURATION, F_THREADS, F_QUEUE_DEPTH, F_PATTERN, F_JSON, F_PROGRESS, F_NO_PROGRESS };
 
 static const sp_flag flags[] = {
-    [F_SIZE] = {"size", 0, "SIZE", 0, NULL, "test file size (1G)", SP_COMPLETE_NONE, NULL},
-    [F_DURATION] = {"duration", 0, "SECONDS", 0, NULL, "time per pattern (10)", SP_COMPLETE_NONE,
-                    NULL},
-    [F_THREADS] = {"threads", 0, "T", 0, NULL, "threads per pattern (8)", SP_COMPLETE_NONE, NULL},
-    [F_QUEUE_DEPTH] = {"queue-depth", 0, "Q", 0, NULL, "IOs in flight per thread (8)",
-                       SP_COMPLETE_NONE, NULL},
-    [F_PATTERN] = {"pattern", 0, "KIND:SIZE", 0, NULL,
-                   "run this pattern instead of the six (repeatable); KIND is rr, rw, sr or sw "
-                   "(random/sequential read/write), e.g. rr:4K",
-                   SP_COMPLETE_NONE, NULL},
-    [F_JSON] = {"json", 0, "PATH", 0, NULL,
-                "write every figure as JSON (fields in pipeline/tune/README.md)", SP_COMPLETE_FILE,
-                NULL},
+    [F_SIZE] = SP_ARG("size", "SIZE", "test file size (1G)", SP_COMPLETE_NONE),
+    [F_DURATION] = SP_ARG("duration", "SECONDS", "time per pattern (10)", SP_COMPLETE_NONE),
+    [F_THREADS] = SP_ARG("threads", "T", "threads per pattern (8)", SP_COMPLETE_NONE),
+    [F_QUEUE_DEPTH] = SP_ARG("queue-depth", "Q", "IOs in flight per thread (8)", SP_COMPLETE_NONE),
+    [F_PATTERN] =
+        SP_ARG("pattern", "KIND:SIZE",
+               "run this pattern instead of the six (repeatable); KIND is rr, rw, sr or sw "
+               "(random/sequential read/write), e.g. rr:4K",
+               SP_COMPLETE_NONE),
+    [F_JSON] = SP_FLAG_JSON_FIGURES("pipeline/tune/README.md"),
     [F_PROGRESS] = SP_FLAG_PROGRESS,
     [F_NO_PROGRESS] = SP_FLAG_NO_PROGRESS,
 };

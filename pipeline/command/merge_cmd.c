@@ -22,10 +22,10 @@ enum { F_OUTPUT, F_BLOCK, F_CLUSTER, F_CANONICAL, F_VERBOSE };
 static const sp_flag flags[] = {
     [F_OUTPUT] = {"output", 'o', "FILE", 0, NULL,
                   "the SSTable to write (required; written atomically)", SP_COMPLETE_FILE, NULL},
-    [F_BLOCK] = {"block-size", 0, "SIZE", 0, NULL, "data block size (default: the first input's)",
-                 SP_COMPLETE_NONE, NULL},
-    [F_CLUSTER] = {"cluster-size", 0, "SIZE", 0, NULL,
-                   "region alignment (default: the first input's)", SP_COMPLETE_NONE, NULL},
+    [F_BLOCK] = SP_ARG("block-size", "SIZE", "data block size (default: the first input's)",
+                       SP_COMPLETE_NONE),
+    [F_CLUSTER] = SP_ARG("cluster-size", "SIZE", "region alignment (default: the first input's)",
+                         SP_COMPLETE_NONE),
     [F_CANONICAL] = {"canonical", 0, NULL, 0, NULL,
                      "re-encode every record: the same bytes as a build of the inputs' dumps "
                      "concatenated (no block is copied)",

@@ -15,6 +15,7 @@
 
 #include "config/config_apply.h"
 #include "pipeline/command/commands.h"
+#include "pipeline/command/flags.h"
 #include "stages/common/cli.h"
 
 #include <stdlib.h>
@@ -31,11 +32,9 @@ static uint64_t random_seed(void) {
 enum { F_JSON, F_SVG };
 
 static const sp_flag flags[] = {
-    [F_JSON] = {"json", 0, "PATH", 0, NULL,
-                "write every figure as JSON (fields in stages/profile/README.md)", SP_COMPLETE_FILE,
-                NULL},
-    [F_SVG] = {"svg", 0, "PATH", 0, NULL, "draw the latency histogram and CDF (log time axis)",
-               SP_COMPLETE_FILE, NULL},
+    [F_JSON] = SP_FLAG_JSON_FIGURES("stages/profile/README.md"),
+    [F_SVG] = SP_ARG("svg", "PATH", "draw the latency histogram and CDF (log time axis)",
+                     SP_COMPLETE_FILE),
     {"cold", 0, NULL, SP_KEY(CONFIG_PROFILE_COLD), "true",
      "drop FILE from the page cache and read with O_DIRECT", SP_COMPLETE_NONE, NULL},
     {"threads", 0, "T", SP_KEY(CONFIG_PROFILE_THREADS), NULL, NULL, SP_COMPLETE_NONE, NULL},

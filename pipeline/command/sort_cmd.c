@@ -70,18 +70,9 @@ done:
     return sp_front_exit(rc, &err);
 }
 
-static const sp_flag flags[] = {
-    SP_STAGE_FLAGS(SP_FLAG_OUTPUT_STREAM),
-    SP_SORT_FLAGS,
-    SP_PROGRESS_FLAGS,
-};
+static const sp_flag flags[] = {SP_STREAM_FLAGS(SP_SORT_FLAGS)};
 
-static int run_cmd(sp_cmdline *cl) {
-    sort_options opts;
-    sort_options_init(&opts);
-    config_apply_sort(&cl->cfg, &opts);
-    return sp_front_run_stream(cl, "sort", run, &opts);
-}
+SP_FRONT_STREAM_RUN(sort, run)
 
 const sp_command sort_command =
     SP_COMMAND(sort, run_cmd, SP_FLAGS(flags),

@@ -75,6 +75,11 @@ typedef struct sp_command {
     int (*run)(sp_cmdline *cl);
 } sp_command;
 
+/* A flag with an argument that run() reads itself (no short name, no
+ * config key). */
+#define SP_ARG(name, arg, help, complete)                                                          \
+    { (name), 0, (arg), 0, NULL, (help), (complete), NULL }
+
 /* In an sp_command initializer: its flags and operands, counted. */
 #define SP_FLAGS(array) .flags = (array), .n_flags = sizeof(array) / sizeof((array)[0])
 #define SP_OPERANDS(array, min, max, error)                                                        \

@@ -42,30 +42,30 @@ enum {
 };
 
 static const sp_flag flags[] = {
-    [F_BLOCKS] = {"block-sizes", 0, "LIST", 0, NULL, "block sizes to try (4K,8K,16K,64K)",
-                  SP_COMPLETE_NONE, NULL},
-    [F_CLUSTERS] = {"cluster-sizes", 0, "LIST", 0, NULL, "cluster sizes to try (4K,64K)",
-                    SP_COMPLETE_NONE, NULL},
-    [F_SAMPLE] = {"sample", 0, "SIZE", 0, NULL,
-                  "build from the first SIZE of XML, cut after a whole page (default: the whole "
-                  "input)",
-                  SP_COMPLETE_NONE, NULL},
-    [F_LOOKUPS] = {"lookups", 0, "N", 0, NULL,
-                   "lookups per profile ([profile] lookups, else 10000)", SP_COMPLETE_NONE, NULL},
-    [F_TMP] = {"tmp", 0, "DIR", 0, NULL,
+    [F_BLOCKS] =
+        SP_ARG("block-sizes", "LIST", "block sizes to try (4K,8K,16K,64K)", SP_COMPLETE_NONE),
+    [F_CLUSTERS] =
+        SP_ARG("cluster-sizes", "LIST", "cluster sizes to try (4K,64K)", SP_COMPLETE_NONE),
+    [F_SAMPLE] =
+        SP_ARG("sample", "SIZE",
+               "build from the first SIZE of XML, cut after a whole page (default: the whole "
+               "input)",
+               SP_COMPLETE_NONE),
+    [F_LOOKUPS] = SP_ARG("lookups", "N", "lookups per profile ([profile] lookups, else 10000)",
+                         SP_COMPLETE_NONE),
+    [F_TMP] =
+        SP_ARG("tmp", "DIR",
                "where the scratch directory goes (default: [output] dir, else [sort] tmp_dir, "
                "else $TMPDIR or /tmp)",
-               SP_COMPLETE_DIR, NULL},
-    [F_TOLERANCE] = {"tolerance", 0, "PCT", 0, NULL,
-                     "latencies within PCT% of the best count as equal (10)", SP_COMPLETE_NONE,
-                     NULL},
-    [F_CONFIG_OUT] = {"config-out", 0, "PATH", 0, NULL,
-                      "write the recommended config snippet to PATH", SP_COMPLETE_FILE, NULL},
-    [F_JSON] = {"json", 0, "PATH", 0, NULL,
-                "write every figure as JSON (fields in pipeline/tune/README.md)", SP_COMPLETE_FILE,
-                NULL},
-    [F_SVG] = {"svg", 0, "PATH", 0, NULL, "chart p50 latency against block size per cluster size",
-               SP_COMPLETE_FILE, NULL},
+               SP_COMPLETE_DIR),
+    [F_TOLERANCE] =
+        SP_ARG("tolerance", "PCT", "latencies within PCT% of the best count as equal (10)",
+               SP_COMPLETE_NONE),
+    [F_CONFIG_OUT] = SP_ARG("config-out", "PATH", "write the recommended config snippet to PATH",
+                            SP_COMPLETE_FILE),
+    [F_JSON] = SP_FLAG_JSON_FIGURES("pipeline/tune/README.md"),
+    [F_SVG] = SP_ARG("svg", "PATH", "chart p50 latency against block size per cluster size",
+                     SP_COMPLETE_FILE),
     [F_VERBOSE] = {"verbose", 'v', NULL, 0, NULL, "one line per finished trial on stderr",
                    SP_COMPLETE_NONE, NULL},
     [F_PROGRESS] = SP_FLAG_PROGRESS,

@@ -27,9 +27,9 @@
 enum { F_JSON, F_THREADS, F_PROGRESS, F_NO_PROGRESS };
 
 static const sp_flag flags[] = {
-    [F_JSON] = {"json", 0, "PATH", 0, NULL,
-                "also write the report as JSON (fields in stages/verify/README.md)",
-                SP_COMPLETE_FILE, NULL},
+    [F_JSON] =
+        SP_ARG("json", "PATH", "also write the report as JSON (fields in stages/verify/README.md)",
+               SP_COMPLETE_FILE),
     [F_THREADS] = {"threads", 0, "N", SP_KEY(CONFIG_VERIFY_THREADS), NULL, NULL, SP_COMPLETE_NONE,
                    NULL},
     [F_PROGRESS] = SP_FLAG_PROGRESS,
