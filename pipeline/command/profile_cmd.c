@@ -16,6 +16,7 @@
 #include "config/config_apply.h"
 #include "pipeline/command/commands.h"
 #include "pipeline/command/flags.h"
+#include "pipeline/command/front.h"
 #include "stages/common/cli.h"
 
 #include <stdlib.h>
@@ -73,15 +74,13 @@ static int run(sp_cmdline *cl) {
         o.seed = random_seed();
     profile_result res;
     profile_result_init(&res);
-    int code = SP_EXIT_OK;
-    if (profile_run(path, &o, &res, &err) ||
-        (json_path && profile_write_json(&res, json_path, &err)) ||
-        (svg_path && profile_write_svg(&res, svg_path, &err)))
-        code = sp_cli_report(&err, SP_EXIT_FAIL);
-    else
+    int rc = profile_run(path, &o, &res, &err) ||
+             (json_path && profile_write_json(&res, json_path, &err)) ||
+             (svg_path && profile_write_svg(&res, svg_path, &err));
+    if (!rc)
         profile_print(&res, stdout);
     profile_result_destroy(&res);
-    return code;
+    return sp_front_exit(rc, &err);
 }
 
 const sp_command profile_command =

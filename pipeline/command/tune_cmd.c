@@ -187,16 +187,14 @@ static int run(sp_cmdline *cl) {
     sp_front_meter_start(&m, "tune");
     o.on_trial_ctx = m.meter;
     int rc = sp_front_meter_stop(&m, tune_run(input, &o, &rep, &err));
-    int code = SP_EXIT_OK;
-    if (rc || (json_path && tune_write_json(&rep, json_path, &err)) ||
-        (svg_path && tune_write_svg(&rep, svg_path, &err)) ||
-        (config_out && tune_write_config(&rep, config_out, &err)))
-        code = sp_cli_report(&err, SP_EXIT_FAIL);
-    else
+    rc = rc || (json_path && tune_write_json(&rep, json_path, &err)) ||
+         (svg_path && tune_write_svg(&rep, svg_path, &err)) ||
+         (config_out && tune_write_config(&rep, config_out, &err));
+    if (!rc)
         tune_print(&rep, stdout);
     tune_report_destroy(&rep);
     free(input);
-    return code;
+    return sp_front_exit(rc, &err);
 }
 
 const sp_command tune_command = SP_COMMAND(
