@@ -19,6 +19,10 @@ void config_apply_extract(const sp_config *cfg, extract_options *opts) {
     opts->decompressor = unless_empty(cfg->input.decompressor);
 }
 
+void config_apply_truncate(const sp_config *cfg, uint64_t *max_bytes) {
+    *max_bytes = cfg->truncate.max_bytes;
+}
+
 void config_apply_sort(const sp_config *cfg, sort_options *opts) {
     opts->memory = cfg->sort.memory;
     opts->tmp_dir = unless_empty(cfg->sort.tmp_dir);

@@ -24,6 +24,8 @@
 #include "stages/verify/verify.h"
 
 void config_apply_extract(const sp_config *cfg, extract_options *opts);
+/* [truncate] max_bytes: the bytes a value is cut to. */
+void config_apply_truncate(const sp_config *cfg, uint64_t *max_bytes);
 void config_apply_sort(const sp_config *cfg, sort_options *opts);
 /* Block and cluster size; max_value_bytes is [truncate] max_bytes. */
 void config_apply_table(const sp_config *cfg, table_options *opts);

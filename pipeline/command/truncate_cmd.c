@@ -3,6 +3,7 @@
  * stream in, the same records with values cut, out. The bound is [truncate]
  * max_bytes of the config (-c FILE, --set), which --max-bytes overrides.
  */
+#include "config/config_apply.h"
 #include "pipeline/command/commands.h"
 #include "pipeline/command/flags.h"
 #include "pipeline/command/front.h"
@@ -48,7 +49,9 @@ static const sp_flag flags[] = {
 };
 
 static int run_cmd(sp_cmdline *cl) {
-    return run(sp_cmdline_input(cl), cl->value[SP_F_OUTPUT], cl->cfg.truncate.max_bytes,
+    uint64_t max_bytes;
+    config_apply_truncate(&cl->cfg, &max_bytes);
+    return run(sp_cmdline_input(cl), cl->value[SP_F_OUTPUT], max_bytes,
                sp_cmdline_has(cl, SP_F_VERBOSE));
 }
 
