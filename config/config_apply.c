@@ -2,6 +2,7 @@
 #include "config/config_apply.h"
 
 #include "stages/common/cores.h"
+#include "stages/sst/format.h"
 
 /* An empty text key means "not set". */
 static const char *unless_empty(const char *s) {
@@ -16,6 +17,10 @@ void config_apply_extract(const sp_config *cfg, extract_options *opts) {
     opts->threads = (unsigned)cfg->build.threads;
     opts->chunk_bytes = (size_t)cfg->build.chunk_size;
     opts->decompressor = unless_empty(cfg->input.decompressor);
+}
+
+void config_apply_truncate(const sp_config *cfg, uint64_t *max_bytes) {
+    *max_bytes = cfg->truncate.max_bytes;
 }
 
 void config_apply_sort(const sp_config *cfg, sort_options *opts) {
@@ -50,6 +55,39 @@ void config_apply_profile(const sp_config *cfg, profile_options *opts) {
     opts->queue_depth = (unsigned)cfg->profile.queue_depth;
     opts->misses_pct = cfg->profile.misses;
     opts->seed = cfg->profile.seed;
+}
+
+void config_apply_profile_given(const sp_config *cfg, profile_options *opts, bool *lookups_given,
+                                bool *seed_given) {
+    config_apply_profile(cfg, opts);
+    *lookups_given = cfg->origin[CONFIG_PROFILE_LOOKUPS] != CONFIG_FROM_DEFAULT;
+    *seed_given = cfg->origin[CONFIG_PROFILE_SEED] != CONFIG_FROM_DEFAULT;
+}
+
+void config_apply_tune(const sp_config *cfg, build_options *build, verify_options *verify,
+                       profile_options *profile, const char **work_dir, const char **input_glob) {
+    config_apply_build(cfg, build);
+    config_apply_verify(cfg, verify);
+    uint64_t n = profile->n;
+    config_apply_profile(cfg, profile);
+    if (!profile->n) /* 0 tells nightly to skip profiling; tune always profiles */
+        profile->n = n;
+    *work_dir = *cfg->output.dir ? cfg->output.dir : unless_empty(cfg->sort.tmp_dir);
+    *input_glob = unless_empty(cfg->input.path);
+}
+
+int config_check_nightly(const sp_config *cfg, bool have_input, bool *usage, sp_error *err) {
+    *usage = true;
+    if (!*cfg->output.dir)
+        return sp_errorf(err, "[output] dir is not set (-c FILE, --set output.dir=DIR or -o DIR)");
+    if (!have_input && !*cfg->input.path)
+        return sp_errorf(err, "no INPUT given and [input] path is not set");
+    if (*cfg->input.deletions && !*cfg->input.incremental)
+        return sp_errorf(err, "[input] deletions applies to an incremental nightly: set [input] "
+                              "incremental too");
+    /* Options a record could not fit are refused now, not after the dump is read. */
+    *usage = false;
+    return sst_check_fit((uint32_t)cfg->sst.block_size, (uint32_t)cfg->truncate.max_bytes, err);
 }
 
 void config_apply_serve(const sp_config *cfg, const char **listen, serve_holder_options *holder,

@@ -82,22 +82,5 @@ static int run(sp_cmdline *cl) {
     return sp_front_exit(rc, &err);
 }
 
-const sp_command build_command = {
-    .name = "build",
-    .summary = "dump -> SSTable in one process (extract|truncate|sort|write)",
-    .synopsis = "INPUT -o FILE [options]\nINPUT... -o OUT -c CLUSTER.ini\n"
-                "INPUT... -o OUT --shared-dir DIR [--shards N] [--runner NAME] [--tasks N]",
-    .description = "Turns a MediaWiki XML dump (bz2, gz, xz, zst or plain; '-' for stdin) into an\n"
-                   "SSTable: one record per page, key = title, value = the first max-bytes of the\n"
-                   "last revision's text. Same bytes as extract | truncate | sort | write.\n"
-                   "With a [cluster] section, or --shared-dir and the other [cluster] flags, it\n"
-                   "is a cluster build: the inputs cut into map tasks, reduce tasks per key\n"
-                   "range, run by [cluster] runner; OUT is one table (shards = 1, the same\n"
-                   "bytes) or a table set directory.",
-    .config_help = "this command reads [input] decompressor, [extract], [truncate], [sort], "
-                   "[build] (threads: decompressing, parsing and sorting; chunk_size), [sst] "
-                   "and [cluster]",
-    SP_FLAGS(flags),
-    SP_OPERANDS(sp_input_operand, 1, -1, "expected one INPUT"),
-    .run = run,
-};
+const sp_command build_command = SP_COMMAND(
+    build, run, SP_FLAGS(flags), SP_OPERANDS(sp_input_operand, 1, -1, "expected one INPUT"));

@@ -31,15 +31,5 @@ static int run(sp_cmdline *cl) {
     return SP_EXIT_OK;
 }
 
-const sp_command config_command = {
-    .name = "config",
-    .summary = "show the effective configuration and where each value came from",
-    .synopsis = "show [-c FILE] [--set section.key=value]... [--json]",
-    .description = "Prints every configuration key with its effective value and where that value\n"
-                   "came from: default, FILE:LINE, or --set. Precedence: defaults < -c FILE <\n"
-                   "--set < a command's own flags. config/default.ini lists every key.",
-    .config_help = "the file whose settings are shown",
-    SP_FLAGS(flags),
-    SP_OPERANDS(operands, 1, 1, "expected the subcommand 'show'"),
-    .run = run,
-};
+const sp_command config_command = SP_COMMAND(
+    config, run, SP_FLAGS(flags), SP_OPERANDS(operands, 1, 1, "expected the subcommand 'show'"));

@@ -140,13 +140,5 @@ static int run(sp_cmdline *cl) {
     return sp_front_exit(rc, &err);
 }
 
-const sp_command dump_command = {
-    .name = "dump",
-    .summary = "print every record in key order",
-    .synopsis = "FILE [--jsonl] [options]",
-    .description = "Prints every record in key order, one JSON object a line:\n"
-                   "{\"key\": \"...\", \"value\": \"...\"}. Every block's checksum is checked.",
-    SP_FLAGS(flags),
-    SP_OPERANDS(sp_file_operand, 1, 1, "expected one FILE"),
-    .run = run,
-};
+const sp_command dump_command =
+    SP_COMMAND(dump, run, SP_FLAGS(flags), SP_OPERANDS(sp_file_operand, 1, 1, "expected one FILE"));

@@ -19,7 +19,10 @@
 
 #include <stdio.h>
 
-static int run(const char *input, const char *output, const extract_options *opts, bool verbose) {
+static int run(const char *input, const char *output, const void *options, bool verbose,
+               sp_progress *progress) {
+    extract_options o = *(const extract_options *)options, *opts = &o;
+    o.progress = progress;
     sp_error err = {0};
     sp_output out;
     if (sp_output_open(&out, output, &err))
@@ -45,38 +48,10 @@ static int run(const char *input, const char *output, const extract_options *opt
     return SP_EXIT_OK;
 }
 
-static const sp_flag flags[] = {
-    SP_STAGE_FLAGS(SP_FLAG_OUTPUT_STREAM),
-    SP_FLAG_TMP,
-    SP_EXTRACT_FLAGS,
-    SP_PROGRESS_FLAGS,
-};
+static const sp_flag flags[] = {SP_STREAM_FLAGS(SP_FLAG_TMP, SP_EXTRACT_FLAGS)};
 
-static int run_cmd(sp_cmdline *cl) {
-    extract_options opts;
-    extract_options_init(&opts);
-    config_apply_extract(&cl->cfg, &opts);
-    sp_front_meter m;
-    opts.progress = sp_front_progress(&m, cl, sp_cmdline_input(cl));
-    sp_front_meter_start(&m, "extract");
-    int rc =
-        run(sp_cmdline_input(cl), cl->value[SP_F_OUTPUT], &opts, sp_cmdline_has(cl, SP_F_VERBOSE));
-    return sp_front_meter_stop(&m, rc);
-}
+SP_FRONT_STREAM_RUN(extract, run)
 
-const sp_command extract_command = {
-    .name = "extract",
-    .summary = "decompress and parse a dump into a record stream",
-    .synopsis = "[INPUT] [options]",
-    .description =
-        "Decompresses and parses a MediaWiki XML dump (bz2 single- or multistream, gz,\n"
-        "xz, zst or plain XML, recognised by content) and writes a record stream: one\n"
-        "record per page, key = title, value = text of the page's last revision.\n"
-        "INPUT defaults to stdin (also \"-\"). --tmp holds the spill of pages over 4 MiB.",
-    .config_help = "this command reads [extract] namespaces and redirects, [sort] tmp_dir (as "
-                   "--tmp), [build] threads (decompressing and parsing, 0: one per core) and "
-                   "chunk_size, and [input] decompressor",
-    SP_FLAGS(flags),
-    SP_OPERANDS(sp_input_operand, 0, 1, "one INPUT expected, got %d"),
-    .run = run_cmd,
-};
+const sp_command extract_command =
+    SP_COMMAND(extract, run_cmd, SP_FLAGS(flags),
+               SP_OPERANDS(sp_input_operand, 0, 1, "one INPUT expected, got %d"));

@@ -73,6 +73,10 @@
         "cluster-size", 0, "SIZE", SP_KEY(CONFIG_SST_CLUSTER_SIZE), NULL, NULL, SP_COMPLETE_NONE,  \
             NULL                                                                                   \
     }
+/* --json PATH of a command that measures: every figure, its fields
+ * described in readme. */
+#define SP_FLAG_JSON_FIGURES(readme)                                                               \
+    SP_ARG("json", "PATH", "write every figure as JSON (fields in " readme ")", SP_COMPLETE_FILE)
 
 /*
  * Flag groups, for the front ends that take the same set. A stage's front end
@@ -84,6 +88,9 @@ enum { SP_F_OUTPUT, SP_F_VERBOSE };
 #define SP_STAGE_FLAGS(output) [SP_F_OUTPUT] = output, [SP_F_VERBOSE] = SP_FLAG_VERBOSE
 /* --progress and --no-progress. */
 #define SP_PROGRESS_FLAGS SP_FLAG_PROGRESS, SP_FLAG_NO_PROGRESS
+/* A stream stage run by sp_front_run_stream (extract, sort): -o STREAM, -v,
+ * its own flags, then the progress line's. */
+#define SP_STREAM_FLAGS(...) SP_STAGE_FLAGS(SP_FLAG_OUTPUT_STREAM), __VA_ARGS__, SP_PROGRESS_FLAGS
 /* The external sort's budget, scratch directory and fan-in. */
 #define SP_SORT_FLAGS SP_FLAG_MEMORY, SP_FLAG_TMP, SP_FLAG_FAN_IN
 /* The table's block and cluster sizes. */

@@ -1,6 +1,7 @@
 /* front.c: the pieces the command front ends share; see front.h. */
 #include "pipeline/command/front.h"
 
+#include "pipeline/command/flags.h"
 #include "stages/common/cli.h"
 
 #include <stdio.h>
@@ -23,6 +24,15 @@ int sp_front_meter_stop(sp_front_meter *m, int rc) {
     sp_meter_stop(m->meter, rc == 0);
     m->meter = NULL;
     return rc;
+}
+
+int sp_front_run_stream(sp_cmdline *cl, const char *what, sp_front_stream_fn fn, const void *opts) {
+    sp_front_meter m;
+    const char *input = sp_cmdline_input(cl);
+    sp_progress *progress = sp_front_progress(&m, cl, input);
+    sp_front_meter_start(&m, what);
+    return sp_front_meter_stop(
+        &m, fn(input, cl->value[SP_F_OUTPUT], opts, sp_cmdline_has(cl, SP_F_VERBOSE), progress));
 }
 
 int sp_front_exit(int rc, const sp_error *err) {

@@ -37,6 +37,27 @@ void sp_front_meter_start(sp_front_meter *m, const char *what);
  * failed run, so that the two never share a line. */
 int sp_front_meter_stop(sp_front_meter *m, int rc);
 
+/* A stream stage's run (extract, sort): INPUT to OUTPUT with opts, the
+ * stage's own options struct, the -v line when verbose, counting into
+ * progress (NULL: no line); an exit code. */
+typedef int (*sp_front_stream_fn)(const char *input, const char *output, const void *opts,
+                                  bool verbose, sp_progress *progress);
+
+/* Runs fn over cl's INPUT and -o with opts, inside the live line named
+ * what when cl asks for it; fn's exit code. */
+int sp_front_run_stream(sp_cmdline *cl, const char *what, sp_front_stream_fn fn, const void *opts);
+
+/* The run_cmd of the stream stage `stage` (extract, sort): its
+ * stage_options initialized, the config applied (config_apply_stage), and
+ * fn run by sp_front_run_stream. */
+#define SP_FRONT_STREAM_RUN(stage, fn)                                                             \
+    static int run_cmd(sp_cmdline *cl) {                                                           \
+        stage##_options opts;                                                                      \
+        stage##_options_init(&opts);                                                               \
+        config_apply_##stage(&cl->cfg, &opts);                                                     \
+        return sp_front_run_stream(cl, #stage, fn, &opts);                                         \
+    }
+
 /* The exit code of a run that returned rc: SP_EXIT_OK for 0, else err
  * reported and SP_EXIT_FAIL. */
 int sp_front_exit(int rc, const sp_error *err);

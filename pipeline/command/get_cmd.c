@@ -44,13 +44,5 @@ static int run(sp_cmdline *cl) {
     return code;
 }
 
-const sp_command get_command = {
-    .name = "get",
-    .summary = "print the value of one key",
-    .synopsis = "FILE KEY [options]\nFILE -- KEY   (for a KEY starting with -)",
-    .description = "Prints the value stored under KEY and a newline.\n"
-                   "Exit status: 0 found, 1 not found, 2 error.",
-    SP_OPERANDS(operands, 2, 2, "expected FILE and KEY"),
-    .options_first = true,
-    .run = run,
-};
+const sp_command get_command = SP_COMMAND(
+    get, run, SP_OPERANDS(operands, 2, 2, "expected FILE and KEY"), .options_first = true);

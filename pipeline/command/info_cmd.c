@@ -117,14 +117,5 @@ static int run(sp_cmdline *cl) {
     return sp_front_exit(rc, &err);
 }
 
-const sp_command info_command = {
-    .name = "info",
-    .summary = "print what an SSTable's footer says",
-    .synopsis = "FILE [--json] [options]",
-    .description =
-        "Prints what an SSTable's footer says: records, blocks, bytes, block and cluster\n"
-        "size, max value bytes, format version. Footer and index checksums are checked.",
-    SP_FLAGS(flags),
-    SP_OPERANDS(sp_file_operand, 1, 1, "expected one FILE"),
-    .run = run,
-};
+const sp_command info_command =
+    SP_COMMAND(info, run, SP_FLAGS(flags), SP_OPERANDS(sp_file_operand, 1, 1, "expected one FILE"));

@@ -22,19 +22,16 @@
 enum { F_SIZE, F_DURATION, F_THREADS, F_QUEUE_DEPTH, F_PATTERN, F_JSON, F_PROGRESS, F_NO_PROGRESS };
 
 static const sp_flag flags[] = {
-    [F_SIZE] = {"size", 0, "SIZE", 0, NULL, "test file size (1G)", SP_COMPLETE_NONE, NULL},
-    [F_DURATION] = {"duration", 0, "SECONDS", 0, NULL, "time per pattern (10)", SP_COMPLETE_NONE,
-                    NULL},
-    [F_THREADS] = {"threads", 0, "T", 0, NULL, "threads per pattern (8)", SP_COMPLETE_NONE, NULL},
-    [F_QUEUE_DEPTH] = {"queue-depth", 0, "Q", 0, NULL, "IOs in flight per thread (8)",
-                       SP_COMPLETE_NONE, NULL},
-    [F_PATTERN] = {"pattern", 0, "KIND:SIZE", 0, NULL,
-                   "run this pattern instead of the six (repeatable); KIND is rr, rw, sr or sw "
-                   "(random/sequential read/write), e.g. rr:4K",
-                   SP_COMPLETE_NONE, NULL},
-    [F_JSON] = {"json", 0, "PATH", 0, NULL,
-                "write every figure as JSON (fields in pipeline/tune/README.md)", SP_COMPLETE_FILE,
-                NULL},
+    [F_SIZE] = SP_ARG("size", "SIZE", "test file size (1G)", SP_COMPLETE_NONE),
+    [F_DURATION] = SP_ARG("duration", "SECONDS", "time per pattern (10)", SP_COMPLETE_NONE),
+    [F_THREADS] = SP_ARG("threads", "T", "threads per pattern (8)", SP_COMPLETE_NONE),
+    [F_QUEUE_DEPTH] = SP_ARG("queue-depth", "Q", "IOs in flight per thread (8)", SP_COMPLETE_NONE),
+    [F_PATTERN] =
+        SP_ARG("pattern", "KIND:SIZE",
+               "run this pattern instead of the six (repeatable); KIND is rr, rw, sr or sw "
+               "(random/sequential read/write), e.g. rr:4K",
+               SP_COMPLETE_NONE),
+    [F_JSON] = SP_FLAG_JSON_FIGURES("pipeline/tune/README.md"),
     [F_PROGRESS] = SP_FLAG_PROGRESS,
     [F_NO_PROGRESS] = SP_FLAG_NO_PROGRESS,
 };
@@ -130,17 +127,6 @@ static int run(sp_cmdline *cl) {
     return code;
 }
 
-const sp_command iotest_command = {
-    .name = "iotest",
-    .summary = "measure the disk under a directory (diskspd's six patterns)",
-    .synopsis = "PATH [options]",
-    .description =
-        "Measures the disk under directory PATH with diskspd's six patterns: random read\n"
-        "8K and 64K, random write 8K, sequential read 64K and 256K, sequential write 8K.\n"
-        "A test file is created in PATH, filled once, and removed afterwards; each pattern\n"
-        "runs for a fixed time with O_DIRECT through io_uring. Reports IOPS, MB/s\n"
-        "(10^6 bytes) and latency avg/p50/p99/max per pattern.",
-    SP_FLAGS(flags),
-    SP_OPERANDS(operands, 1, 1, "expected one PATH (a directory for the test file)"),
-    .run = run,
-};
+const sp_command iotest_command =
+    SP_COMMAND(iotest, run, SP_FLAGS(flags),
+               SP_OPERANDS(operands, 1, 1, "expected one PATH (a directory for the test file)"));

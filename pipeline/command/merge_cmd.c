@@ -22,10 +22,10 @@ enum { F_OUTPUT, F_BLOCK, F_CLUSTER, F_CANONICAL, F_VERBOSE };
 static const sp_flag flags[] = {
     [F_OUTPUT] = {"output", 'o', "FILE", 0, NULL,
                   "the SSTable to write (required; written atomically)", SP_COMPLETE_FILE, NULL},
-    [F_BLOCK] = {"block-size", 0, "SIZE", 0, NULL, "data block size (default: the first input's)",
-                 SP_COMPLETE_NONE, NULL},
-    [F_CLUSTER] = {"cluster-size", 0, "SIZE", 0, NULL,
-                   "region alignment (default: the first input's)", SP_COMPLETE_NONE, NULL},
+    [F_BLOCK] = SP_ARG("block-size", "SIZE", "data block size (default: the first input's)",
+                       SP_COMPLETE_NONE),
+    [F_CLUSTER] = SP_ARG("cluster-size", "SIZE", "region alignment (default: the first input's)",
+                         SP_COMPLETE_NONE),
     [F_CANONICAL] = {"canonical", 0, NULL, 0, NULL,
                      "re-encode every record: the same bytes as a build of the inputs' dumps "
                      "concatenated (no block is copied)",
@@ -69,17 +69,6 @@ static int run(sp_cmdline *cl) {
     return sp_front_exit(rc, &err);
 }
 
-const sp_command merge_command = {
-    .name = "merge",
-    .summary = "merge SSTables into one, the last input winning a shared key",
-    .synopsis = "-o OUT IN1 IN2 ... [options]",
-    .description = "Merges SSTables into one: every key of the inputs once; where several inputs\n"
-                   "hold a key, the value from the last of them wins. Blocks of the largest input\n"
-                   "that no key of the others falls into are copied as they are. An input may be\n"
-                   "a table set (its directory or tableset.json): `merge -o OUT SET` copies every\n"
-                   "block of its shards in order under a new index, re-encoding nothing.",
-    SP_FLAGS(flags),
-    /* The count is checked after -o, as before the table. */
-    SP_OPERANDS(operands, 0, -1, "expected at least one input table"),
-    .run = run,
-};
+/* The count is checked after -o, as before the table. */
+const sp_command merge_command = SP_COMMAND(
+    merge, run, SP_FLAGS(flags), SP_OPERANDS(operands, 0, -1, "expected at least one input table"));

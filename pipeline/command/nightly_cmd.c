@@ -3,9 +3,9 @@
  * a terminal), and prints how the run ended and exits with its code. */
 #include "pipeline/nightly/nightly.h"
 
+#include "config/config_apply.h"
 #include "pipeline/command/commands.h"
 #include "stages/common/cli.h"
-#include "stages/sst/format.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -16,21 +16,13 @@ static const sp_flag flags[] = {
 };
 
 static int run(sp_cmdline *cl) {
-    sp_config *cfg = &cl->cfg;
     sp_error err = {0};
-    if (!*cfg->output.dir)
-        return sp_cli_usage_error("nightly", "[output] dir is not set (-c FILE, --set "
-                                             "output.dir=DIR or -o DIR)");
-    if (!cl->n_operands && !*cfg->input.path)
-        return sp_cli_usage_error("nightly", "no INPUT given and [input] path is not set");
-    if (*cfg->input.deletions && !*cfg->input.incremental)
-        return sp_cli_usage_error("nightly", "[input] deletions applies to an incremental "
-                                             "nightly: set [input] incremental too");
-    /* Options a record could not fit are refused now, not after the dump is read. */
-    if (sst_check_fit((uint32_t)cfg->sst.block_size, (uint32_t)cfg->truncate.max_bytes, &err))
-        return sp_cli_report(&err, SP_EXIT_USAGE);
+    bool usage;
+    if (config_check_nightly(&cl->cfg, cl->n_operands > 0, &usage, &err))
+        return usage ? sp_cli_usage_error("nightly", "%s", err.msg)
+                     : sp_cli_report(&err, SP_EXIT_USAGE);
     nightly_options o;
-    nightly_options_init(&o, cfg);
+    nightly_options_init(&o, &cl->cfg);
     o.input = cl->n_operands ? cl->operands[0] : NULL;
     o.echo = stderr;
     o.live = isatty(STDERR_FILENO);
@@ -54,23 +46,6 @@ static int run(sp_cmdline *cl) {
     }
 }
 
-const sp_command nightly_command = {
-    .name = "nightly",
-    .summary = "build, verify, profile and publish the newest dump (for cron)",
-    .synopsis = "-c FILE [--set section.key=value]... [-o DIR] [INPUT]",
-    .description = "One unattended build: the newest dump matching [input] path (or INPUT) is\n"
-                   "built into a staging directory under [output] dir, verified, profiled and,\n"
-                   "only if verify passed, published as DIR/builds/<UTC>-<input> with DIR/current\n"
-                   "pointing at it. A failed run leaves its log and manifest in DIR/failed/ and\n"
-                   "never touches current. Keeps the newest [output] keep builds.\n"
-                   "With [input] incremental, the daily adds/changes dumps dated after the newest\n"
-                   "full dump are merged over it (tables cached in DIR/cache/); with nothing new\n"
-                   "since the last publish the run says \"up to date\" and exits 0.",
-    .config_help = "every section applies (see config/nightly.ini)",
-    .notes = "Exit codes: 0 published; 1 build failed (see DIR/failed/); 2 usage or config\n"
-             "error; 3 verify found problems (not published); 4 another run holds the lock;\n"
-             "5 not enough free disk space.",
-    SP_FLAGS(flags),
-    SP_OPERANDS(sp_input_operand, 0, 1, "expected at most one INPUT"),
-    .run = run,
-};
+const sp_command nightly_command =
+    SP_COMMAND(nightly, run, SP_FLAGS(flags),
+               SP_OPERANDS(sp_input_operand, 0, 1, "expected at most one INPUT"));

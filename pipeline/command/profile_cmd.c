@@ -15,6 +15,8 @@
 
 #include "config/config_apply.h"
 #include "pipeline/command/commands.h"
+#include "pipeline/command/flags.h"
+#include "pipeline/command/front.h"
 #include "stages/common/cli.h"
 
 #include <stdlib.h>
@@ -31,11 +33,9 @@ static uint64_t random_seed(void) {
 enum { F_JSON, F_SVG };
 
 static const sp_flag flags[] = {
-    [F_JSON] = {"json", 0, "PATH", 0, NULL,
-                "write every figure as JSON (fields in stages/profile/README.md)", SP_COMPLETE_FILE,
-                NULL},
-    [F_SVG] = {"svg", 0, "PATH", 0, NULL, "draw the latency histogram and CDF (log time axis)",
-               SP_COMPLETE_FILE, NULL},
+    [F_JSON] = SP_FLAG_JSON_FIGURES("stages/profile/README.md"),
+    [F_SVG] = SP_ARG("svg", "PATH", "draw the latency histogram and CDF (log time axis)",
+                     SP_COMPLETE_FILE),
     {"cold", 0, NULL, SP_KEY(CONFIG_PROFILE_COLD), "true",
      "drop FILE from the page cache and read with O_DIRECT", SP_COMPLETE_NONE, NULL},
     {"threads", 0, "T", SP_KEY(CONFIG_PROFILE_THREADS), NULL, NULL, SP_COMPLETE_NONE, NULL},
@@ -52,53 +52,39 @@ static int run(sp_cmdline *cl) {
     const char *json_path = cl->value[F_JSON], *svg_path = cl->value[F_SVG];
     sp_error err = {0};
     int positional = cl->n_operands;
-    bool lookups_configured = cfg->origin[CONFIG_PROFILE_LOOKUPS] != CONFIG_FROM_DEFAULT;
-    if (positional == 1 && !lookups_configured)
-        return sp_cmdline_operand_error(cl);
     const char *path = cl->operands[0];
     if (positional == 2 && config_set_flag(cfg, CONFIG_PROFILE_LOOKUPS, "N", cl->operands[1], &err))
         return sp_cli_report(&err, SP_EXIT_USAGE);
+    profile_options o;
+    profile_options_init(&o);
+    bool lookups_given, seed_given;
+    config_apply_profile_given(cfg, &o, &lookups_given, &seed_given);
+    if (positional == 1 && !lookups_given)
+        return sp_cmdline_operand_error(cl);
     /* 0 tells nightly to skip profiling; asked for directly it is a mistake. */
-    if (cfg->profile.lookups == 0 && positional == 2)
+    if (o.n == 0 && positional == 2)
         return sp_cli_usage_error("profile", "N (lookups) must be at least 1, not '%s'",
                                   cl->operands[1]);
-    if (cfg->profile.lookups == 0)
+    if (o.n == 0)
         return sp_cli_usage_error("profile",
                                   "[profile] lookups is 0 (%s): give N, the number "
                                   "of lookups",
                                   config_origin_text(cfg, CONFIG_PROFILE_LOOKUPS));
-    profile_options o;
-    profile_options_init(&o);
-    config_apply_profile(cfg, &o);
-    if (cfg->origin[CONFIG_PROFILE_SEED] == CONFIG_FROM_DEFAULT)
+    if (!seed_given)
         o.seed = random_seed();
     profile_result res;
     profile_result_init(&res);
-    int code = SP_EXIT_OK;
-    if (profile_run(path, &o, &res, &err) ||
-        (json_path && profile_write_json(&res, json_path, &err)) ||
-        (svg_path && profile_write_svg(&res, svg_path, &err)))
-        code = sp_cli_report(&err, SP_EXIT_FAIL);
-    else
+    int rc = profile_run(path, &o, &res, &err) ||
+             (json_path && profile_write_json(&res, json_path, &err)) ||
+             (svg_path && profile_write_svg(&res, svg_path, &err));
+    if (!rc)
         profile_print(&res, stdout);
     profile_result_destroy(&res);
-    return code;
+    return sp_front_exit(rc, &err);
 }
 
-const sp_command profile_command = {
-    .name = "profile",
-    .summary = "time N point lookups (warm or cold; threads, io_uring)",
-    .synopsis = "FILE [N] [options]",
-    .description =
-        "Times N point lookups of keys drawn from FILE, each on its own, and reports\n"
-        "min/avg/p50/p90/p99/p99.9/max latency, lookups per second, and reads and bytes\n"
-        "read per lookup. N may be omitted when the config sets [profile] lookups.\n"
-        "Without a seed from the config or --seed, a random one is chosen and printed.",
-    .config_help = "this command reads [profile] lookups, cold, threads, queue_depth, misses "
-                   "and seed",
-    SP_FLAGS(flags),
-    SP_OPERANDS(operands, 1, 2,
-                "expected FILE and N (the number of lookups; N may be omitted when the "
-                "config sets [profile] lookups)"),
-    .run = run,
-};
+const sp_command profile_command =
+    SP_COMMAND(profile, run, SP_FLAGS(flags),
+               SP_OPERANDS(operands, 1, 2,
+                           "expected FILE and N (the number of lookups; N may be omitted when the "
+                           "config sets [profile] lookups)"));

@@ -61,24 +61,5 @@ static int run(sp_cmdline *cl) {
 
 static const sp_operand operands[] = {{"DIR", SP_COMPLETE_DIR, NULL}};
 
-const sp_command report_command = {
-    .name = "report",
-    .summary = "write the HTML pages of a nightly output directory",
-    .synopsis = "DIR",
-    .description = "(Re)writes DIR/index.html, the history of the kept builds (one row each, and\n"
-                   "trend charts of records, size, build time and lookup latency), and\n"
-                   "report.html in every build directory under DIR/builds/ and DIR/failed/, each\n"
-                   "from that build's manifest.json. The pages are self-contained (inline styles\n"
-                   "and SVG charts, nothing fetched); each is replaced atomically. `sstpipe\n"
-                   "nightly` writes them after every run; this command makes them again, e.g.\n"
-                   "after an upgrade. Serve them with `sstpipe serve DIR` or any static server.",
-    .config_help = NULL,
-    .notes = "Exit codes: 0 every page written; 1 DIR is not a nightly output directory,\n"
-             "a manifest could not be read (its page is skipped, the others are written)\n"
-             "or a page could not be written; 4 a nightly run holds DIR/.lock (it writes\n"
-             "the pages itself when it ends).",
-    .flags = NULL,
-    .n_flags = 0,
-    SP_OPERANDS(operands, 1, 1, "expected one DIR"),
-    .run = run,
-};
+const sp_command report_command =
+    SP_COMMAND(report, run, SP_OPERANDS(operands, 1, 1, "expected one DIR"));

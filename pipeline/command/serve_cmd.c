@@ -147,26 +147,5 @@ static int run(sp_cmdline *cl) {
     return serve(&s, cl->operands[0]);
 }
 
-const sp_command serve_command = {
-    .name = "serve",
-    .summary = "answer HTTP lookups from a table, following nightly publishes",
-    .synopsis = "TABLE|NIGHTLY_DIR [--listen HOST:PORT] [--threads N] [--cold] [options]",
-    .description = "Answers HTTP lookups from TABLE, or from NIGHTLY_DIR/current/[output] name,\n"
-                   "following each publish: new requests read the new table, requests in flight\n"
-                   "finish on the old one. TABLE (and what current names) may be a table set:\n"
-                   "its directory or its tableset.json.\n"
-                   "\n"
-                   "  GET /v1/get?key=K                          the value (404 when absent)\n"
-                   "  GET /v1/prefix?prefix=P&limit=N&from=K     JSON [{\"key\", \"value\"}...]\n"
-                   "  GET /v1/info    GET /healthz    GET /metrics\n"
-                   "  GET /    GET /builds/NAME/report.html     the nightly's HTML pages\n"
-                   "\n"
-                   "With port 0 any free port is taken; the bound address is printed as\n"
-                   "\"listening on HOST:PORT\" on stdout.",
-    .config_help = "this command reads [serve] and [output] name",
-    .notes = "SIGINT or SIGTERM: stop accepting, finish the requests in flight, exit 0.\n"
-             "SIGHUP: look for a new table now.",
-    SP_FLAGS(flags),
-    SP_OPERANDS(operands, 1, 1, "expected one TABLE or NIGHTLY_DIR"),
-    .run = run,
-};
+const sp_command serve_command = SP_COMMAND(
+    serve, run, SP_FLAGS(flags), SP_OPERANDS(operands, 1, 1, "expected one TABLE or NIGHTLY_DIR"));

@@ -25,8 +25,9 @@ static void locate(sp_error *err, const char *name, uint64_t offset) {
     sp_errorf(err, "%s: record ending at byte %llu: %s", name, (unsigned long long)offset, msg);
 }
 
-static int run(const char *input, const char *output, const sort_options *opts, bool verbose,
+static int run(const char *input, const char *output, const void *options, bool verbose,
                sp_progress *prog) {
+    const sort_options *opts = options;
     sp_error err = {0};
     stream_stage st;
     sorter *s = NULL;
@@ -69,34 +70,10 @@ done:
     return sp_front_exit(rc, &err);
 }
 
-static const sp_flag flags[] = {
-    SP_STAGE_FLAGS(SP_FLAG_OUTPUT_STREAM),
-    SP_SORT_FLAGS,
-    SP_PROGRESS_FLAGS,
-};
+static const sp_flag flags[] = {SP_STREAM_FLAGS(SP_SORT_FLAGS)};
 
-static int run_cmd(sp_cmdline *cl) {
-    sort_options opts;
-    sort_options_init(&opts);
-    config_apply_sort(&cl->cfg, &opts);
-    sp_front_meter m;
-    sp_progress *prog = sp_front_progress(&m, cl, sp_cmdline_input(cl));
-    sp_front_meter_start(&m, "sort");
-    int rc = run(sp_cmdline_input(cl), cl->value[SP_F_OUTPUT], &opts,
-                 sp_cmdline_has(cl, SP_F_VERBOSE), prog);
-    return sp_front_meter_stop(&m, rc);
-}
+SP_FRONT_STREAM_RUN(sort, run)
 
-const sp_command sort_command = {
-    .name = "sort",
-    .summary = "external merge sort of a record stream by key",
-    .synopsis = "[INPUT|-] [options]",
-    .description =
-        "Reads a record stream (stdin by default) and writes it sorted bytewise by key;\n"
-        "of records with equal keys only the last one is kept. Runs that do not fit the\n"
-        "memory budget are spilled to anonymous scratch files and merged.",
-    .config_help = "this command reads [sort] memory, tmp_dir, fan_in",
-    SP_FLAGS(flags),
-    SP_OPERANDS(sp_input_operand, 0, 1, "expected at most one INPUT, got %d"),
-    .run = run_cmd,
-};
+const sp_command sort_command =
+    SP_COMMAND(sort, run_cmd, SP_FLAGS(flags),
+               SP_OPERANDS(sp_input_operand, 0, 1, "expected at most one INPUT, got %d"));

@@ -19,6 +19,8 @@
 #ifndef SSTPIPE_COMMAND_TABLE_H
 #define SSTPIPE_COMMAND_TABLE_H
 
+#include "pipeline/command/docs.def"
+
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -73,11 +75,22 @@ typedef struct sp_command {
     int (*run)(sp_cmdline *cl);
 } sp_command;
 
+/* A flag with an argument that run() reads itself (no short name, no
+ * config key). */
+#define SP_ARG(name, arg, help, complete)                                                          \
+    { (name), 0, (arg), 0, NULL, (help), (complete), NULL }
+
 /* In an sp_command initializer: its flags and operands, counted. */
 #define SP_FLAGS(array) .flags = (array), .n_flags = sizeof(array) / sizeof((array)[0])
 #define SP_OPERANDS(array, min, max, error)                                                        \
     .operands = (array), .n_operands = sizeof(array) / sizeof((array)[0]), .min_operands = (min),  \
     .max_operands = (max), .operand_error = (error)
+
+/* One command, `const sp_command build_command = SP_COMMAND(build, run, ...)`:
+ * its name, its texts (SP_DOC_build, docs.def), the function that runs it and
+ * the rest of its initializer (SP_FLAGS, SP_OPERANDS, .hidden, ...). */
+#define SP_COMMAND(id, run_fn, ...)                                                                \
+    { .name = #id, SP_DOC_##id, .run = (run_fn), __VA_ARGS__ }
 
 /* The operands most commands take: one INPUT (a dump or a record stream,
  * stdin when left out or "-"), or one FILE (an SSTable). */

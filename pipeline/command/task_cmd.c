@@ -32,14 +32,13 @@ enum {
 };
 
 static const sp_flag flags[] = {
-    [F_PLAN] = {"plan", 0, "FILE", 0, NULL, "the build's plan.json (required)", SP_COMPLETE_FILE,
-                NULL},
-    [F_TASK] = {"task", 0, "I", 0, NULL, "the task's index (required)", SP_COMPLETE_NONE, NULL},
+    [F_PLAN] = SP_ARG("plan", "FILE", "the build's plan.json (required)", SP_COMPLETE_FILE),
+    [F_TASK] = SP_ARG("task", "I", "the task's index (required)", SP_COMPLETE_NONE),
     [F_VERBOSE] = {"verbose", 'v', NULL, 0, NULL, "print the task's statistics line on stderr",
                    SP_COMPLETE_NONE, NULL},
-    [F_INPUT_SIZE] = {"input-size", 0, "SIZE", 0, NULL,
-                      "plan: the map tasks a tasks = 0 plan makes of SIZE of input",
-                      SP_COMPLETE_NONE, NULL},
+    [F_INPUT_SIZE] =
+        SP_ARG("input-size", "SIZE", "plan: the map tasks a tasks = 0 plan makes of SIZE of input",
+               SP_COMPLETE_NONE),
     [F_OUTPUT] = {"output", 'o', "OUT", 0, NULL,
                   "finish: publish OUT (default: the output of the build that made the plan)",
                   SP_COMPLETE_FILE, NULL},
@@ -47,18 +46,21 @@ static const sp_flag flags[] = {
                      "finish: leave the plan's directory (the build that started the task "
                      "removes it)",
                      SP_COMPLETE_NONE, NULL},
-    [F_THREADS] = {"threads", 0, "N", 0, NULL,
-                   "map: parsing threads when the plan's [build] threads is 0 (the local runner "
-                   "shares the cores among the tasks it runs at once)",
-                   SP_COMPLETE_NONE, NULL},
-    [F_MEMORY] = {"memory", 0, "SIZE", 0, NULL,
-                  "map: the sort budget in place of the plan's [sort] memory (the local runner "
-                  "divides the budget among the tasks it runs at once)",
-                  SP_COMPLETE_NONE, NULL},
-    [F_SHARED_CHECK] = {"shared-check", 0, "TOKEN", 0, NULL,
-                        "first check that the plan's directory holds the planner's mark TOKEN "
-                        "(this host sees the build's shared_dir)",
-                        SP_COMPLETE_NONE, NULL},
+    [F_THREADS] =
+        SP_ARG("threads", "N",
+               "map: parsing threads when the plan's [build] threads is 0 (the local runner "
+               "shares the cores among the tasks it runs at once)",
+               SP_COMPLETE_NONE),
+    [F_MEMORY] =
+        SP_ARG("memory", "SIZE",
+               "map: the sort budget in place of the plan's [sort] memory (the local runner "
+               "divides the budget among the tasks it runs at once)",
+               SP_COMPLETE_NONE),
+    [F_SHARED_CHECK] =
+        SP_ARG("shared-check", "TOKEN",
+               "first check that the plan's directory holds the planner's mark TOKEN "
+               "(this host sees the build's shared_dir)",
+               SP_COMPLETE_NONE),
 };
 
 static const sp_operand operands[] = {{"STAGE", SP_COMPLETE_WORDS, "map reduce finish plan"}};
@@ -126,16 +128,6 @@ static int run(sp_cmdline *cl) {
     return sp_front_exit(rc, &err);
 }
 
-const sp_command task_command = {
-    .name = "task",
-    .summary = "one task of a cluster build (started by the build's runner)",
-    .synopsis = "map|reduce --plan PLAN.json --task I\n"
-                "finish --plan PLAN.json --task 0 [-o OUT] [--keep-plan]\nplan --input-size SIZE",
-    .description = "Runs one task of a cluster build planned by `sstpipe build` with a [cluster]\n"
-                   "section: map I parses its part of the input into sorted runs per shard,\n"
-                   "reduce I merges shard I's runs into its table, finish verifies and publishes.",
-    .hidden = true,
-    SP_FLAGS(flags),
-    SP_OPERANDS(operands, 1, 1, "expected one STAGE (map, reduce or finish)"),
-    .run = run,
-};
+const sp_command task_command =
+    SP_COMMAND(task, run, .hidden = true, SP_FLAGS(flags),
+               SP_OPERANDS(operands, 1, 1, "expected one STAGE (map, reduce or finish)"));

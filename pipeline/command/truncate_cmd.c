@@ -3,6 +3,7 @@
  * stream in, the same records with values cut, out. The bound is [truncate]
  * max_bytes of the config (-c FILE, --set), which --max-bytes overrides.
  */
+#include "config/config_apply.h"
 #include "pipeline/command/commands.h"
 #include "pipeline/command/flags.h"
 #include "pipeline/command/front.h"
@@ -48,18 +49,12 @@ static const sp_flag flags[] = {
 };
 
 static int run_cmd(sp_cmdline *cl) {
-    return run(sp_cmdline_input(cl), cl->value[SP_F_OUTPUT], cl->cfg.truncate.max_bytes,
+    uint64_t max_bytes;
+    config_apply_truncate(&cl->cfg, &max_bytes);
+    return run(sp_cmdline_input(cl), cl->value[SP_F_OUTPUT], max_bytes,
                sp_cmdline_has(cl, SP_F_VERBOSE));
 }
 
-const sp_command truncate_command = {
-    .name = "truncate",
-    .summary = "cut each value to N bytes on a UTF-8 boundary",
-    .synopsis = "[INPUT|-] [options]",
-    .description = "Reads a record stream (stdin by default) and cuts each value to the longest\n"
-                   "prefix of at most N bytes that ends on a UTF-8 character boundary.",
-    .config_help = "this command reads [truncate] max_bytes",
-    SP_FLAGS(flags),
-    SP_OPERANDS(sp_input_operand, 0, 1, "expected at most one INPUT, got %d"),
-    .run = run_cmd,
-};
+const sp_command truncate_command =
+    SP_COMMAND(truncate, run_cmd, SP_FLAGS(flags),
+               SP_OPERANDS(sp_input_operand, 0, 1, "expected at most one INPUT, got %d"));

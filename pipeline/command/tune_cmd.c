@@ -42,30 +42,30 @@ enum {
 };
 
 static const sp_flag flags[] = {
-    [F_BLOCKS] = {"block-sizes", 0, "LIST", 0, NULL, "block sizes to try (4K,8K,16K,64K)",
-                  SP_COMPLETE_NONE, NULL},
-    [F_CLUSTERS] = {"cluster-sizes", 0, "LIST", 0, NULL, "cluster sizes to try (4K,64K)",
-                    SP_COMPLETE_NONE, NULL},
-    [F_SAMPLE] = {"sample", 0, "SIZE", 0, NULL,
-                  "build from the first SIZE of XML, cut after a whole page (default: the whole "
-                  "input)",
-                  SP_COMPLETE_NONE, NULL},
-    [F_LOOKUPS] = {"lookups", 0, "N", 0, NULL,
-                   "lookups per profile ([profile] lookups, else 10000)", SP_COMPLETE_NONE, NULL},
-    [F_TMP] = {"tmp", 0, "DIR", 0, NULL,
+    [F_BLOCKS] =
+        SP_ARG("block-sizes", "LIST", "block sizes to try (4K,8K,16K,64K)", SP_COMPLETE_NONE),
+    [F_CLUSTERS] =
+        SP_ARG("cluster-sizes", "LIST", "cluster sizes to try (4K,64K)", SP_COMPLETE_NONE),
+    [F_SAMPLE] =
+        SP_ARG("sample", "SIZE",
+               "build from the first SIZE of XML, cut after a whole page (default: the whole "
+               "input)",
+               SP_COMPLETE_NONE),
+    [F_LOOKUPS] = SP_ARG("lookups", "N", "lookups per profile ([profile] lookups, else 10000)",
+                         SP_COMPLETE_NONE),
+    [F_TMP] =
+        SP_ARG("tmp", "DIR",
                "where the scratch directory goes (default: [output] dir, else [sort] tmp_dir, "
                "else $TMPDIR or /tmp)",
-               SP_COMPLETE_DIR, NULL},
-    [F_TOLERANCE] = {"tolerance", 0, "PCT", 0, NULL,
-                     "latencies within PCT% of the best count as equal (10)", SP_COMPLETE_NONE,
-                     NULL},
-    [F_CONFIG_OUT] = {"config-out", 0, "PATH", 0, NULL,
-                      "write the recommended config snippet to PATH", SP_COMPLETE_FILE, NULL},
-    [F_JSON] = {"json", 0, "PATH", 0, NULL,
-                "write every figure as JSON (fields in pipeline/tune/README.md)", SP_COMPLETE_FILE,
-                NULL},
-    [F_SVG] = {"svg", 0, "PATH", 0, NULL, "chart p50 latency against block size per cluster size",
-               SP_COMPLETE_FILE, NULL},
+               SP_COMPLETE_DIR),
+    [F_TOLERANCE] =
+        SP_ARG("tolerance", "PCT", "latencies within PCT% of the best count as equal (10)",
+               SP_COMPLETE_NONE),
+    [F_CONFIG_OUT] = SP_ARG("config-out", "PATH", "write the recommended config snippet to PATH",
+                            SP_COMPLETE_FILE),
+    [F_JSON] = SP_FLAG_JSON_FIGURES("pipeline/tune/README.md"),
+    [F_SVG] = SP_ARG("svg", "PATH", "chart p50 latency against block size per cluster size",
+                     SP_COMPLETE_FILE),
     [F_VERBOSE] = {"verbose", 'v', NULL, 0, NULL, "one line per finished trial on stderr",
                    SP_COMPLETE_NONE, NULL},
     [F_PROGRESS] = SP_FLAG_PROGRESS,
@@ -110,17 +110,6 @@ static void trial_line(void *ctx, size_t i, size_t n, const tune_trial *t) {
             (unsigned long long)(t->have_cold ? t->cold.p50_ns : 0));
 }
 
-/* Where the scratch directory goes; see the usage text. */
-static const char *work_dir(const char *flag, const sp_config *cfg) {
-    if (flag)
-        return flag;
-    if (*cfg->output.dir)
-        return cfg->output.dir;
-    if (*cfg->sort.tmp_dir)
-        return cfg->sort.tmp_dir;
-    return NULL;
-}
-
 /* One flag; 0 or the exit code of a bad value. */
 static int take(const sp_given *g, tune_options *o, uint64_t *lookups) {
     const char *optarg = g->value;
@@ -161,7 +150,6 @@ static int take(const sp_given *g, tune_options *o, uint64_t *lookups) {
 }
 
 static int run(sp_cmdline *cl) {
-    sp_config *cfg = &cl->cfg;
     tune_options o;
     tune_options_init(&o);
     uint64_t lookups = 0;
@@ -173,14 +161,14 @@ static int run(sp_cmdline *cl) {
     }
     const char *config_out = cl->value[F_CONFIG_OUT], *json_path = cl->value[F_JSON],
                *svg_path = cl->value[F_SVG];
-    if (!cl->n_operands && !*cfg->input.path)
+    const char *input_glob;
+    config_apply_tune(&cl->cfg, &o.build, &o.verify, &o.profile, &o.work_dir, &input_glob);
+    if (!cl->n_operands && !input_glob)
         return sp_cli_usage_error("tune", "no INPUT given and [input] path is not set");
-
-    config_apply_build(cfg, &o.build);
-    config_apply_verify(cfg, &o.verify);
-    config_apply_profile(cfg, &o.profile);
-    o.profile.n = lookups ? lookups : cfg->profile.lookups ? cfg->profile.lookups : 10000;
-    o.work_dir = work_dir(cl->value[F_TMP], cfg);
+    if (lookups)
+        o.profile.n = lookups;
+    if (cl->value[F_TMP])
+        o.work_dir = cl->value[F_TMP];
     for (size_t i = 0; i < o.n_block_sizes; i++)
         if (sst_check_fit(o.block_sizes[i], (uint32_t)o.build.max_bytes, &err))
             return sp_cli_report(&err, SP_EXIT_USAGE);
@@ -188,7 +176,7 @@ static int run(sp_cmdline *cl) {
     char *input = NULL;
     if (cl->n_operands)
         input = strdup(cl->operands[0]);
-    else if (nightly_newest_match(cfg->input.path, &input, &err))
+    else if (nightly_newest_match(input_glob, &input, &err))
         return sp_cli_report(&err, SP_EXIT_FAIL);
     if (!input)
         return sp_cli_usage_error("tune", "out of memory");
@@ -199,29 +187,15 @@ static int run(sp_cmdline *cl) {
     sp_front_meter_start(&m, "tune");
     o.on_trial_ctx = m.meter;
     int rc = sp_front_meter_stop(&m, tune_run(input, &o, &rep, &err));
-    int code = SP_EXIT_OK;
-    if (rc || (json_path && tune_write_json(&rep, json_path, &err)) ||
-        (svg_path && tune_write_svg(&rep, svg_path, &err)) ||
-        (config_out && tune_write_config(&rep, config_out, &err)))
-        code = sp_cli_report(&err, SP_EXIT_FAIL);
-    else
+    rc = rc || (json_path && tune_write_json(&rep, json_path, &err)) ||
+         (svg_path && tune_write_svg(&rep, svg_path, &err)) ||
+         (config_out && tune_write_config(&rep, config_out, &err));
+    if (!rc)
         tune_print(&rep, stdout);
     tune_report_destroy(&rep);
     free(input);
-    return code;
+    return sp_front_exit(rc, &err);
 }
 
-const sp_command tune_command = {
-    .name = "tune",
-    .summary = "build, verify and profile block/cluster sizes; recommend a config",
-    .synopsis = "[INPUT] [options]",
-    .description =
-        "Builds INPUT (or a sample of it) once per block size x cluster size, verifies\n"
-        "each table, profiles its lookups warm and cold, and recommends the combination\n"
-        "with the lowest cold p50 latency within a tolerance of the best, most compact\n"
-        "first, as an [sst] config snippet. Every trial file is removed afterwards.",
-    .config_help = "settings shared with the nightly build; without INPUT, [input] path is used",
-    SP_FLAGS(flags),
-    SP_OPERANDS(sp_input_operand, 0, 1, "expected at most one INPUT"),
-    .run = run,
-};
+const sp_command tune_command = SP_COMMAND(
+    tune, run, SP_FLAGS(flags), SP_OPERANDS(sp_input_operand, 0, 1, "expected at most one INPUT"));

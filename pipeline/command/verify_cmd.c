@@ -27,9 +27,9 @@
 enum { F_JSON, F_THREADS, F_PROGRESS, F_NO_PROGRESS };
 
 static const sp_flag flags[] = {
-    [F_JSON] = {"json", 0, "PATH", 0, NULL,
-                "also write the report as JSON (fields in stages/verify/README.md)",
-                SP_COMPLETE_FILE, NULL},
+    [F_JSON] =
+        SP_ARG("json", "PATH", "also write the report as JSON (fields in stages/verify/README.md)",
+               SP_COMPLETE_FILE),
     [F_THREADS] = {"threads", 0, "N", SP_KEY(CONFIG_VERIFY_THREADS), NULL, NULL, SP_COMPLETE_NONE,
                    NULL},
     [F_PROGRESS] = SP_FLAG_PROGRESS,
@@ -171,21 +171,5 @@ static int run(sp_cmdline *cl) {
     return code;
 }
 
-const sp_command verify_command = {
-    .name = "verify",
-    .summary = "check every byte of SSTables (checksums, order, index, counts)",
-    .synopsis = "FILE... [options]",
-    .description = "Reads every byte of each SSTable once and checks footer, checksums, block\n"
-                   "layout and padding, key order, index, counts, value bounds and UTF-8.\n"
-                   "Prints one line per problem (what, block, byte offset), then a summary line\n"
-                   "per file: records, blocks, bytes, seconds, MB/s, OK or the problem count.\n"
-                   "A table set (its directory or tableset.json) is checked shard by shard,\n"
-                   "each also against the manifest: every key in the shard's range, its\n"
-                   "options, records, size and XXH3-128 checksum.",
-    .config_help = "this command reads [verify] read_size, max_problems and threads",
-    .notes = "exit status: 0 all files clean, 1 problems found, 2 a file could not be\n"
-             "checked (missing, unreadable, not an SSTable) or bad usage",
-    SP_FLAGS(flags),
-    SP_OPERANDS(sp_file_operand, 1, -1, "no FILE given"),
-    .run = run,
-};
+const sp_command verify_command =
+    SP_COMMAND(verify, run, SP_FLAGS(flags), SP_OPERANDS(sp_file_operand, 1, -1, "no FILE given"));

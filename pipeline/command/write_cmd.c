@@ -108,14 +108,6 @@ static int run(sp_cmdline *cl) {
     return code == SP_EXIT_OK ? code : sp_cli_report(&err, code);
 }
 
-const sp_command write_command = {
-    .name = "write",
-    .summary = "write a sorted record stream as an SSTable",
-    .synopsis = "[INPUT|-] -o FILE [options]",
-    .description = "Writes a sorted record stream (from `sstpipe sort`) as an SSTable.\n"
-                   "INPUT defaults to stdin.",
-    .config_help = "this command reads [sst] block_size and cluster_size",
-    SP_FLAGS(flags),
-    SP_OPERANDS(sp_input_operand, 0, 1, "expected at most one INPUT, got %d"),
-    .run = run,
-};
+const sp_command write_command =
+    SP_COMMAND(write, run, SP_FLAGS(flags),
+               SP_OPERANDS(sp_input_operand, 0, 1, "expected at most one INPUT, got %d"));
