@@ -50,15 +50,17 @@
 #define CANCEL_WAIT_MS 120000
 
 /* $1 log dir, $2 stage, $3 attempt, then the task's argv; the index is the
- * array's. The status goes through a rename, so it is whole or absent. */
+ * array's. The status needs no temporary name: it is a few bytes written at
+ * once, the runner reads it only after the array has left the queue (so
+ * after the script ended), and one without its newline (a node lost while
+ * writing it) counts as absent (task_status). */
 static const char batch_script[] =
     "#!/bin/sh\n"
     "# An sstpipe cluster task (pipeline/cluster/cluster_runner_slurm.c).\n"
     "d=$1 s=$2 a=$3; shift 3; i=$SLURM_ARRAY_TASK_ID\n"
     "\"$@\" --task \"$i\"\n"
     "rc=$?\n"
-    "echo \"$rc\" >\"$d/$s-$i.$a.status.tmp\" && mv -f \"$d/$s-$i.$a.status.tmp\" "
-    "\"$d/$s-$i.$a.status\"\n"
+    "echo \"$rc\" >\"$d/$s-$i.$a.status\"\n"
     "exit \"$rc\"\n";
 
 typedef struct slurm_stage {
@@ -252,6 +254,25 @@ static int wait_stage(slurm_run *r, size_t k, sp_error *err) {
     }
 }
 
+/* The exit code stage k's task i reported in its status file at the
+ * current attempt, or -1 when there is no whole one (no file: cancelled,
+ * killed or lost before it exited; no newline: lost while writing it). */
+static int task_status(const slurm_run *r, size_t k, int i) {
+    char *p = status_path(r, k, i, r->s[k].attempt), buf[32];
+    int fd = p ? open(p, O_RDONLY | O_CLOEXEC) : -1;
+    free(p);
+    if (fd < 0)
+        return -1;
+    ssize_t got = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (got <= 0 || buf[got - 1] != '\n')
+        return -1;
+    buf[got] = '\0';
+    char *end;
+    long code = strtol(buf, &end, 10);
+    return end == buf || *end != '\n' || code < 0 || code > 255 ? -1 : (int)code;
+}
+
 /* Marks stage k's indexes that succeeded in the array just finished; returns
  * how many are still pending, the first of them in *first. */
 static int collect(slurm_run *r, size_t k, int *first) {
@@ -262,15 +283,7 @@ static int collect(slurm_run *r, size_t k, int *first) {
     for (int i = 0; i < st->ntasks; i++) {
         if (!s->pending[i])
             continue;
-        char *p = status_path(r, k, i, s->attempt), buf[32] = "";
-        int fd = p ? open(p, O_RDONLY | O_CLOEXEC) : -1;
-        if (fd >= 0) {
-            ssize_t got = read(fd, buf, sizeof buf - 1);
-            buf[got > 0 ? got : 0] = '\0';
-            close(fd);
-        }
-        free(p);
-        if (fd >= 0 && atoi(buf) == 0 && buf[0] == '0') {
+        if (task_status(r, k, i) == 0) {
             s->pending[i] = 0;
         } else {
             if (*first < 0)
@@ -284,18 +297,12 @@ static int collect(slurm_run *r, size_t k, int *first) {
 /* The failure line of stage k's task i after its last attempt. */
 static int report(slurm_run *r, size_t k, int i, sp_error *err) {
     const slurm_stage *s = &r->s[k];
-    char *p = status_path(r, k, i, s->attempt), buf[32] = "", why[96];
-    int fd = p ? open(p, O_RDONLY | O_CLOEXEC) : -1;
-    if (fd >= 0) {
-        ssize_t got = read(fd, buf, sizeof buf - 1);
-        buf[got > 0 ? got : 0] = '\0';
-        buf[strcspn(buf, "\n")] = '\0';
-        close(fd);
-        snprintf(why, sizeof why, "exit %s", buf);
-    } else {
+    char why[96];
+    int code = task_status(r, k, i);
+    if (code >= 0)
+        snprintf(why, sizeof why, "exit %d", code);
+    else
         snprintf(why, sizeof why, "cancelled or killed before it exited");
-    }
-    free(p);
     char *log = runner_log_path(r->o->log_dir, r->stages[k].name, i, s->attempt);
     int rc = runner_task_failed(r->o, &r->stages[k], i, s->attempt + 1, why, log ? log : "?", err);
     free(log);
