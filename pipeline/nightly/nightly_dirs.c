@@ -1,6 +1,7 @@
 /* nightly_dirs.c: lock, cleanup, publishing and retention for nightly; see nightly_dirs.h. */
 #include "pipeline/nightly/nightly_dirs.h"
 
+#include "stages/common/cleanup.h"
 #include "stages/common/scratch.h"
 
 #include <dirent.h>
@@ -46,10 +47,6 @@ int nightly_lock(const char *dir, int *fd, pid_t *holder, sp_error *err) {
     return 0;
 }
 
-static bool has_prefix(const char *s, const char *prefix) {
-    return !strncmp(s, prefix, strlen(prefix));
-}
-
 int nightly_clean_stale(const char *dir, void (*note)(void *ctx, const char *name), void *ctx,
                         sp_error *err) {
     DIR *d = opendir(dir);
@@ -58,8 +55,7 @@ int nightly_clean_stale(const char *dir, void (*note)(void *ctx, const char *nam
     int removed = 0;
     struct dirent *e;
     while ((e = readdir(d))) {
-        if (!has_prefix(e->d_name, NIGHTLY_STAGING_PREFIX) &&
-            !has_prefix(e->d_name, NIGHTLY_LINK_TMP_PREFIX))
+        if (strncmp(e->d_name, NIGHTLY_STAGING_PREFIX, strlen(NIGHTLY_STAGING_PREFIX)))
             continue;
         char path[PATH_MAX];
         snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
@@ -72,7 +68,12 @@ int nightly_clean_stale(const char *dir, void (*note)(void *ctx, const char *nam
         removed++;
     }
     closedir(d);
-    return removed;
+    char cur[PATH_MAX];
+    snprintf(cur, sizeof cur, "%s/current", dir);
+    int links = sp_publish_sweep_beside(cur);
+    if (links > 0 && note)
+        note(ctx, "current" SP_PUBLISH_TMP "*");
+    return removed + (links > 0 ? links : 0);
 }
 
 /* The greatest entry name in path (not starting with '.'), or "" when empty. */
@@ -127,19 +128,26 @@ int nightly_move(const char *dir, const char *staging, const char *sub, const ch
 
 int nightly_swap_current(const char *dir, const char *target, sp_error *err) {
     char tmp[PATH_MAX], cur[PATH_MAX];
-    snprintf(tmp, sizeof tmp, "%s/" NIGHTLY_LINK_TMP_PREFIX "%ld", dir, (long)getpid());
     snprintf(cur, sizeof cur, "%s/current", dir);
+    if (sp_publish_temp(cur, tmp, sizeof tmp, err))
+        return -1;
+    /* Registered before it exists: a signal at any point of the swap
+     * removes it (the new link before the exchange, the old one after). */
+    int slot = sp_cleanup_add(tmp);
     unlink(tmp);
+    int rc = -1;
     if (symlink(target, tmp))
-        return sp_errorf_errno(err, "%s: cannot create symlink", tmp);
-    /* Exchanged in one step, a reader of current sees the old build or the
-     * new one, never neither; a swap that may not survive a power cut is
-     * undone, reported as failed: a failed publish leaves current as it
-     * found it. */
-    int rc = sp_publish(tmp, cur, SP_PUBLISH_EXCHANGE | SP_PUBLISH_UNDO, NULL, err);
+        sp_errorf_errno(err, "%s: cannot create symlink", tmp);
+    else
+        /* Exchanged in one step, a reader of current sees the old build or
+         * the new one, never neither; a swap that may not survive a power
+         * cut is undone, reported as failed: a failed publish leaves
+         * current as it found it. */
+        rc = sp_publish(tmp, cur, SP_PUBLISH_EXCHANGE | SP_PUBLISH_UNDO, NULL, err) ? -1 : 0;
     /* The old link after an exchange; the new one after a failure. */
     unlink(tmp);
-    return rc ? -1 : 0;
+    sp_cleanup_remove(slot);
+    return rc;
 }
 
 int nightly_current_target(const char *dir, char *out, size_t cap, sp_error *err) {

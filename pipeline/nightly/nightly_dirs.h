@@ -22,7 +22,6 @@
 #include <sys/types.h>
 
 #define NIGHTLY_STAGING_PREFIX ".staging-"
-#define NIGHTLY_LINK_TMP_PREFIX ".current.tmp-"
 
 /*
  * Takes dir/.lock (flock, not waiting) and writes our pid into it. Returns
@@ -33,9 +32,10 @@
 int nightly_lock(const char *dir, int *fd, pid_t *holder, sp_error *err);
 
 /*
- * With the lock held, every staging directory and temporary symlink in dir
- * belongs to a run that died (a live run would hold the lock): removes them
- * and calls note(name) for each. Returns how many, or -1.
+ * With the lock held, every staging directory in dir belongs to a run that
+ * died (a live run would hold the lock): removes them, and the temporary
+ * links of current whose process is gone (sp_publish_sweep_beside), and
+ * calls note(name) for each. Returns how many, or -1.
  */
 int nightly_clean_stale(const char *dir, void (*note)(void *ctx, const char *name), void *ctx,
                         sp_error *err);

@@ -237,7 +237,7 @@ class IncrementalNightlyRandomKills(E2ETest):
                 if name.endswith(".sst"):
                     v = sstpipe("verify", os.path.join(cache, name))
                     self.assertEqual(v.code, 0, what + f": cache/{name}" + v.describe())
-            kept = (".staging-", ".current.tmp-", "report.html.tmp.", "index.html.tmp.")
+            kept = faultlib.NIGHTLY_KILL_LEFTOVERS
             self.assertEqual([p for p in temp_leftovers(out)
                               if not any(k in p for k in kept)], [], what)
             nxt = faultlib.run(argv, preload=False)

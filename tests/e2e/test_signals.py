@@ -12,6 +12,8 @@
   rename). A nightly keeps its lock only while it lives, and the
   staging directory of an interrupted run is removed by the next run,
   which must succeed.
+- SIGTERM at one fixed point: a nightly held (the fault shim's HOLD) at the
+  rename that swaps `current`, its new link made: the link goes with it.
 
 A signal's moment is drawn over the CPU time a whole run uses, and sent once
 the process has used that much (read from /proc): a point of the work done,
@@ -224,6 +226,39 @@ class Signals(E2ETest):
                 self.next_run_succeeds(self.small, what)
         print(f"SIGNALS nightly: interrupted={interrupted}")
         self.assertGreater(interrupted, 0, "every nightly finished before its signal")
+
+    def test_sigterm_inside_current_swap(self):
+        """SIGTERM between the new `current` link's creation and its
+        exchange (the run held at that rename): the temporary link goes
+        with the process, and current still names the earlier build."""
+        self.nightly_setup()
+        other = wikigen(self.path("other.xml.zst"), "1M", "43", "zst")
+        self.next_run_succeeds(self.small, "the first run")
+        # The index of the swap's rename, counted on a copy of this state.
+        copy = self.path("copy")
+        shutil.copytree(self.out, copy, symlinks=True)
+        with open(self.ini, "rb") as f:
+            ini = self.write_file("copy.ini", f.read().replace(self.out.encode(), copy.encode()))
+        traced = faultlib.run([sstpipe_bin(), "nightly", "-c", ini, other], fault_dir=copy,
+                              trace=True)
+        self.assertEqual(traced.code, 0, traced.describe())
+        swap = [(op, n) for op, n, path in traced.calls
+                if op.startswith("rename") and "current.tmp" in os.path.basename(path)]
+        self.assertEqual(len(swap), 1, f"the swap's renames: {swap}")
+        before, proc = self.current(), []
+        with faultlib.Held("%s:%d" % swap[0], self.out,
+                           lambda path: os.kill(proc[0].pid, signal.SIGTERM)) as held:
+            proc.append(subprocess.Popen(self.nightly_argv(other), env=held.env,
+                                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE))
+            _, err = proc[0].communicate(timeout=PATIENCE)
+        self.assertIn("current.tmp", os.path.basename(held.path), "held elsewhere")
+        self.assertEqual(proc[0].returncode, 128 + signal.SIGTERM, err.decode(errors="replace"))
+        left = temp_leftovers(self.out)
+        self.assertTrue(all(os.path.basename(p).startswith(".staging-") for p in left),
+                        f"temporary files left: {left}")
+        self.assertEqual(self.current(), before)
+        self.assertVerifies("SIGTERM inside the swap")
+        self.next_run_succeeds(other, "SIGTERM inside the swap")
 
     # ------------------------------------------------------------ build, sort
 

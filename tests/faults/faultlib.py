@@ -314,15 +314,14 @@ def sha(path):
 
 def temp_leftovers(*dirs):
     """Temporary files sstpipe must not leave: *.tmp.* output names, named
-    scratch files (sstpipe-scratch.*), nightly's .staging-* and
-    .current.tmp-*, at any depth under dirs."""
+    scratch files (sstpipe-scratch.*) and nightly's .staging-*, at any
+    depth under dirs."""
     found = []
     for d in dirs:
         for root, subdirs, files in os.walk(d):
             for name in subdirs + files:
                 if (".tmp." in name or name.startswith(".staging-")
-                        or name.startswith("sstpipe-scratch.")
-                        or name.startswith(".current.tmp-")):
+                        or name.startswith("sstpipe-scratch.")):
                     found.append(os.path.join(root, name))
     return found
 
@@ -408,7 +407,7 @@ def sweep_one_output(test, area, argv, fault_dir, counts, brief_limit, *, out, r
 # of which the next night removes: its staging directory (with whatever
 # it held), its temporary `current` symlink, and a page killed between
 # its link and its rename (complete, under a temporary name).
-NIGHTLY_KILL_LEFTOVERS = (".staging-", ".current.tmp-", "report.html.tmp.", "index.html.tmp.")
+NIGHTLY_KILL_LEFTOVERS = (".staging-", "current.tmp.", "report.html.tmp.", "index.html.tmp.")
 
 
 def sweep_nightly(test, area, argv, out_dir, counts, brief_limit, *, kill, current, sound,
