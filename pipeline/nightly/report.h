@@ -44,9 +44,10 @@ int report_write_index(const char *out_dir, size_t *n_builds, sp_error *err);
 /*
  * Removes the temporary files of page writers that died between creating
  * a page and renaming it into place (index.html.tmp.* in out_dir,
- * report.html.tmp.* in each build directory). Only while no other writer
- * can run: `sstpipe nightly` and `sstpipe report` call it holding
- * out_dir/.lock. Returns how many, or -1.
+ * report.html.tmp.* in each build directory), as every publish sweeps
+ * (sp_publish_sweep_beside: this host's, whose process is gone).
+ * `sstpipe nightly` and `sstpipe report` call it holding out_dir/.lock.
+ * Returns how many, or -1 when out_dir's builds cannot be listed.
  */
 int report_remove_stale(const char *out_dir, sp_error *err);
 

@@ -1,8 +1,11 @@
 /*
  * report_list.c: the build directories of a nightly output directory, and
- * the temporary files a killed page writer left in them; see report.h.
+ * the sweep of the temporary files a killed page writer left in them
+ * (sp_publish_sweep_beside, as every publish's); see report.h.
  */
 #include "pipeline/nightly/report.h"
+
+#include "stages/common/publish.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -12,7 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 /* Newest first: names start with their UTC time ("20260131T020000Z"), so
  * the name after "builds/" or "failed/" sorts in run order. */
@@ -82,40 +84,17 @@ int report_list_builds(const char *out_dir, char ***out, size_t *count, sp_error
     return 0;
 }
 
-/* Unlinks dir's entries named PAGE.tmp.*; the count, or -1. */
-static int remove_temps(const char *dir, const char *page, sp_error *err) {
-    DIR *d = opendir(dir);
-    if (!d)
-        return errno == ENOENT ? 0 : sp_errorf_errno(err, "%s: cannot list", dir);
-    char prefix[64];
-    snprintf(prefix, sizeof prefix, "%s.tmp.", page);
-    int n = 0;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        if (strncmp(e->d_name, prefix, strlen(prefix)))
-            continue;
-        if (unlinkat(dirfd(d), e->d_name, 0) && errno != ENOENT) {
-            sp_errorf_errno(err, "%s/%s: cannot remove", dir, e->d_name);
-            n = -1;
-            break;
-        }
-        n++;
-    }
-    closedir(d);
-    return n;
-}
-
 int report_remove_stale(const char *out_dir, sp_error *err) {
     char **names;
     size_t n;
     if (report_list_builds(out_dir, &names, &n, err))
         return -1;
-    int total = remove_temps(out_dir, REPORT_INDEX, err);
-    for (size_t i = 0; i < n && total >= 0; i++) {
-        char dir[PATH_MAX];
-        snprintf(dir, sizeof dir, "%s/%s", out_dir, names[i]);
-        int k = remove_temps(dir, REPORT_PAGE, err);
-        total = k < 0 ? -1 : total + k;
+    char page[PATH_MAX];
+    snprintf(page, sizeof page, "%s/%s", out_dir, REPORT_INDEX);
+    int total = sp_publish_sweep_beside(page);
+    for (size_t i = 0; i < n; i++) {
+        snprintf(page, sizeof page, "%s/%s/%s", out_dir, names[i], REPORT_PAGE);
+        total += sp_publish_sweep_beside(page);
     }
     report_list_free(names, n);
     return total;

@@ -28,7 +28,8 @@ manifests and logs, "..", encoded "..", a build that is a symlink to /, a
 report that is a symlink to a file outside, a missing build.
 
 Also: a failed build's report shows the failure (stage, error, verify's
-problem); `sstpipe report DIR` rewrites the same bytes; a bad manifest is
+problem); `sstpipe report DIR` rewrites the same bytes, sweeping the
+temporary files of dead page writers (never a live one's); a bad manifest is
 named with its line and column, its page skipped, the others written; an
 index that cannot be written is a warning and the build is still published.
 
@@ -471,6 +472,26 @@ class ReportTest(E2ETest):
                 data = data.replace(self.out.encode(), copy.encode())
             self.assertEqual(got, data, p)
         self.assertEqual(temp_leftovers(copy), [])
+
+    def test_report_command_sweeps_only_dead_writers_temporaries(self):
+        """A page's temporary file is swept as every publish's: this host's
+        whose writer is gone, never a live writer's."""
+        copy = self.path("sweep")
+        shutil.copytree(self.out, copy, symlinks=True)
+        host = socket.gethostname().replace("/", "_").replace("-", "_")
+        gone = subprocess.Popen(["true"])
+        gone.wait()
+        build = sorted(glob.glob(os.path.join(copy, "builds", "*")))[0]
+        dead = [os.path.join(copy, f"index.html.tmp.{host}-{gone.pid}.a1b2c3"),
+                os.path.join(build, f"report.html.tmp.{host}-{gone.pid}.d4e5f6")]
+        live = os.path.join(copy, f"index.html.tmp.{host}-{os.getpid()}.g7h8i9")
+        for p in dead + [live]:
+            with open(p, "wb") as f:
+                f.write(b"<html")
+        r = sstpipe("report", copy)
+        self.assertEqual(r.code, 0, r.describe())
+        self.assertEqual([p for p in dead if os.path.exists(p)], [])
+        self.assertTrue(os.path.exists(live), "a live writer's temporary file was removed")
 
     def test_report_command_errors(self):
         r = sstpipe("report", self.path("nothing"))
