@@ -76,6 +76,17 @@ void config_apply_tune(const sp_config *cfg, build_options *build, verify_option
     *input_glob = unless_empty(cfg->input.path);
 }
 
+bool config_apply_progress(const sp_config *cfg, bool terminal) {
+    switch (cfg->progress.show) {
+    case CONFIG_PROGRESS_ALWAYS:
+        return true;
+    case CONFIG_PROGRESS_NEVER:
+        return false;
+    default:
+        return terminal;
+    }
+}
+
 int config_check_nightly(const sp_config *cfg, bool have_input, bool *usage, sp_error *err) {
     *usage = true;
     if (!*cfg->output.dir)

@@ -46,6 +46,10 @@ void config_apply_profile_given(const sp_config *cfg, profile_options *opts, boo
 void config_apply_tune(const sp_config *cfg, build_options *build, verify_options *verify,
                        profile_options *profile, const char **work_dir, const char **input_glob);
 
+/* [progress] show: whether a long command shows its live line on stderr,
+ * which is a terminal or not. */
+bool config_apply_progress(const sp_config *cfg, bool terminal);
+
 /* What `nightly` refuses before a run begins (the run takes the config
  * itself): 0, or -1 with err set. *usage says the message is of usage
  * ([output] dir or [input] path not set, deletions without incremental):

@@ -9,6 +9,7 @@
 #include "pipeline/command/command.h"
 #include "pipeline/command/help.h"
 
+#include "config/config_apply.h"
 #include "stages/common/cli.h"
 
 #include <getopt.h>
@@ -20,14 +21,7 @@
 #define LONG_ONLY 256
 
 bool sp_cmdline_progress(const sp_cmdline *cl) {
-    switch (cl->cfg.progress.show) {
-    case CONFIG_PROGRESS_ALWAYS:
-        return true;
-    case CONFIG_PROGRESS_NEVER:
-        return false;
-    default:
-        return isatty(STDERR_FILENO);
-    }
+    return config_apply_progress(&cl->cfg, isatty(STDERR_FILENO));
 }
 
 int sp_cmdline_operand_error(const sp_cmdline *cl) {
