@@ -4,6 +4,10 @@
 #include "stages/common/cores.h"
 #include "stages/sst/format.h"
 
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 /* An empty text key means "not set". */
 static const char *unless_empty(const char *s) {
     return *s ? s : NULL;
@@ -74,6 +78,68 @@ void config_apply_tune(const sp_config *cfg, build_options *build, verify_option
         profile->n = n;
     *work_dir = *cfg->output.dir ? cfg->output.dir : unless_empty(cfg->sort.tmp_dir);
     *input_glob = unless_empty(cfg->input.path);
+}
+
+/* Sections whose keys decide a cluster task's output: every key of these,
+ * and [input] decompressor. */
+static const char *const plan_sections[] = {"extract", "truncate", "sort", "build", "sst", NULL};
+
+static bool decides_output(config_key k) {
+    if (k == CONFIG_INPUT_DECOMPRESSOR)
+        return true;
+    for (size_t s = 0; plan_sections[s]; s++)
+        if (!strcmp(config_key_section(k), plan_sections[s]))
+            return true;
+    return false;
+}
+
+int config_apply_cluster(const sp_config *cfg, cluster_build_options *opts, sp_error *err) {
+    opts->plan.shared_dir = cfg->cluster.shared_dir;
+    opts->plan.tasks = cfg->cluster.tasks;
+    opts->plan.shards = (unsigned)cfg->cluster.shards;
+    opts->run.kind = cfg->cluster.runner;
+    opts->run.jobs = (int)cfg->cluster.jobs;
+    opts->run.retries = (int)cfg->cluster.retries;
+    opts->run.slurm_partition = cfg->cluster.slurm_partition;
+    opts->run.slurm_args = cfg->cluster.slurm_args;
+    opts->run.parallel_sshlogin = cfg->cluster.parallel_sshlogin;
+    opts->build_threads = (unsigned)cfg->build.threads;
+    opts->sort_memory = cfg->sort.memory;
+    cluster_option *o = calloc(CONFIG_KEY_COUNT, sizeof *o);
+    if (!o)
+        return sp_errorf(err, "out of memory");
+    opts->plan.options = o;
+    for (int k = 0; k < CONFIG_KEY_COUNT; k++) {
+        if (!decides_output((config_key)k))
+            continue;
+        char name[128], value[1024];
+        snprintf(name, sizeof name, "%s.%s", config_key_section((config_key)k),
+                 config_key_name((config_key)k));
+        config_value_text(cfg, (config_key)k, value, sizeof value);
+        cluster_option *c = &o[opts->plan.n_options++];
+        c->key = strdup(name);
+        c->value = strdup(value);
+        if (!c->key || !c->value)
+            return sp_errorf(err, "out of memory");
+    }
+    return 0;
+}
+
+int config_apply_plan(const cluster_plan *p, sp_config *cfg, build_options *opts, sp_error *err) {
+    config_init(cfg);
+    for (size_t i = 0; i < p->n_options; i++) {
+        size_t n = strlen(p->options[i].key) + strlen(p->options[i].value) + 2;
+        char *arg = malloc(n);
+        if (!arg)
+            return sp_errorf(err, "out of memory");
+        snprintf(arg, n, "%s=%s", p->options[i].key, p->options[i].value);
+        int rc = config_set_arg(cfg, arg, err);
+        free(arg);
+        if (rc)
+            return -1;
+    }
+    config_apply_build(cfg, opts);
+    return 0;
 }
 
 bool config_apply_progress(const sp_config *cfg, bool terminal) {

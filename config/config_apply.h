@@ -3,7 +3,8 @@
  * structs of the stages: the one place where a config key becomes a stage
  * option, for every command and for nightly, so that no command reads a
  * key's field itself. The config library comes after the stages'
- * libraries (CMakeLists.txt), so it can name their option structs.
+ * libraries and the build, tune and cluster orchestrations
+ * (CMakeLists.txt), so it can name their option structs.
  *
  * Each function sets every field of opts the config covers; call the
  * stage's *_options_init first. Pointers in the filled options (tmp_dir,
@@ -14,6 +15,7 @@
 
 #include "config/config.h"
 #include "pipeline/build/build.h"
+#include "pipeline/cluster/cluster_build.h"
 #include "stages/extract/extract.h"
 #include "stages/profile/profile.h"
 #include "stages/serve/serve_holder.h"
@@ -45,6 +47,18 @@ void config_apply_profile_given(const sp_config *cfg, profile_options *opts, boo
  * NULL when empty). */
 void config_apply_tune(const sp_config *cfg, build_options *build, verify_options *verify,
                        profile_options *profile, const char **work_dir, const char **input_glob);
+
+/* A cluster build's: its [cluster] section, [build] threads and [sort]
+ * memory, and as the build options every task applies, the text (as
+ * `config show` prints it) of every [extract], [truncate], [sort], [build]
+ * and [sst] key and of [input] decompressor. Call
+ * cluster_build_options_init first, and cluster_build_options_destroy
+ * after. 0, or -1 with err (out of memory). */
+int config_apply_cluster(const sp_config *cfg, cluster_build_options *opts, sp_error *err);
+/* A cluster task's build options: the plan's applied over the defaults,
+ * into cfg (config_init'ed here; the caller destroys it, after opts) and
+ * then opts (build_options_init first). 0, or -1 with err. */
+int config_apply_plan(const cluster_plan *p, sp_config *cfg, build_options *opts, sp_error *err);
 
 /* [progress] show: whether a long command shows its live line on stderr,
  * which is a terminal or not. */

@@ -57,11 +57,11 @@ static void absolute_path(const char *path, char *buf, size_t cap) {
 /* The map tasks the local runner runs at once: [cluster] jobs, or the
  * cores this process may run on, at most the tasks there are (at least 1);
  * 0 for the other runners, whose tasks each have a node slot of their own. */
-static size_t local_at_once(const sp_config *cfg, size_t n_maps) {
+static size_t local_at_once(const cluster_build_options *o, size_t n_maps) {
     cpu_set_t set;
-    if (cfg->cluster.runner != SP_RUNNER_LOCAL)
+    if (o->run.kind != SP_RUNNER_LOCAL)
         return 0;
-    size_t at_once = cfg->cluster.jobs;
+    size_t at_once = o->run.jobs > 0 ? (size_t)o->run.jobs : 0;
     if (!at_once)
         at_once = sched_getaffinity(0, sizeof set, &set) || CPU_COUNT(&set) <= 0
                       ? 1
@@ -74,10 +74,10 @@ static size_t local_at_once(const sp_config *cfg, size_t n_maps) {
 /* A local map task's parsing threads: the cores this process may run on
  * over the tasks the runner runs at once (at least 1); 0 (the plan's [build]
  * threads) for the other runners, or when [build] threads is set. */
-static unsigned map_threads(const sp_config *cfg, size_t n_maps) {
+static unsigned map_threads(const cluster_build_options *o, size_t n_maps) {
     cpu_set_t set;
-    size_t at_once = local_at_once(cfg, n_maps);
-    if (!at_once || cfg->build.threads || sched_getaffinity(0, sizeof set, &set) ||
+    size_t at_once = local_at_once(o, n_maps);
+    if (!at_once || o->build_threads || sched_getaffinity(0, sizeof set, &set) ||
         CPU_COUNT(&set) <= 0)
         return 0;
     size_t cores = (size_t)CPU_COUNT(&set);
@@ -89,11 +89,11 @@ static unsigned map_threads(const sp_config *cfg, size_t n_maps) {
  * minimum); 0 (the plan's whole budget) for the other runners, where the
  * budget is per task, in its own node slot (Slurm: ask for it with
  * --mem in slurm_args). */
-static uint64_t map_memory(const sp_config *cfg, size_t n_maps) {
-    size_t at_once = local_at_once(cfg, n_maps);
+static uint64_t map_memory(const cluster_build_options *o, size_t n_maps) {
+    size_t at_once = local_at_once(o, n_maps);
     if (!at_once)
         return 0;
-    uint64_t share = cfg->sort.memory / at_once;
+    uint64_t share = o->sort_memory / at_once;
     return share < SORT_MIN_MEMORY ? SORT_MIN_MEMORY : share;
 }
 
@@ -149,8 +149,25 @@ static void add_task_stats(const char *log_dir, const char *stage, int ntasks,
     }
 }
 
-int cluster_build(const char *const *inputs, size_t n, const char *output, const sp_config *cfg,
-                  cluster_build_stats *st, sp_error *err) {
+void cluster_build_options_init(cluster_build_options *o) {
+    memset(o, 0, sizeof *o);
+    o->plan.shards = 1;
+    cluster_runner_options_init(&o->run);
+    o->sort_memory = SORT_DEFAULT_MEMORY;
+}
+
+void cluster_build_options_destroy(cluster_build_options *o) {
+    for (size_t i = 0; i < o->plan.n_options; i++) {
+        free(o->plan.options[i].key);
+        free(o->plan.options[i].value);
+    }
+    free(o->plan.options);
+    o->plan.options = NULL;
+    o->plan.n_options = 0;
+}
+
+int cluster_build(const char *const *inputs, size_t n, const char *output,
+                  const cluster_build_options *o, cluster_build_stats *st, sp_error *err) {
     cluster_build_stats local;
     if (!st)
         st = &local;
@@ -158,12 +175,12 @@ int cluster_build(const char *const *inputs, size_t n, const char *output, const
     /* Absolute: a task on a remote host (GNU parallel over ssh) starts in
      * its login's home directory, not here. */
     char shared[2 * PATH_MAX + 2];
-    absolute_path(cfg->cluster.shared_dir, shared, sizeof shared);
-    cluster_plan_options po = {
-        .shared_dir = shared, .tasks = cfg->cluster.tasks, .shards = (unsigned)cfg->cluster.shards};
+    absolute_path(o->plan.shared_dir ? o->plan.shared_dir : "", shared, sizeof shared);
+    cluster_plan_options po = o->plan;
+    po.shared_dir = shared;
     cluster_plan *p;
     double wall0 = sp_clock_seconds(), cpu0 = sp_process_cpu_seconds();
-    if (cluster_plan_make(&p, inputs, n, output, cfg, &po, &st->resumed, err))
+    if (cluster_plan_make(&p, inputs, n, output, &po, &st->resumed, err))
         return -1;
     st->plan_seconds = sp_clock_seconds() - wall0;
     st->plan_cpu_seconds = sp_process_cpu_seconds() - cpu0;
@@ -171,7 +188,7 @@ int cluster_build(const char *const *inputs, size_t n, const char *output, const
     snprintf(st->plan, sizeof st->plan, "%s", p->path);
     st->maps = p->n_maps;
     st->shards = p->shards;
-    st->map_at_once = local_at_once(cfg, p->n_maps);
+    st->map_at_once = local_at_once(o, p->n_maps);
     for (size_t i = 0; i < p->n_maps; i++)
         st->maps_done += cluster_map_done(p, i);
 
@@ -201,8 +218,8 @@ int cluster_build(const char *const *inputs, size_t n, const char *output, const
      * cost more CPU than build's, in switches and contended caches).
      * Nodes of the other runners are the tasks' own. */
     char threads[32], memory[32];
-    snprintf(threads, sizeof threads, "%u", map_threads(cfg, p->n_maps));
-    snprintf(memory, sizeof memory, "%llu", (unsigned long long)map_memory(cfg, p->n_maps));
+    snprintf(threads, sizeof threads, "%u", map_threads(o, p->n_maps));
+    snprintf(memory, sizeof memory, "%llu", (unsigned long long)map_memory(o, p->n_maps));
     char *map_argv[] = {exe,         "task",  "map",      "--plan", p->path,
                         "--threads", threads, "--memory", memory,   "--shared-check",
                         mark,        "-v",    NULL};
@@ -213,15 +230,8 @@ int cluster_build(const char *const *inputs, size_t n, const char *output, const
     cluster_stage stages[] = {{"map", map_argv, (int)p->n_maps},
                               {"reduce", reduce_argv, (int)p->shards},
                               {"finish", finish_argv, 1}};
-    cluster_runner_options ro;
-    cluster_runner_options_init(&ro);
-    ro.kind = cfg->cluster.runner;
-    ro.jobs = (int)cfg->cluster.jobs;
-    ro.retries = (int)cfg->cluster.retries;
+    cluster_runner_options ro = o->run;
     ro.log_dir = log_dir;
-    ro.slurm_partition = cfg->cluster.slurm_partition;
-    ro.slurm_args = cfg->cluster.slurm_args;
-    ro.parallel_sshlogin = cfg->cluster.parallel_sshlogin;
     build_ctx ctx = {p, out};
     ro.describe = describe_task;
     ro.describe_ctx = &ctx;

@@ -8,13 +8,38 @@
 #ifndef SSTPIPE_PIPELINE_CLUSTER_BUILD_H
 #define SSTPIPE_PIPELINE_CLUSTER_BUILD_H
 
-#include "config/config.h"
+#include "pipeline/cluster/cluster_plan.h"
+#include "pipeline/cluster/cluster_runner.h"
 #include "stages/common/error.h"
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+
+/* What a cluster build is told: its [cluster] section, and the build
+ * options its tasks apply (config_apply_cluster fills it from a config). */
+typedef struct cluster_build_options {
+    /* The shared directory (made absolute here), tasks and shards, and the
+     * build options every task applies (owned: cluster_build_options_destroy
+     * frees them). */
+    cluster_plan_options plan;
+    /* The runner, its jobs and retries, and Slurm's and GNU parallel's
+     * settings; cluster_build sets the rest (the log directory, ...). */
+    cluster_runner_options run;
+    /* [build] threads and [sort] memory of the build: 0 threads lets a
+     * local map task parse on its share of the cores, and the local map
+     * tasks share the memory. */
+    unsigned build_threads;
+    uint64_t sort_memory;
+} cluster_build_options;
+
+/* One task and shard, no shared directory (it must be set), the runner's
+ * defaults (cluster_runner_options_init), every core, the sorter's
+ * default memory, and no build options (each task's are the defaults). */
+void cluster_build_options_init(cluster_build_options *o);
+/* Frees o->plan.options. */
+void cluster_build_options_destroy(cluster_build_options *o);
 
 typedef struct cluster_build_stats {
     char plan[4096];  /* the plan's path */
@@ -57,12 +82,11 @@ typedef struct cluster_build_stats {
 } cluster_build_stats;
 
 /*
- * Builds inputs[0..n) into output with cfg's build options and its
- * [cluster] section. On a task's failure err is one line: the task, its
- * input or key range, its error and its log.
+ * Builds inputs[0..n) into output as o says. On a task's failure err is
+ * one line: the task, its input or key range, its error and its log.
  */
-int cluster_build(const char *const *inputs, size_t n, const char *output, const sp_config *cfg,
-                  cluster_build_stats *st, sp_error *err);
+int cluster_build(const char *const *inputs, size_t n, const char *output,
+                  const cluster_build_options *o, cluster_build_stats *st, sp_error *err);
 
 /* The -v line: "cluster: plan=... maps=N shards=N resumed=0 maps_done=N
  * map_cpu_seconds=... reduce_cpu_seconds=... input_bytes=... xml_bytes=...

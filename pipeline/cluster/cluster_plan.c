@@ -54,10 +54,6 @@
 /* XML of a file read whole whose titles are sampled (its one sample point). */
 #define WHOLE_FILE_SAMPLE ((size_t)1 << 20)
 
-/* Sections whose keys decide a task's output: every key of these, and
- * [input] decompressor. */
-static const char *const option_sections[] = {"extract", "truncate", "sort", "build", "sst", NULL};
-
 typedef struct key_list {
     cluster_key *v;
     size_t n, cap;
@@ -568,24 +564,16 @@ static char *absolute_output(const char *output, sp_error *err) {
     return out;
 }
 
-static int collect_options(cluster_plan *p, const sp_config *cfg, sp_error *err) {
-    p->options = calloc(CONFIG_KEY_COUNT, sizeof *p->options);
+/* The plan's own copy of o's build options. */
+static int copy_options(cluster_plan *p, const cluster_plan_options *o, sp_error *err) {
+    p->options = calloc(o->n_options ? o->n_options : 1, sizeof *p->options);
     if (!p->options)
         return sp_errorf(err, "out of memory");
-    for (int k = 0; k < CONFIG_KEY_COUNT; k++) {
-        const char *section = config_key_section((config_key)k);
-        bool wanted = k == CONFIG_INPUT_DECOMPRESSOR;
-        for (size_t s = 0; option_sections[s]; s++)
-            wanted |= !strcmp(section, option_sections[s]);
-        if (!wanted)
-            continue;
-        char name[128], value[1024];
-        snprintf(name, sizeof name, "%s.%s", section, config_key_name((config_key)k));
-        config_value_text(cfg, (config_key)k, value, sizeof value);
-        cluster_option *o = &p->options[p->n_options++];
-        o->key = strdup(name);
-        o->value = strdup(value);
-        if (!o->key || !o->value)
+    for (size_t i = 0; i < o->n_options; i++) {
+        cluster_option *c = &p->options[p->n_options++];
+        c->key = strdup(o->options[i].key);
+        c->value = strdup(o->options[i].value);
+        if (!c->key || !c->value)
             return sp_errorf(err, "out of memory");
     }
     return 0;
@@ -694,8 +682,7 @@ static int make_dir(const char *path, sp_error *err) {
 }
 
 int cluster_plan_make(cluster_plan **out, const char *const *inputs, size_t n, const char *output,
-                      const sp_config *cfg, const cluster_plan_options *o, bool *resumed,
-                      sp_error *err) {
+                      const cluster_plan_options *o, bool *resumed, sp_error *err) {
     *out = NULL;
     *resumed = false;
     if (!o->shared_dir || !*o->shared_dir)
@@ -739,7 +726,7 @@ int cluster_plan_make(cluster_plan **out, const char *const *inputs, size_t n, c
         in->mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
         total += in->size;
     }
-    if (collect_options(p, cfg, err) || make_id(p, o, err))
+    if (copy_options(p, o, err) || make_id(p, o, err))
         goto out;
     if (!(p->dir = sp_path_join(o->shared_dir, p->id)) ||
         !(p->path = sp_path_join(p->dir, CLUSTER_PLAN_FILE))) {
@@ -880,22 +867,6 @@ int cluster_plan_load(cluster_plan **out, const char *path, sp_error *err) {
         return -1;
     }
     *out = p;
-    return 0;
-}
-
-int cluster_plan_config(const cluster_plan *p, sp_config *cfg, sp_error *err) {
-    config_init(cfg);
-    for (size_t i = 0; i < p->n_options; i++) {
-        size_t n = strlen(p->options[i].key) + strlen(p->options[i].value) + 2;
-        char *arg = malloc(n);
-        if (!arg)
-            return sp_errorf(err, "out of memory");
-        snprintf(arg, n, "%s=%s", p->options[i].key, p->options[i].value);
-        int rc = config_set_arg(cfg, arg, err);
-        free(arg);
-        if (rc)
-            return -1;
-    }
     return 0;
 }
 

@@ -26,7 +26,6 @@
 #ifndef SSTPIPE_PIPELINE_CLUSTER_PLAN_H
 #define SSTPIPE_PIPELINE_CLUSTER_PLAN_H
 
-#include "config/config.h"
 #include "stages/common/error.h"
 
 #include <stddef.h>
@@ -87,23 +86,23 @@ typedef struct cluster_plan_options {
     const char *shared_dir;
     uint64_t tasks; /* map tasks wanted; 0: from the input size */
     unsigned shards;
+    /* The build options every task applies (the command line makes them
+     * of the config, and each task applies them over its defaults:
+     * config/config_apply.h). */
+    cluster_option *options;
+    size_t n_options;
 } cluster_plan_options;
 
 /*
- * The plan of building inputs[0..n) into output with cfg's build options:
+ * The plan of building inputs[0..n) into output with o's build options:
  * the one in SHARED_DIR/<id>/ when an earlier run wrote it, else made and
  * written there. *resumed says which.
  */
 int cluster_plan_make(cluster_plan **out, const char *const *inputs, size_t n, const char *output,
-                      const sp_config *cfg, const cluster_plan_options *o, bool *resumed,
-                      sp_error *err);
+                      const cluster_plan_options *o, bool *resumed, sp_error *err);
 /* Reads a plan.json (a task's --plan). */
 int cluster_plan_load(cluster_plan **out, const char *path, sp_error *err);
 void cluster_plan_destroy(cluster_plan *p);
-
-/* The plan's build options applied over the defaults, in cfg (fresh from
- * config_init; the caller destroys it). */
-int cluster_plan_config(const cluster_plan *p, sp_config *cfg, sp_error *err);
 
 /* The shard a key belongs to. */
 unsigned cluster_plan_shard_of(const cluster_plan *p, const uint8_t *key, uint32_t len);

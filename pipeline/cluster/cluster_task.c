@@ -10,14 +10,13 @@
  */
 #include "pipeline/cluster/cluster_task.h"
 
-#include "config/config_apply.h"
 #include "pipeline/build/build.h"
 #include "stages/common/cleanup.h"
 #include "stages/common/clock.h"
 #include "stages/common/fileio.h"
-#include "stages/common/usage.h"
 #include "stages/common/publish.h"
 #include "stages/common/scratch.h"
+#include "stages/common/usage.h"
 #include "stages/extract/extract.h"
 #include "stages/extract/source.h"
 #include "stages/merge/table_merge.h"
@@ -137,8 +136,8 @@ static int partition_put(void *ctx, const sp_record *rec, sp_error *err) {
     return table_writer_add(pt->writers[pt->cur], rec, err);
 }
 
-static int map_run(const cluster_plan *p, size_t task, unsigned threads, uint64_t memory,
-                   cluster_task_stats *st, sp_error *err) {
+static int map_run(const cluster_plan *p, size_t task, const build_options *plan_opts,
+                   unsigned threads, uint64_t memory, cluster_task_stats *st, sp_error *err) {
     const cluster_map_task *t = &p->maps[task];
     const cluster_input *in = &p->inputs[t->input];
     char maps[PATH_MAX], final[PATH_MAX], tmp[PATH_MAX], owner[SP_PUBLISH_OWNER_MAX], prefix[64];
@@ -164,16 +163,11 @@ static int map_run(const cluster_plan *p, size_t task, unsigned threads, uint64_
         return -1;
     }
 
-    sp_config cfg;
-    build_options opts;
-    build_options_init(&opts);
+    build_options opts = *plan_opts;
     char *head = NULL;
     size_t head_len = 0;
     table_writer **writers = calloc(p->shards, sizeof *writers);
     int rc = -1;
-    if (cluster_plan_config(p, &cfg, err))
-        goto out;
-    config_apply_build(&cfg, &opts);
     if (opts.extract.threads == 0)
         opts.extract.threads = threads;
     if (memory)
@@ -230,15 +224,14 @@ out:
         table_writer_destroy(writers[r]);
     free(writers);
     free(head);
-    config_destroy(&cfg);
     if (rc)
         sp_remove_tree(tmp, NULL);
     sp_cleanup_remove(slot);
     return rc;
 }
 
-int cluster_map(const cluster_plan *p, size_t task, unsigned threads, uint64_t memory,
-                cluster_task_stats *st, sp_error *err) {
+int cluster_map(const cluster_plan *p, size_t task, const build_options *opts, unsigned threads,
+                uint64_t memory, cluster_task_stats *st, sp_error *err) {
     cluster_task_stats local;
     if (!st)
         st = &local;
@@ -249,7 +242,7 @@ int cluster_map(const cluster_plan *p, size_t task, unsigned threads, uint64_t m
     cluster_plan_describe_map(p, task, what, sizeof what);
     sp_error e = {0};
     double cpu0 = sp_process_cpu_seconds(), wall0 = sp_clock_seconds();
-    int rc = map_run(p, task, threads, memory, st, &e);
+    int rc = map_run(p, task, opts, threads, memory, st, &e);
     st->cpu_seconds = sp_process_cpu_seconds() - cpu0;
     st->wall_seconds = sp_clock_seconds() - wall0;
     st->peak_rss_kib = sp_usage_image_peak_rss() / 1024;

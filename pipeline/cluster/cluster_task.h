@@ -30,6 +30,7 @@
 #ifndef SSTPIPE_PIPELINE_CLUSTER_TASK_H
 #define SSTPIPE_PIPELINE_CLUSTER_TASK_H
 
+#include "pipeline/build/build.h"
 #include "pipeline/cluster/cluster_plan.h"
 #include "stages/common/error.h"
 
@@ -50,12 +51,12 @@ typedef struct cluster_task_stats {
     uint64_t peak_rss_kib; /* the process's peak resident memory (VmHWM) */
 } cluster_task_stats;
 
-/* threads: the task's parsing threads when the plan's [build] threads is 0
- * (every core); 0 keeps that. memory: the sort budget in place of the
- * plan's [sort] memory (the local runner's share of it), 0 keeps that.
- * Neither changes an output byte. */
-int cluster_map(const cluster_plan *p, size_t task, unsigned threads, uint64_t memory,
-                cluster_task_stats *st, sp_error *err);
+/* opts: the build options the plan records (`sstpipe task` applies them:
+ * config_apply_plan, config/config_apply.h). threads: the task's parsing threads when
+ * their [build] threads is 0 (every core); 0 keeps that. memory: the sort budget in place of their
+ * [sort] memory (the local runner's share of it), 0 keeps that. Neither changes an output byte. */
+int cluster_map(const cluster_plan *p, size_t task, const build_options *opts, unsigned threads,
+                uint64_t memory, cluster_task_stats *st, sp_error *err);
 int cluster_reduce(const cluster_plan *p, unsigned shard, cluster_task_stats *st, sp_error *err);
 /* Verifies every shard and publishes output atomically; the plan's
  * directory stays as it was. */

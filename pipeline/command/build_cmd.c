@@ -36,11 +36,20 @@ static const sp_flag flags[] = {
 /* A [cluster] section: plan, tasks, finish (pipeline/cluster/cluster_build.h). */
 static int run_cluster(sp_cmdline *cl, const char *output) {
     sp_error err = {0};
-    if (!*cl->cfg.cluster.shared_dir)
+    cluster_build_options o;
+    cluster_build_options_init(&o);
+    if (config_apply_cluster(&cl->cfg, &o, &err)) {
+        cluster_build_options_destroy(&o);
+        return sp_cli_report(&err, SP_EXIT_FAIL);
+    }
+    if (!*o.plan.shared_dir) {
+        cluster_build_options_destroy(&o);
         return sp_cli_usage_error("build", "[cluster] shared_dir is required for a cluster build");
+    }
     cluster_build_stats st;
-    int rc = cluster_build((const char *const *)cl->operands, (size_t)cl->n_operands, output,
-                           &cl->cfg, &st, &err);
+    int rc = cluster_build((const char *const *)cl->operands, (size_t)cl->n_operands, output, &o,
+                           &st, &err);
+    cluster_build_options_destroy(&o);
     if (sp_cmdline_has(cl, SP_F_VERBOSE) && st.plan[0])
         cluster_build_stats_print(stderr, &st);
     if (rc && st.signal) {

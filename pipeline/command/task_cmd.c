@@ -7,6 +7,7 @@
  * (also at once when it already was); otherwise one line on stderr naming
  * the task and its input or key range, exit 1.
  */
+#include "config/config_apply.h"
 #include "pipeline/cluster/cluster_plan.h"
 #include "pipeline/cluster/cluster_shared.h"
 #include "pipeline/cluster/cluster_task.h"
@@ -80,6 +81,19 @@ static int run_plan(sp_cmdline *cl) {
     return SP_EXIT_OK;
 }
 
+/* A map task, with the build options its plan records. */
+static int run_map(const cluster_plan *p, size_t index, unsigned threads, uint64_t memory,
+                   cluster_task_stats *st, sp_error *err) {
+    sp_config cfg;
+    build_options opts;
+    build_options_init(&opts);
+    int rc = config_apply_plan(p, &cfg, &opts, err)
+                 ? -1
+                 : cluster_map(p, index, &opts, threads, memory, st, err);
+    config_destroy(&cfg);
+    return rc;
+}
+
 static int run(sp_cmdline *cl) {
     const char *stage = cl->operands[0];
     if (!strcmp(stage, "plan"))
@@ -113,7 +127,7 @@ static int run(sp_cmdline *cl) {
     const char *output = cl->value[F_OUTPUT];
     int rc;
     if (!strcmp(stage, "map"))
-        rc = cluster_map(p, (size_t)index, (unsigned)threads, memory, &st, &err);
+        rc = run_map(p, (size_t)index, (unsigned)threads, memory, &st, &err);
     else if (!strcmp(stage, "reduce"))
         rc = cluster_reduce(p, (unsigned)index, &st, &err);
     else if (index)

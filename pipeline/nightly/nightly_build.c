@@ -4,6 +4,7 @@
 #include "config/config_apply.h"
 #include "pipeline/cluster/cluster_build.h"
 #include "stages/common/clock.h"
+#include "stages/common/runner_kind.h"
 #include "stages/sst/table_set.h"
 
 #include <signal.h>
@@ -32,19 +33,20 @@ static int set_bytes(const char *path, uint64_t *bytes, sp_error *err) {
 static int cluster_build_into(nightly_run_state *r, const char *input, const char *out,
                               bool one_table, build_stats *b) {
     memset(b, 0, sizeof *b);
-    /* A shallow copy, never destroyed: only the shard count differs. */
-    sp_config one;
-    const sp_config *cfg = r->cfg;
-    if (one_table && cfg->cluster.shards != 1) {
-        one = *cfg;
-        one.cluster.shards = 1;
-        cfg = &one;
+    cluster_build_options co;
+    cluster_build_options_init(&co);
+    if (config_apply_cluster(r->cfg, &co, &r->err)) {
+        cluster_build_options_destroy(&co);
+        return -1;
     }
-    nightly_logf(&r->log, "build (cluster, %s runner): %s -> %s",
-                 config_value_text(r->cfg, CONFIG_CLUSTER_RUNNER, (char[16]){0}, 16), input, out);
+    if (one_table)
+        co.plan.shards = 1;
+    nightly_logf(&r->log, "build (cluster, %s runner): %s -> %s", sp_runner_kind_name(co.run.kind),
+                 input, out);
     cluster_build_stats cs;
     double t0 = sp_clock_seconds();
-    int rc = cluster_build(&input, 1, out, cfg, &cs, &r->err);
+    int rc = cluster_build(&input, 1, out, &co, &cs, &r->err);
+    cluster_build_options_destroy(&co);
     if (cs.signal) /* the tasks are stopped: end as the signal ends a nightly */
         raise(cs.signal);
     /* The build's wall time cut where the map stage ended: reading is the
