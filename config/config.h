@@ -10,10 +10,11 @@
  *
  * This library sits before the stage libraries: it uses their header
  * constants (limits, defaults) but never calls them, and no stage library
- * uses it. Turning a config into the stages' option structs is
- * config/config_apply.h; the command line (pipeline/command/command.h) fills a
- * config from -c FILE, --set and the flags declared with a key, and hands
- * it to the command.
+ * uses it, nor any orchestration. Turning a config into the option structs
+ * of the stages and the orchestrations is the command line's
+ * (pipeline/command/config_apply.h), which fills a config from -c FILE,
+ * --set and the flags declared with a key (pipeline/command/command.h),
+ * and hands it to the command.
  */
 #ifndef SSTPIPE_CONFIG_CONFIG_H
 #define SSTPIPE_CONFIG_CONFIG_H

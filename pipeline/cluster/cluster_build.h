@@ -18,7 +18,8 @@
 #include <stdio.h>
 
 /* What a cluster build is told: its [cluster] section, and the build
- * options its tasks apply (config_apply_cluster fills it from a config). */
+ * options its tasks apply (the command line fills it from a config:
+ * config_apply_cluster, pipeline/command/config_apply.h). */
 typedef struct cluster_build_options {
     /* The shared directory (made absolute here), tasks and shards, and the
      * build options every task applies (owned: cluster_build_options_destroy

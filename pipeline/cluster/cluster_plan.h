@@ -88,7 +88,7 @@ typedef struct cluster_plan_options {
     unsigned shards;
     /* The build options every task applies (the command line makes them
      * of the config, and each task applies them over its defaults:
-     * config/config_apply.h). */
+     * pipeline/command/config_apply.h). */
     cluster_option *options;
     size_t n_options;
 } cluster_plan_options;

@@ -52,7 +52,7 @@ typedef struct cluster_task_stats {
 } cluster_task_stats;
 
 /* opts: the build options the plan records (`sstpipe task` applies them:
- * config_apply_plan, config/config_apply.h). threads: the task's parsing threads when
+ * config_apply_plan, pipeline/command/config_apply.h). threads: the task's parsing threads when
  * their [build] threads is 0 (every core); 0 keeps that. memory: the sort budget in place of their
  * [sort] memory (the local runner's share of it), 0 keeps that. Neither changes an output byte. */
 int cluster_map(const cluster_plan *p, size_t task, const build_options *opts, unsigned threads,

@@ -6,7 +6,7 @@
 #include "pipeline/build/build.h"
 #include "pipeline/cluster/cluster_build.h"
 
-#include "config/config_apply.h"
+#include "pipeline/command/config_apply.h"
 #include "pipeline/command/commands.h"
 #include "pipeline/command/flags.h"
 #include "pipeline/command/front.h"

@@ -9,7 +9,7 @@
 #include "pipeline/command/command.h"
 #include "pipeline/command/help.h"
 
-#include "config/config_apply.h"
+#include "pipeline/command/config_apply.h"
 #include "stages/common/cli.h"
 
 #include <getopt.h>

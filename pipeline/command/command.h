@@ -4,7 +4,7 @@
  * -c FILE and --set (config_parse_args) go first, then the flags through
  * getopt_long built from the table; a flag with a key is stored in the
  * config with the flag as its origin, so the stage options all come from
- * config keys (config/config_apply.h); the operand count is checked; then
+ * config keys (config_apply.h); the operand count is checked; then
  * run() gets an sp_cmdline. -h prints the command's help (help.h).
  *
  * A new flag is one line in its command's flags[] (and an index in its

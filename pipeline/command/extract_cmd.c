@@ -9,7 +9,7 @@
  */
 #include "stages/extract/extract.h"
 
-#include "config/config_apply.h"
+#include "pipeline/command/config_apply.h"
 #include "pipeline/command/commands.h"
 #include "pipeline/command/flags.h"
 #include "pipeline/command/front.h"

@@ -3,7 +3,7 @@
  * a terminal), and prints how the run ended and exits with its code. */
 #include "pipeline/nightly/nightly.h"
 
-#include "config/config_apply.h"
+#include "pipeline/command/config_apply.h"
 #include "pipeline/command/commands.h"
 #include "stages/common/cli.h"
 
@@ -22,12 +22,17 @@ static int run(sp_cmdline *cl) {
         return usage ? sp_cli_usage_error("nightly", "%s", err.msg)
                      : sp_cli_report(&err, SP_EXIT_USAGE);
     nightly_options o;
-    nightly_options_init(&o, &cl->cfg);
+    nightly_options_init(&o);
+    if (config_apply_nightly(&cl->cfg, &o, &err)) {
+        nightly_options_destroy(&o);
+        return sp_cli_report(&err, SP_EXIT_FAIL);
+    }
     o.input = cl->n_operands ? cl->operands[0] : NULL;
     o.echo = stderr;
     o.live = isatty(STDERR_FILENO);
     nightly_result res;
     int rc = nightly_run(&o, &res, &err);
+    nightly_options_destroy(&o);
     int code = nightly_exit_code(res.outcome);
     if (rc == 0) {
         if (res.log_errno)

@@ -16,7 +16,7 @@
  * kernel chose for port 0 included) and flushes, so a script or test can
  * wait for that line; every table it starts serving is one line on stderr.
  */
-#include "config/config_apply.h"
+#include "pipeline/command/config_apply.h"
 #include "pipeline/command/commands.h"
 #include "stages/common/cli.h"
 #include "stages/serve/serve_http.h"

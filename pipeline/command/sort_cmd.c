@@ -4,7 +4,7 @@
  * scratch directory and fan-in come from [sort] of the config (-c FILE,
  * --set), which the flags override.
  */
-#include "config/config_apply.h"
+#include "pipeline/command/config_apply.h"
 #include "pipeline/command/commands.h"
 #include "pipeline/command/flags.h"
 #include "pipeline/command/front.h"

@@ -7,7 +7,7 @@
  * (also at once when it already was); otherwise one line on stderr naming
  * the task and its input or key range, exit 1.
  */
-#include "config/config_apply.h"
+#include "pipeline/command/config_apply.h"
 #include "pipeline/cluster/cluster_plan.h"
 #include "pipeline/cluster/cluster_shared.h"
 #include "pipeline/cluster/cluster_task.h"

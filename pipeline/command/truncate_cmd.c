@@ -3,7 +3,7 @@
  * stream in, the same records with values cut, out. The bound is [truncate]
  * max_bytes of the config (-c FILE, --set), which --max-bytes overrides.
  */
-#include "config/config_apply.h"
+#include "pipeline/command/config_apply.h"
 #include "pipeline/command/commands.h"
 #include "pipeline/command/flags.h"
 #include "pipeline/command/front.h"

@@ -15,7 +15,7 @@
  */
 #include "stages/verify/verify.h"
 
-#include "config/config_apply.h"
+#include "pipeline/command/config_apply.h"
 #include "pipeline/command/commands.h"
 #include "pipeline/command/flags.h"
 #include "pipeline/command/front.h"

@@ -32,7 +32,6 @@
  */
 #include "pipeline/nightly/nightly.h"
 
-#include "config/config_apply.h"
 #include "pipeline/build/build.h"
 #include "pipeline/nightly/nightly_build.h"
 #include "pipeline/nightly/nightly_dirs.h"
@@ -63,9 +62,6 @@
  * needs, on top of the estimate. */
 #define SPACE_MARGIN (64ull << 20)
 
-/* A cron log shows a long stage moving without being flooded. */
-#define NIGHTLY_PROGRESS_PERIOD 60.0
-
 static void note_removed(void *ctx, const char *name) {
     nightly_logf(ctx, "removed %s, left by a run that died", name);
 }
@@ -80,15 +76,16 @@ static void estimate_space(const nightly_run_state *r, uint64_t *table, uint64_t
         /* Tables still to build plus the merged one; the largest build may spill. */
         nightly_incr_space(r, table, &largest);
     } else {
-        largest = *table = nightly_table_estimate(r->cfg, r->input_size, r->compressed);
+        largest = *table =
+            nightly_table_estimate(r->o->build.max_bytes, r->input_size, r->compressed);
     }
-    *spill = largest > r->cfg->sort.memory ? 2 * largest : 0;
+    *spill = largest > r->o->build.sort.memory ? 2 * largest : 0;
 }
 
 static int check_space(nightly_run_state *r) {
     uint64_t table, spill;
     estimate_space(r, &table, &spill);
-    const char *tmp = *r->cfg->sort.tmp_dir ? r->cfg->sort.tmp_dir : r->staging;
+    const char *tmp = r->o->build.sort.tmp_dir ? r->o->build.sort.tmp_dir : r->staging;
     struct stat a, b;
     bool same_fs = !stat(r->staging, &a) && !stat(tmp, &b) && a.st_dev == b.st_dev;
     r->need_bytes = table + SPACE_MARGIN + (same_fs ? spill : 0);
@@ -125,13 +122,12 @@ static int pick_input(nightly_run_state *r, const char *arg) {
         if (!r->input)
             return sp_errorf(&r->err, "out of memory");
     } else {
-        if (!*r->cfg->input.path)
+        if (!r->o->input_glob)
             return sp_errorf(&r->err, "no INPUT given and [input] path is not set");
-        if (nightly_newest_match(r->cfg->input.path, &r->input, &r->err)) {
+        if (nightly_newest_match(r->o->input_glob, &r->input, &r->err)) {
             sp_error e = r->err;
             sp_error_clear(&r->err);
-            return sp_errorf(&r->err, "[input] path (%s): %s",
-                             config_origin_text(r->cfg, CONFIG_INPUT_PATH), e.msg);
+            return sp_errorf(&r->err, "[input] path (%s): %s", r->o->input_glob_origin, e.msg);
         }
     }
     struct stat st;
@@ -229,9 +225,7 @@ static int verify_set(nightly_run_state *r, const verify_options *vo, const char
 }
 
 static int stage_verify(nightly_run_state *r) {
-    verify_options vo;
-    verify_options_init(&vo);
-    config_apply_verify(r->cfg, &vo);
+    verify_options vo = r->o->verify;
     vo.progress = &r->log.progress;
     verify_report_init(&r->verify, &vo);
     r->verify_inited = true;
@@ -265,13 +259,11 @@ static int stage_verify(nightly_run_state *r) {
 /* Profiling informs; a failure is logged and recorded but does not stop
  * a verified build from being published. */
 static void stage_profile(nightly_run_state *r) {
-    if (!r->cfg->profile.lookups) {
+    if (!r->o->profile.n) {
         nightly_logf(&r->log, "profile: skipped ([profile] lookups = 0)");
         return;
     }
-    profile_options po;
-    profile_options_init(&po);
-    config_apply_profile(r->cfg, &po);
+    profile_options po = r->o->profile;
     profile_result_init(&r->profile);
     r->profile_inited = true;
     nightly_stage_begin(&r->log, "profile", 0);
@@ -337,8 +329,7 @@ static nightly_outcome fail(nightly_run_state *r, const char *stage, nightly_out
             nightly_move(r->dir, r->staging, "failed", name, NULL, &err) == 0) {
             nightly_logf(&r->log, "kept the log and manifest in %s/%s; current unchanged", r->dir,
                          r->final_rel);
-            nightly_retain(r->dir, "failed", r->cfg->output.keep, NULL, note_retired, &r->log,
-                           &err);
+            nightly_retain(r->dir, "failed", r->o->keep, NULL, note_retired, &r->log, &err);
             write_pages(r);
         }
     }
@@ -374,8 +365,7 @@ static int publish(nightly_run_state *r) {
     if (nightly_current_target(r->dir, target, sizeof target, &err) == 0 &&
         !strncmp(target, "builds/", 7))
         protect = target + 7;
-    if (nightly_retain(r->dir, "builds", r->cfg->output.keep, protect, note_retired, &r->log,
-                       &err) < 0)
+    if (nightly_retain(r->dir, "builds", r->o->keep, protect, note_retired, &r->log, &err) < 0)
         nightly_logf(&r->log, "warning: retention: %s", err.msg);
     if (r->plan)
         nightly_incr_retain(r);
@@ -476,7 +466,7 @@ static nightly_outcome run_locked(nightly_run_state *r, const char *input_arg) {
     }
     nightly_log_attach(&r->log, r->log_file);
     nightly_logf(&r->log, "run %ld started in %s", (long)getpid(), r->staging);
-    snprintf(r->table_path, sizeof r->table_path, "%s/%s", r->staging, r->cfg->output.name);
+    snprintf(r->table_path, sizeof r->table_path, "%s/%s", r->staging, r->o->table_name);
     snprintf(r->input_base, sizeof r->input_base, "no-input");
 
     if (r->plan) {
@@ -512,10 +502,6 @@ static nightly_outcome run_locked(nightly_run_state *r, const char *input_arg) {
      * any other build. */
     nightly_logf(&r->log, "FAILED in publish: %s; current unchanged", r->err.msg);
     return NIGHTLY_FAILED;
-}
-
-void nightly_options_init(nightly_options *o, const sp_config *cfg) {
-    *o = (nightly_options){.cfg = cfg, .progress_period = NIGHTLY_PROGRESS_PERIOD};
 }
 
 int nightly_exit_code(nightly_outcome o) {
@@ -566,21 +552,21 @@ static int prepare_dir(nightly_run_state *r, int *lock_fd, nightly_outcome *end)
 
 int nightly_run(const nightly_options *o, nightly_result *res, sp_error *err) {
     memset(res, 0, sizeof *res);
-    const sp_config *cfg = o->cfg;
-    if (strlen(cfg->output.dir) > 2048) {
+    if (!o->dir || !*o->dir || strlen(o->dir) > 2048) {
         res->outcome = NIGHTLY_BAD_CONFIG;
-        return sp_errorf(err, "[output] dir: path longer than 2048 bytes");
+        return sp_errorf(err, o->dir && *o->dir ? "[output] dir: path longer than 2048 bytes"
+                                                : "[output] dir is not set");
     }
     nightly_run_state r;
     memset(&r, 0, sizeof r);
-    r.cfg = cfg;
-    r.dir = cfg->output.dir;
+    r.o = o;
+    r.dir = o->dir;
     r.t0 = sp_clock_seconds();
     r.stages = json_array();
     nightly_log_init(&r.log, o->echo, o->live, o->progress_period);
 
     nightly_plan plan = {0};
-    if (*cfg->input.incremental)
+    if (o->incremental)
         r.plan = &plan;
     int lock_fd = -1;
     if (prepare_dir(&r, &lock_fd, &res->outcome) == 0) {

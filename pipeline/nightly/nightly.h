@@ -10,7 +10,7 @@
 #ifndef SSTPIPE_PIPELINE_NIGHTLY_H
 #define SSTPIPE_PIPELINE_NIGHTLY_H
 
-#include "config/config.h"
+#include "pipeline/nightly/nightly_options.h"
 #include "stages/common/error.h"
 
 #include <limits.h>
@@ -27,23 +27,6 @@ typedef enum nightly_outcome {
     NIGHTLY_VERIFY_FAILED, /* verify found problems: not published, under failed/ */
     NIGHTLY_NO_SPACE,      /* not enough free disk space (the error says how much) */
 } nightly_outcome;
-
-typedef struct nightly_options {
-    const sp_config *cfg;
-    /* NULL: the newest match of [input] path (with [input] incremental: the
-     * base, the full dump the increments are merged over). */
-    const char *input;
-    /* Every log line goes here as well as to the run's nightly.log; NULL:
-     * only the file. */
-    FILE *echo;
-    /* Progress is a live line rewritten in place on echo (a terminal) rather
-     * than a log line every progress_period seconds. */
-    bool live;
-    double progress_period;
-} nightly_options;
-
-/* Fills o with the defaults: the log's progress a line a minute, no echo. */
-void nightly_options_init(nightly_options *o, const sp_config *cfg);
 
 typedef struct nightly_result {
     nightly_outcome outcome;

@@ -1,7 +1,6 @@
 /* nightly_build.c: one build of a nightly run into a directory; see nightly_build.h. */
 #include "pipeline/nightly/nightly_build.h"
 
-#include "config/config_apply.h"
 #include "pipeline/cluster/cluster_build.h"
 #include "stages/common/clock.h"
 #include "stages/common/runner_kind.h"
@@ -33,12 +32,8 @@ static int set_bytes(const char *path, uint64_t *bytes, sp_error *err) {
 static int cluster_build_into(nightly_run_state *r, const char *input, const char *out,
                               bool one_table, build_stats *b) {
     memset(b, 0, sizeof *b);
-    cluster_build_options co;
-    cluster_build_options_init(&co);
-    if (config_apply_cluster(r->cfg, &co, &r->err)) {
-        cluster_build_options_destroy(&co);
-        return -1;
-    }
+    /* A shallow copy, not destroyed: only the shard count may differ. */
+    cluster_build_options co = r->o->cluster_build;
     if (one_table)
         co.plan.shards = 1;
     nightly_logf(&r->log, "build (cluster, %s runner): %s -> %s", sp_runner_kind_name(co.run.kind),
@@ -46,7 +41,6 @@ static int cluster_build_into(nightly_run_state *r, const char *input, const cha
     cluster_build_stats cs;
     double t0 = sp_clock_seconds();
     int rc = cluster_build(&input, 1, out, &co, &cs, &r->err);
-    cluster_build_options_destroy(&co);
     if (cs.signal) /* the tasks are stopped: end as the signal ends a nightly */
         raise(cs.signal);
     /* The build's wall time cut where the map stage ended: reading is the
@@ -77,7 +71,7 @@ static int cluster_build_into(nightly_run_state *r, const char *input, const cha
 
 int nightly_build_into(nightly_run_state *r, const char *input, uint64_t size, const char *out,
                        bool one_table, build_stats *b) {
-    if (config_cluster_set(r->cfg)) {
+    if (r->o->cluster) {
         nightly_stage_begin(&r->log, "build", size);
         int rc = cluster_build_into(r, input, out, one_table, b);
         nightly_stage_end(&r->log);
@@ -91,9 +85,7 @@ int nightly_build_into(nightly_run_state *r, const char *input, uint64_t size, c
                             "input", json_string(input));
         return rc;
     }
-    build_options opts;
-    build_options_init(&opts);
-    config_apply_build(r->cfg, &opts);
+    build_options opts = r->o->build;
     /* Spill files go into the staging directory unless [sort] tmp_dir says
      * otherwise: the free-space check then covers them, and they are
      * anonymous, so even a killed run leaves none behind. */

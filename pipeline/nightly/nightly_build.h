@@ -10,7 +10,7 @@
 
 #include "pipeline/nightly/nightly_state.h"
 
-/* Builds input (size bytes) into out with the config's options, recording
+/* Builds input (size bytes) into out with the run's options, recording
  * its read and write stages (each naming the input). With [cluster]
  * shards > 1 out is a table set, unless one_table (an incremental night's
  * daily tables: one table each, whatever the shards). */

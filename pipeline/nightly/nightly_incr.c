@@ -12,7 +12,6 @@
  */
 #include "pipeline/nightly/nightly_incr.h"
 
-#include "config/config.h"
 #include "pipeline/nightly/nightly_build.h"
 #include "pipeline/nightly/nightly_dirs.h"
 #include "pipeline/nightly/nightly_log.h"
@@ -24,7 +23,6 @@
 #include "stages/common/publish.h"
 #include "stages/common/record.h"
 #include "stages/common/scratch.h"
-#include "stages/sst/format.h"
 #include "stages/sst/table_reader.h"
 #include "stages/sst/table_set.h"
 
@@ -193,7 +191,7 @@ static int by_key(const void *a, const void *b) {
  * CR and empty lines ignored), sorted and without repeats for the merge. */
 static int load_deletions(nightly_run_state *r) {
     nightly_plan *p = r->plan;
-    const char *path = r->cfg->input.deletions;
+    const char *path = r->o->deletions;
     FILE *f = fopen(path, "rb");
     if (!f)
         return sp_errorf_errno(&r->err, "[input] deletions: %s: cannot open", path);
@@ -264,12 +262,14 @@ int nightly_incr_plan(nightly_run_state *r, const char *base_arg) {
     } else {
         nightly_dump *full;
         size_t n;
-        if (list_dumps(r->cfg->input.path, "path", &full, &n, err))
+        if (!r->o->input_glob)
+            return sp_errorf(err, "no INPUT given and [input] path is not set");
+        if (list_dumps(r->o->input_glob, "path", &full, &n, err))
             return -1;
         if (!n) {
             free(full);
             return sp_errorf(err, "[input] path (%s): no file matches '%s'",
-                             config_origin_text(r->cfg, CONFIG_INPUT_PATH), r->cfg->input.path);
+                             r->o->input_glob_origin, r->o->input_glob);
         }
         p->base = full[n - 1]; /* the newest date; of one date, the newest file */
         for (size_t i = 0; i + 1 < n; i++)
@@ -278,7 +278,7 @@ int nightly_incr_plan(nightly_run_state *r, const char *base_arg) {
     }
     nightly_dump *all;
     size_t n;
-    if (list_dumps(r->cfg->input.incremental, "incremental", &all, &n, err))
+    if (list_dumps(r->o->incremental, "incremental", &all, &n, err))
         return -1;
     p->incr = calloc(n ? n : 1, sizeof *p->incr);
     p->skipped = calloc(n ? n : 1, sizeof *p->skipped);
@@ -302,7 +302,7 @@ int nightly_incr_plan(nightly_run_state *r, const char *base_arg) {
         p->incr[p->n_incr++] = all[i];
     }
     free(all);
-    if (rc || (*r->cfg->input.deletions && load_deletions(r)))
+    if (rc || (r->o->deletions && load_deletions(r)))
         return -1;
 
     nightly_logf(&r->log, "base %s (%llu bytes, dated %u)", p->base.path,
@@ -331,21 +331,6 @@ int nightly_incr_plan(nightly_run_state *r, const char *base_arg) {
 
 /* ------------------------------------------------------------ keys */
 
-/* The settings that change a table's bytes, as text: a dump built with the
- * same ones gives the same table. */
-static uint64_t options_key(const sp_config *cfg) {
-    static const config_key keys[] = {CONFIG_EXTRACT_NAMESPACES, CONFIG_EXTRACT_REDIRECTS,
-                                      CONFIG_TRUNCATE_MAX_BYTES, CONFIG_SST_BLOCK_SIZE,
-                                      CONFIG_SST_CLUSTER_SIZE};
-    char text[1024], v[512];
-    size_t used = (size_t)snprintf(text, sizeof text, "sst-format-%d", SST_FORMAT_VERSION);
-    for (size_t i = 0; i < sizeof keys / sizeof keys[0] && used < sizeof text; i++)
-        used +=
-            (size_t)snprintf(text + used, sizeof text - used, " %s=%s", config_key_name(keys[i]),
-                             config_value_text(cfg, keys[i], v, sizeof v));
-    return XXH3_64bits(text, strlen(text));
-}
-
 static int hash_dump(nightly_run_state *r, nightly_sums *sums, nightly_dump *d, uint64_t *read) {
     uint64_t size;
     if (nightly_sums_hash(sums, d->path, &size, &d->xxh3, &d->checksum_reused,
@@ -364,7 +349,7 @@ static int hash_dump(nightly_run_state *r, nightly_sums *sums, nightly_dump *d, 
 /* Whether the base is built as a table set ([cluster] shards > 1): then
  * the night publishes a set too, one shard for each of the base's. */
 static bool base_is_set(const nightly_run_state *r) {
-    return config_cluster_set(r->cfg) && r->cfg->cluster.shards > 1;
+    return r->o->cluster && r->o->cluster_build.plan.shards > 1;
 }
 
 /* A set's name says its shard count: another count is another base. */
@@ -396,9 +381,9 @@ int nightly_incr_checksum(nightly_run_state *r) {
     if (rc == 0)
         rc = nightly_sums_save(sums, staged, &r->err);
     nightly_sums_destroy(sums);
-    if (rc == 0 && *r->cfg->input.deletions)
-        rc = nightly_hash_file(r->cfg->input.deletions, &p->deletions_size, &p->deletions_xxh3,
-                               NULL, &r->err);
+    if (rc == 0 && r->o->deletions)
+        rc = nightly_hash_file(r->o->deletions, &p->deletions_size, &p->deletions_xxh3, NULL,
+                               &r->err);
     nightly_stage_end(&r->log);
     if (rc)
         return -1;
@@ -410,8 +395,9 @@ int nightly_incr_checksum(nightly_run_state *r) {
     nightly_manifest_stage(r, "checksum", sp_clock_seconds() - w, sp_process_cpu_seconds() - c,
                            read, 0, -1, -1);
 
-    p->options_key = options_key(r->cfg);
-    name_table(&p->base, "base", p->options_key, base_is_set(r) ? r->cfg->cluster.shards : 1);
+    p->options_key = r->o->table_key;
+    name_table(&p->base, "base", p->options_key,
+               base_is_set(r) ? r->o->cluster_build.plan.shards : 1);
     XXH3_state_t *st = XXH3_createState();
     if (!st)
         return sp_errorf(&r->err, "out of memory");
@@ -421,7 +407,7 @@ int nightly_incr_checksum(nightly_run_state *r) {
         name_table(&p->incr[i], "incr", p->options_key, 1);
         XXH3_64bits_update(st, p->incr[i].table, strlen(p->incr[i].table));
     }
-    if (*r->cfg->input.deletions) {
+    if (r->o->deletions) {
         char del[64];
         snprintf(del, sizeof del, "deletions-%016llx", (unsigned long long)p->deletions_xxh3);
         XXH3_64bits_update(st, del, strlen(del));
@@ -459,7 +445,7 @@ bool nightly_incr_up_to_date(nightly_run_state *r) {
 
 /* The table a dump of size bytes gives at most (see nightly.c's estimate). */
 static uint64_t table_estimate(const nightly_run_state *r, const nightly_dump *d) {
-    return nightly_table_estimate(r->cfg, d->size, d->compressed);
+    return nightly_table_estimate(r->o->build.max_bytes, d->size, d->compressed);
 }
 
 static bool in_cache(const nightly_run_state *r, const nightly_dump *d) {
@@ -600,8 +586,8 @@ int nightly_incr_merge(nightly_run_state *r) {
     }
     table_merge_options o;
     table_merge_options_init(&o);
-    o.block_size = (uint32_t)r->cfg->sst.block_size;
-    o.cluster_size = (uint32_t)r->cfg->sst.cluster_size;
+    o.block_size = r->o->build.table.block_size;
+    o.cluster_size = r->o->build.table.cluster_size;
     o.drop = p->deletions;
     o.n_drop = p->n_deletions;
     bool *rebuilt = rc == 0 ? calloc(n, sizeof *rebuilt) : NULL;
@@ -737,12 +723,12 @@ json_t *nightly_incr_json(const nightly_run_state *r) {
     json_object_set_new(j, "gaps", a);
     json_object_set_new(j, "options_xxh3_64", p->options_key ? hex(p->options_key) : json_null());
     json_object_set_new(j, "inputs_xxh3_64", p->inputs_key ? hex(p->inputs_key) : json_null());
-    if (*r->cfg->input.deletions) {
-        char *abs = realpath(r->cfg->input.deletions, NULL);
+    if (r->o->deletions) {
+        char *abs = realpath(r->o->deletions, NULL);
         json_object_set_new(
             j, "deletions",
-            json_pack("{s:s, s:I, s:o, s:I, s:o}", "path", abs ? abs : r->cfg->input.deletions,
-                      "size", (json_int_t)p->deletions_size, "xxh3_64",
+            json_pack("{s:s, s:I, s:o, s:I, s:o}", "path", abs ? abs : r->o->deletions, "size",
+                      (json_int_t)p->deletions_size, "xxh3_64",
                       p->inputs_key ? hex(p->deletions_xxh3) : json_null(), "titles",
                       (json_int_t)p->n_deletions, "dropped",
                       p->merged ? json_integer((json_int_t)p->merge.dropped) : json_null()));

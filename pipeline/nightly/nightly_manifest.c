@@ -44,14 +44,14 @@ static int add_output(nightly_run_state *r, json_t *list, const char *name, bool
 /* A table set's manifest and shards, each an output "NAME/FILE". */
 static int add_set_outputs(nightly_run_state *r, json_t *list, sp_error *err) {
     char path[PATH_MAX], name[PATH_MAX];
-    snprintf(path, sizeof path, "%s/%s", r->staging, r->cfg->output.name);
+    snprintf(path, sizeof path, "%s/%s", r->staging, r->o->table_name);
     table_set *set = table_set_read_manifest(path, err);
     if (!set)
         return -1;
-    snprintf(name, sizeof name, "%s/%s", r->cfg->output.name, TABLE_SET_MANIFEST);
+    snprintf(name, sizeof name, "%s/%s", r->o->table_name, TABLE_SET_MANIFEST);
     int rc = add_output(r, list, name, true, err);
     for (size_t i = 0; rc == 0 && i < table_set_count(set); i++) {
-        snprintf(name, sizeof name, "%s/%s", r->cfg->output.name, table_set_shard_at(set, i)->file);
+        snprintf(name, sizeof name, "%s/%s", r->o->table_name, table_set_shard_at(set, i)->file);
         rc = add_output(r, list, name, true, err);
     }
     table_set_free(set);
@@ -61,10 +61,9 @@ static int add_set_outputs(nightly_run_state *r, json_t *list, sp_error *err) {
 int nightly_manifest_outputs(nightly_run_state *r, sp_error *err) {
     json_t *list = json_array();
     char table[PATH_MAX];
-    snprintf(table, sizeof table, "%s/%s", r->staging, r->cfg->output.name);
+    snprintf(table, sizeof table, "%s/%s", r->staging, r->o->table_name);
     bool set = table_set_is_set_path(table);
-    if ((set ? add_set_outputs(r, list, err)
-             : add_output(r, list, r->cfg->output.name, true, err)) ||
+    if ((set ? add_set_outputs(r, list, err) : add_output(r, list, r->o->table_name, true, err)) ||
         add_output(r, list, "verify.json", false, err) ||
         add_output(r, list, "profile.json", false, err)) {
         json_decref(list);
@@ -103,13 +102,13 @@ static json_t *sstable_json(const nightly_run_state *r) {
     if (!r->build_ok)
         return json_null();
     const table_stats *t = &r->build.table;
-    return json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "file", r->cfg->output.name,
+    return json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "file", r->o->table_name,
                      "records", (json_int_t)t->records, "data_blocks", (json_int_t)t->data_blocks,
                      "key_bytes", (json_int_t)t->key_bytes, "value_bytes",
                      (json_int_t)t->value_bytes, "file_size", (json_int_t)t->file_size,
-                     "block_size", (json_int_t)r->cfg->sst.block_size, "cluster_size",
-                     (json_int_t)r->cfg->sst.cluster_size, "max_value_bytes",
-                     (json_int_t)r->cfg->truncate.max_bytes);
+                     "block_size", (json_int_t)r->o->build.table.block_size, "cluster_size",
+                     (json_int_t)r->o->build.table.cluster_size, "max_value_bytes",
+                     (json_int_t)r->o->build.max_bytes);
 }
 
 static json_t *profile_json(const nightly_run_state *r) {
@@ -151,7 +150,7 @@ static json_t *build_manifest(nightly_run_state *r) {
                                         "available_bytes", (json_int_t)r->avail_bytes)
                             : json_null());
     json_object_set_new(m, "incremental", nightly_incr_json(r));
-    json_object_set_new(m, "config", config_to_json(r->cfg));
+    json_object_set_new(m, "config", r->o->config ? json_incref(r->o->config) : json_null());
     json_object_set(m, "stages", r->stages);
     json_object_set_new(m, "counts", r->built ? nightly_counts_json(&r->build) : json_null());
     json_object_set_new(m, "sort", sort_json(r));

@@ -100,10 +100,10 @@ json_t *nightly_counts_json(const build_stats *b) {
  * bound. When the estimate exceeds the sort's memory the sort spills runs:
  * up to twice the records while a merge pass writes the next generation.
  */
-uint64_t nightly_table_estimate(const sp_config *cfg, uint64_t size, bool compressed) {
+uint64_t nightly_table_estimate(uint64_t max_bytes, uint64_t size, bool compressed) {
     double scale = 1.0;
     if (compressed) {
-        scale = (double)cfg->truncate.max_bytes / 1024.0;
+        scale = (double)max_bytes / 1024.0;
         if (scale < 1)
             scale = 1;
         if (scale > 5)

@@ -8,9 +8,9 @@
 #ifndef SSTPIPE_PIPELINE_NIGHTLY_STATE_H
 #define SSTPIPE_PIPELINE_NIGHTLY_STATE_H
 
-#include "config/config.h"
 #include "pipeline/build/build.h"
 #include "pipeline/nightly/nightly_log.h"
+#include "pipeline/nightly/nightly_options.h"
 #include "stages/profile/profile.h"
 #include "stages/verify/verify.h"
 
@@ -23,7 +23,7 @@
 struct nightly_plan;
 
 typedef struct nightly_run_state {
-    const sp_config *cfg;
+    const nightly_options *o;
     const char *dir; /* [output] dir */
     nightly_log log;
     FILE *log_file;
@@ -72,7 +72,8 @@ json_t *nightly_manifest_stage(nightly_run_state *r, const char *name, double wa
                                int64_t records_out);
 /* The manifest's "counts" of one build (new reference). */
 json_t *nightly_counts_json(const build_stats *b);
-/* The table a dump of size bytes gives at most (config/MANIFEST.md). */
-uint64_t nightly_table_estimate(const sp_config *cfg, uint64_t size, bool compressed);
+/* The table a dump of size bytes gives at most, its values cut to
+ * max_bytes (config/MANIFEST.md). */
+uint64_t nightly_table_estimate(uint64_t max_bytes, uint64_t size, bool compressed);
 
 #endif

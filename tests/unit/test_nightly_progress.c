@@ -46,16 +46,10 @@ static void test_log_has_build_progress(void **state) {
     char *dir = test_dir_make("nightly_progress");
     assert_non_null(dir);
 
-    sp_config cfg;
-    config_init(&cfg);
-    char set[TEST_DIR_CAP + 16];
     sp_error err = {0};
-    snprintf(set, sizeof set, "output.dir=%s", dir);
-    assert_int_equal(config_set_arg(&cfg, set, &err), 0);
-    assert_int_equal(config_set_arg(&cfg, "profile.lookups=0", &err), 0);
-
     nightly_options o;
-    nightly_options_init(&o, &cfg);
+    nightly_options_init(&o); /* no profile */
+    o.dir = dir;
     o.input = input;
     o.progress_period = 0.001;
     nightly_result res;
@@ -75,7 +69,7 @@ static void test_log_has_build_progress(void **state) {
              "record |running, elapsed )");
     if (lines < 1)
         fail_msg("no build progress line in %s", log);
-    config_destroy(&cfg);
+    nightly_options_destroy(&o);
     assert_int_equal(test_dir_remove(dir), 0);
 }
 

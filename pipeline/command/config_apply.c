@@ -1,5 +1,6 @@
-/* config_apply.c: config values into stage options; see config_apply.h. */
-#include "config/config_apply.h"
+/* config_apply.c: config values into the options of the stages and the
+ * orchestrations; see config_apply.h. */
+#include "pipeline/command/config_apply.h"
 
 #include "stages/common/cores.h"
 #include "stages/sst/format.h"
@@ -7,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <xxhash.h>
 
 /* An empty text key means "not set". */
 static const char *unless_empty(const char *s) {
@@ -151,6 +153,42 @@ bool config_apply_progress(const sp_config *cfg, bool terminal) {
     default:
         return terminal;
     }
+}
+
+/* The settings that change a table's bytes, as text: a dump built with the
+ * same ones gives the same table. */
+static uint64_t table_key(const sp_config *cfg) {
+    static const config_key keys[] = {CONFIG_EXTRACT_NAMESPACES, CONFIG_EXTRACT_REDIRECTS,
+                                      CONFIG_TRUNCATE_MAX_BYTES, CONFIG_SST_BLOCK_SIZE,
+                                      CONFIG_SST_CLUSTER_SIZE};
+    char text[1024], v[512];
+    size_t used = (size_t)snprintf(text, sizeof text, "sst-format-%d", SST_FORMAT_VERSION);
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0] && used < sizeof text; i++)
+        used +=
+            (size_t)snprintf(text + used, sizeof text - used, " %s=%s", config_key_name(keys[i]),
+                             config_value_text(cfg, keys[i], v, sizeof v));
+    return XXH3_64bits(text, strlen(text));
+}
+
+int config_apply_nightly(const sp_config *cfg, nightly_options *o, sp_error *err) {
+    o->dir = cfg->output.dir;
+    o->table_name = cfg->output.name;
+    o->keep = cfg->output.keep;
+    o->input_glob = unless_empty(cfg->input.path);
+    o->input_glob_origin = config_origin_text(cfg, CONFIG_INPUT_PATH);
+    o->incremental = unless_empty(cfg->input.incremental);
+    o->deletions = unless_empty(cfg->input.deletions);
+    config_apply_build(cfg, &o->build);
+    config_apply_verify(cfg, &o->verify);
+    config_apply_profile(cfg, &o->profile);
+    o->cluster = config_cluster_set(cfg);
+    if (o->cluster && config_apply_cluster(cfg, &o->cluster_build, err))
+        return -1;
+    o->table_key = table_key(cfg);
+    json_decref(o->config);
+    if (!(o->config = config_to_json(cfg)))
+        return sp_errorf(err, "out of memory");
+    return 0;
 }
 
 int config_check_nightly(const sp_config *cfg, bool have_input, bool *usage, sp_error *err) {

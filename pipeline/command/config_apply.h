@@ -1,10 +1,11 @@
 /*
  * config_apply.h: turns an sp_config (config/config.h) into the option
- * structs of the stages: the one place where a config key becomes a stage
- * option, for every command and for nightly, so that no command reads a
- * key's field itself. The config library comes after the stages'
- * libraries and the build, tune and cluster orchestrations
- * (CMakeLists.txt), so it can name their option structs.
+ * structs of the stages and the orchestrations (build, tune, cluster,
+ * nightly): the one place where a config key becomes an option, for every
+ * command, so that no command's front end reads a key's field itself and
+ * no orchestration sees the config. It is the command line's, above every
+ * library it names; the config library below it takes only the stages'
+ * limits and defaults (CMakeLists.txt).
  *
  * Each function sets every field of opts the config covers; call the
  * stage's *_options_init first. Pointers in the filled options (tmp_dir,
@@ -16,6 +17,7 @@
 #include "config/config.h"
 #include "pipeline/build/build.h"
 #include "pipeline/cluster/cluster_build.h"
+#include "pipeline/nightly/nightly.h"
 #include "stages/extract/extract.h"
 #include "stages/profile/profile.h"
 #include "stages/serve/serve_holder.h"
@@ -64,10 +66,16 @@ int config_apply_plan(const cluster_plan *p, sp_config *cfg, build_options *opts
  * which is a terminal or not. */
 bool config_apply_progress(const sp_config *cfg, bool terminal);
 
-/* What `nightly` refuses before a run begins (the run takes the config
- * itself): 0, or -1 with err set. *usage says the message is of usage
- * ([output] dir or [input] path not set, deletions without incremental):
- * else it is a record that could not fit a block. */
+/* `nightly`'s: every field of o the config covers ([output], [input], the
+ * stages', [cluster] when set; the config itself for the manifest).
+ * Call nightly_options_init first, and nightly_options_destroy after. 0,
+ * or -1 with err (out of memory). */
+int config_apply_nightly(const sp_config *cfg, nightly_options *o, sp_error *err);
+
+/* What `nightly` refuses before a run begins: 0, or -1 with err set.
+ * *usage says the message is of usage ([output] dir or [input] path not
+ * set, deletions without incremental): else it is a record that could not
+ * fit a block. */
 int config_check_nightly(const sp_config *cfg, bool have_input, bool *usage, sp_error *err);
 
 /* `serve`'s [serve] keys and [output] name (the table of a nightly
