@@ -1,6 +1,7 @@
 /*
  * sstpipe_set.c: libsstpipe's table sets (TABLESET.md): opening one as a
- * single table, and the sstpipe_shard_* calls (sstpipe.h is the contract).
+ * single table, its lookups (one by one, and batched over its shards), and
+ * the sstpipe_shard_* calls (sstpipe.h is the contract).
  *
  * Opening reads and checks the manifest (table_set.c), opens every shard as
  * a plain table and holds it against the manifest: its footer's records
@@ -167,6 +168,28 @@ __attribute__((noinline)) int sstpipe_set_get(const sstpipe_set *s, const void *
         return 0;
     const sstpipe_table *shard = s->shards[table_set_find(s->manifest, key, klen)];
     return sstpipe_table_get(shard, key, klen, value, vlen, errmsg);
+}
+
+int sstpipe_set_get_many(const sstpipe_set *s, size_t n, const void *const *keys,
+                         const size_t *klens, const void **values, size_t *vlens, char **errmsg) {
+    if (n == 0)
+        return 0;
+    sstpipe_batch_key *b = malloc(n * sizeof *b);
+    if (!b) {
+        sp_error err = {0};
+        sp_errorf(&err, "%s: out of memory for a batch of %zu keys", s->path, n);
+        sstpipe_report_error(errmsg, &err);
+        return -1;
+    }
+    /* One batch over the shards, so that all their reads are in flight at
+     * once. */
+    for (size_t i = 0; i < n; i++)
+        b[i].t = sstpipe_key_may_exist(klens[i])
+                     ? s->shards[table_set_find(s->manifest, keys[i], klens[i])]
+                     : NULL;
+    int rc = sstpipe_table_batch_get(b, n, keys, klens, values, vlens, errmsg);
+    free(b);
+    return rc;
 }
 
 void sstpipe_set_shard_range(const sstpipe_set *s, size_t i, const void **lo, size_t *lo_len,

@@ -12,6 +12,13 @@
  * the calling thread: nothing in the table is written by a lookup, so any
  * number of threads share one table with no lock. A table set's shards
  * are plain tables, opened and read here.
+ *
+ * A batch of lookups (sstpipe_get_many) finds each key's block in the
+ * index, reads every distinct block once with all the reads in flight
+ * together (a networked disk answers a queue of reads in about the time
+ * of one), then searches each key in its block as a single lookup would.
+ * It works over the keys of several tables at once, so that a set's batch
+ * reads its shards' blocks in one go: the set layer names each key's shard.
  */
 #include "stages/sst/sstpipe_table.h"
 
@@ -19,6 +26,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <liburing.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -236,5 +244,207 @@ int sstpipe_table_get(const sstpipe_table *t, const void *key, size_t klen, cons
         sstpipe_report_error(errmsg, &err);
         return -1;
     }
+    return rc;
+}
+
+/* ---------------------------------------------------------- batched lookups */
+
+/* A distinct block of a batch: where it goes in the thread's buffer. */
+typedef struct batch_block {
+    const sstpipe_table *t;
+    uint64_t block;
+    size_t off;
+} batch_block;
+
+static int batch_cmp(const void *a, const void *b) {
+    const sstpipe_batch_key *x = a, *y = b;
+    uintptr_t tx = (uintptr_t)x->t, ty = (uintptr_t)y->t;
+    if (tx != ty)
+        return tx < ty ? -1 : 1;
+    return (x->block > y->block) - (x->block < y->block);
+}
+
+/* The most reads one ring holds in flight; a batch needing more submits
+ * the rest as earlier ones complete. */
+#define BATCH_RING_DEPTH 256u
+
+static int read_error(const batch_block *d, int res, sp_error *err) {
+    const char *path = sst_reader_path(d->t->r);
+    uint32_t bs = sst_reader_footer(d->t->r)->block_size;
+    if (res < 0)
+        return sp_errorf(err, "%s: read of block %llu at offset %llu: %s", path,
+                         (unsigned long long)d->block, (unsigned long long)(d->block * bs),
+                         strerror(-res));
+    return sp_errorf(err, "%s: short read of block %llu at offset %llu (%d of %u bytes)", path,
+                     (unsigned long long)d->block, (unsigned long long)(d->block * bs), res, bs);
+}
+
+/* Reads the nd direct-I/O blocks d into buf, one io_uring read each, as
+ * many in flight at once as the ring holds. 1 when the kernel refuses
+ * io_uring (a seccomp filter, io_uring_disabled): nothing was read. */
+static int read_uring(const batch_block *d, size_t nd, uint8_t *buf, sp_error *err) {
+    struct io_uring ring;
+    unsigned depth = nd < BATCH_RING_DEPTH ? (unsigned)nd : BATCH_RING_DEPTH;
+    if (io_uring_queue_init(depth, &ring, 0) < 0)
+        return 1;
+    size_t next = 0, inflight = 0;
+    int rc = 0;
+    while (rc == 0 && (next < nd || inflight)) {
+        struct io_uring_sqe *sqe;
+        while (next < nd && (sqe = io_uring_get_sqe(&ring))) {
+            uint32_t bs = sst_reader_footer(d[next].t->r)->block_size;
+            io_uring_prep_read(sqe, d[next].t->direct_fd, buf + d[next].off, bs,
+                               d[next].block * bs);
+            io_uring_sqe_set_data64(sqe, next);
+            next++;
+            inflight++;
+        }
+        int ret = io_uring_submit_and_wait(&ring, 1);
+        if (ret < 0) {
+            rc = sp_errorf(err, "%s: io_uring submit: %s", sst_reader_path(d[0].t->r),
+                           strerror(-ret));
+            break;
+        }
+        struct io_uring_cqe *cqe;
+        unsigned head, seen = 0;
+        io_uring_for_each_cqe(&ring, head, cqe) {
+            const batch_block *b = &d[io_uring_cqe_get_data64(cqe)];
+            seen++;
+            inflight--;
+            if (rc == 0 && cqe->res != (int)sst_reader_footer(b->t->r)->block_size)
+                rc = read_error(b, cqe->res, err);
+        }
+        io_uring_cq_advance(&ring, seen);
+    }
+    /* On an error, reads still in flight land before the ring goes. */
+    while (inflight) {
+        struct io_uring_cqe *cqe;
+        if (io_uring_wait_cqe(&ring, &cqe) < 0)
+            break;
+        io_uring_cqe_seen(&ring, cqe);
+        inflight--;
+    }
+    io_uring_queue_exit(&ring);
+    return rc;
+}
+
+/* Reads the batch's distinct blocks d: with direct I/O into buf, together
+ * (one alone with a pread, as sstpipe_get does); mapped, by asking the
+ * kernel for all of them at once, so that the searches' page faults find
+ * them read or on their way. */
+static int read_blocks(const batch_block *d, size_t nd, uint8_t *buf, sp_error *err) {
+    if (!d[0].t->direct_io) {
+        for (size_t j = 0; nd > 1 && j < nd; j++) {
+            uint32_t bs = sst_reader_footer(d[j].t->r)->block_size;
+            /* Advice: a failure only loses the reads' overlap. */
+            (void)posix_fadvise(sst_reader_fd(d[j].t->r), (off_t)(d[j].block * bs), bs,
+                                POSIX_FADV_WILLNEED);
+        }
+        return 0;
+    }
+    int rc = nd > 1 ? read_uring(d, nd, buf, err) : 1;
+    for (size_t j = 0; rc == 1 && j < nd; j++) {
+        const sst_footer *f = sst_reader_footer(d[j].t->r);
+        if (sp_pread_exact(d[j].t->direct_fd, buf + d[j].off, f->block_size,
+                           d[j].block * f->block_size, sst_reader_path(d[j].t->r), err))
+            return -1;
+    }
+    return rc == 1 ? 0 : rc;
+}
+
+/* Sorts the keys that may be stored to the front of b by table and block,
+ * numbers their distinct blocks, and returns how many keys there are. */
+static size_t batch_sort(sstpipe_batch_key *b, size_t n, const void *const *keys,
+                         const size_t *klens, const void **values, size_t *vlens, size_t *nd) {
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        values[i] = NULL;
+        vlens[i] = 0;
+        const sstpipe_table *t = b[i].t;
+        int64_t block = t && sstpipe_key_may_exist(klens[i])
+                            ? sst_reader_find_block(t->r, keys[i], klens[i])
+                            : -1;
+        if (block >= 0)
+            b[m++] = (sstpipe_batch_key){.t = t, .i = i, .block = block};
+    }
+    qsort(b, m, sizeof *b, batch_cmp);
+    *nd = 0;
+    for (size_t j = 0; j < m; j++) {
+        if (j > 0 && batch_cmp(&b[j - 1], &b[j]) != 0)
+            ++*nd;
+        b[j].slot = *nd;
+    }
+    if (m)
+        ++*nd;
+    return m;
+}
+
+int sstpipe_table_batch_get(sstpipe_batch_key *b, size_t n, const void *const *keys,
+                            const size_t *klens, const void **values, size_t *vlens,
+                            char **errmsg) {
+    sp_error err = {0};
+    size_t nd;
+    size_t m = batch_sort(b, n, keys, klens, values, vlens, &nd);
+    if (m == 0)
+        return 0;
+    batch_block *d = malloc(nd * sizeof *d);
+    if (!d) {
+        sp_errorf(&err, "%s: out of memory for a batch of %zu keys", sst_reader_path(b[0].t->r), n);
+        sstpipe_report_error(errmsg, &err);
+        return -1;
+    }
+    size_t bytes = 0;
+    for (size_t j = 0; j < m; j++) {
+        if (j > 0 && b[j].slot == b[j - 1].slot)
+            continue;
+        d[b[j].slot] = (batch_block){.t = b[j].t, .block = (uint64_t)b[j].block, .off = bytes};
+        bytes += sst_reader_footer(b[j].t->r)->block_size;
+    }
+    bool direct = b[0].t->direct_io;
+    uint8_t *buf = direct ? thread_buffer(bytes) : NULL;
+    int rc = 0;
+    if (direct && !buf)
+        rc = sp_errorf(&err, "%s: out of memory for %zu blocks (%zu bytes)",
+                       sst_reader_path(b[0].t->r), nd, bytes);
+    else
+        rc = read_blocks(d, nd, buf, &err);
+    for (size_t j = 0; rc == 0 && j < m; j++) {
+        const sstpipe_batch_key *k = &b[j];
+        const batch_block *blk = &d[k->slot];
+        int found = direct
+                        ? sst_reader_search_block(k->t->r, blk->block, buf + blk->off, keys[k->i],
+                                                  klens[k->i], &values[k->i], &vlens[k->i], &err)
+                        : sst_reader_get_in_block(k->t->r, blk->block, keys[k->i], klens[k->i],
+                                                  &values[k->i], &vlens[k->i], &err);
+        if (found < 0)
+            rc = -1;
+        else if (found == 0) {
+            values[k->i] = NULL;
+            vlens[k->i] = 0;
+        }
+    }
+    free(d);
+    if (rc) {
+        sstpipe_report_error(errmsg, &err);
+        return -1;
+    }
+    return 0;
+}
+
+int sstpipe_table_get_many(const sstpipe_table *t, size_t n, const void *const *keys,
+                           const size_t *klens, const void **values, size_t *vlens, char **errmsg) {
+    if (n == 0)
+        return 0;
+    sstpipe_batch_key *b = malloc(n * sizeof *b);
+    if (!b) {
+        sp_error err = {0};
+        sp_errorf(&err, "%s: out of memory for a batch of %zu keys", sst_reader_path(t->r), n);
+        sstpipe_report_error(errmsg, &err);
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++)
+        b[i].t = t;
+    int rc = sstpipe_table_batch_get(b, n, keys, klens, values, vlens, errmsg);
+    free(b);
     return rc;
 }
