@@ -170,26 +170,16 @@ __attribute__((noinline)) int sstpipe_set_get(const sstpipe_set *s, const void *
     return sstpipe_table_get(shard, key, klen, value, vlen, errmsg);
 }
 
+/* A key's shard, for a batch over the set's shards together, so that all
+ * their reads are in flight at once. */
+static const sstpipe_table *route_shard(const void *ctx, const void *key, size_t klen) {
+    const sstpipe_set *s = ctx;
+    return s->shards[table_set_find(s->manifest, key, klen)];
+}
+
 int sstpipe_set_get_many(const sstpipe_set *s, size_t n, const void *const *keys,
                          const size_t *klens, const void **values, size_t *vlens, char **errmsg) {
-    if (n == 0)
-        return 0;
-    sstpipe_batch_key *b = malloc(n * sizeof *b);
-    if (!b) {
-        sp_error err = {0};
-        sp_errorf(&err, "%s: out of memory for a batch of %zu keys", s->path, n);
-        sstpipe_report_error(errmsg, &err);
-        return -1;
-    }
-    /* One batch over the shards, so that all their reads are in flight at
-     * once. */
-    for (size_t i = 0; i < n; i++)
-        b[i].t = sstpipe_key_may_exist(klens[i])
-                     ? s->shards[table_set_find(s->manifest, keys[i], klens[i])]
-                     : NULL;
-    int rc = sstpipe_table_batch_get(b, n, keys, klens, values, vlens, errmsg);
-    free(b);
-    return rc;
+    return sstpipe_batch_get(route_shard, s, s->path, n, keys, klens, values, vlens, errmsg);
 }
 
 void sstpipe_set_shard_range(const sstpipe_set *s, size_t i, const void **lo, size_t *lo_len,

@@ -23,6 +23,7 @@
 #include "stages/sst/sstpipe_table.h"
 
 #include "stages/common/fileio.h"
+#include "stages/common/uring_drain.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -249,6 +250,15 @@ int sstpipe_table_get(const sstpipe_table *t, const void *key, size_t klen, cons
 
 /* ---------------------------------------------------------- batched lookups */
 
+/* One key of a batch: its table and block, its place in the caller's
+ * arrays, and its block's place among the batch's distinct blocks. */
+typedef struct batch_key {
+    const sstpipe_table *t;
+    size_t i;
+    int64_t block;
+    size_t slot;
+} batch_key;
+
 /* A distinct block of a batch: where it goes in the thread's buffer. */
 typedef struct batch_block {
     const sstpipe_table *t;
@@ -257,7 +267,7 @@ typedef struct batch_block {
 } batch_block;
 
 static int batch_cmp(const void *a, const void *b) {
-    const sstpipe_batch_key *x = a, *y = b;
+    const batch_key *x = a, *y = b;
     uintptr_t tx = (uintptr_t)x->t, ty = (uintptr_t)y->t;
     if (tx != ty)
         return tx < ty ? -1 : 1;
@@ -316,14 +326,7 @@ static int read_uring(const batch_block *d, size_t nd, uint8_t *buf, sp_error *e
         }
         io_uring_cq_advance(&ring, seen);
     }
-    /* On an error, reads still in flight land before the ring goes. */
-    while (inflight) {
-        struct io_uring_cqe *cqe;
-        if (io_uring_wait_cqe(&ring, &cqe) < 0)
-            break;
-        io_uring_cqe_seen(&ring, cqe);
-        inflight--;
-    }
+    sp_uring_drain(&ring, inflight);
     io_uring_queue_exit(&ring);
     return rc;
 }
@@ -352,20 +355,21 @@ static int read_blocks(const batch_block *d, size_t nd, uint8_t *buf, sp_error *
     return rc == 1 ? 0 : rc;
 }
 
-/* Sorts the keys that may be stored to the front of b by table and block,
- * numbers their distinct blocks, and returns how many keys there are. */
-static size_t batch_sort(sstpipe_batch_key *b, size_t n, const void *const *keys,
-                         const size_t *klens, const void **values, size_t *vlens, size_t *nd) {
+/* Puts the keys that may be stored in b, sorted by table and block,
+ * numbers their distinct blocks (*nd of them), and returns how many keys
+ * there are. */
+static size_t batch_sort(batch_key *b, sstpipe_route_fn route, const void *ctx, size_t n,
+                         const void *const *keys, const size_t *klens, const void **values,
+                         size_t *vlens, size_t *nd) {
     size_t m = 0;
     for (size_t i = 0; i < n; i++) {
         values[i] = NULL;
         vlens[i] = 0;
-        const sstpipe_table *t = b[i].t;
-        int64_t block = t && sstpipe_key_may_exist(klens[i])
-                            ? sst_reader_find_block(t->r, keys[i], klens[i])
-                            : -1;
+        const sstpipe_table *t =
+            sstpipe_key_may_exist(klens[i]) ? route(ctx, keys[i], klens[i]) : NULL;
+        int64_t block = t ? sst_reader_find_block(t->r, keys[i], klens[i]) : -1;
         if (block >= 0)
-            b[m++] = (sstpipe_batch_key){.t = t, .i = i, .block = block};
+            b[m++] = (batch_key){.t = t, .i = i, .block = block};
     }
     qsort(b, m, sizeof *b, batch_cmp);
     *nd = 0;
@@ -379,20 +383,11 @@ static size_t batch_sort(sstpipe_batch_key *b, size_t n, const void *const *keys
     return m;
 }
 
-int sstpipe_table_batch_get(sstpipe_batch_key *b, size_t n, const void *const *keys,
-                            const size_t *klens, const void **values, size_t *vlens,
-                            char **errmsg) {
-    sp_error err = {0};
-    size_t nd;
-    size_t m = batch_sort(b, n, keys, klens, values, vlens, &nd);
-    if (m == 0)
-        return 0;
-    batch_block *d = malloc(nd * sizeof *d);
-    if (!d) {
-        sp_errorf(&err, "%s: out of memory for a batch of %zu keys", sst_reader_path(b[0].t->r), n);
-        sstpipe_report_error(errmsg, &err);
-        return -1;
-    }
+/* Reads the m keys' blocks (nd distinct ones, placed in d) and searches
+ * each key in its block. */
+static int batch_search(const batch_key *b, size_t m, batch_block *d, size_t nd,
+                        const void *const *keys, const size_t *klens, const void **values,
+                        size_t *vlens, sp_error *err) {
     size_t bytes = 0;
     for (size_t j = 0; j < m; j++) {
         if (j > 0 && b[j].slot == b[j - 1].slot)
@@ -402,27 +397,47 @@ int sstpipe_table_batch_get(sstpipe_batch_key *b, size_t n, const void *const *k
     }
     bool direct = b[0].t->direct_io;
     uint8_t *buf = direct ? thread_buffer(bytes) : NULL;
-    int rc = 0;
     if (direct && !buf)
-        rc = sp_errorf(&err, "%s: out of memory for %zu blocks (%zu bytes)",
-                       sst_reader_path(b[0].t->r), nd, bytes);
-    else
-        rc = read_blocks(d, nd, buf, &err);
-    for (size_t j = 0; rc == 0 && j < m; j++) {
-        const sstpipe_batch_key *k = &b[j];
+        return sp_errorf(err, "%s: out of memory for %zu blocks (%zu bytes)",
+                         sst_reader_path(b[0].t->r), nd, bytes);
+    if (read_blocks(d, nd, buf, err))
+        return -1;
+    for (size_t j = 0; j < m; j++) {
+        const batch_key *k = &b[j];
         const batch_block *blk = &d[k->slot];
         int found = direct
                         ? sst_reader_search_block(k->t->r, blk->block, buf + blk->off, keys[k->i],
-                                                  klens[k->i], &values[k->i], &vlens[k->i], &err)
+                                                  klens[k->i], &values[k->i], &vlens[k->i], err)
                         : sst_reader_get_in_block(k->t->r, blk->block, keys[k->i], klens[k->i],
-                                                  &values[k->i], &vlens[k->i], &err);
+                                                  &values[k->i], &vlens[k->i], err);
         if (found < 0)
-            rc = -1;
-        else if (found == 0) {
+            return -1;
+        if (found == 0) {
             values[k->i] = NULL;
             vlens[k->i] = 0;
         }
     }
+    return 0;
+}
+
+int sstpipe_batch_get(sstpipe_route_fn route, const void *ctx, const char *path, size_t n,
+                      const void *const *keys, const size_t *klens, const void **values,
+                      size_t *vlens, char **errmsg) {
+    if (n == 0)
+        return 0;
+    sp_error err = {0};
+    batch_key *b = malloc(n * sizeof *b);
+    batch_block *d = malloc(n * sizeof *d);
+    int rc = 0;
+    if (!b || !d) {
+        rc = sp_errorf(&err, "%s: out of memory for a batch of %zu keys", path, n);
+    } else {
+        size_t nd;
+        size_t m = batch_sort(b, route, ctx, n, keys, klens, values, vlens, &nd);
+        if (m)
+            rc = batch_search(b, m, d, nd, keys, klens, values, vlens, &err);
+    }
+    free(b);
     free(d);
     if (rc) {
         sstpipe_report_error(errmsg, &err);
@@ -431,20 +446,14 @@ int sstpipe_table_batch_get(sstpipe_batch_key *b, size_t n, const void *const *k
     return 0;
 }
 
+static const sstpipe_table *route_table(const void *ctx, const void *key, size_t klen) {
+    (void)key;
+    (void)klen;
+    return ctx;
+}
+
 int sstpipe_table_get_many(const sstpipe_table *t, size_t n, const void *const *keys,
                            const size_t *klens, const void **values, size_t *vlens, char **errmsg) {
-    if (n == 0)
-        return 0;
-    sstpipe_batch_key *b = malloc(n * sizeof *b);
-    if (!b) {
-        sp_error err = {0};
-        sp_errorf(&err, "%s: out of memory for a batch of %zu keys", sst_reader_path(t->r), n);
-        sstpipe_report_error(errmsg, &err);
-        return -1;
-    }
-    for (size_t i = 0; i < n; i++)
-        b[i].t = t;
-    int rc = sstpipe_table_batch_get(b, n, keys, klens, values, vlens, errmsg);
-    free(b);
-    return rc;
+    return sstpipe_batch_get(route_table, t, sst_reader_path(t->r), n, keys, klens, values, vlens,
+                             errmsg);
 }

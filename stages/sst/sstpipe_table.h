@@ -53,21 +53,17 @@ const void *sstpipe_table_first_key(const sstpipe_table *t, uint64_t i, size_t *
 int sstpipe_table_get(const sstpipe_table *t, const void *key, size_t klen, const void **value,
                       size_t *vlen, char **errmsg);
 
-/* One key of a batched lookup (sstpipe_get_many): the plain table that may
- * hold it (a set's shard for its range; NULL when no table can), set by the
- * layer above, and what sstpipe_table_batch_get fills in itself. */
-typedef struct sstpipe_batch_key {
-    const sstpipe_table *t;
-    size_t i;      /* its place in the caller's arrays */
-    int64_t block; /* the block of t that may hold it */
-    size_t slot;   /* that block's place among the batch's distinct blocks */
-} sstpipe_batch_key;
+/* The plain table that may hold a key of a batched lookup (a set's shard
+ * for its range), or NULL when none can; ctx is the caller's. */
+typedef const sstpipe_table *(*sstpipe_route_fn)(const void *ctx, const void *key, size_t klen);
 
-/* sstpipe_get_many over the n keys whose tables b[i].t gives (b has n
- * entries; its order is lost): every distinct block is read once, all
- * together, then each key is searched in its block. */
-int sstpipe_table_batch_get(sstpipe_batch_key *b, size_t n, const void *const *keys,
-                            const size_t *klens, const void **values, size_t *vlens, char **errmsg);
+/* sstpipe_get_many over the n keys, each looked up in the table that route
+ * gives it (path names the batch in an out-of-memory message): every
+ * distinct block is read once, all together, then each key is searched in
+ * its block. */
+int sstpipe_batch_get(sstpipe_route_fn route, const void *ctx, const char *path, size_t n,
+                      const void *const *keys, const size_t *klens, const void **values,
+                      size_t *vlens, char **errmsg);
 /* sstpipe_get_many on a plain table. */
 int sstpipe_table_get_many(const sstpipe_table *t, size_t n, const void *const *keys,
                            const size_t *klens, const void **values, size_t *vlens, char **errmsg);

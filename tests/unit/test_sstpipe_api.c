@@ -165,19 +165,6 @@ static void test_get_many_direct(void **state) {
     sstpipe_close(t);
 }
 
-/* The kernel's count of bytes this process had read from the disk. */
-static unsigned long disk_read_bytes(void) {
-    char text[1024];
-    FILE *fp = fopen("/proc/self/io", "r");
-    assert_non_null(fp);
-    size_t n = fread(text, 1, sizeof text - 1, fp);
-    fclose(fp);
-    text[n] = 0;
-    const char *p = strstr(text, "\nread_bytes: ");
-    assert_non_null(p);
-    return strtoul(p + 13, NULL, 10);
-}
-
 /* Keys of known blocks: the first key of every other block twice, and the
  * record after it where that is in the same block. Returns the number of
  * keys; *nd the number of distinct blocks. */
