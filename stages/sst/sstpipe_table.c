@@ -309,7 +309,12 @@ static int read_uring(const batch_block *d, size_t nd, uint8_t *buf, sp_error *e
             next++;
             inflight++;
         }
-        int ret = io_uring_submit_and_wait(&ring, 1);
+        int ret;
+        /* A signal (serve's SIGHUP) can interrupt the wait; the reads the
+         * kernel took stay taken (the ring's head says which), so asking
+         * again submits only the rest and waits. */
+        while ((ret = io_uring_submit_and_wait(&ring, 1)) == -EINTR)
+            ;
         if (ret < 0) {
             rc = sp_errorf(err, "%s: io_uring submit: %s", sst_reader_path(d[0].t->r),
                            strerror(-ret));
