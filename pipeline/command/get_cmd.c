@@ -1,30 +1,168 @@
 /*
- * get_cmd.c: `sstpipe get FILE KEY`, one point lookup through libsstpipe
- * (sstpipe.h): the in-memory index picks the block, which is read and
- * checked whole before its value is printed. Exit 0 found (the value and a
- * newline on stdout), 1 not found, 2 error.
+ * get_cmd.c: `sstpipe get FILE KEY...`, point lookups through libsstpipe
+ * (sstpipe.h): the in-memory index picks each key's block, which is read
+ * and checked whole before a value is printed. One KEY prints its value and
+ * a newline. Several, or "-" (keys one a line from stdin), print one JSON
+ * object a line in the keys' order, {"key": "...", "value": "..."}, the
+ * value null for a key not found; they are looked up in batches
+ * (sstpipe_get_many), each batch's blocks read together, so that a disk
+ * that serves reads in flight together serves them at once. Exit 0 every
+ * key found, 1 one or more not found, 2 error, an empty key or one longer
+ * than a key can be among them.
  */
 #include "pipeline/command/commands.h"
 #include "pipeline/command/front.h"
 #include "stages/common/cli.h"
+#include "stages/common/record.h"
 #include "stages/sst/sstpipe.h"
 
+#include <jansson.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #define GET_NOT_FOUND 1
 #define GET_ERROR 2
 
+/* Keys looked up together: the blocks of a batch are held at once, so
+ * keys from stdin, of any number, go in batches of this many. */
+#define GET_BATCH 512
+
 static const sp_operand operands[] = {{"FILE", SP_COMPLETE_FILE, NULL},
                                       {"KEY", SP_COMPLETE_NONE, NULL}};
 
-static int run(sp_cmdline *cl) {
-    const char *path = cl->operands[0];
-    const char *key = cl->operands[1];
-    int code = SP_EXIT_OK;
-    sstpipe_table *t = sp_front_open_table(path, GET_ERROR, &code);
-    if (!t)
+/* A batch of keys: from the command line (pointing into argv) or read from
+ * stdin (owned, to free after the batch). */
+typedef struct batch {
+    const void *keys[GET_BATCH];
+    size_t klens[GET_BATCH];
+    bool owned[GET_BATCH];
+    const void *values[GET_BATCH];
+    size_t vlens[GET_BATCH];
+    size_t n;
+    uint64_t seen; /* keys before this batch, to name a key by its place */
+    bool missing;  /* a key was not found */
+} batch;
+
+static int check_key(size_t klen, uint64_t at) {
+    if (klen == 0)
+        return sp_cli_usage_error("get", "key %llu is empty", (unsigned long long)at + 1);
+    if (klen > SP_MAX_KEY_BYTES)
+        return sp_cli_usage_error("get", "key %llu is %zu bytes; a key is 1 to %d bytes",
+                                  (unsigned long long)at + 1, klen, SP_MAX_KEY_BYTES);
+    return 0;
+}
+
+/* One line: {"key": K, "value": V or null}. */
+static int print_line(const void *key, size_t klen, const void *value, size_t vlen, uint64_t at) {
+    sp_error err = {0};
+    json_t *o = json_object(), *k = json_stringn(key, klen);
+    json_t *v = value ? json_stringn(value, vlen) : json_null();
+    if (!o || !k || !v || json_object_set_new(o, "key", k) || json_object_set_new(o, "value", v)) {
+        json_decref(o);
+        return sp_cli_usage_error("get", "key %llu: %s is not valid UTF-8; JSON cannot hold it",
+                                  (unsigned long long)at + 1, !k ? "the key" : "its value");
+    }
+    char *text = json_dumps(o, 0);
+    json_decref(o);
+    int rc = text ? 0 : sp_errorf(&err, "out of memory");
+    if (!rc && (sp_write_all(STDOUT_FILENO, text, strlen(text), "stdout", &err) ||
+                sp_write_all(STDOUT_FILENO, "\n", 1, "stdout", &err)))
+        rc = -1;
+    free(text);
+    return rc ? sp_cli_report(&err, GET_ERROR) : 0;
+}
+
+/* Looks the batch up, prints it and empties it. */
+static int flush(sstpipe_table *t, batch *b) {
+    char *msg = NULL;
+    int code = 0;
+    if (sstpipe_get_many(t, b->n, b->keys, b->klens, b->values, b->vlens, &msg) < 0) {
+        code = sp_cli_report_msg(msg, GET_ERROR);
+        sstpipe_free(msg);
+    }
+    for (size_t i = 0; i < b->n; i++) {
+        if (!code) {
+            b->missing |= !b->values[i];
+            code = print_line(b->keys[i], b->klens[i], b->values[i], b->vlens[i], b->seen + i);
+        }
+        if (b->owned[i])
+            free((void *)b->keys[i]);
+    }
+    b->seen += b->n;
+    b->n = 0;
+    return code;
+}
+
+/* Adds a key (owned: the batch frees it), looking the batch up when full. */
+static int add(sstpipe_table *t, batch *b, const void *key, size_t klen, bool owned) {
+    b->keys[b->n] = key;
+    b->klens[b->n] = klen;
+    b->owned[b->n++] = owned;
+    int code = check_key(klen, b->seen + b->n - 1);
+    if (code) {
+        b->seen += b->n;
+        for (size_t i = 0; i < b->n; i++)
+            if (b->owned[i])
+                free((void *)b->keys[i]);
+        b->n = 0;
+        return code;
+    }
+    return b->n == GET_BATCH ? flush(t, b) : 0;
+}
+
+/* Adds stdin's keys, one a line (the newline is not part of the key). */
+static int add_stdin(sstpipe_table *t, batch *b) {
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t len;
+    int code = 0;
+    while (!code && (len = getline(&line, &cap, stdin)) >= 0) {
+        if (len > 0 && line[len - 1] == '\n')
+            len--;
+        char *key = malloc((size_t)len + 1);
+        if (!key) {
+            sp_error err = {0};
+            sp_errorf(&err, "out of memory");
+            code = sp_cli_report(&err, GET_ERROR);
+            break;
+        }
+        memcpy(key, line, (size_t)len);
+        code = add(t, b, key, (size_t)len, true);
+    }
+    free(line);
+    if (!code && ferror(stdin)) {
+        sp_error err = {0};
+        sp_errorf_errno(&err, "stdin: cannot read the keys");
+        code = sp_cli_report(&err, GET_ERROR);
+    }
+    return code;
+}
+
+/* Several keys, or "-": JSON lines, in batches. */
+static int get_many(sstpipe_table *t, char *const *keys, int n) {
+    batch *b = calloc(1, sizeof *b);
+    if (!b) {
+        sp_error err = {0};
+        sp_errorf(&err, "out of memory");
+        return sp_cli_report(&err, GET_ERROR);
+    }
+    int code = 0;
+    for (int i = 0; !code && i < n; i++)
+        code = strcmp(keys[i], "-") ? add(t, b, keys[i], strlen(keys[i]), false) : add_stdin(t, b);
+    if (!code)
+        code = flush(t, b);
+    if (!code && b->missing)
+        code = GET_NOT_FOUND;
+    free(b);
+    return code;
+}
+
+/* One key: its value as it is, and a newline. */
+static int get_one(sstpipe_table *t, const char *key) {
+    int code = check_key(strlen(key), 0);
+    if (code)
         return code;
     const void *value;
     size_t vlen;
@@ -40,9 +178,22 @@ static int run(sp_cmdline *cl) {
                sp_write_all(STDOUT_FILENO, "\n", 1, "stdout", &err)) {
         code = sp_cli_report(&err, GET_ERROR);
     }
+    return code;
+}
+
+static int run(sp_cmdline *cl) {
+    const char *path = cl->operands[0];
+    int code = SP_EXIT_OK;
+    sstpipe_table *t = sp_front_open_table(path, GET_ERROR, &code);
+    if (!t)
+        return code;
+    char *const *keys = cl->operands + 1;
+    int n = cl->n_operands - 1;
+    code = n == 1 && strcmp(keys[0], "-") ? get_one(t, keys[0]) : get_many(t, keys, n);
     sstpipe_close(t);
     return code;
 }
 
-const sp_command get_command = SP_COMMAND(
-    get, run, SP_OPERANDS(operands, 2, 2, "expected FILE and KEY"), .options_first = true);
+const sp_command get_command =
+    SP_COMMAND(get, run, SP_OPERANDS(operands, 2, -1, "expected FILE and one or more KEY"),
+               .options_first = true);

@@ -24,6 +24,8 @@
 #include "stages/profile/profile_io.h"
 
 #include "stages/common/clock.h"
+#include "stages/common/uring_drain.h"
+
 #include <errno.h>
 #include <liburing.h>
 #include <stdio.h>
@@ -221,14 +223,7 @@ static int run_uring(lookup_job *j) {
         }
         io_uring_cq_advance(&ring, seen);
     }
-    /* On an error, reads still in flight must land before their buffers go. */
-    while (inflight) {
-        struct io_uring_cqe *cqe;
-        if (io_uring_wait_cqe(&ring, &cqe) < 0)
-            break;
-        io_uring_cqe_seen(&ring, cqe);
-        inflight--;
-    }
+    sp_uring_drain(&ring, inflight);
 out:
     io_uring_queue_exit(&ring);
     free(slots);

@@ -10,12 +10,16 @@
  * answered on the callback after the whole request is in (answering
  * earlier would make the library close the connection, losing
  * keep-alive); other methods get their 405 at once, unread bodies and all
- * (the library then closes that connection).
+ * (the library then closes that connection), except a POST to
+ * /v1/get_many (serve_get_many.h), whose body is gathered, up to its bound,
+ * and answered once it is all in: a Content-Length over the bound gets its
+ * 413 at once, a longer chunked body once it has been read.
  */
 #include "stages/serve/serve_http.h"
 
 #include "stages/common/clock.h"
 #include "stages/common/dynlib.h"
+#include "stages/serve/serve_get_many.h"
 
 #include <microhttpd.h>
 #include <stdarg.h>
@@ -56,6 +60,10 @@ typedef struct http_request {
     serve_endpoint endpoint;
     unsigned status;
     bool missed;
+    bool wants_body; /* serve_get_many_wants_body */
+    bool body_over;
+    uint8_t *body; /* as gathered, malloc'd */
+    size_t body_len;
 } http_request;
 
 static size_t unescape_none(void *cls, struct MHD_Connection *c, char *s) {
@@ -96,12 +104,36 @@ static struct MHD_Response *make_response(serve_reply *rep) {
     }
 }
 
+/* Adds a piece of the body; once it passed its bound, nothing more is
+ * kept. */
+static void gather_body(http_request *r, const char *data, size_t n) {
+    if (r->body_over || n > SERVE_GET_MANY_MAX_BODY - r->body_len) {
+        r->body_over = true;
+        return;
+    }
+    uint8_t *b = realloc(r->body, r->body_len + n);
+    if (!b) {
+        r->body_over = true; /* answered as too large: nothing better to say */
+        return;
+    }
+    memcpy(b + r->body_len, data, n);
+    r->body = b;
+    r->body_len += n;
+}
+
+/* Whether the request's Content-Length says its body is over the bound:
+ * then it is answered before any of it is read. */
+static bool body_announced_over(struct MHD_Connection *c) {
+    const char *cl =
+        mhd.MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+    return cl && strtoull(cl, NULL, 10) > SERVE_GET_MANY_MAX_BODY;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
                                   const char *method, const char *version, const char *upload_data,
                                   size_t *upload_data_size, void **req_cls) {
     serve_http *s = cls;
     (void)version;
-    (void)upload_data;
     http_request *r = *req_cls;
     if (!r) {
         r = calloc(1, sizeof *r);
@@ -114,14 +146,27 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         /* A GET is answered once the library has the whole request
          * (the next call), which keeps the connection alive; answering
          * now would make it close the connection. */
-        if (!strcmp(method, "GET") || !strcmp(method, "HEAD"))
+        r->wants_body = serve_get_many_wants_body(method, url);
+        if (r->wants_body && body_announced_over(c))
+            r->body_over = true; /* its 413 now, unread */
+        else if (!strcmp(method, "GET") || !strcmp(method, "HEAD") || r->wants_body)
             return MHD_YES;
         /* Anything else gets its 405 now, without reading the body. */
     } else if (*upload_data_size) {
-        *upload_data_size = 0; /* the body of a GET: not used */
+        /* The body of a GET is not used, nor one past its bound (its 413
+         * comes once it is all in: the library answers no sooner). */
+        if (r->wants_body)
+            gather_body(r, upload_data, *upload_data_size);
+        *upload_data_size = 0;
         return MHD_YES;
     }
-    serve_request rq = {.method = method, .path = url, .param = param, .param_ctx = c};
+    serve_request rq = {.method = method,
+                        .path = url,
+                        .param = param,
+                        .param_ctx = c,
+                        .body = r->body,
+                        .body_len = r->body_len,
+                        .body_over = r->body_over};
     serve_reply rep;
     serve_handle(&s->handler, &rq, r->table, &rep);
     r->endpoint = rep.endpoint;
@@ -154,6 +199,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
     serve_metrics *m = s->handler.metrics;
     serve_metrics_record(m, r->endpoint, r->status, sp_clock_ns() - r->start_ns, r->missed);
     served_table_release(r->table);
+    free(r->body);
     free(r);
     *req_cls = NULL;
     atomic_fetch_sub_explicit(&m->in_flight, 1, memory_order_release);

@@ -19,6 +19,7 @@
 
 typedef enum serve_endpoint {
     SERVE_EP_GET,
+    SERVE_EP_GET_MANY,
     SERVE_EP_PREFIX,
     SERVE_EP_INFO,
     SERVE_EP_HEALTHZ,

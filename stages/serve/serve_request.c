@@ -12,6 +12,7 @@
 
 #include "stages/common/record.h"
 #include "stages/read/info_json.h"
+#include "stages/serve/serve_get_many.h"
 #include "stages/serve/serve_pages.h"
 
 #include <jansson.h>
@@ -96,6 +97,18 @@ static void handle_get(const serve_handler *h, const serve_request *req, served_
         out->body = value;
         out->len = vlen;
     }
+}
+
+static void handle_get_many(const serve_request *req, served_table *t, serve_reply *out) {
+    char *body;
+    size_t len;
+    char reason[SERVE_REASON_CAP];
+    unsigned status = serve_get_many(t->table, req->body, req->body_len, req->body_over, &body,
+                                     &len, &out->missed, reason);
+    if (status == 200)
+        reply_owned(out, JSON, body, len);
+    else
+        reply_text(out, status, "%s", reason);
 }
 
 static void handle_prefix(const serve_handler *h, const serve_request *req, served_table *t,
@@ -192,9 +205,9 @@ void serve_handle(const serve_handler *h, const serve_request *req, served_table
         const char *path;
         serve_endpoint ep;
     } routes[] = {
-        {"/v1/get", SERVE_EP_GET},      {"/v1/prefix", SERVE_EP_PREFIX},
-        {"/v1/info", SERVE_EP_INFO},    {"/healthz", SERVE_EP_HEALTHZ},
-        {"/metrics", SERVE_EP_METRICS},
+        {"/v1/get", SERVE_EP_GET},       {SERVE_GET_MANY_PATH, SERVE_EP_GET_MANY},
+        {"/v1/prefix", SERVE_EP_PREFIX}, {"/v1/info", SERVE_EP_INFO},
+        {"/healthz", SERVE_EP_HEALTHZ},  {"/metrics", SERVE_EP_METRICS},
     };
     out->endpoint = SERVE_EP_OTHER;
     for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++)
@@ -204,9 +217,18 @@ void serve_handle(const serve_handler *h, const serve_request *req, served_table
         out->endpoint = SERVE_EP_PAGE;
     if (out->endpoint == SERVE_EP_OTHER) {
         reply_text(out, 404,
-                   "no such endpoint: %.100s (see /v1/get, /v1/prefix, /v1/info, "
-                   "/healthz, /metrics)",
+                   "no such endpoint: %.100s (see /v1/get, /v1/get_many, /v1/prefix, "
+                   "/v1/info, /healthz, /metrics)",
                    req->path);
+        return;
+    }
+    if (out->endpoint == SERVE_EP_GET_MANY) {
+        if (strcmp(req->method, "POST")) {
+            reply_text(out, 405, "method %.32s not allowed (POST)", req->method);
+            out->allow = "POST";
+        } else {
+            handle_get_many(req, t, out);
+        }
         return;
     }
     /* HEAD is GET without the body; the HTTP layer drops it. */

@@ -6,6 +6,8 @@
  *
  *   GET /v1/get?key=K                         200 the value (text/plain), 404 absent
  *   GET /v1/prefix?prefix=P[&limit=N][&from=K] 200 [{"key":..,"value":..},...] in key order
+ *   POST /v1/get_many, body ["K1","K2",...]   200 [{"key":..,"value":.. or null},...] in
+ *                                             the keys' order (serve_get_many.h)
  *   GET /v1/info                              200 what `sstpipe info --json` prints
  *   GET /healthz                              200 "ok"
  *   GET /metrics                              200 Prometheus text
@@ -14,8 +16,9 @@
  *                                             (serve_pages.h)
  *
  * Anything else is a 4xx whose body is one line saying why: an unknown path
- * 404, a method other than GET or HEAD 405, a missing, badly encoded or
- * oversized parameter or a bad limit 400. A table error (a corrupt block)
+ * 404, a method other than GET or HEAD (POST for /v1/get_many) 405, a
+ * missing, badly encoded or oversized parameter, a bad limit or a bad
+ * get_many body 400, a get_many body over its bound 413. A table error (a corrupt block)
  * is a 500 naming the block.
  */
 #ifndef SSTPIPE_SERVE_SERVE_REQUEST_H
@@ -38,6 +41,12 @@ typedef struct serve_request {
      * when the request has none. */
     const char *(*param)(void *ctx, const char *name);
     void *param_ctx;
+    /* The body, read by the HTTP layer when serve_get_many_wants_body says
+     * so (else NULL and 0); body_over: it was longer than the bound and
+     * was not kept. */
+    const uint8_t *body;
+    size_t body_len;
+    bool body_over;
 } serve_request;
 
 typedef enum serve_body {

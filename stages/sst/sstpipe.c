@@ -56,6 +56,12 @@ int sstpipe_get(sstpipe_table *t, const void *key, size_t klen, const void **val
                   : sstpipe_table_get(t, key, klen, value, vlen, errmsg);
 }
 
+int sstpipe_get_many(sstpipe_table *t, size_t n, const void *const *keys, const size_t *klens,
+                     const void **values, size_t *vlens, char **errmsg) {
+    return t->set ? sstpipe_set_get_many(t->set, n, keys, klens, values, vlens, errmsg)
+                  : sstpipe_table_get_many(t, n, keys, klens, values, vlens, errmsg);
+}
+
 sstpipe_iter *sstpipe_iter_new(sstpipe_table *t, const void *from, size_t flen, const void *prefix,
                                size_t plen) {
     return t->set ? sstpipe_set_iter_new(t->set, from, flen, prefix, plen)

@@ -17,8 +17,8 @@
  * corrupt block is an error (-1), never data.
  *
  * Threads. One sstpipe_table may be used from any number of threads at once
- * for sstpipe_get, sstpipe_iter_new and the accessors. An sstpipe_iter
- * belongs to one thread at a time. sstpipe_close must not race any other
+ * for sstpipe_get, sstpipe_get_many, sstpipe_iter_new and the accessors. An
+ * sstpipe_iter belongs to one thread at a time. sstpipe_close must not race any other
  * call on the same table, and every iterator of a table must be freed
  * before the table is closed.
  *
@@ -26,7 +26,8 @@
  * points into the mapping and stays valid until sstpipe_close. With direct
  * I/O (sstpipe_options_set_direct_io) each lookup reads its block into a
  * buffer of the calling thread: the value stays valid until that thread's
- * next sstpipe_get on any direct-I/O table, or until sstpipe_close. Keys and
+ * next sstpipe_get or sstpipe_get_many on any direct-I/O table, or until
+ * sstpipe_close. Keys and
  * values from sstpipe_iter_next stay valid until the next call on that
  * iterator or its sstpipe_iter_free. Copy what must live longer.
  *
@@ -156,6 +157,25 @@ const void *sstpipe_block_first_key(const sstpipe_table *t, uint64_t i, size_t *
  * (corrupt block, I/O) with *errmsg set. Thread-safe. */
 int sstpipe_get(sstpipe_table *t, const void *key, size_t klen, const void **value, size_t *vlen,
                 char **errmsg);
+
+/* Since 1.2: batched point lookups, for a disk that gives its throughput
+ * only to reads in flight together (a networked disk's IOPS). Looks up the
+ * n keys keys[i] (klens[i] bytes each; duplicates and keys of any length
+ * allowed) and sets values[i] and vlens[i] for each as sstpipe_get would,
+ * or NULL and 0 when it is absent (a value found is never NULL, even an
+ * empty one). Each distinct block the keys need is read once, all of them
+ * together: with direct I/O, one read each submitted at once through
+ * io_uring (one after another where the kernel refuses io_uring); mapped,
+ * the kernel is asked for all of them at once (POSIX_FADV_WILLNEED)
+ * before the searches read them in place. n 0 does nothing. 0 done, -1
+ * error (corrupt block, I/O, out of memory) with *errmsg set, the outputs
+ * then undefined. Thread-safe.
+ *
+ * Lifetimes as sstpipe_get's: with direct I/O the calling thread's buffer
+ * holds every distinct block of the batch at once (it keeps the size of the
+ * largest batch until the thread exits), so the caller bounds n. */
+int sstpipe_get_many(sstpipe_table *t, size_t n, const void *const *keys, const size_t *klens,
+                     const void **values, size_t *vlens, char **errmsg);
 
 typedef struct sstpipe_iter sstpipe_iter;
 

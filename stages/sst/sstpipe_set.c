@@ -1,6 +1,7 @@
 /*
  * sstpipe_set.c: libsstpipe's table sets (TABLESET.md): opening one as a
- * single table, and the sstpipe_shard_* calls (sstpipe.h is the contract).
+ * single table, its lookups (one by one, and batched over its shards), and
+ * the sstpipe_shard_* calls (sstpipe.h is the contract).
  *
  * Opening reads and checks the manifest (table_set.c), opens every shard as
  * a plain table and holds it against the manifest: its footer's records
@@ -167,6 +168,18 @@ __attribute__((noinline)) int sstpipe_set_get(const sstpipe_set *s, const void *
         return 0;
     const sstpipe_table *shard = s->shards[table_set_find(s->manifest, key, klen)];
     return sstpipe_table_get(shard, key, klen, value, vlen, errmsg);
+}
+
+/* A key's shard, for a batch over the set's shards together, so that all
+ * their reads are in flight at once. */
+static const sstpipe_table *route_shard(const void *ctx, const void *key, size_t klen) {
+    const sstpipe_set *s = ctx;
+    return s->shards[table_set_find(s->manifest, key, klen)];
+}
+
+int sstpipe_set_get_many(const sstpipe_set *s, size_t n, const void *const *keys,
+                         const size_t *klens, const void **values, size_t *vlens, char **errmsg) {
+    return sstpipe_batch_get(route_shard, s, s->path, n, keys, klens, values, vlens, errmsg);
 }
 
 void sstpipe_set_shard_range(const sstpipe_set *s, size_t i, const void **lo, size_t *lo_len,

@@ -36,6 +36,8 @@ void sstpipe_set_close(sstpipe_table *t);
 const void *sstpipe_set_first_key(const sstpipe_set *s, uint64_t i, size_t *klen);
 int sstpipe_set_get(const sstpipe_set *s, const void *key, size_t klen, const void **value,
                     size_t *vlen, char **errmsg);
+int sstpipe_set_get_many(const sstpipe_set *s, size_t n, const void *const *keys,
+                         const size_t *klens, const void **values, size_t *vlens, char **errmsg);
 /* Shard i's bounds (i < s->n), as sstpipe_shard_range gives them. */
 void sstpipe_set_shard_range(const sstpipe_set *s, size_t i, const void **lo, size_t *lo_len,
                              const void **hi, size_t *hi_len);

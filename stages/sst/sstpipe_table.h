@@ -53,6 +53,21 @@ const void *sstpipe_table_first_key(const sstpipe_table *t, uint64_t i, size_t *
 int sstpipe_table_get(const sstpipe_table *t, const void *key, size_t klen, const void **value,
                       size_t *vlen, char **errmsg);
 
+/* The plain table that may hold a key of a batched lookup (a set's shard
+ * for its range), or NULL when none can; ctx is the caller's. */
+typedef const sstpipe_table *(*sstpipe_route_fn)(const void *ctx, const void *key, size_t klen);
+
+/* sstpipe_get_many over the n keys, each looked up in the table that route
+ * gives it (path names the batch in an out-of-memory message): every
+ * distinct block is read once, all together, then each key is searched in
+ * its block. */
+int sstpipe_batch_get(sstpipe_route_fn route, const void *ctx, const char *path, size_t n,
+                      const void *const *keys, const size_t *klens, const void **values,
+                      size_t *vlens, char **errmsg);
+/* sstpipe_get_many on a plain table. */
+int sstpipe_table_get_many(const sstpipe_table *t, size_t n, const void *const *keys,
+                           const size_t *klens, const void **values, size_t *vlens, char **errmsg);
+
 /* No stored key is empty or longer than the format allows: such a key is
  * absent, without a search. */
 static inline bool sstpipe_key_may_exist(size_t klen) {

@@ -121,7 +121,7 @@ class InstallTest(unittest.TestCase):
         libdir = self.libdir()
         env = dict(os.environ, PKG_CONFIG_PATH=os.path.join(libdir, "pkgconfig"))
         self.assertEqual(run(["pkg-config", "--modversion", "sstpipe"], env=env).stdout.strip(),
-                         "1.1.0")
+                         "1.2.0")
         flags = run(["pkg-config", "--cflags", "--libs", "sstpipe"], env=env).stdout.split()
         self.assertIn("-lsstpipe", flags)
         self.assertTrue(os.path.isfile(os.path.join(self.prefix, "include", "sstpipe",
@@ -136,6 +136,7 @@ class InstallTest(unittest.TestCase):
         names = {line.split()[-1].split("@")[0] for line in syms.splitlines()}
         names.discard("SSTPIPE_1")
         names.discard("SSTPIPE_1.1")
+        names.discard("SSTPIPE_1.2")
         self.assertTrue(names and all(n.startswith("sstpipe_") for n in names), names)
 
         src = os.path.join(self.tmp, "src")  # outside the build tree
@@ -160,7 +161,7 @@ class InstallTest(unittest.TestCase):
         want_prefix = [k for k, _ in self.recs if k.startswith(prefix)]
         self.assertEqual([l[len("prefix "):] for l in out if l.startswith("prefix ")],
                          want_prefix)
-        self.assertEqual(out[-1], f"scanned {len(self.recs)} of {len(self.recs)}, library 1.1.0")
+        self.assertEqual(out[-1], f"scanned {len(self.recs)} of {len(self.recs)}, library 1.2.0")
         absent = run([app, self.table, key + "\x7f", prefix]).stdout.splitlines()
         self.assertEqual(absent[0], "absent")
 
@@ -196,7 +197,7 @@ class InstallTest(unittest.TestCase):
 
         scans = ([line(k) for k, _ in recs if k.startswith("Alan")] +
                  [line(k) for k, _ in recs if "M" <= k < "Ma"] + [line(k) for k, _ in recs])
-        head = f"{len(recs)} records, libsstpipe 1.1.0"
+        head = f"{len(recs)} records, libsstpipe 1.2.0"
         out = run([app, table, "Alan Turing"]).stdout
         self.assertEqual(out, "\n".join([head, values["Alan Turing"]] + scans) + "\n")
         out = run([app, table, "No such page"]).stdout

@@ -26,6 +26,13 @@
   completes, the process exits 0. kill -9 then a restart on the same port.
 - --cold: the same answers, one read per lookup (the process's read
   syscalls, /proc/PID/io).
+- POST /v1/get_many: every key, misses and duplicates answered in order as
+  /v1/get answers them; a 4xx with one line for no keys, too many, an empty
+  key or one of 321 bytes, a key not a string, malformed JSON, not an
+  array, a body over the bound (413), a method other than POST (405);
+  with --cold a batch reads each distinct block once, all in one go (the
+  bytes the process read from the disk, and no read system call with
+  io_uring).
 """
 
 import sys
@@ -50,6 +57,19 @@ NO_POLL = ("--set", "serve.poll_seconds=0")
 # How soon an event's swap must be seen: well under the check's 1 s, and
 # still ample for a wakeup, a realpath and a table's open on a loaded machine.
 EVENT_SECONDS = 0.5
+
+
+def io_uring_available():
+    """Whether the kernel lets this process set up an io_uring (a seccomp
+    filter or kernel.io_uring_disabled may not)."""
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    params = ctypes.create_string_buffer(120)  # struct io_uring_params
+    fd = libc.syscall(425, 1, params)  # io_uring_setup, one number on every architecture
+    if fd < 0:
+        return False
+    os.close(fd)
+    return True
 
 
 class ServeTest(E2ETest):
@@ -653,7 +673,114 @@ class ServeTest(E2ETest):
         self.assertEqual(s2.client().get(self.records_b[0][0])[2], self.records_b[0][1])
         self.assertEqual(s2.stop(), 0)
 
+    # ------------------------------------------------------------ get_many
+
+    def get_many(self, c, keys):
+        """POST /v1/get_many of keys (bytes): (status, headers, parsed JSON or the body)."""
+        body = json.dumps([k.decode() for k in keys]).encode()
+        status, headers, out = c.request("/v1/get_many", method="POST", body=body,
+                                         headers={"Content-Type": "application/json"})
+        return status, headers, json.loads(out) if status == 200 else out
+
+    def test_get_many(self):
+        s = self.serve(self.table_b, "--threads", "2", "--set", f"serve.timeout={BOUND}")
+        c = s.client()
+        keys = [k for k, _ in self.records_b]
+        asked = keys + [k + b" (absent)" for k in keys[::9]] + keys[::13]
+        random.Random(3).shuffle(asked)
+        for at in range(0, len(asked), 256):
+            chunk = asked[at:at + 256]
+            status, headers, got = self.get_many(c, chunk)
+            self.assertEqual(status, 200, got)
+            self.assertEqual(headers["content-type"], "application/json")
+            want = [{"key": k.decode(), "value": self.values_b[k].decode()
+                     if k in self.values_b else None} for k in chunk]
+            self.assertEqual(got, want)
+        key320 = "\u00e9" * 160  # 320 bytes of UTF-8
+        status, _, got = self.get_many(c, [key320.encode()])
+        self.assertEqual((status, got), (200, [{"key": key320, "value": None}]))
+        cases = [
+            (b"[]", 400, "no keys"),
+            (json.dumps(["A"] * 257).encode(), 400, "257 keys; at most 256"),
+            (json.dumps(["A", ""]).encode(), 400, "key 2 is 0 bytes"),
+            (json.dumps(["k" * 321]).encode(), 400, "key 1 is 321 bytes"),
+            (b'["A", 17]', 400, "key 2 is not a string"),
+            (b'["A", ', 400, "malformed JSON"),
+            (b"", 400, "malformed JSON"),
+            (b'"A"', 400, "expected a JSON array"),
+            (b'{"keys": ["A"]}', 400, "expected a JSON array"),
+        ]
+        for body, want_status, reason in cases:
+            one = s.client()
+            status, _, got = one.request("/v1/get_many", method="POST", body=body)
+            one.close()
+            self.assertEqual(status, want_status, f"{body[:40]!r}: {got!r}")
+            text = got.decode()
+            self.assertIn(reason, text, body[:40])
+            self.assertTrue(text.endswith("\n") and text.count("\n") == 1, text)
+        # A body over the bound: a 413 from its Content-Length, before it is
+        # sent; sent chunked (no length), once it is all in.
+        for head, rest in ((b"Content-Length: 600000\r\n", b""),
+                           (b"Transfer-Encoding: chunked\r\n",
+                            b"%x\r\n%s\r\n0\r\n\r\n" % (600000, b"[" * 600000))):
+            with socket.create_connection(("127.0.0.1", s.port), timeout=BOUND) as raw:
+                raw.sendall(b"POST /v1/get_many HTTP/1.1\r\nHost: x\r\n" + head + b"\r\n" + rest)
+                reply = b""
+                while b"\r\n\r\n" not in reply or not reply.endswith(b"\n"):
+                    more = raw.recv(4096)
+                    if not more:
+                        break
+                    reply += more
+            self.assertTrue(reply.startswith(b"HTTP/1.1 413"), reply)
+            self.assertIn(b"body over", reply)
+        for method in ("GET", "PUT"):
+            one = s.client()
+            status, headers, got = one.request("/v1/get_many", method=method)
+            one.close()
+            self.assertEqual(status, 405, method)
+            self.assertEqual(headers["allow"], "POST")
+            self.assertIn(f"method {method} not allowed (POST)", got.decode())
+        # A 4xx with its body read keeps the connection.
+        sock = c.conn.sock
+        self.assertEqual(c.request("/v1/get_many", method="POST", body=b"[]")[0], 400)
+        self.assertEqual(self.get_many(c, keys[:2])[0], 200)
+        self.assertIs(c.conn.sock, sock)
+        m = c.metrics()
+        self.assertEqual(m['sstpipe_serve_requests_total{endpoint="get_many",status="400"}'], 10)
+        self.assertEqual(m['sstpipe_serve_requests_total{endpoint="get_many",status="413"}'], 2)
+        self.assertEqual(s.stop(), 0)
+
+    def test_cold_get_many_reads_each_block_once(self):
+        s = self.serve(self.table_b, "--cold", "--threads", "1")
+        c = s.client()
+        info = json.loads(sstpipe("info", self.table_b, "--json").stdout)
+        blocks, bs = info["data_blocks"], info["block_size"]
+        keys = [k for k, _ in self.records_b]
+        batches = [keys[at:at + 128] for at in range(0, len(keys), 128)]
+        # Once per process, the first batch reads more than blocks (the
+        # kernel's overcommit setting, for malloc; jansson's hash seed).
+        self.assertEqual(self.get_many(c, batches[0])[0], 200)
+        before = self.io(s.proc.pid)
+        for batch in batches:
+            # Each key twice: the second finds its block read already.
+            status, _, got = self.get_many(c, batch + batch)
+            self.assertEqual(status, 200)
+            self.assertEqual([r["value"].encode() for r in got], [self.values_b[k] for k in batch] * 2)
+        after = self.io(s.proc.pid)
+        # In key order, the batches read every block once, and a block cut
+        # between two batches once in each.
+        read = after["read_bytes"] - before["read_bytes"]
+        self.assertGreaterEqual(read, blocks * bs)
+        self.assertLessEqual(read, (blocks + len(batches) - 1) * bs)
+        if io_uring_available():
+            self.assertEqual(after["syscr"] - before["syscr"], 0)
+        self.assertEqual(s.stop(), 0)
+
     # ------------------------------------------------------------ cold
+
+    def io(self, pid):
+        with open(f"/proc/{pid}/io") as f:
+            return {k: int(v) for k, v in (l.split(": ") for l in f.read().splitlines())}
 
     def read_syscalls(self, pid):
         with open(f"/proc/{pid}/io") as f:

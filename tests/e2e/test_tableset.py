@@ -26,7 +26,7 @@ from serve_client import Server, quote
 import tempfile
 
 from sstpipe_e2e import (SANITIZED, E2ETest, check_error_line, corpora_dir, env_path, run, sstpipe,
-                         wikigen)
+                         sstpipe_bin, wikigen)
 
 
 def checked(r):
@@ -74,6 +74,38 @@ class TableSetTest(E2ETest):
     @classmethod
     def tearDownClass(cls):
         shutil.rmtree(cls.shared, True)
+
+    def test_get_many(self):
+        """get of several keys and of '-' (stdin): one JSON line a key in their order, null
+        when absent (exit 1, as get's), the same from a table and its set, over more keys than
+        one batch holds; an empty or over-long key refused (exit 2, saying why)."""
+        for one, s, keys, dump in self.cases:
+            values = {o["key"]: o["value"] for o in map(json.loads, dump.decode().splitlines())}
+            some = [k for k in keys[::max(1, len(keys) // 20)] if not k.startswith(b"-")]
+            asked = some + [some[0], some[-1] + b" ~", some[0]]
+
+            def want(ks):
+                return b"".join(json.dumps({"key": k.decode(), "value": values.get(k.decode())},
+                                           ensure_ascii=False).encode() + b"\n" for k in ks)
+
+            for target in (one, s):
+                r = sstpipe("get", target, *asked)
+                self.assertEqual((r.code, r.stdout), (1, want(asked)), r.describe())
+                r = sstpipe("get", target, *some)
+                self.assertEqual((r.code, r.stdout), (0, want(some)), r.describe())
+                many = (keys * (1 + 1100 // len(keys)))[:1100] + [b"no such key"]
+                r = run([sstpipe_bin(), "get", target, "-"], input_bytes=b"\n".join(many))
+                self.assertEqual((r.code, r.stdout), (1, want(many)), r.describe())
+                r = run([sstpipe_bin(), "get", target, some[0], "-"], input_bytes=some[1] + b"\n")
+                self.assertEqual((r.code, r.stdout), (0, want(some[:2])), r.describe())
+            for bad, why in (([b""], b"empty"), ([b"x" * 321], b"321 bytes"),
+                             ([some[0], b""], b"key 2 is empty")):
+                r = sstpipe("get", one, *bad)
+                self.assertEqual(r.code, 2, r.describe())
+                self.assertIn(why, r.stderr)
+            r = run([sstpipe_bin(), "get", one, "-"], input_bytes=some[0] + b"\n\n")
+            self.assertEqual(r.code, 2, r.describe())
+            self.assertIn(b"key 2 is empty", r.stderr)
 
     def test_get_dump_info_verify(self):
         for one, s, keys, dump in self.cases:

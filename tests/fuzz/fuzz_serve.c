@@ -3,7 +3,8 @@
  * (serve_handle: routing, percent-decoding, parameter checks, lookups and
  * the JSON of /v1/prefix), without the network.
  *
- * The input is "METHOD PATH?QUERY": split as libmicrohttpd splits it (the
+ * The input is "METHOD PATH?QUERY", then, after a newline, the request's
+ * body (for POST /v1/get_many): split as libmicrohttpd splits it (the
  * method up to the first space, the query at the first '?', parameters at
  * '&' and '=', '+' made a space, nothing decoded), over a small table made
  * once with keys that share prefixes and hold multi-byte UTF-8. The
@@ -11,9 +12,10 @@
  * is sound), an error body is one line, a 200 from /v1/get is the stored
  * value of the decoded key, and a 200 from /v1/prefix is a JSON array of at
  * most limit records in key order, each stored and starting with the
- * prefix. The nightly pages (serve_pages.h) are served from a small
- * directory with symlinks leading out of it: a page served must be one of
- * its two pages, never the file outside.
+ * prefix; a 200 from /v1/get_many is a JSON array of one record per key
+ * asked, in order, each with its stored value or null. The nightly pages (serve_pages.h) are served
+ * from a small directory with symlinks leading out of it: a page served must be one of its two
+ * pages, never the file outside.
  */
 #include "fuzz_file.h"
 #include "stages/serve/serve_request.h"
@@ -187,6 +189,32 @@ static void check_prefix(const query *q, const serve_reply *r) {
     json_decref(arr);
 }
 
+static void check_get_many(const uint8_t *body, size_t len, const serve_reply *r) {
+    if (r->status != 200)
+        return;
+    json_error_t jerr;
+    json_t *asked = json_loadb((const char *)body, len, JSON_ALLOW_NUL | JSON_DECODE_ANY, &jerr);
+    json_t *arr = json_loadb(r->body, r->len, JSON_ALLOW_NUL, &jerr);
+    if (!json_is_array(asked) || !json_is_array(arr) ||
+        json_array_size(arr) != json_array_size(asked))
+        fuzz_fail("/v1/get_many answered 200 with a bad array: %.*s", (int)r->len,
+                  (const char *)r->body);
+    for (size_t i = 0; i < json_array_size(arr); i++) {
+        json_t *rec = json_array_get(arr, i), *k = json_object_get(rec, "key");
+        json_t *v = json_object_get(rec, "value");
+        if (!json_equal(k, json_array_get(asked, i)) || json_object_size(rec) != 2)
+            fuzz_fail("/v1/get_many record %zu is not the key asked", i);
+        long at = find_key(json_string_value(k), json_string_length(k));
+        char val[128];
+        if (at < 0 ? !json_is_null(v)
+                   : !json_is_string(v) ||
+                         strcmp(json_string_value(v), value_of((size_t)at, val, sizeof val)))
+            fuzz_fail("/v1/get_many record %zu has the wrong value", i);
+    }
+    json_decref(asked);
+    json_decref(arr);
+}
+
 /*
  * A nightly directory with two pages, a build that is a symlink to the
  * directory's parent and a report that is a symlink to a file outside:
@@ -252,9 +280,13 @@ static void check_page(const serve_reply *r) {
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (!served.table)
         make_table();
+    /* The request line ends at the first newline; the body is the rest. */
+    const uint8_t *nl = memchr(data, '\n', size);
+    const uint8_t *body = nl ? nl + 1 : NULL;
+    size_t body_len = nl ? size - (size_t)(body - data) : 0;
     /* The library hands over NUL-terminated strings: a NUL in the request
      * line ends it there. */
-    char *line = strndup((const char *)data, size);
+    char *line = strndup((const char *)data, nl ? (size_t)(nl - data) : size);
     if (!line)
         fuzz_fail("out of memory");
     char *path = strchr(line, ' ');
@@ -272,7 +304,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                        .prefix_limit_max = LIMIT_MAX,
                        .copy_values = false,
                        .pages_dir = pages_dir()};
-    serve_request req = {.method = line, .path = path, .param = lookup, .param_ctx = &q};
+    serve_request req = {.method = line,
+                         .path = path,
+                         .param = lookup,
+                         .param_ctx = &q,
+                         .body = body,
+                         .body_len = body_len};
     serve_reply r;
     serve_handle(&h, &req, &served, &r);
     static const unsigned allowed[] = {200, 400, 404, 405};
@@ -292,6 +329,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         check_get(&q, &r);
     else if (r.endpoint == SERVE_EP_PREFIX)
         check_prefix(&q, &r);
+    else if (r.endpoint == SERVE_EP_GET_MANY)
+        check_get_many(body, body_len, &r);
     serve_metrics_record(&metrics, r.endpoint, r.status, 1000, r.missed);
     serve_reply_destroy(&r);
     free(line);

@@ -3,7 +3,9 @@ on a table built from a corpus dump, against `sstpipe dump` of the same
 table: every key and value, iteration order, len, `in`, get with a default,
 KeyError, str and bytes keys, decode=True, prefix and range scans against
 the records filtered in Python, the context manager, closing with an
-iterator open, and errors (a missing file, a corrupt block: sstpipe.Error
+iterator open, get_many (mapped and direct: values in the keys' order, None
+for absent, duplicates, str and bytes keys, a generator of keys; closing
+from another thread during a batch), and errors (a missing file, a corrupt block: sstpipe.Error
 carrying the library's message with file, block and offset).
 
 Run by ctest (python.test_sstpipe) with the build's module on PYTHONPATH,
@@ -13,6 +15,7 @@ import json
 import os
 import subprocess
 import threading
+import time
 
 import pytest
 
@@ -150,6 +153,61 @@ def test_direct_io(table):
     with sstpipe.open(path, direct_io=True) as t:
         for k, v in recs[::3]:
             assert t[k] == v
+
+
+def test_get_many(table):
+    path, recs = table
+    keys = [k for k, _ in recs[::3]]
+    asked = keys + [k + b"\0" for k in keys[::5]] + keys[:7] + [b"", b"x" * 400]
+    asked = asked[1::2] + asked[::2]  # not in key order
+    values = dict(recs)
+    for direct in (False, True):
+        with sstpipe.open(path, direct_io=direct) as t:
+            want = [t.get(k) for k in asked]
+            assert want == [values.get(k) for k in asked]
+            assert t.get_many(asked) == want
+            assert t.get_many(k.decode() for k in keys) == [values[k] for k in keys]
+            assert t.get_many([]) == []
+            with pytest.raises(TypeError):
+                t.get_many([keys[0], 17])
+            with pytest.raises(TypeError):
+                t.get_many(17)
+    with sstpipe.open(path, decode=True) as t:
+        assert t.get_many([keys[0], b"\x01"]) == [values[keys[0]].decode(), None]
+    t = sstpipe.open(path)
+    t.close()
+    with pytest.raises(ValueError):
+        t.get_many(keys)
+
+
+def test_get_many_while_another_thread_closes(table):
+    """A close() during a batch (the GIL released) waits for it: the batch answers.
+    Tried until the close has landed inside a batch a few times (on a loaded
+    machine the timer may fire before the batch begins: then it is refused)."""
+    path, recs = table
+    keys = [k for k, _ in recs] * 50
+    want = [v for _, v in recs] * 50
+    inside = 0
+    for _ in range(100):
+        t = sstpipe.open(path)
+        closed_at = []
+        closer = threading.Timer(0.001, lambda: (t.close(), closed_at.append(time.monotonic())))
+        start = time.monotonic()
+        closer.start()
+        try:
+            got = t.get_many(keys)
+        except ValueError:  # closed before the batch began
+            closer.join()
+            continue
+        end = time.monotonic()
+        closer.join()
+        assert got == want
+        with pytest.raises(ValueError):
+            t.get_many(keys[:1])
+        inside += start < closed_at[0] < end
+        if inside == 3:
+            break
+    assert inside > 0
 
 
 def test_errors_carry_the_library_message(table, tmp_path):

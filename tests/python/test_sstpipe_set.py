@@ -1,7 +1,8 @@
 """tests/python/test_sstpipe_set.py: the `sstpipe` Python module on a table set
 (stages/sst/TABLESET.md): a table built from a corpus dump, split into a set of
 four shards at keys of the table and a prefix of one (tests/make_tableset.c),
-answers as the table does: every key and misses, len, iteration, prefix and
+answers as the table does: every key and misses (one by one and in a batch,
+get_many), len, iteration, prefix and
 range scans that cross shard boundaries, info (the sums, is_set, shards), the
 shard list with its bounds; opening the directory or its tableset.json; a
 missing shard raises sstpipe.Error naming the manifest and the file.
@@ -43,6 +44,8 @@ def test_set_reads_as_the_table(pair):
         assert len(u) == len(t) == len(keys)
         assert list(u.items()) == list(t.items())
         assert list(u) == keys
+        asked = keys + [k + b"\x00" for k in keys] + keys[::7]
+        assert u.get_many(asked) == t.get_many(asked) == [t.get(k) for k in asked]
         for k in keys:
             assert u[k] == t[k]
             assert k in u

@@ -6,6 +6,10 @@
  * against a brute-force answer over the same records; the footer's counts;
  * block first keys as split points covering the table;
  * with direct I/O one read system call per lookup (the kernel's count);
+ * batched lookups answering as single ones, mapped and with direct I/O,
+ * reading each distinct block of a cold batch once (the kernel's count of
+ * bytes read from the disk), with direct I/O in no read system call when
+ * io_uring is there;
  * and failures: a file that is not a table, a corrupt block (-1 with a
  * message naming file, block and offset, other blocks still answering, an
  * iterator staying at the error), direct I/O where the file system has
@@ -24,7 +28,10 @@
 
 #include <cmocka.h>
 
+#include "test_get_many.h"
 #include "test_syscr.h"
+
+#include <liburing.h>
 
 #define BS 4096u
 #define CS 512u
@@ -140,6 +147,83 @@ static void test_get_direct(void **state) {
     assert_int_equal(sstpipe_get(t, b->key, b->klen, &v2, &n2, NULL), 1);
     assert_memory_equal(v2, b->val, n2);
     sstpipe_close(t);
+}
+
+static void test_get_many_mapped(void **state) {
+    fixture *f = *state;
+    sstpipe_table *t = open_mode(f->path, false);
+    get_many_as_get(t, &f->s, 5);
+    char *msg = NULL;
+    assert_int_equal(sstpipe_get_many(t, 0, NULL, NULL, NULL, NULL, &msg), 0);
+    sstpipe_close(t);
+}
+
+static void test_get_many_direct(void **state) {
+    fixture *f = *state;
+    sstpipe_table *t = open_mode(f->path, true);
+    get_many_as_get(t, &f->s, 6);
+    sstpipe_close(t);
+}
+
+/* Keys of known blocks: the first key of every other block twice, and the
+ * record after it where that is in the same block. Returns the number of
+ * keys; *nd the number of distinct blocks. */
+static size_t block_keys(sstpipe_table *t, const trecs *s, const void **keys, size_t *klens,
+                         size_t *nd) {
+    sstpipe_info info;
+    sstpipe_info_get(t, &info);
+    size_t n = 0;
+    *nd = 0;
+    for (uint64_t b = 0; b < info.data_blocks; b += 2) {
+        size_t kl, nl = 0;
+        const uint8_t *k = sstpipe_block_first_key(t, b, &kl);
+        const uint8_t *next = sstpipe_block_first_key(t, b + 1, &nl);
+        keys[n] = keys[n + 1] = k;
+        klens[n] = klens[n + 1] = kl;
+        n += 2;
+        size_t i = lower_bound(s, k, kl) + 1;
+        if (i < s->n && (!next || t_key_cmp(s->r[i].key, s->r[i].klen, next, nl) < 0)) {
+            keys[n] = s->r[i].key;
+            klens[n++] = s->r[i].klen;
+        }
+        ++*nd;
+    }
+    return n;
+}
+
+/* A cold batch reads each distinct block once: the disk's bytes are the
+ * blocks' (the file's pages dropped from the cache first, for the mapped
+ * table); with direct I/O through io_uring, in no read system call. */
+static void test_get_many_reads(void **state) {
+    fixture *f = *state;
+    struct io_uring ring;
+    bool uring = io_uring_queue_init(2, &ring, 0) == 0;
+    if (uring)
+        io_uring_queue_exit(&ring);
+    int fd = open(f->path, O_RDONLY);
+    assert_true(fd >= 0);
+    assert_int_equal(fsync(fd), 0);
+    for (int direct = 0; direct < 2; direct++) {
+        assert_int_equal(posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
+        sstpipe_table *t = open_mode(f->path, direct);
+        const void *keys[256], *values[256];
+        size_t klens[256], vlens[256], nd;
+        size_t n = block_keys(t, &f->s, keys, klens, &nd);
+        assert_true(nd > 2 && n <= 256);
+        unsigned long b0 = disk_read_bytes();
+        unsigned long c0 = read_syscalls(), c1 = read_syscalls();
+        char *msg = NULL;
+        if (sstpipe_get_many(t, n, keys, klens, values, vlens, &msg) != 0)
+            fail_msg("%s", msg);
+        unsigned long calls = read_syscalls() - c1 - (c1 - c0);
+        assert_int_equal(disk_read_bytes() - b0, nd * BS);
+        if (direct && uring)
+            assert_int_equal(calls, 0);
+        for (size_t i = 0; i < n; i++)
+            assert_non_null(values[i]);
+        sstpipe_close(t);
+    }
+    close(fd);
 }
 
 static bool has_prefix(const trec *r, const uint8_t *p, size_t plen) {
@@ -346,6 +430,11 @@ static void test_empty_table(void **state) {
         const void *k, *v;
         size_t kl, vl;
         assert_int_equal(sstpipe_get(t, "a", 1, &v, &vl, NULL), 0);
+        const void *keys[] = {"a", "b"}, *values[2];
+        size_t klens[] = {1, 1}, vlens[2];
+        assert_int_equal(sstpipe_get_many(t, 2, keys, klens, values, vlens, NULL), 0);
+        assert_null(values[0]);
+        assert_null(values[1]);
         sstpipe_iter *it = sstpipe_iter_new(t, "a", 1, NULL, 0);
         assert_int_equal(sstpipe_iter_next(it, &k, &kl, &v, &vl, NULL), 0);
         sstpipe_iter_free(it);
@@ -447,6 +536,17 @@ static void corrupt_block(fixture *f, bool direct) {
     }
     assert_true(in_block > 0);
     assert_true(elsewhere > 0);
+    /* A batch with a key in the block fails the same way. */
+    const void *keys[f->s.n], *values[f->s.n];
+    size_t klens[f->s.n], vlens[f->s.n];
+    for (size_t i = 0; i < f->s.n; i++) {
+        keys[i] = f->s.r[i].key;
+        klens[i] = f->s.r[i].klen;
+    }
+    char *bmsg = NULL;
+    assert_int_equal(sstpipe_get_many(t, f->s.n, keys, klens, values, vlens, &bmsg), -1);
+    assert_non_null(strstr(bmsg, want));
+    sstpipe_free(bmsg);
     /* A scan returns blocks 0..2, then the error, and stays at it. */
     sstpipe_iter *it = sstpipe_iter_new(t, NULL, 0, NULL, 0);
     size_t got = 0;
@@ -484,6 +584,7 @@ int main(void) {
         T(test_scan_direct),          T(test_scan_block_edges),     T(test_info_version_path),
         T(test_empty_table),          T(test_open_failures),        T(test_direct_io_unsupported),
         T(test_corrupt_block_mapped), T(test_corrupt_block_direct), T(test_block_first_keys),
+        T(test_get_many_mapped),      T(test_get_many_direct),      T(test_get_many_reads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

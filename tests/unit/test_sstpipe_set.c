@@ -5,7 +5,8 @@
  * themselves) answer exactly as the one table of the same records: every
  * key and misses around each, a full scan, and prefix and from scans that
  * cross shard boundaries; sstpipe_info sums, the block numbering across
- * shards, and the shard calls. And every check at open refuses its
+ * shards, and the shard calls; batched lookups (sstpipe_get_many) across
+ * the shards answer as single ones, mapped and with direct I/O. And every check at open refuses its
  * defect, naming the manifest and shard: a key below or above its shard's
  * range, counts or options that disagree with the manifest, a damaged last
  * block; a damaged middle block is an error at lookup naming the shard
@@ -20,6 +21,8 @@
 #include <stddef.h>
 
 #include <cmocka.h>
+
+#include "test_get_many.h"
 
 #define OPTS_FMT                                                                                   \
     "{\"format_version\": 1, \"block_size\": %u, \"cluster_size\": 512, "                          \
@@ -204,6 +207,7 @@ static void same_as(const char *one_path, const char *sd, size_t nshards, const 
     same_scan(one, set, "\x01", 1, NULL, 0);
     same_scan(one, set, "\xff", 1, NULL, 0);
     same_scan(one, set, NULL, 0, "\xff", 1);
+    get_many_as_get(set, recs, nshards);
     sstpipe_close(set);
     sstpipe_close(one);
 }
@@ -251,6 +255,7 @@ static void test_shapes(void **state) {
         size_t vl;
         assert_int_equal(sstpipe_get(t, r[777].key, r[777].klen, &v, &vl, &e), 1);
         assert_int_equal(vl, r[777].vlen);
+        get_many_as_get(t, &recs, 8);
         sstpipe_close(t);
     } else {
         assert_non_null(strstr(e, "O_DIRECT"));

@@ -8,6 +8,7 @@
  *
  *   t = sstpipe.open(path, decode=False, direct_io=False)
  *   t[key]  t.get(key, default)  key in t  len(t)  iter(t) (keys)
+ *   t.get_many(keys)  -> [value or None, ...] in the keys' order
  *   t.items()  t.prefix(p)  t.range(lo, hi)   -> (key, value) in key order
  *   t.info (dict of the footer's counts)  t.close()  with sstpipe.open(...) as t:
  *   t.shards (a table set's shards: path, lo, hi, records, file_size each)
@@ -18,7 +19,9 @@
  * values come back as bytes, or as str with decode=True. Errors raise
  * sstpipe.Error with the library's message; a missing key raises KeyError.
  * The GIL is held during lookups (a warm lookup is shorter than releasing
- * it); values are copied into Python objects at once, so the library's
+ * it), except in get_many, whose batch may wait on the disk for all its
+ * reads: the table counts as in use then, as while an iterator lives, so a
+ * close() meanwhile waits for it. Values are copied into Python objects at once, so the library's
  * value lifetimes never reach Python code. An iterator keeps its table
  * alive: close() with iterators open makes them raise ValueError, and the
  * table is closed when the last one goes.
@@ -40,7 +43,7 @@ typedef struct {
     PyObject_HEAD sstpipe_table *t;
     int decode;
     int closed;
-    Py_ssize_t live_iters;
+    Py_ssize_t live_iters; /* and get_many batches in flight */
 } Table;
 
 typedef struct {
@@ -221,6 +224,68 @@ static PyObject *table_get(PyObject *self, PyObject *const *args, Py_ssize_t nar
     return d;
 }
 
+/* get_many(keys): one sstpipe_get_many over the keys (any iterable of
+ * keys), the GIL released while the library reads. */
+static PyObject *table_get_many(PyObject *self, PyObject *keys_arg) {
+    Table *t = (Table *)self;
+    if (check_open(t))
+        return NULL;
+    PyObject *seq = PySequence_Fast(keys_arg, "get_many(keys): keys is an iterable of keys");
+    if (!seq)
+        return NULL;
+    size_t n = (size_t)PySequence_Fast_GET_SIZE(seq), got = 0;
+    Py_buffer *views = PyMem_Calloc(n + 1, sizeof *views);
+    PyObject **owned = PyMem_Calloc(n + 1, sizeof *owned), *list = NULL;
+    const void **keys = PyMem_Calloc(n + 1, sizeof *keys);
+    const void **values = PyMem_Calloc(n + 1, sizeof *values);
+    size_t *klens = PyMem_Calloc(n + 1, sizeof *klens), *vlens = PyMem_Calloc(n + 1, sizeof *vlens);
+    if (!views || !owned || !keys || !values || !klens || !vlens) {
+        PyErr_NoMemory();
+        goto out;
+    }
+    for (; got < n; got++) {
+        if (key_buffer(PySequence_Fast_GET_ITEM(seq, got), &views[got], &owned[got]))
+            goto out;
+        keys[got] = views[got].buf;
+        klens[got] = (size_t)views[got].len;
+    }
+    char *msg = NULL;
+    t->live_iters++;
+    PyThreadState *ts = PyEval_SaveThread();
+    int rc = sstpipe_get_many(t->t, n, keys, klens, values, vlens, &msg);
+    PyEval_RestoreThread(ts);
+    if (rc < 0)
+        raise_msg(msg);
+    else if ((list = PyList_New((Py_ssize_t)n))) {
+        for (size_t i = 0; i < n; i++) {
+            PyObject *v = Py_None;
+            if (values[i])
+                v = out(t, values[i], vlens[i]);
+            else
+                Py_INCREF(v);
+            if (!v) {
+                Py_CLEAR(list);
+                break;
+            }
+            PyList_SET_ITEM(list, (Py_ssize_t)i, v);
+        }
+    }
+    t->live_iters--;
+    if (t->closed)
+        table_release(t);
+out:
+    for (size_t i = 0; i < got; i++)
+        key_release(&views[i], owned[i]);
+    PyMem_Free(views);
+    PyMem_Free(owned);
+    PyMem_Free(keys);
+    PyMem_Free(values);
+    PyMem_Free(klens);
+    PyMem_Free(vlens);
+    Py_DECREF(seq);
+    return list;
+}
+
 static PyObject *iter_make(Table *t, PyObject *from, PyObject *prefix, PyObject *hi,
                            int keys_only) {
     if (check_open(t))
@@ -360,6 +425,9 @@ static PyObject *table_exit(PyObject *self, PyObject *args) {
 static PyMethodDef table_methods[] = {
     {"get", METH(table_get), METH_FASTCALL,
      "get(key, default=None): the value, or default when key is absent"},
+    {"get_many", METH(table_get_many), METH_O,
+     "get_many(keys): the values of the keys in their order, None for an absent one; their "
+     "blocks are read together (sstpipe_get_many)"},
     {"items", METH(table_items), METH_NOARGS, "every (key, value) in key order"},
     {"prefix", METH(table_prefix), METH_O,
      "prefix(p): the (key, value) pairs whose key starts with p, in key order"},
