@@ -6,7 +6,10 @@ then `sstpipe dump --jsonl` must give exactly the records the independent
 reader (reference.py) computes, keys in memcmp order; `get` must find sampled
 keys with exactly their value and report absent keys with exit 1; `info` must
 count the same records. Then the same with --max-bytes 100 and 4096 and with
-block sizes 512, 4K, 64K and 1M.
+block sizes 512, 4K, 64K and 1M. The forms of a dump build byte-identical
+tables: the gets run once per table's bytes, as the same gets on the same
+bytes give the same answers (a form whose table differs by a byte is
+checked in full).
 
 In a sanitized build every dump still round-trips as plain XML, and the
 other forms and the option sets run on the largest corpus and the edge-case
@@ -19,6 +22,7 @@ import sys
 
 sys.dont_write_bytecode = True  # keep the source tree clean under ctest
 
+import hashlib
 import os
 import random
 import re
@@ -28,6 +32,8 @@ import reference
 from sstpipe_e2e import (FORMS, E2ETest, every_form_of, parse_info, sources, sstpipe)
 
 _refs = {}
+# {sha256 of a table's bytes: the reference whose gets it answered}.
+_gets_checked = {}
 
 
 def expected(name, xml_fn, max_bytes):
@@ -76,7 +82,11 @@ class RoundTrip(E2ETest):
         text = sstpipe("info", out)
         self.assertOk(text)
         self.assertIn(str(len(ref.records)).encode(), text.stdout, "info (text) record count")
-        self.check_gets(out, ref, what)
+        with open(out, "rb") as f:
+            digest = hashlib.sha256(f.read()).hexdigest()
+        if _gets_checked.get(digest) is not ref:
+            self.check_gets(out, ref, what)
+            _gets_checked[digest] = ref
 
     def check_gets(self, sst, ref, what):
         records = ref.records
