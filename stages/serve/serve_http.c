@@ -5,9 +5,11 @@
  * The library is told not to decode anything (an identity unescape
  * callback), so serve_request.c sees the raw parameters and can refuse bad
  * percent-encoding instead of passing it through. Each request gets a small
- * record on its first callback (start time, the table reference) which the
- * completion callback turns into metrics and frees. A GET or HEAD is
- * answered on the callback after the whole request is in (answering
+ * record when its request line is read (on_uri), filled on its first
+ * callback (start time, the table reference), which the completion
+ * callback turns into metrics and frees. A request over max_request_bytes
+ * is refused on its first callback, in one plain line (414 or 431). A GET
+ * or HEAD is answered on the callback after the whole request is in (answering
  * earlier would make the library close the connection, losing
  * keep-alive); other methods get their 405 at once, unread bodies and all
  * (the library then closes that connection).
@@ -34,6 +36,7 @@
     X(t, MHD_quiesce_daemon)                                                                       \
     X(t, MHD_stop_daemon)                                                                          \
     X(t, MHD_lookup_connection_value)                                                              \
+    X(t, MHD_get_connection_info)                                                                  \
     X(t, MHD_create_response_from_buffer)                                                          \
     X(t, MHD_add_response_header)                                                                  \
     X(t, MHD_queue_response)                                                                       \
@@ -41,8 +44,17 @@
 /* clang-format on */
 SP_DYNLIB_TABLE(mhd, libmicrohttpd, SP_SONAME_LIBMICROHTTPD, LIBMICROHTTPD_FUNCTIONS);
 
+/* The library answers a request that overflows its memory for the
+ * connection with an HTML page of its own, no Content-Type: that memory is
+ * made this many times max_request_bytes, so a request over the limit is
+ * still read whole and refused here, in one plain line like every other
+ * error. Only one over this many times the limit meets the library's page;
+ * the memory is mapped, and touched only as far as a request fills it. */
+#define SERVE_HTTP_POOL_FACTOR 4
+
 struct serve_http {
     struct MHD_Daemon *daemon;
+    size_t max_request_bytes;
     serve_holder *holder;
     serve_handler handler;
     atomic_bool draining;
@@ -51,6 +63,7 @@ struct serve_http {
 };
 
 typedef struct http_request {
+    size_t uri_len; /* the request target as sent, query included */
     served_table *table;
     uint64_t start_ns;
     serve_endpoint endpoint;
@@ -71,6 +84,30 @@ static void on_log(void *cls, const char *fmt, va_list ap) {
     serve_http *s = cls;
     if (atomic_load(&s->starting))
         vsnprintf(s->start_error, sizeof s->start_error, fmt, ap);
+}
+
+/* The first the library tells of a request (its request line is read):
+ * the record that *req_cls holds from then on. NULL (out of memory) makes
+ * on_request close the connection. */
+static void *on_uri(void *cls, const char *uri, struct MHD_Connection *c) {
+    (void)cls;
+    (void)c;
+    http_request *r = calloc(1, sizeof *r);
+    if (r)
+        r->uri_len = strlen(uri);
+    return r;
+}
+
+/* A request whose line and headers exceed max_request_bytes: 414 when the
+ * request line alone does, else 431; 0 when it fits. */
+static unsigned too_large(const serve_http *s, struct MHD_Connection *c, const http_request *r,
+                          const char *method, const char *version) {
+    const union MHD_ConnectionInfo *info =
+        mhd.MHD_get_connection_info(c, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE);
+    size_t line = strlen(method) + 1 + r->uri_len + 1 + strlen(version) + 2;
+    if (line > s->max_request_bytes)
+        return 414;
+    return info && info->header_size > s->max_request_bytes ? 431 : 0;
 }
 
 static const char *param(void *ctx, const char *name) {
@@ -100,30 +137,35 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                                   const char *method, const char *version, const char *upload_data,
                                   size_t *upload_data_size, void **req_cls) {
     serve_http *s = cls;
-    (void)version;
     (void)upload_data;
     http_request *r = *req_cls;
-    if (!r) {
-        r = calloc(1, sizeof *r);
-        if (!r)
-            return MHD_NO; /* the library closes the connection */
+    if (!r)
+        return MHD_NO; /* out of memory in on_uri: the library closes the connection */
+    unsigned refuse = 0;
+    if (!r->table) {
         r->start_ns = sp_clock_ns();
         r->table = serve_holder_acquire(s->holder);
         atomic_fetch_add_explicit(&s->handler.metrics->in_flight, 1, memory_order_relaxed);
-        *req_cls = r;
+        refuse = too_large(s, c, r, method, version);
         /* A GET is answered once the library has the whole request
          * (the next call), which keeps the connection alive; answering
          * now would make it close the connection. */
-        if (!strcmp(method, "GET") || !strcmp(method, "HEAD"))
+        if (!refuse && (!strcmp(method, "GET") || !strcmp(method, "HEAD")))
             return MHD_YES;
         /* Anything else gets its 405 now, without reading the body. */
     } else if (*upload_data_size) {
         *upload_data_size = 0; /* the body of a GET: not used */
         return MHD_YES;
     }
-    serve_request rq = {.method = method, .path = url, .param = param, .param_ctx = c};
     serve_reply rep;
-    serve_handle(&s->handler, &rq, r->table, &rep);
+    if (refuse) {
+        serve_reply_text(&rep, refuse,
+                         "request %s longer than %zu bytes ([serve] max_request_bytes)",
+                         refuse == 414 ? "line" : "line and headers", s->max_request_bytes);
+    } else {
+        serve_request rq = {.method = method, .path = url, .param = param, .param_ctx = c};
+        serve_handle(&s->handler, &rq, r->table, &rep);
+    }
     r->endpoint = rep.endpoint;
     r->status = rep.status;
     r->missed = rep.missed;
@@ -175,6 +217,7 @@ serve_http *serve_http_start(const serve_http_options *o, serve_holder *holder,
     }
     s->holder = holder;
     s->handler = *handler;
+    s->max_request_bytes = o->max_request_bytes;
     atomic_init(&s->draining, false);
     atomic_init(&s->starting, true);
     /* ITC: MHD_quiesce_daemon needs it to wake the workers. */
@@ -184,9 +227,10 @@ serve_http *serve_http_start(const serve_http_options *o, serve_holder *holder,
         flags, 0, NULL, NULL, on_request, s, MHD_OPTION_LISTEN_SOCKET, o->listen_fd,
         MHD_OPTION_THREAD_POOL_SIZE, (unsigned)o->threads, MHD_OPTION_CONNECTION_LIMIT,
         (unsigned)o->max_connections, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)o->timeout_s,
-        MHD_OPTION_CONNECTION_MEMORY_LIMIT, o->max_request_bytes, MHD_OPTION_NOTIFY_COMPLETED,
-        on_completed, s, MHD_OPTION_UNESCAPE_CALLBACK, unescape_none, s, MHD_OPTION_EXTERNAL_LOGGER,
-        on_log, s, MHD_OPTION_END);
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, o->max_request_bytes * SERVE_HTTP_POOL_FACTOR,
+        MHD_OPTION_URI_LOG_CALLBACK, on_uri, s, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
+        MHD_OPTION_UNESCAPE_CALLBACK, unescape_none, s, MHD_OPTION_EXTERNAL_LOGGER, on_log, s,
+        MHD_OPTION_END);
     atomic_store(&s->starting, false);
     if (!s->daemon) {
         close(o->listen_fd);

@@ -23,14 +23,11 @@
 static const char TEXT[] = "text/plain; charset=utf-8";
 static const char JSON[] = "application/json";
 
-static void reply_text(serve_reply *out, unsigned status, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+static void reply_vtext(serve_reply *out, unsigned status, const char *fmt, va_list ap)
+    __attribute__((format(printf, 3, 0)));
 
-static void reply_text(serve_reply *out, unsigned status, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
+static void reply_vtext(serve_reply *out, unsigned status, const char *fmt, va_list ap) {
     int n = vsnprintf(out->text, sizeof out->text - 1, fmt, ap);
-    va_end(ap);
     size_t len = n < 0 ? 0 : (size_t)n;
     if (len > sizeof out->text - 2)
         len = sizeof out->text - 2;
@@ -45,6 +42,25 @@ static void reply_text(serve_reply *out, unsigned status, const char *fmt, ...) 
     out->kind = SERVE_BODY_COPY;
     out->body = out->text;
     out->len = len;
+}
+
+static void reply_text(serve_reply *out, unsigned status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void reply_text(serve_reply *out, unsigned status, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    reply_vtext(out, status, fmt, ap);
+    va_end(ap);
+}
+
+void serve_reply_text(serve_reply *out, unsigned status, const char *fmt, ...) {
+    memset(out, 0, sizeof *out);
+    out->endpoint = SERVE_EP_OTHER;
+    va_list ap;
+    va_start(ap, fmt);
+    reply_vtext(out, status, fmt, ap);
+    va_end(ap);
 }
 
 static void reply_owned(serve_reply *out, const char *type, char *body, size_t len) {

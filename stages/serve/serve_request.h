@@ -70,6 +70,11 @@ typedef struct serve_handler {
 void serve_handle(const serve_handler *h, const serve_request *req, served_table *t,
                   serve_reply *out);
 
+/* Fills out with the one-line plain text reply every error is, for a
+ * request the HTTP layer refuses before routing (one too large). */
+void serve_reply_text(serve_reply *out, unsigned status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
 /* Frees a SERVE_BODY_FREE body that was not handed to the HTTP layer. */
 void serve_reply_destroy(serve_reply *r);
 

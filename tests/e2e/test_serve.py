@@ -5,7 +5,8 @@
   limit and from, /v1/info, /healthz, and /metrics counting what was asked.
 - Every error: bad percent-encoding, invalid UTF-8, unknown path, a method
   other than GET/HEAD, a key of 321 bytes (320 is fine), missing
-  parameters, bad limits, an oversized request: each a 4xx with one line
+  parameters, bad limits, an oversized request line or headers (414, 431,
+  not the HTTP library's HTML page): each a 4xx with one line
   (those of GET on one kept-alive connection), and the server still answers
   after them. Bad command lines.
 - Publishes under load: `current` swapped many times between two tables
@@ -204,11 +205,19 @@ class ServeTest(E2ETest):
             self.assertEqual(status, 405, method)
             self.assertEqual(headers["allow"], "GET, HEAD")
             self.assertIn(f"method {method} not allowed", body.decode())
-        # A request line and headers beyond max_request_bytes (32K).
-        status, _, _ = s.client().request("/v1/get?key=" + "k" * 40000)
-        self.assertIn(status, (414, 431))
-        status, _, _ = s.client().request("/healthz", headers={"X-Big": "v" * 40000})
-        self.assertEqual(status, 431)
+        # A request line, or line and headers, beyond max_request_bytes
+        # (32K): one plain line like every other error, not the HTTP
+        # library's HTML page.
+        for path, headers, status, reason in (
+                ("/v1/get?key=" + "k" * 40000, {}, 414, "request line longer than 32768 bytes"),
+                ("/healthz", {"X-Big": "v" * 40000}, 431,
+                 "request line and headers longer than 32768 bytes"),
+                ("/v1/get?key=" + "k" * 20000, {"X-Big": "v" * 20000}, 431, "and headers")):
+            got, h, body = s.client().request(path, headers=headers)
+            self.assertEqual(got, status, body)
+            self.assertEqual(h.get("content-type"), "text/plain; charset=utf-8", body)
+            self.assertIn(reason, body.decode())
+            self.assertEqual(body.count(b"\n"), 1, body)
         # Garbage instead of HTTP: a 400, or (when the library waits for a
         # request line that never ends) cut off at the idle timeout: a
         # server of its own, with the shortest timeout.
