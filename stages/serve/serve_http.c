@@ -19,7 +19,10 @@
 #include "stages/common/clock.h"
 #include "stages/common/dynlib.h"
 
+#include <arpa/inet.h>
+#include <errno.h>
 #include <microhttpd.h>
+#include <netinet/in.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -55,6 +58,9 @@ SP_DYNLIB_TABLE(mhd, libmicrohttpd, SP_SONAME_LIBMICROHTTPD, LIBMICROHTTPD_FUNCT
 struct serve_http {
     struct MHD_Daemon *daemon;
     size_t max_request_bytes;
+    int access_log_fd;
+    void (*on_error)(void *ctx, const char *msg);
+    void *ctx;
     serve_holder *holder;
     serve_handler handler;
     atomic_bool draining;
@@ -63,7 +69,10 @@ struct serve_http {
 };
 
 typedef struct http_request {
-    size_t uri_len; /* the request target as sent, query included */
+    char *uri;      /* the request target as sent, query included */
+    char *line;     /* the request line, for the access log (when there is one) */
+    time_t arrived; /* when its request line was read */
+    size_t bytes;   /* of the body sent */
     served_table *table;
     uint64_t start_ns;
     serve_endpoint endpoint;
@@ -93,9 +102,77 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *c) {
     (void)cls;
     (void)c;
     http_request *r = calloc(1, sizeof *r);
+    if (r && !(r->uri = strdup(uri))) {
+        free(r);
+        return NULL;
+    }
     if (r)
-        r->uri_len = strlen(uri);
+        r->arrived = time(NULL);
     return r;
+}
+
+static void request_free(http_request *r) {
+    free(r->uri);
+    free(r->line);
+    free(r);
+}
+
+/* The request line as the access log quotes it: bytes outside printable
+ * ASCII, '"' and '\\' as \xHH, so a line is one line whatever was sent. */
+static char *log_request_line(const char *method, const char *uri, const char *version) {
+    char *out = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&out, &len);
+    if (!f)
+        return NULL;
+    const char *parts[] = {method, " ", uri, " ", version};
+    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
+        for (const unsigned char *p = (const unsigned char *)parts[i]; *p; p++)
+            if (*p < 0x20 || *p > 0x7e || *p == '"' || *p == '\\')
+                fprintf(f, "\\x%02X", *p);
+            else
+                fputc(*p, f);
+    if (fclose(f)) {
+        free(out);
+        return NULL;
+    }
+    return out;
+}
+
+/* One line of the common log format: host ident user [time] "request"
+ * status bytes, written whole with one append. */
+static void access_log(serve_http *s, struct MHD_Connection *c, const http_request *r) {
+    static const char months[12][4] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
+                                       "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+    char host[INET6_ADDRSTRLEN] = "-";
+    const union MHD_ConnectionInfo *info =
+        mhd.MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    const struct sockaddr *sa = info ? info->client_addr : NULL;
+    if (sa && sa->sa_family == AF_INET)
+        inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, host, sizeof host);
+    else if (sa && sa->sa_family == AF_INET6)
+        inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, host, sizeof host);
+    struct tm tm;
+    gmtime_r(&r->arrived, &tm);
+    char bytes[32] = "-";
+    if (r->bytes)
+        snprintf(bytes, sizeof bytes, "%zu", r->bytes);
+    char *line = NULL;
+    int n = asprintf(&line, "%s - - [%02d/%s/%04d:%02d:%02d:%02d +0000] \"%s\" %u %s\n", host,
+                     tm.tm_mday, months[tm.tm_mon], tm.tm_year + 1900, tm.tm_hour, tm.tm_min,
+                     tm.tm_sec, r->line ? r->line : "-", r->status, bytes);
+    if (n < 0) {
+        s->on_error(s->ctx, "access log: out of memory");
+        return;
+    }
+    ssize_t w = write(s->access_log_fd, line, (size_t)n);
+    if (w != n) {
+        char msg[128];
+        snprintf(msg, sizeof msg, "access log: cannot append: %s",
+                 w < 0 ? strerror(errno) : "short write");
+        s->on_error(s->ctx, msg);
+    }
+    free(line);
 }
 
 /* A request whose line and headers exceed max_request_bytes: 414 when the
@@ -104,7 +181,7 @@ static unsigned too_large(const serve_http *s, struct MHD_Connection *c, const h
                           const char *method, const char *version) {
     const union MHD_ConnectionInfo *info =
         mhd.MHD_get_connection_info(c, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE);
-    size_t line = strlen(method) + 1 + r->uri_len + 1 + strlen(version) + 2;
+    size_t line = strlen(method) + 1 + strlen(r->uri) + 1 + strlen(version) + 2;
     if (line > s->max_request_bytes)
         return 414;
     return info && info->header_size > s->max_request_bytes ? 431 : 0;
@@ -146,6 +223,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         r->start_ns = sp_clock_ns();
         r->table = serve_holder_acquire(s->holder);
         atomic_fetch_add_explicit(&s->handler.metrics->in_flight, 1, memory_order_relaxed);
+        if (s->access_log_fd >= 0)
+            r->line = log_request_line(method, r->uri, version);
         refuse = too_large(s, c, r, method, version);
         /* A GET is answered once the library has the whole request
          * (the next call), which keeps the connection alive; answering
@@ -169,6 +248,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     r->endpoint = rep.endpoint;
     r->status = rep.status;
     r->missed = rep.missed;
+    r->bytes = strcmp(method, "HEAD") ? rep.len : 0;
+    if (rep.error[0])
+        s->on_error(s->ctx, rep.error);
     struct MHD_Response *resp = make_response(&rep);
     serve_reply_destroy(&rep);
     if (!resp)
@@ -188,16 +270,23 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
                          enum MHD_RequestTerminationCode toe) {
     serve_http *s = cls;
-    (void)c;
     (void)toe;
     http_request *r = *req_cls;
+    *req_cls = NULL;
     if (!r)
         return;
+    if (!r->table) {
+        /* Ended before its headers were in (a timeout, a hang-up, the
+         * library's own refusal): never answered by us, not counted. */
+        request_free(r);
+        return;
+    }
+    if (s->access_log_fd >= 0)
+        access_log(s, c, r);
     serve_metrics *m = s->handler.metrics;
     serve_metrics_record(m, r->endpoint, r->status, sp_clock_ns() - r->start_ns, r->missed);
     served_table_release(r->table);
-    free(r);
-    *req_cls = NULL;
+    request_free(r);
     atomic_fetch_sub_explicit(&m->in_flight, 1, memory_order_release);
 }
 
@@ -218,6 +307,9 @@ serve_http *serve_http_start(const serve_http_options *o, serve_holder *holder,
     s->holder = holder;
     s->handler = *handler;
     s->max_request_bytes = o->max_request_bytes;
+    s->access_log_fd = o->access_log_fd;
+    s->on_error = o->on_error;
+    s->ctx = o->ctx;
     atomic_init(&s->draining, false);
     atomic_init(&s->starting, true);
     /* ITC: MHD_quiesce_daemon needs it to wake the workers. */

@@ -63,6 +63,14 @@ void serve_reply_text(serve_reply *out, unsigned status, const char *fmt, ...) {
     va_end(ap);
 }
 
+/* The 500 of an error the table reported (msg, NULL when it gave none);
+ * the message is kept whole for the server's log. */
+static void table_error(serve_reply *out, const char *msg, const char *what) {
+    reply_text(out, 500, "%s", msg ? msg : what);
+    snprintf(out->error, sizeof out->error, "%s", out->text);
+    out->error[strcspn(out->error, "\n")] = '\0';
+}
+
 static void reply_owned(serve_reply *out, const char *type, char *body, size_t len) {
     out->status = 200;
     out->content_type = type;
@@ -100,7 +108,7 @@ static void handle_get(const serve_handler *h, const serve_request *req, served_
     char *msg = NULL;
     int found = sstpipe_get(t->table, key, (size_t)klen, &value, &vlen, &msg);
     if (found < 0) {
-        reply_text(out, 500, "%s", msg ? msg : "lookup failed");
+        table_error(out, msg, "lookup failed");
         sstpipe_free(msg);
     } else if (found == 0) {
         out->missed = true;
@@ -158,7 +166,7 @@ static void handle_prefix(const serve_handler *h, const serve_request *req, serv
     }
     sstpipe_iter_free(it);
     if (rc == -1) {
-        reply_text(out, 500, "%s", msg ? msg : "scan failed");
+        table_error(out, msg, "scan failed");
         sstpipe_free(msg);
     } else if (rc >= 0) {
         char *body = json_dumps(arr, JSON_COMPACT | JSON_PRESERVE_ORDER);

@@ -55,7 +55,8 @@ typedef struct serve_reply {
     serve_body kind;
     const void *body;
     size_t len;
-    char text[SERVE_REASON_CAP + 64]; /* short bodies: reasons, "ok" */
+    char text[SERVE_REASON_CAP + 64];  /* short bodies: reasons, "ok" */
+    char error[SERVE_REASON_CAP + 64]; /* a table error (the 500) in full, for the log; or "" */
 } serve_reply;
 
 typedef struct serve_handler {

@@ -234,6 +234,55 @@ class ServeTest(E2ETest):
         self.assertEqual(m['sstpipe_serve_requests_total{endpoint="other",status="404"}'], 3)
         self.assertEqual(s.stop(), 0)
 
+    def test_table_error_logged_once_and_access_log(self):
+        """A corrupt block: each request meeting it is a 500, and the error
+        is one line on stderr however many meet it. [serve] access_log:
+        one common-log-format line a request, in the order answered."""
+        bad = self.path("bad.sst")
+        with open(self.table_b, "rb") as f:
+            data = bytearray(f.read())
+        data[200] ^= 0xFF  # inside the first data block
+        with open(bad, "wb") as f:
+            f.write(data)
+        log = self.path("access.log")
+        s = self.serve(bad, "--set", f"serve.access_log={log}", "--set", f"serve.timeout={BOUND}")
+        c = s.client()
+        first = quote(self.records_b[0][0])
+        last_key, last_value = self.records_b[-1]
+        for _ in range(3):
+            self.assertEqual(c.request("/v1/get?key=" + first)[0], 500)
+            self.assertEqual(c.request("/v1/prefix?prefix=&limit=3")[0], 500)
+        self.assertEqual(c.get(last_key)[:3:2], (200, last_value))
+        self.assertEqual(c.request("/healthz", method="HEAD")[0], 200)
+        self.assertEqual(c.request("/nope")[0], 404)
+        wait_for("the access log's lines", lambda: os.path.exists(log) and
+                 open(log, "rb").read().count(b"\n") == 9)
+        errors = [l for l in s.stderr().splitlines() if "checksum" in l]
+        self.assertEqual(len(errors), 1, s.stderr())
+        self.assertIn(bad, errors[0])
+        lines = open(log).read().splitlines()
+        import re
+        clf = re.compile(r'^127\.0\.0\.1 - - \[\d\d/[A-Z][a-z]{2}/\d{4}:\d\d:\d\d:\d\d \+0000\] '
+                         r'"(.*)" (\d{3}) (\d+|-)$')
+        got = []
+        for line in lines:
+            m = clf.match(line)
+            self.assertIsNotNone(m, line)
+            got.append((m.group(1), int(m.group(2)), m.group(3)))
+        self.assertEqual([g[:2] for g in got], [
+            (f"GET /v1/get?key={first} HTTP/1.1", 500),
+            ("GET /v1/prefix?prefix=&limit=3 HTTP/1.1", 500)] * 3 + [
+            (f"GET /v1/get?key={quote(last_key)} HTTP/1.1", 200),
+            ("HEAD /healthz HTTP/1.1", 200), ("GET /nope HTTP/1.1", 404)])
+        self.assertEqual(got[6][2], str(len(last_value)))
+        self.assertEqual(got[7][2], "-")  # HEAD: no body sent
+        self.assertEqual(s.stop(), 0)
+        # An access log that cannot be opened: refused before serving.
+        r = sstpipe("serve", self.table_b, "--listen", "127.0.0.1:0", "--set",
+                    f"serve.access_log={self.path('no/such/dir/log')}")
+        self.assertEqual(r.code, 1, r.describe())
+        self.assertIn("access_log", r.err_text)
+
     def test_command_line_errors(self):
         r = sstpipe("serve", self.table_b, "--listen", "127.0.0.1")
         self.assertEqual(r.code, 2, r.describe())
@@ -402,6 +451,12 @@ class ServeTest(E2ETest):
         self.swap(out, "builds/bad")
         wait_for("the refusal", lambda: "not swapping" in s.stderr())
         self.assertIn("still serving", s.stderr())
+        # SIGHUP says what it found: the same refused table, and why.
+        s.proc.send_signal(signal.SIGHUP)
+        wait_for("SIGHUP's line", lambda: "SIGHUP: not swapped" in s.stderr())
+        line = [l for l in s.stderr().splitlines() if "SIGHUP" in l][0]
+        self.assertIn(f"still serving {os.path.join(out, 'builds', 'a', 'table.sst')}: ", line)
+        self.assertIn(os.path.join(out, "builds", "bad", "table.sst"), line)
         key = self.differing[0]
         self.assertEqual(c.get(key)[2], self.values_a[key])
         self.swap(out, "builds/b")
@@ -497,6 +552,10 @@ class ServeTest(E2ETest):
                  seconds=EVENT_SECONDS)
         self.assertEqual(c.get(key)[2], self.values_b[key])
         self.assertEqual(c.metrics()["sstpipe_serve_table_swaps_total"], 1)
+        self.assertIn(f"SIGHUP: swapped to {real_b}", s.stderr())
+        s.proc.send_signal(signal.SIGHUP)
+        wait_for("the second SIGHUP's line",
+                 lambda: f"SIGHUP: unchanged, still serving {real_b}" in s.stderr())
         self.assertEqual(s.stop(), 0)
 
     def test_poll_follows_unwatched_change(self):
