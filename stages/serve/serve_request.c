@@ -63,12 +63,51 @@ void serve_reply_text(serve_reply *out, unsigned status, const char *fmt, ...) {
     va_end(ap);
 }
 
-/* The 500 of an error the table reported (msg, NULL when it gave none);
- * the message is kept whole for the server's log. */
-static void table_error(serve_reply *out, const char *msg, const char *what) {
-    reply_text(out, 500, "%s", msg ? msg : what);
-    snprintf(out->error, sizeof out->error, "%s", out->text);
+/* The length of the directory holding the served table, its final '/'
+ * included: what a client is not shown of a path (the server's layout).
+ * What is left names the table ("table.sst"), or a table set's shard
+ * ("set/shard-00.sst"). */
+static size_t hidden_prefix(const served_table *t) {
+    size_t len = strlen(t->path);
+    while (len > 1 && t->path[len - 1] == '/')
+        len--;
+    while (len > 0 && t->path[len - 1] != '/')
+        len--;
+    return len;
+}
+
+/* p as a client is shown it: without the served table's directory. */
+static const char *client_path(const served_table *t, const char *p) {
+    size_t n = hidden_prefix(t);
+    if (!strncmp(p, t->path, n))
+        return p + n;
+    const char *slash = strrchr(p, '/');
+    return slash ? slash + 1 : p;
+}
+
+/* The 500 of an error the table reported (msg, NULL when it gave none):
+ * kept whole for the server's log, and told the client without the
+ * table's directory, wherever the message names it. */
+static void table_error(serve_reply *out, const served_table *t, const char *msg,
+                        const char *what) {
+    char text[sizeof out->text];
+    size_t n = hidden_prefix(t), len = 0;
+    if (!msg) {
+        snprintf(text, sizeof text, "%s: %s", t->path + n, what);
+    } else {
+        for (const char *p = msg; *p && len + 1 < sizeof text;)
+            if (n && !strncmp(p, t->path, n))
+                p += n;
+            else
+                text[len++] = *p++;
+        text[len] = '\0';
+    }
+    if (msg)
+        snprintf(out->error, sizeof out->error, "%s", msg);
+    else
+        snprintf(out->error, sizeof out->error, "%s: %s", t->path, what);
     out->error[strcspn(out->error, "\n")] = '\0';
+    reply_text(out, 500, "%s", text);
 }
 
 static void reply_owned(serve_reply *out, const char *type, char *body, size_t len) {
@@ -108,7 +147,7 @@ static void handle_get(const serve_handler *h, const serve_request *req, served_
     char *msg = NULL;
     int found = sstpipe_get(t->table, key, (size_t)klen, &value, &vlen, &msg);
     if (found < 0) {
-        table_error(out, msg, "lookup failed");
+        table_error(out, t, msg, "lookup failed");
         sstpipe_free(msg);
     } else if (found == 0) {
         out->missed = true;
@@ -166,7 +205,7 @@ static void handle_prefix(const serve_handler *h, const serve_request *req, serv
     }
     sstpipe_iter_free(it);
     if (rc == -1) {
-        table_error(out, msg, "scan failed");
+        table_error(out, t, msg, "scan failed");
         sstpipe_free(msg);
     } else if (rc >= 0) {
         char *body = json_dumps(arr, JSON_COMPACT | JSON_PRESERVE_ORDER);
@@ -178,14 +217,28 @@ static void handle_prefix(const serve_handler *h, const serve_request *req, serv
     json_decref(arr);
 }
 
+/* The "path" of o, if it has one, as a client is shown it. */
+static int show_path(const served_table *t, json_t *o) {
+    const char *p = json_string_value(json_object_get(o, "path"));
+    return p ? json_object_set_new(o, "path", json_string(client_path(t, p))) : 0;
+}
+
+/* What `sstpipe info --json` prints, but every path (the table's, a
+ * set's shards') without the table's directory. */
 static void handle_info(served_table *t, serve_reply *out) {
     json_t *o = info_json(t->table);
-    char *body = o ? json_dumps(o, JSON_PRESERVE_ORDER) : NULL;
+    int bad = !o || show_path(t, o);
+    json_t *shard;
+    size_t i;
+    json_array_foreach(json_object_get(o, "shards"), i, shard) {
+        bad = bad || show_path(t, shard);
+    }
+    char *body = bad ? NULL : json_dumps(o, JSON_PRESERVE_ORDER);
     json_decref(o);
     if (body)
         reply_owned(out, JSON, body, strlen(body));
     else
-        reply_text(out, 500, "%s: cannot build the JSON", t->path);
+        reply_text(out, 500, "%s: cannot build the JSON", t->path + hidden_prefix(t));
 }
 
 static void handle_metrics(const serve_handler *h, served_table *t, serve_reply *out) {

@@ -16,7 +16,9 @@
  * Anything else is a 4xx whose body is one line saying why: an unknown path
  * 404, a method other than GET or HEAD 405, a missing, badly encoded or
  * oversized parameter or a bad limit 400. A table error (a corrupt block)
- * is a 500 naming the block.
+ * is a 500 naming the block. What a client is shown of a path (/v1/info,
+ * a table error) leaves out the directory of the served table: the
+ * server's layout is no client's business.
  */
 #ifndef SSTPIPE_SERVE_SERVE_REQUEST_H
 #define SSTPIPE_SERVE_SERVE_REQUEST_H

@@ -188,6 +188,13 @@ class TableSetTest(E2ETest):
                 self.assertTrue(info["table_set"])
                 self.assertEqual(info["records"], len(recs))
                 self.assertEqual(len(info["shards"]), 5)
+                # Names only: the server's directories are not the client's business.
+                name = os.path.basename(os.path.realpath(s if target == s else os.path.join(
+                    nightly, "current", "table.sst")))
+                self.assertEqual(info["path"], name)
+                for shard in info["shards"]:
+                    self.assertTrue(shard["path"].startswith(name + "/"), shard)
+                    self.assertEqual(shard["path"].count("/"), 1, shard)
                 c.conn.close()
             finally:
                 self.assertEqual(srv.stop(), 0, srv.stderr())
