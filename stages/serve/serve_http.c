@@ -312,9 +312,15 @@ serve_http *serve_http_start(const serve_http_options *o, serve_holder *holder,
     s->ctx = o->ctx;
     atomic_init(&s->draining, false);
     atomic_init(&s->starting, true);
-    /* ITC: MHD_quiesce_daemon needs it to wake the workers. */
+    /* ITC: MHD_quiesce_daemon needs it to wake the workers. poll, not
+     * epoll: the library's edge-triggered epoll loop (0.9.75) can miss the
+     * end of a client that half-closed its side right after its request
+     * (shutdown(SHUT_WR), `nc -N`), which then waits for the idle timeout
+     * after its answer; poll sees that end every time, and the library
+     * answers what was read and closes. The price: each wakeup of a
+     * worker looks at every connection it holds, not just the ready ones. */
     unsigned flags =
-        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC | MHD_USE_ERROR_LOG;
+        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_ITC | MHD_USE_ERROR_LOG;
     s->daemon = mhd.MHD_start_daemon(
         flags, 0, NULL, NULL, on_request, s, MHD_OPTION_LISTEN_SOCKET, o->listen_fd,
         MHD_OPTION_THREAD_POOL_SIZE, (unsigned)o->threads, MHD_OPTION_CONNECTION_LIMIT,

@@ -1,6 +1,6 @@
 /*
  * serve_http.h: the HTTP/1.1 side of `sstpipe serve`, on libmicrohttpd:
- * a pool of worker threads each running its own epoll loop over its
+ * a pool of worker threads each running its own poll loop over its
  * connections, so a slow or stalled client holds a connection slot (until
  * the idle timeout cuts it off), never a thread. Requests go to
  * serve_handle (serve_request.h), each holding a reference to the table it

@@ -607,6 +607,32 @@ class ServeTest(E2ETest):
         self.assertEqual(s.client().request("/healthz")[0], 200)
         self.assertEqual(s.stop(), 0)
 
+    def test_half_closed_client_answered_then_closed(self):
+        """A client that shuts down its sending side right after its
+        requests (shutdown(SHUT_WR), as `nc -N` does) gets every answer and
+        then the end of the connection at once, not at the idle timeout."""
+        s = self.serve(self.table_b, "--threads", "2", "--set", f"serve.timeout={BOUND}")
+        key, value = self.records_b[3]
+        one = f"GET /v1/get?key={quote(key)} HTTP/1.1\r\nHost: x\r\n\r\n".encode()
+        # The race (the end read with the request, or after it) differs
+        # from one try to the next: many tries, each bounded well below
+        # the idle timeout.
+        for tries, n in ((20, 1), (5, 3)):
+            for i in range(tries):
+                with socket.create_connection(("127.0.0.1", s.port), timeout=5) as raw:
+                    raw.sendall(one * n)
+                    raw.shutdown(socket.SHUT_WR)
+                    start = time.monotonic()
+                    try:
+                        responses, partial = self.read_responses(raw)
+                    except socket.timeout:
+                        self.fail(f"try {i} of {n}: no answer and end within 5 s "
+                                  f"(the idle timeout is {BOUND} s)")
+                    self.assertEqual(partial, b"")
+                    self.assertEqual([b for _, b in responses], [value] * n, f"try {i}")
+                    self.assertLess(time.monotonic() - start, 5)
+        self.assertEqual(s.stop(), 0)
+
     def test_many_connections(self):
         s = self.serve(self.table_b)
         conns = [s.client() for _ in range(200)]
