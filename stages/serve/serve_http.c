@@ -242,7 +242,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                          "request %s longer than %zu bytes ([serve] max_request_bytes)",
                          refuse == 414 ? "line" : "line and headers", s->max_request_bytes);
     } else {
-        serve_request rq = {.method = method, .path = url, .param = param, .param_ctx = c};
+        const char *q = strchr(r->uri, '?');
+        serve_request rq = {.method = method,
+                            .path = url,
+                            .param = param,
+                            .param_ctx = c,
+                            .query = q ? q + 1 : NULL};
         serve_handle(&s->handler, &rq, r->table, &rep);
     }
     r->endpoint = rep.endpoint;

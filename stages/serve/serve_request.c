@@ -134,8 +134,50 @@ static long param(const serve_request *req, const char *name, uint8_t *buf, size
     return n;
 }
 
+/* Holds the raw query to the parameters an endpoint takes (names, NULL
+ * ended): one it does not take, one given twice or one without '=' is a
+ * 400 (already in out: returns -1), never ignored or first-wins. */
+static int check_query(const serve_request *req, const char *endpoint, const char *const *names,
+                       serve_reply *out) {
+    size_t count = 0;
+    while (names[count])
+        count++;
+    bool given[8] = {false}; /* an endpoint takes a few */
+    for (const char *p = req->query; p && *p;) {
+        size_t len = strcspn(p, "&");
+        size_t nlen = strcspn(p, "=&");
+        size_t i = 0;
+        while (i < count && (strlen(names[i]) != nlen || strncmp(p, names[i], nlen)))
+            i++;
+        if (len && i == count) {
+            char takes[128] = "";
+            for (size_t j = 0; j < count; j++)
+                snprintf(takes + strlen(takes), sizeof takes - strlen(takes), "%s%s", j ? ", " : "",
+                         names[j]);
+            reply_text(out, 400, "unknown parameter '%.*s' (%s takes %s)",
+                       (int)(nlen < 64 ? nlen : 64), p, endpoint, takes);
+            return -1;
+        }
+        if (len && given[i]) {
+            reply_text(out, 400, "parameter '%s' given twice", names[i]);
+            return -1;
+        }
+        if (len && nlen == len) {
+            reply_text(out, 400, "parameter '%s' without a value (%s=...)", names[i], names[i]);
+            return -1;
+        }
+        if (len)
+            given[i] = true;
+        p += len + (p[len] == '&');
+    }
+    return 0;
+}
+
 static void handle_get(const serve_handler *h, const serve_request *req, served_table *t,
                        serve_reply *out) {
+    static const char *const names[] = {"key", NULL};
+    if (check_query(req, "/v1/get", names, out))
+        return;
     uint8_t key[SP_MAX_KEY_BYTES];
     long klen = param(req, "key", key, sizeof key, out);
     if (klen == -1)
@@ -161,8 +203,24 @@ static void handle_get(const serve_handler *h, const serve_request *req, served_
     }
 }
 
+/* keys_only's value: 1 or true, 0 or false; -1 anything else (a 400). */
+static int parse_flag(const char *text) {
+    if (!text || !strcmp(text, "0") || !strcmp(text, "false"))
+        return 0;
+    return !strcmp(text, "1") || !strcmp(text, "true") ? 1 : -1;
+}
+
 static void handle_prefix(const serve_handler *h, const serve_request *req, served_table *t,
                           serve_reply *out) {
+    static const char *const names[] = {"prefix", "limit", "from", "keys_only", NULL};
+    if (check_query(req, "/v1/prefix", names, out))
+        return;
+    int keys_only = parse_flag(req->param(req->param_ctx, "keys_only"));
+    if (keys_only < 0) {
+        reply_text(out, 400, "keys_only: '%.32s' is not 1, 0, true or false",
+                   req->param(req->param_ctx, "keys_only"));
+        return;
+    }
     uint8_t prefix[SP_MAX_KEY_BYTES], from[SP_MAX_KEY_BYTES];
     long plen = param(req, "prefix", prefix, sizeof prefix, out);
     if (plen == -1)
@@ -182,10 +240,11 @@ static void handle_prefix(const serve_handler *h, const serve_request *req, serv
     }
     sstpipe_iter *it = sstpipe_iter_new(t->table, flen >= 0 ? from : NULL,
                                         flen >= 0 ? (size_t)flen : 0, prefix, (size_t)plen);
-    json_t *arr = json_array();
+    json_t *page = json_pack("{s:[]}", "records");
+    json_t *arr = json_object_get(page, "records");
     if (!it || !arr) {
         sstpipe_iter_free(it);
-        json_decref(arr);
+        json_decref(page);
         reply_text(out, 503, "out of memory");
         return;
     }
@@ -193,28 +252,39 @@ static void handle_prefix(const serve_handler *h, const serve_request *req, serv
     size_t kl, vl;
     char *msg = NULL;
     int rc = 0;
-    for (uint32_t n = 0; n < limit && (rc = sstpipe_iter_next(it, &k, &kl, &v, &vl, &msg)) == 1;
-         n++) {
-        json_t *rec =
-            json_pack("{s:s%, s:s%}", "key", (const char *)k, kl, "value", (const char *)v, vl);
+    uint32_t n = 0;
+    for (; n < limit && (rc = sstpipe_iter_next(it, &k, &kl, &v, &vl, &msg)) == 1; n++) {
+        json_t *rec = keys_only ? json_pack("{s:s%}", "key", (const char *)k, kl)
+                                : json_pack("{s:s%, s:s%}", "key", (const char *)k, kl, "value",
+                                            (const char *)v, vl);
         if (!rec || json_array_append_new(arr, rec)) {
             reply_text(out, 500, "record %u of the answer is not valid UTF-8 or out of memory", n);
             rc = -2;
             break;
         }
     }
+    /* A page cut at limit: the record after it says whether more follow,
+     * and its key is where the next page starts (from= is inclusive). */
+    if (rc == 1)
+        rc = sstpipe_iter_next(it, &k, &kl, &v, &vl, &msg);
+    if (rc >= 0 &&
+        (json_object_set_new(page, "more", json_boolean(rc == 1)) ||
+         (rc == 1 && json_object_set_new(page, "next", json_stringn((const char *)k, kl))))) {
+        reply_text(out, 500, "the next key is not valid UTF-8 or out of memory");
+        rc = -2;
+    }
     sstpipe_iter_free(it);
     if (rc == -1) {
         table_error(out, t, msg, "scan failed");
         sstpipe_free(msg);
     } else if (rc >= 0) {
-        char *body = json_dumps(arr, JSON_COMPACT | JSON_PRESERVE_ORDER);
+        char *body = json_dumps(page, JSON_COMPACT | JSON_PRESERVE_ORDER);
         if (body)
             reply_owned(out, JSON, body, strlen(body));
         else
             reply_text(out, 503, "out of memory");
     }
-    json_decref(arr);
+    json_decref(page);
 }
 
 /* The "path" of o, if it has one, as a client is shown it. */

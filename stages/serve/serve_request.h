@@ -5,7 +5,10 @@
  * serve_handle directly.
  *
  *   GET /v1/get?key=K                         200 the value (text/plain), 404 absent
- *   GET /v1/prefix?prefix=P[&limit=N][&from=K] 200 [{"key":..,"value":..},...] in key order
+ *   GET /v1/prefix?prefix=P[&limit=N][&from=K][&keys_only=1]
+ *                                             200 {"records": [{"key":..,"value":..},...]
+ *                                             in key order, "more": bool, "next": the
+ *                                             key to pass as from for the next page}
  *   GET /v1/info                              200 what `sstpipe info --json` prints
  *   GET /healthz                              200 "ok"
  *   GET /metrics                              200 Prometheus text
@@ -15,10 +18,11 @@
  *
  * Anything else is a 4xx whose body is one line saying why: an unknown path
  * 404, a method other than GET or HEAD 405, a missing, badly encoded or
- * oversized parameter or a bad limit 400. A table error (a corrupt block)
- * is a 500 naming the block. What a client is shown of a path (/v1/info,
- * a table error) leaves out the directory of the served table: the
- * server's layout is no client's business.
+ * oversized parameter, a bad limit, or (for /v1/get and /v1/prefix) a
+ * parameter the endpoint does not take or one given twice 400. A table
+ * error (a corrupt block) is a 500 naming the block. What a client is
+ * shown of a path (/v1/info, a table error) leaves out the directory of
+ * the served table: the server's layout is no client's business.
  */
 #ifndef SSTPIPE_SERVE_SERVE_REQUEST_H
 #define SSTPIPE_SERVE_SERVE_REQUEST_H
@@ -40,6 +44,7 @@ typedef struct serve_request {
      * when the request has none. */
     const char *(*param)(void *ctx, const char *name);
     void *param_ctx;
+    const char *query; /* the raw query (after '?'), NULL when none: whose names are checked */
 } serve_request;
 
 typedef enum serve_body {

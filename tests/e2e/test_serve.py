@@ -111,26 +111,41 @@ class ServeTest(E2ETest):
             status, _, body = c.get(key)
             self.assertEqual((status, body), (404, b"key not found\n"), key)
 
-        # Paging through every key with prefix= (all), limit and from.
-        got, start = [], None
-        while True:
-            status, headers, page = c.prefix(b"", limit=7, start=start)
-            self.assertEqual(status, 200, page)
-            self.assertEqual(headers["content-type"], "application/json")
-            self.assertLessEqual(len(page), 7)
-            for rec in page:
-                self.assertEqual(set(rec), {"key", "value"})
-            got += [(r["key"].encode(), r["value"].encode()) for r in page]
-            if len(page) < 7:
-                break
-            start = page[-1]["key"].encode() + b"\x00"  # from is inclusive
-        self.assertRecordsEqual(got, self.records_b, "paged /v1/prefix")
+        # Paging through every key with prefix= (all), limit and from: each
+        # page says whether more follow and gives the next page's from.
+        # keys_only: the same keys, no values.
+        for keys_only in (None, 1):
+            got, start, pages = [], None, 0
+            while True:
+                status, headers, page = c.prefix(b"", limit=7, start=start,
+                                                 keys_only=keys_only)
+                self.assertEqual(status, 200, page)
+                self.assertEqual(headers["content-type"], "application/json")
+                pages += 1
+                records = page["records"]
+                for rec in records:
+                    self.assertEqual(set(rec), {"key"} if keys_only else {"key", "value"})
+                got += [(r["key"].encode(), r.get("value", "").encode()) for r in records]
+                if not page["more"]:
+                    self.assertEqual(set(page), {"records", "more"})
+                    self.assertLessEqual(len(records), 7)
+                    break
+                self.assertEqual(len(records), 7)
+                start = page["next"].encode()  # the first key not sent; from is inclusive
+            want = [(k, b"" if keys_only else v) for k, v in self.records_b]
+            self.assertRecordsEqual(got, want, f"paged /v1/prefix, keys_only={keys_only}")
+            self.assertEqual(pages, (len(want) + 6) // 7)
+        # A page that ends exactly at the last record: no more.
+        status, _, page = c.prefix(b"", limit=len(self.records_b))
+        self.assertEqual((len(page["records"]), page["more"]), (len(self.records_b), False))
         # A real prefix, the default limit of 10.
         status, _, page = c.prefix(b"A")
-        expect = [(k, v) for k, v in self.records_b if k.startswith(b"A")][:10]
-        self.assertEqual([(r["key"].encode(), r["value"].encode()) for r in page], expect)
+        expect = [(k, v) for k, v in self.records_b if k.startswith(b"A")]
+        self.assertEqual([(r["key"].encode(), r["value"].encode()) for r in page["records"]],
+                         expect[:10])
+        self.assertEqual((page["more"], page["next"].encode()), (True, expect[10][0]))
         status, _, page = c.prefix(b"no such prefix \xe2\x82\xac")
-        self.assertEqual((status, page), (200, []))
+        self.assertEqual((status, page), (200, {"records": [], "more": False}))
 
         status, headers, body = c.request("/v1/info")
         self.assertEqual((status, headers["content-type"]), (200, "application/json"))
@@ -175,7 +190,15 @@ class ServeTest(E2ETest):
             ("/v1/get?key=ab%4", 400, "bad percent-encoding at byte 2"),
             ("/v1/get?key=%C3%28", 400, "not valid UTF-8"),
             ("/v1/get", 400, "missing parameter 'key'"),
-            ("/v1/get?kye=A", 400, "missing parameter 'key'"),
+            ("/v1/get?kye=A", 400, "unknown parameter 'kye' (/v1/get takes key)"),
+            ("/v1/get?key=A&key=B", 400, "parameter 'key' given twice"),
+            ("/v1/get?key=A&limit=3", 400, "unknown parameter 'limit'"),
+            ("/v1/get?key", 400, "parameter 'key' without a value"),
+            ("/v1/prefix?prefix=A&limt=3", 400,
+             "unknown parameter 'limt' (/v1/prefix takes prefix, limit, from, keys_only)"),
+            ("/v1/prefix?prefix=A&limit=3&limit=4", 400, "parameter 'limit' given twice"),
+            ("/v1/prefix?prefix=A&prefix=B", 400, "parameter 'prefix' given twice"),
+            ("/v1/prefix?prefix=A&keys_only=yes", 400, "keys_only: 'yes'"),
             ("/v1/get?key=" + "k" * 321, 400, "longer than 320 bytes"),
             ("/v1/get?key=" + quote(key320), 404, "key not found"),
             ("/v1/prefix", 400, "missing parameter 'prefix'"),
@@ -198,7 +221,7 @@ class ServeTest(E2ETest):
             self.assertTrue(text.endswith("\n") and text.count("\n") == 1, f"{path}: {text!r}")
         # Above the configured cap, limit is cut to it.
         status, _, page = c.prefix(b"", limit=1000)
-        self.assertEqual((status, len(page)), (200, 5))
+        self.assertEqual((status, len(page["records"]), page["more"]), (200, 5, True))
         # A 4xx keeps the connection: every answer so far came on one.
         self.assertIs(c.conn.sock, sock)
         for method in ("POST", "PUT", "DELETE"):
@@ -730,7 +753,7 @@ class ServeTest(E2ETest):
             self.assertLess(len(responses), 40)
             for head, body in responses:
                 self.assertTrue(head.startswith(b"HTTP/1.1 200"), head)
-                page = json.loads(body)
+                page = json.loads(body)["records"]
                 self.assertEqual([(r["key"].encode(), r["value"].encode()) for r in page],
                                  self.records_b)
             self.assertEqual(s.stop(timeout=BOUND), 0, s.stderr())
