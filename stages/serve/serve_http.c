@@ -51,9 +51,10 @@ SP_DYNLIB_TABLE(mhd, libmicrohttpd, SP_SONAME_LIBMICROHTTPD, LIBMICROHTTPD_FUNCT
  * connection with an HTML page of its own, no Content-Type: that memory is
  * made this many times max_request_bytes, so a request over the limit is
  * still read whole and refused here, in one plain line like every other
- * error. Only one over this many times the limit meets the library's page;
- * the memory is mapped, and touched only as far as a request fills it. */
-#define SERVE_HTTP_POOL_FACTOR 4
+ * error. Only one over this many times the limit meets the library's page.
+ * Each open connection, idle keep-alive ones too, holds that memory
+ * resident, so the factor is kept small. */
+#define SERVE_HTTP_POOL_FACTOR 2
 
 struct serve_http {
     struct MHD_Daemon *daemon;
