@@ -110,6 +110,7 @@ typedef struct sp_config {
         uint64_t max_request_bytes;
         uint64_t prefix_limit_max;
         uint64_t poll_seconds; /* 0: no check without a change event */
+        char *access_log;      /* "": none */
     } serve;
     struct {
         sp_runner_kind runner; /* what starts a cluster build's tasks */

@@ -205,9 +205,11 @@ int config_check_nightly(const sp_config *cfg, bool have_input, bool *usage, sp_
     return sst_check_fit((uint32_t)cfg->sst.block_size, (uint32_t)cfg->truncate.max_bytes, err);
 }
 
-void config_apply_serve(const sp_config *cfg, const char **listen, serve_holder_options *holder,
-                        serve_http_options *http, serve_handler *handler) {
+void config_apply_serve(const sp_config *cfg, const char **listen, const char **access_log,
+                        serve_holder_options *holder, serve_http_options *http,
+                        serve_handler *handler) {
     *listen = cfg->serve.listen;
+    *access_log = cfg->serve.access_log[0] ? cfg->serve.access_log : NULL;
     holder->table_name = cfg->output.name;
     holder->direct_io = cfg->serve.cold;
     holder->poll_seconds = (unsigned)cfg->serve.poll_seconds;

@@ -79,10 +79,12 @@ int config_apply_nightly(const sp_config *cfg, nightly_options *o, sp_error *err
 int config_check_nightly(const sp_config *cfg, bool have_input, bool *usage, sp_error *err);
 
 /* `serve`'s [serve] keys and [output] name (the table of a nightly
- * directory): the address to listen on, and what the config covers of the
+ * directory): the address to listen on, the access log's path (NULL:
+ * none), and what the config covers of the
  * table holder's, the HTTP server's (threads 0: one per core) and the
  * request handler's options. */
-void config_apply_serve(const sp_config *cfg, const char **listen, serve_holder_options *holder,
-                        serve_http_options *http, serve_handler *handler);
+void config_apply_serve(const sp_config *cfg, const char **listen, const char **access_log,
+                        serve_holder_options *holder, serve_http_options *http,
+                        serve_handler *handler);
 
 #endif

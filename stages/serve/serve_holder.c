@@ -61,6 +61,7 @@ struct serve_holder {
     bool failed_valid;        /* a target that failed to open, not tried again */
     dev_t failed_dev;
     ino_t failed_ino;
+    char failed_msg[sizeof((sp_error *)0)->msg]; /* why it failed */
 
     int inotify_fd, stop_fd;
     pthread_t watcher;
@@ -152,13 +153,17 @@ int serve_holder_check(serve_holder *h, sp_error *err) {
     }
     if (st.st_dev == h->cur->dev && st.st_ino == h->cur->ino)
         goto out;
-    if (h->failed_valid && st.st_dev == h->failed_dev && st.st_ino == h->failed_ino)
+    if (h->failed_valid && st.st_dev == h->failed_dev && st.st_ino == h->failed_ino) {
+        sp_errorf(err, "%s", h->failed_msg);
+        rc = -1;
         goto out;
+    }
     holder_table *t = open_table(h, real, &st, h->cur->pub.generation + 1, err);
     if (!t) {
         h->failed_valid = true;
         h->failed_dev = st.st_dev;
         h->failed_ino = st.st_ino;
+        snprintf(h->failed_msg, sizeof h->failed_msg, "%s", err->msg);
         if (h->on_change)
             h->on_change(h->ctx, &h->cur->pub, err);
         rc = -1;

@@ -51,7 +51,8 @@ served_table *serve_holder_acquire(serve_holder *h);
 void served_table_release(served_table *t);
 
 /* Checks the target now (as a change event would): 1 swapped, 0 unchanged,
- * -1 the new table could not be opened (err set; the old one stays). */
+ * -1 the target cannot be resolved or its table opened, now or when it was
+ * last tried (err set; the old one stays). */
 int serve_holder_check(serve_holder *h, sp_error *err);
 
 #endif

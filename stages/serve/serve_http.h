@@ -1,10 +1,12 @@
 /*
  * serve_http.h: the HTTP/1.1 side of `sstpipe serve`, on libmicrohttpd:
- * a pool of worker threads each running its own epoll loop over its
+ * a pool of worker threads each running its own poll loop over its
  * connections, so a slow or stalled client holds a connection slot (until
  * the idle timeout cuts it off), never a thread. Requests go to
  * serve_handle (serve_request.h), each holding a reference to the table it
- * started on until its response has been sent.
+ * started on until its response has been sent. Errors are not printed
+ * here: a table error a request met, or an access log that cannot be
+ * written, is handed to the command's on_error.
  */
 #ifndef SSTPIPE_SERVE_SERVE_HTTP_H
 #define SSTPIPE_SERVE_SERVE_HTTP_H
@@ -21,6 +23,12 @@ typedef struct serve_http_options {
     unsigned max_connections; /* beyond this, new ones wait in the listen queue */
     unsigned timeout_s;       /* a connection idle this long is closed */
     size_t max_request_bytes; /* request line and headers: beyond, a 414 or 431 */
+    int access_log_fd;        /* one line a request appended, common log format; -1: none */
+    /* Called from the worker threads with each table error a request met
+     * (the library's whole message) and each failed write of the access
+     * log; the command logs them. */
+    void (*on_error)(void *ctx, const char *msg);
+    void *ctx;
 } serve_http_options;
 
 typedef struct serve_http serve_http;

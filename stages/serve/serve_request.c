@@ -24,14 +24,11 @@
 static const char TEXT[] = "text/plain; charset=utf-8";
 static const char JSON[] = "application/json";
 
-static void reply_text(serve_reply *out, unsigned status, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+static void reply_vtext(serve_reply *out, unsigned status, const char *fmt, va_list ap)
+    __attribute__((format(printf, 3, 0)));
 
-static void reply_text(serve_reply *out, unsigned status, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
+static void reply_vtext(serve_reply *out, unsigned status, const char *fmt, va_list ap) {
     int n = vsnprintf(out->text, sizeof out->text - 1, fmt, ap);
-    va_end(ap);
     size_t len = n < 0 ? 0 : (size_t)n;
     if (len > sizeof out->text - 2)
         len = sizeof out->text - 2;
@@ -46,6 +43,72 @@ static void reply_text(serve_reply *out, unsigned status, const char *fmt, ...) 
     out->kind = SERVE_BODY_COPY;
     out->body = out->text;
     out->len = len;
+}
+
+static void reply_text(serve_reply *out, unsigned status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void reply_text(serve_reply *out, unsigned status, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    reply_vtext(out, status, fmt, ap);
+    va_end(ap);
+}
+
+void serve_reply_text(serve_reply *out, unsigned status, const char *fmt, ...) {
+    memset(out, 0, sizeof *out);
+    out->endpoint = SERVE_EP_OTHER;
+    va_list ap;
+    va_start(ap, fmt);
+    reply_vtext(out, status, fmt, ap);
+    va_end(ap);
+}
+
+/* The length of the directory holding the served table, its final '/'
+ * included: what a client is not shown of a path (the server's layout).
+ * What is left names the table ("table.sst"), or a table set's shard
+ * ("set/shard-00.sst"). */
+static size_t hidden_prefix(const served_table *t) {
+    size_t len = strlen(t->path);
+    while (len > 1 && t->path[len - 1] == '/')
+        len--;
+    while (len > 0 && t->path[len - 1] != '/')
+        len--;
+    return len;
+}
+
+/* p as a client is shown it: without the served table's directory. */
+static const char *client_path(const served_table *t, const char *p) {
+    size_t n = hidden_prefix(t);
+    if (!strncmp(p, t->path, n))
+        return p + n;
+    const char *slash = strrchr(p, '/');
+    return slash ? slash + 1 : p;
+}
+
+/* The 500 of an error the table reported (msg, NULL when it gave none):
+ * kept whole for the server's log, and told the client without the
+ * table's directory, wherever the message names it. */
+static void table_error(serve_reply *out, const served_table *t, const char *msg,
+                        const char *what) {
+    char text[sizeof out->text];
+    size_t n = hidden_prefix(t), len = 0;
+    if (!msg) {
+        snprintf(text, sizeof text, "%s: %s", t->path + n, what);
+    } else {
+        for (const char *p = msg; *p && len + 1 < sizeof text;)
+            if (n && !strncmp(p, t->path, n))
+                p += n;
+            else
+                text[len++] = *p++;
+        text[len] = '\0';
+    }
+    if (msg)
+        snprintf(out->error, sizeof out->error, "%s", msg);
+    else
+        snprintf(out->error, sizeof out->error, "%s: %s", t->path, what);
+    out->error[strcspn(out->error, "\n")] = '\0';
+    reply_text(out, 500, "%s", text);
 }
 
 static void reply_owned(serve_reply *out, const char *type, char *body, size_t len) {
@@ -72,8 +135,50 @@ static long param(const serve_request *req, const char *name, uint8_t *buf, size
     return n;
 }
 
+/* Holds the raw query to the parameters an endpoint takes (names, NULL
+ * ended): one it does not take, one given twice or one without '=' is a
+ * 400 (already in out: returns -1), never ignored or first-wins. */
+static int check_query(const serve_request *req, const char *endpoint, const char *const *names,
+                       serve_reply *out) {
+    size_t count = 0;
+    while (names[count])
+        count++;
+    bool given[8] = {false}; /* an endpoint takes a few */
+    for (const char *p = req->query; p && *p;) {
+        size_t len = strcspn(p, "&");
+        size_t nlen = strcspn(p, "=&");
+        size_t i = 0;
+        while (i < count && (strlen(names[i]) != nlen || strncmp(p, names[i], nlen)))
+            i++;
+        if (len && i == count) {
+            char takes[128] = "";
+            for (size_t j = 0; j < count; j++)
+                snprintf(takes + strlen(takes), sizeof takes - strlen(takes), "%s%s", j ? ", " : "",
+                         names[j]);
+            reply_text(out, 400, "unknown parameter '%.*s' (%s takes %s)",
+                       (int)(nlen < 64 ? nlen : 64), p, endpoint, takes);
+            return -1;
+        }
+        if (len && given[i]) {
+            reply_text(out, 400, "parameter '%s' given twice", names[i]);
+            return -1;
+        }
+        if (len && nlen == len) {
+            reply_text(out, 400, "parameter '%s' without a value (%s=...)", names[i], names[i]);
+            return -1;
+        }
+        if (len)
+            given[i] = true;
+        p += len + (p[len] == '&');
+    }
+    return 0;
+}
+
 static void handle_get(const serve_handler *h, const serve_request *req, served_table *t,
                        serve_reply *out) {
+    static const char *const names[] = {"key", NULL};
+    if (check_query(req, "/v1/get", names, out))
+        return;
     uint8_t key[SP_MAX_KEY_BYTES];
     long klen = param(req, "key", key, sizeof key, out);
     if (klen == -1)
@@ -85,7 +190,7 @@ static void handle_get(const serve_handler *h, const serve_request *req, served_
     char *msg = NULL;
     int found = sstpipe_get(t->table, key, (size_t)klen, &value, &vlen, &msg);
     if (found < 0) {
-        reply_text(out, 500, "%s", msg ? msg : "lookup failed");
+        table_error(out, t, msg, "lookup failed");
         sstpipe_free(msg);
     } else if (found == 0) {
         out->missed = true;
@@ -107,12 +212,30 @@ static void handle_get_many(const serve_request *req, served_table *t, serve_rep
                                      &len, &out->missed, reason);
     if (status == 200)
         reply_owned(out, JSON, body, len);
+    else if (status == 500)
+        table_error(out, t, reason, "lookup failed");
     else
         reply_text(out, status, "%s", reason);
 }
 
+/* keys_only's value: 1 or true, 0 or false; -1 anything else (a 400). */
+static int parse_flag(const char *text) {
+    if (!text || !strcmp(text, "0") || !strcmp(text, "false"))
+        return 0;
+    return !strcmp(text, "1") || !strcmp(text, "true") ? 1 : -1;
+}
+
 static void handle_prefix(const serve_handler *h, const serve_request *req, served_table *t,
                           serve_reply *out) {
+    static const char *const names[] = {"prefix", "limit", "from", "keys_only", NULL};
+    if (check_query(req, "/v1/prefix", names, out))
+        return;
+    int keys_only = parse_flag(req->param(req->param_ctx, "keys_only"));
+    if (keys_only < 0) {
+        reply_text(out, 400, "keys_only: '%.32s' is not 1, 0, true or false",
+                   req->param(req->param_ctx, "keys_only"));
+        return;
+    }
     uint8_t prefix[SP_MAX_KEY_BYTES], from[SP_MAX_KEY_BYTES];
     long plen = param(req, "prefix", prefix, sizeof prefix, out);
     if (plen == -1)
@@ -132,10 +255,11 @@ static void handle_prefix(const serve_handler *h, const serve_request *req, serv
     }
     sstpipe_iter *it = sstpipe_iter_new(t->table, flen >= 0 ? from : NULL,
                                         flen >= 0 ? (size_t)flen : 0, prefix, (size_t)plen);
-    json_t *arr = json_array();
+    json_t *page = json_pack("{s:[]}", "records");
+    json_t *arr = json_object_get(page, "records");
     if (!it || !arr) {
         sstpipe_iter_free(it);
-        json_decref(arr);
+        json_decref(page);
         reply_text(out, 503, "out of memory");
         return;
     }
@@ -143,38 +267,63 @@ static void handle_prefix(const serve_handler *h, const serve_request *req, serv
     size_t kl, vl;
     char *msg = NULL;
     int rc = 0;
-    for (uint32_t n = 0; n < limit && (rc = sstpipe_iter_next(it, &k, &kl, &v, &vl, &msg)) == 1;
-         n++) {
-        json_t *rec =
-            json_pack("{s:s%, s:s%}", "key", (const char *)k, kl, "value", (const char *)v, vl);
+    uint32_t n = 0;
+    for (; n < limit && (rc = sstpipe_iter_next(it, &k, &kl, &v, &vl, &msg)) == 1; n++) {
+        json_t *rec = keys_only ? json_pack("{s:s%}", "key", (const char *)k, kl)
+                                : json_pack("{s:s%, s:s%}", "key", (const char *)k, kl, "value",
+                                            (const char *)v, vl);
         if (!rec || json_array_append_new(arr, rec)) {
             reply_text(out, 500, "record %u of the answer is not valid UTF-8 or out of memory", n);
             rc = -2;
             break;
         }
     }
+    /* A page cut at limit: the record after it says whether more follow,
+     * and its key is where the next page starts (from= is inclusive). */
+    if (rc == 1)
+        rc = sstpipe_iter_next(it, &k, &kl, &v, &vl, &msg);
+    if (rc >= 0 &&
+        (json_object_set_new(page, "more", json_boolean(rc == 1)) ||
+         (rc == 1 && json_object_set_new(page, "next", json_stringn((const char *)k, kl))))) {
+        reply_text(out, 500, "the next key is not valid UTF-8 or out of memory");
+        rc = -2;
+    }
     sstpipe_iter_free(it);
     if (rc == -1) {
-        reply_text(out, 500, "%s", msg ? msg : "scan failed");
+        table_error(out, t, msg, "scan failed");
         sstpipe_free(msg);
     } else if (rc >= 0) {
-        char *body = json_dumps(arr, JSON_COMPACT | JSON_PRESERVE_ORDER);
+        char *body = json_dumps(page, JSON_COMPACT | JSON_PRESERVE_ORDER);
         if (body)
             reply_owned(out, JSON, body, strlen(body));
         else
             reply_text(out, 503, "out of memory");
     }
-    json_decref(arr);
+    json_decref(page);
 }
 
+/* The "path" of o, if it has one, as a client is shown it. */
+static int show_path(const served_table *t, json_t *o) {
+    const char *p = json_string_value(json_object_get(o, "path"));
+    return p ? json_object_set_new(o, "path", json_string(client_path(t, p))) : 0;
+}
+
+/* What `sstpipe info --json` prints, but every path (the table's, a
+ * set's shards') without the table's directory. */
 static void handle_info(served_table *t, serve_reply *out) {
     json_t *o = info_json(t->table);
-    char *body = o ? json_dumps(o, JSON_PRESERVE_ORDER) : NULL;
+    int bad = !o || show_path(t, o);
+    json_t *shard;
+    size_t i;
+    json_array_foreach(json_object_get(o, "shards"), i, shard) {
+        bad = bad || show_path(t, shard);
+    }
+    char *body = bad ? NULL : json_dumps(o, JSON_PRESERVE_ORDER);
     json_decref(o);
     if (body)
         reply_owned(out, JSON, body, strlen(body));
     else
-        reply_text(out, 500, "%s: cannot build the JSON", t->path);
+        reply_text(out, 500, "%s: cannot build the JSON", t->path + hidden_prefix(t));
 }
 
 static void handle_metrics(const serve_handler *h, served_table *t, serve_reply *out) {

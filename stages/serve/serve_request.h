@@ -5,7 +5,10 @@
  * serve_handle directly.
  *
  *   GET /v1/get?key=K                         200 the value (text/plain), 404 absent
- *   GET /v1/prefix?prefix=P[&limit=N][&from=K] 200 [{"key":..,"value":..},...] in key order
+ *   GET /v1/prefix?prefix=P[&limit=N][&from=K][&keys_only=1]
+ *                                             200 {"records": [{"key":..,"value":..},...]
+ *                                             in key order, "more": bool, "next": the
+ *                                             key to pass as from for the next page}
  *   POST /v1/get_many, body ["K1","K2",...]   200 [{"key":..,"value":.. or null},...] in
  *                                             the keys' order (serve_get_many.h)
  *   GET /v1/info                              200 what `sstpipe info --json` prints
@@ -17,9 +20,12 @@
  *
  * Anything else is a 4xx whose body is one line saying why: an unknown path
  * 404, a method other than GET or HEAD (POST for /v1/get_many) 405, a
- * missing, badly encoded or oversized parameter, a bad limit or a bad
- * get_many body 400, a get_many body over its bound 413. A table error (a corrupt block)
- * is a 500 naming the block.
+ * missing, badly encoded or oversized parameter, a bad limit, a bad
+ * get_many body, or (for /v1/get and /v1/prefix) a parameter the endpoint
+ * does not take or one given twice 400, a get_many body over its bound 413. A table
+ * error (a corrupt block) is a 500 naming the block. What a client is
+ * shown of a path (/v1/info, a table error) leaves out the directory of
+ * the served table: the server's layout is no client's business.
  */
 #ifndef SSTPIPE_SERVE_SERVE_REQUEST_H
 #define SSTPIPE_SERVE_SERVE_REQUEST_H
@@ -47,6 +53,7 @@ typedef struct serve_request {
     const uint8_t *body;
     size_t body_len;
     bool body_over;
+    const char *query; /* the raw query (after '?'), NULL when none: whose names are checked */
 } serve_request;
 
 typedef enum serve_body {
@@ -64,7 +71,8 @@ typedef struct serve_reply {
     serve_body kind;
     const void *body;
     size_t len;
-    char text[SERVE_REASON_CAP + 64]; /* short bodies: reasons, "ok" */
+    char text[SERVE_REASON_CAP + 64];  /* short bodies: reasons, "ok" */
+    char error[SERVE_REASON_CAP + 64]; /* a table error (the 500) in full, for the log; or "" */
 } serve_reply;
 
 typedef struct serve_handler {
@@ -78,6 +86,11 @@ typedef struct serve_handler {
  * status and a reason. */
 void serve_handle(const serve_handler *h, const serve_request *req, served_table *t,
                   serve_reply *out);
+
+/* Fills out with the one-line plain text reply every error is, for a
+ * request the HTTP layer refuses before routing (one too large). */
+void serve_reply_text(serve_reply *out, unsigned status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 /* Frees a SERVE_BODY_FREE body that was not handed to the HTTP layer. */
 void serve_reply_destroy(serve_reply *r);

@@ -168,7 +168,7 @@ def draw_keys(port, n, seed):
         start = "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 4)))
         conn.request("GET", "/v1/prefix?prefix=&limit=1&from=" + urllib.parse.quote(start))
         r = conn.getresponse()
-        page = json.loads(r.read())
+        page = json.loads(r.read())["records"]
         if page:
             keys.append(page[0]["key"].encode())
     conn.close()

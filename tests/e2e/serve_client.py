@@ -120,12 +120,16 @@ class Client:
     def get(self, key):
         return self.request("/v1/get?key=" + quote(key))
 
-    def prefix(self, prefix, limit=None, start=None):
+    def prefix(self, prefix, limit=None, start=None, keys_only=None):
+        """(status, headers, the page {"records", "more"[, "next"]} or the
+        error body)."""
         path = "/v1/prefix?prefix=" + quote(prefix)
         if limit is not None:
             path += f"&limit={limit}"
         if start is not None:
             path += "&from=" + quote(start)
+        if keys_only is not None:
+            path += f"&keys_only={keys_only}"
         status, headers, body = self.request(path)
         return status, headers, json.loads(body) if status == 200 else body
 

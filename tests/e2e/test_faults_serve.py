@@ -108,7 +108,8 @@ class ServeFaults(E2ETest):
     def check_one_line(self, body, what):
         text = body.decode()
         self.assertEqual(text.count("\n"), 1, f"{what}: one line: {text!r}")
-        self.assertIn(self.tables["b"], text, f"{what}: names the table")
+        self.assertTrue(text.startswith("table.sst: "), f"{what}: names the table: {text!r}")
+        self.assertNotIn(os.path.dirname(self.tables["b"]), text, f"{what}: not where it is")
         self.assertIn(errno_text("EIO"), text, f"{what}: says why")
 
     def test_cold_read_error_fails_that_request_alone(self):

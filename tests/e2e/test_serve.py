@@ -5,7 +5,8 @@
   limit and from, /v1/info, /healthz, and /metrics counting what was asked.
 - Every error: bad percent-encoding, invalid UTF-8, unknown path, a method
   other than GET/HEAD, a key of 321 bytes (320 is fine), missing
-  parameters, bad limits, an oversized request: each a 4xx with one line
+  parameters, bad limits, an oversized request line or headers (414, 431,
+  not the HTTP library's HTML page): each a 4xx with one line
   (those of GET on one kept-alive connection), and the server still answers
   after them. Bad command lines.
 - Publishes under load: `current` swapped many times between two tables
@@ -130,32 +131,49 @@ class ServeTest(E2ETest):
             status, _, body = c.get(key)
             self.assertEqual((status, body), (404, b"key not found\n"), key)
 
-        # Paging through every key with prefix= (all), limit and from.
-        got, start = [], None
-        while True:
-            status, headers, page = c.prefix(b"", limit=7, start=start)
-            self.assertEqual(status, 200, page)
-            self.assertEqual(headers["content-type"], "application/json")
-            self.assertLessEqual(len(page), 7)
-            for rec in page:
-                self.assertEqual(set(rec), {"key", "value"})
-            got += [(r["key"].encode(), r["value"].encode()) for r in page]
-            if len(page) < 7:
-                break
-            start = page[-1]["key"].encode() + b"\x00"  # from is inclusive
-        self.assertRecordsEqual(got, self.records_b, "paged /v1/prefix")
+        # Paging through every key with prefix= (all), limit and from: each
+        # page says whether more follow and gives the next page's from.
+        # keys_only: the same keys, no values.
+        for keys_only in (None, 1):
+            got, start, pages = [], None, 0
+            while True:
+                status, headers, page = c.prefix(b"", limit=7, start=start,
+                                                 keys_only=keys_only)
+                self.assertEqual(status, 200, page)
+                self.assertEqual(headers["content-type"], "application/json")
+                pages += 1
+                records = page["records"]
+                for rec in records:
+                    self.assertEqual(set(rec), {"key"} if keys_only else {"key", "value"})
+                got += [(r["key"].encode(), r.get("value", "").encode()) for r in records]
+                if not page["more"]:
+                    self.assertEqual(set(page), {"records", "more"})
+                    self.assertLessEqual(len(records), 7)
+                    break
+                self.assertEqual(len(records), 7)
+                start = page["next"].encode()  # the first key not sent; from is inclusive
+            want = [(k, b"" if keys_only else v) for k, v in self.records_b]
+            self.assertRecordsEqual(got, want, f"paged /v1/prefix, keys_only={keys_only}")
+            self.assertEqual(pages, (len(want) + 6) // 7)
+        # A page that ends exactly at the last record: no more.
+        status, _, page = c.prefix(b"", limit=len(self.records_b))
+        self.assertEqual((len(page["records"]), page["more"]), (len(self.records_b), False))
         # A real prefix, the default limit of 10.
         status, _, page = c.prefix(b"A")
-        expect = [(k, v) for k, v in self.records_b if k.startswith(b"A")][:10]
-        self.assertEqual([(r["key"].encode(), r["value"].encode()) for r in page], expect)
+        expect = [(k, v) for k, v in self.records_b if k.startswith(b"A")]
+        self.assertEqual([(r["key"].encode(), r["value"].encode()) for r in page["records"]],
+                         expect[:10])
+        self.assertEqual((page["more"], page["next"].encode()), (True, expect[10][0]))
         status, _, page = c.prefix(b"no such prefix \xe2\x82\xac")
-        self.assertEqual((status, page), (200, []))
+        self.assertEqual((status, page), (200, {"records": [], "more": False}))
 
         status, headers, body = c.request("/v1/info")
         self.assertEqual((status, headers["content-type"]), (200, "application/json"))
         info = sstpipe("info", self.table_b, "--json")
         self.assertOk(info)
-        self.assertEqual(json.loads(body), json.loads(info.stdout))
+        # What `info --json` says, but the table's name, not where it is.
+        want = dict(json.loads(info.stdout), path=os.path.basename(self.table_b))
+        self.assertEqual(json.loads(body), want)
         self.assertEqual(c.request("/healthz")[:3:2], (200, b"ok\n"))
 
         m = c.metrics()
@@ -192,7 +210,15 @@ class ServeTest(E2ETest):
             ("/v1/get?key=ab%4", 400, "bad percent-encoding at byte 2"),
             ("/v1/get?key=%C3%28", 400, "not valid UTF-8"),
             ("/v1/get", 400, "missing parameter 'key'"),
-            ("/v1/get?kye=A", 400, "missing parameter 'key'"),
+            ("/v1/get?kye=A", 400, "unknown parameter 'kye' (/v1/get takes key)"),
+            ("/v1/get?key=A&key=B", 400, "parameter 'key' given twice"),
+            ("/v1/get?key=A&limit=3", 400, "unknown parameter 'limit'"),
+            ("/v1/get?key", 400, "parameter 'key' without a value"),
+            ("/v1/prefix?prefix=A&limt=3", 400,
+             "unknown parameter 'limt' (/v1/prefix takes prefix, limit, from, keys_only)"),
+            ("/v1/prefix?prefix=A&limit=3&limit=4", 400, "parameter 'limit' given twice"),
+            ("/v1/prefix?prefix=A&prefix=B", 400, "parameter 'prefix' given twice"),
+            ("/v1/prefix?prefix=A&keys_only=yes", 400, "keys_only: 'yes'"),
             ("/v1/get?key=" + "k" * 321, 400, "longer than 320 bytes"),
             ("/v1/get?key=" + quote(key320), 404, "key not found"),
             ("/v1/prefix", 400, "missing parameter 'prefix'"),
@@ -215,7 +241,7 @@ class ServeTest(E2ETest):
             self.assertTrue(text.endswith("\n") and text.count("\n") == 1, f"{path}: {text!r}")
         # Above the configured cap, limit is cut to it.
         status, _, page = c.prefix(b"", limit=1000)
-        self.assertEqual((status, len(page)), (200, 5))
+        self.assertEqual((status, len(page["records"]), page["more"]), (200, 5, True))
         # A 4xx keeps the connection: every answer so far came on one.
         self.assertIs(c.conn.sock, sock)
         for method in ("POST", "PUT", "DELETE"):
@@ -224,11 +250,19 @@ class ServeTest(E2ETest):
             self.assertEqual(status, 405, method)
             self.assertEqual(headers["allow"], "GET, HEAD")
             self.assertIn(f"method {method} not allowed", body.decode())
-        # A request line and headers beyond max_request_bytes (32K).
-        status, _, _ = s.client().request("/v1/get?key=" + "k" * 40000)
-        self.assertIn(status, (414, 431))
-        status, _, _ = s.client().request("/healthz", headers={"X-Big": "v" * 40000})
-        self.assertEqual(status, 431)
+        # A request line, or line and headers, beyond max_request_bytes
+        # (32K): one plain line like every other error, not the HTTP
+        # library's HTML page.
+        for path, headers, status, reason in (
+                ("/v1/get?key=" + "k" * 40000, {}, 414, "request line longer than 32768 bytes"),
+                ("/healthz", {"X-Big": "v" * 40000}, 431,
+                 "request line and headers longer than 32768 bytes"),
+                ("/v1/get?key=" + "k" * 20000, {"X-Big": "v" * 20000}, 431, "and headers")):
+            got, h, body = s.client().request(path, headers=headers)
+            self.assertEqual(got, status, body)
+            self.assertEqual(h.get("content-type"), "text/plain; charset=utf-8", body)
+            self.assertIn(reason, body.decode())
+            self.assertEqual(body.count(b"\n"), 1, body)
         # Garbage instead of HTTP: a 400, or (when the library waits for a
         # request line that never ends) cut off at the idle timeout: a
         # server of its own, with the shortest timeout.
@@ -244,6 +278,59 @@ class ServeTest(E2ETest):
         m = c.metrics()
         self.assertEqual(m['sstpipe_serve_requests_total{endpoint="other",status="404"}'], 3)
         self.assertEqual(s.stop(), 0)
+
+    def test_table_error_logged_once_and_access_log(self):
+        """A corrupt block: each request meeting it is a 500, and the error
+        is one line on stderr however many meet it. [serve] access_log:
+        one common-log-format line a request, in the order answered."""
+        bad = self.path("bad.sst")
+        with open(self.table_b, "rb") as f:
+            data = bytearray(f.read())
+        data[200] ^= 0xFF  # inside the first data block
+        with open(bad, "wb") as f:
+            f.write(data)
+        log = self.path("access.log")
+        s = self.serve(bad, "--set", f"serve.access_log={log}", "--set", f"serve.timeout={BOUND}")
+        c = s.client()
+        first = quote(self.records_b[0][0])
+        last_key, last_value = self.records_b[-1]
+        for _ in range(3):
+            for path in ("/v1/get?key=" + first, "/v1/prefix?prefix=&limit=3"):
+                status, _, body = c.request(path)
+                self.assertEqual(status, 500, body)
+                # The table's name, not the server's directories.
+                self.assertTrue(body.startswith(b"bad.sst: block 0 at byte 0: "), body)
+                self.assertNotIn(os.path.dirname(bad).encode(), body)
+        self.assertEqual(c.get(last_key)[:3:2], (200, last_value))
+        self.assertEqual(c.request("/healthz", method="HEAD")[0], 200)
+        self.assertEqual(c.request("/nope")[0], 404)
+        wait_for("the access log's lines", lambda: os.path.exists(log) and
+                 open(log, "rb").read().count(b"\n") == 9)
+        errors = [l for l in s.stderr().splitlines() if "checksum" in l]
+        self.assertEqual(len(errors), 1, s.stderr())
+        self.assertIn(bad, errors[0])
+        lines = open(log).read().splitlines()
+        import re
+        clf = re.compile(r'^127\.0\.0\.1 - - \[\d\d/[A-Z][a-z]{2}/\d{4}:\d\d:\d\d:\d\d \+0000\] '
+                         r'"(.*)" (\d{3}) (\d+|-)$')
+        got = []
+        for line in lines:
+            m = clf.match(line)
+            self.assertIsNotNone(m, line)
+            got.append((m.group(1), int(m.group(2)), m.group(3)))
+        self.assertEqual([g[:2] for g in got], [
+            (f"GET /v1/get?key={first} HTTP/1.1", 500),
+            ("GET /v1/prefix?prefix=&limit=3 HTTP/1.1", 500)] * 3 + [
+            (f"GET /v1/get?key={quote(last_key)} HTTP/1.1", 200),
+            ("HEAD /healthz HTTP/1.1", 200), ("GET /nope HTTP/1.1", 404)])
+        self.assertEqual(got[6][2], str(len(last_value)))
+        self.assertEqual(got[7][2], "-")  # HEAD: no body sent
+        self.assertEqual(s.stop(), 0)
+        # An access log that cannot be opened: refused before serving.
+        r = sstpipe("serve", self.table_b, "--listen", "127.0.0.1:0", "--set",
+                    f"serve.access_log={self.path('no/such/dir/log')}")
+        self.assertEqual(r.code, 1, r.describe())
+        self.assertIn("access_log", r.err_text)
 
     def test_command_line_errors(self):
         r = sstpipe("serve", self.table_b, "--listen", "127.0.0.1")
@@ -413,6 +500,12 @@ class ServeTest(E2ETest):
         self.swap(out, "builds/bad")
         wait_for("the refusal", lambda: "not swapping" in s.stderr())
         self.assertIn("still serving", s.stderr())
+        # SIGHUP says what it found: the same refused table, and why.
+        s.proc.send_signal(signal.SIGHUP)
+        wait_for("SIGHUP's line", lambda: "SIGHUP: not swapped" in s.stderr())
+        line = [l for l in s.stderr().splitlines() if "SIGHUP" in l][0]
+        self.assertIn(f"still serving {os.path.join(out, 'builds', 'a', 'table.sst')}: ", line)
+        self.assertIn(os.path.join(out, "builds", "bad", "table.sst"), line)
         key = self.differing[0]
         self.assertEqual(c.get(key)[2], self.values_a[key])
         self.swap(out, "builds/b")
@@ -508,6 +601,10 @@ class ServeTest(E2ETest):
                  seconds=EVENT_SECONDS)
         self.assertEqual(c.get(key)[2], self.values_b[key])
         self.assertEqual(c.metrics()["sstpipe_serve_table_swaps_total"], 1)
+        self.assertIn(f"SIGHUP: swapped to {real_b}", s.stderr())
+        s.proc.send_signal(signal.SIGHUP)
+        wait_for("the second SIGHUP's line",
+                 lambda: f"SIGHUP: unchanged, still serving {real_b}" in s.stderr())
         self.assertEqual(s.stop(), 0)
 
     def test_poll_follows_unwatched_change(self):
@@ -551,6 +648,32 @@ class ServeTest(E2ETest):
         self.assertGreaterEqual(time.monotonic() - start, timeout, "cut off before the timeout")
         # The worker still answers.
         self.assertEqual(s.client().request("/healthz")[0], 200)
+        self.assertEqual(s.stop(), 0)
+
+    def test_half_closed_client_answered_then_closed(self):
+        """A client that shuts down its sending side right after its
+        requests (shutdown(SHUT_WR), as `nc -N` does) gets every answer and
+        then the end of the connection at once, not at the idle timeout."""
+        s = self.serve(self.table_b, "--threads", "2", "--set", f"serve.timeout={BOUND}")
+        key, value = self.records_b[3]
+        one = f"GET /v1/get?key={quote(key)} HTTP/1.1\r\nHost: x\r\n\r\n".encode()
+        # The race (the end read with the request, or after it) differs
+        # from one try to the next: many tries, each bounded well below
+        # the idle timeout.
+        for tries, n in ((20, 1), (5, 3)):
+            for i in range(tries):
+                with socket.create_connection(("127.0.0.1", s.port), timeout=5) as raw:
+                    raw.sendall(one * n)
+                    raw.shutdown(socket.SHUT_WR)
+                    start = time.monotonic()
+                    try:
+                        responses, partial = self.read_responses(raw)
+                    except socket.timeout:
+                        self.fail(f"try {i} of {n}: no answer and end within 5 s "
+                                  f"(the idle timeout is {BOUND} s)")
+                    self.assertEqual(partial, b"")
+                    self.assertEqual([b for _, b in responses], [value] * n, f"try {i}")
+                    self.assertLess(time.monotonic() - start, 5)
         self.assertEqual(s.stop(), 0)
 
     def test_many_connections(self):
@@ -650,7 +773,7 @@ class ServeTest(E2ETest):
             self.assertLess(len(responses), 40)
             for head, body in responses:
                 self.assertTrue(head.startswith(b"HTTP/1.1 200"), head)
-                page = json.loads(body)
+                page = json.loads(body)["records"]
                 self.assertEqual([(r["key"].encode(), r["value"].encode()) for r in page],
                                  self.records_b)
             self.assertEqual(s.stop(timeout=BOUND), 0, s.stderr())

@@ -205,21 +205,28 @@ class TableSetTest(E2ETest):
                 while True:
                     status, _, page = c.prefix(b"", limit=9, start=start)
                     self.assertEqual(status, 200)
-                    got += [(r["key"].encode(), r["value"].encode()) for r in page]
-                    if len(page) < 9:
+                    got += [(r["key"].encode(), r["value"].encode()) for r in page["records"]]
+                    if not page["more"]:
                         break
-                    start = page[-1]["key"].encode() + b"\x00"
+                    start = page["next"].encode()
                 self.assertEqual(got, recs)
                 for p in {k[:n] for k in splits_for(keys)[:3] for n in (1, 2, 3)}:
                     want = [(k, v) for k, v in recs if k.startswith(p)][:50]
                     status, _, page = c.prefix(p, limit=50)
-                    self.assertEqual([(r["key"].encode(), r["value"].encode()) for r in page],
-                                     want, p)
+                    self.assertEqual([(r["key"].encode(), r["value"].encode())
+                                      for r in page["records"]], want, p)
                 status, _, body = c.request("/v1/info")
                 info = json.loads(body)
                 self.assertTrue(info["table_set"])
                 self.assertEqual(info["records"], len(recs))
                 self.assertEqual(len(info["shards"]), 5)
+                # Names only: the server's directories are not the client's business.
+                name = os.path.basename(os.path.realpath(s if target == s else os.path.join(
+                    nightly, "current", "table.sst")))
+                self.assertEqual(info["path"], name)
+                for shard in info["shards"]:
+                    self.assertTrue(shard["path"].startswith(name + "/"), shard)
+                    self.assertEqual(shard["path"].count("/"), 1, shard)
                 c.conn.close()
             finally:
                 self.assertEqual(srv.stop(), 0, srv.stderr())

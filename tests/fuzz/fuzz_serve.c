@@ -10,12 +10,13 @@
  * once with keys that share prefixes and hold multi-byte UTF-8. The
  * oracle: the status is one the endpoint can give (never a 500: the table
  * is sound), an error body is one line, a 200 from /v1/get is the stored
- * value of the decoded key, and a 200 from /v1/prefix is a JSON array of at
- * most limit records in key order, each stored and starting with the
- * prefix; a 200 from /v1/get_many is a JSON array of one record per key
- * asked, in order, each with its stored value or null. The nightly pages (serve_pages.h) are served
- * from a small directory with symlinks leading out of it: a page served must be one of its two
- * pages, never the file outside.
+ * value of the decoded key, and a 200 from /v1/prefix is a page of at most
+ * limit records in key order, each stored and starting with the prefix
+ * (only keys with keys_only), saying whether more follow and, if so, the
+ * next key; a 200 from /v1/get_many is a JSON array of one record per
+ * key asked, in order, each with its stored value or null. The nightly pages (serve_pages.h) are served from a small
+ * directory with symlinks leading out of it: a page served must be one of
+ * its two pages, never the file outside.
  */
 #include "fuzz_file.h"
 #include "stages/serve/serve_request.h"
@@ -158,22 +159,29 @@ static void check_prefix(const query *q, const serve_reply *r) {
     long plen =
         serve_decode_param("prefix", lookup((void *)q, "prefix"), prefix, sizeof prefix, reason);
     json_error_t jerr;
-    json_t *arr = json_loadb(r->body, r->len, 0, &jerr);
-    if (plen < 0 || !json_is_array(arr) || json_array_size(arr) > LIMIT_MAX)
-        fuzz_fail("/v1/prefix answered 200 with a bad array: %.*s", (int)r->len,
+    json_t *page = json_loadb(r->body, r->len, 0, &jerr);
+    json_t *arr = json_object_get(page, "records");
+    json_t *more = json_object_get(page, "more"), *next = json_object_get(page, "next");
+    if (plen < 0 || !json_is_array(arr) || json_array_size(arr) > LIMIT_MAX ||
+        !json_is_boolean(more) || json_is_true(more) != json_is_string(next))
+        fuzz_fail("/v1/prefix answered 200 with a bad page: %.*s", (int)r->len,
                   (const char *)r->body);
+    bool keys_only = lookup((void *)q, "keys_only") && lookup((void *)q, "keys_only")[0] != '0' &&
+                     strcmp(lookup((void *)q, "keys_only"), "false");
     const char *prev = NULL;
     size_t prev_len = 0;
     for (size_t i = 0; i < json_array_size(arr); i++) {
         json_t *rec = json_array_get(arr, i);
         json_t *k = json_object_get(rec, "key"), *v = json_object_get(rec, "value");
-        if (!json_is_string(k) || !json_is_string(v) || json_object_size(rec) != 2)
-            fuzz_fail("/v1/prefix record %zu is not {key, value}", i);
+        if (!json_is_string(k) || (!keys_only && !json_is_string(v)) ||
+            json_object_size(rec) != (keys_only ? 1u : 2u))
+            fuzz_fail("/v1/prefix record %zu is not {key, value} (or {key}, keys_only)", i);
         const char *ks = json_string_value(k);
         size_t kl = json_string_length(k);
         long at = find_key(ks, kl);
         char val[128];
-        if (at < 0 || strcmp(json_string_value(v), value_of((size_t)at, val, sizeof val)))
+        if (at < 0 ||
+            (!keys_only && strcmp(json_string_value(v), value_of((size_t)at, val, sizeof val))))
             fuzz_fail("/v1/prefix record %zu is not a stored record", i);
         if (kl < (size_t)plen || memcmp(ks, prefix, (size_t)plen))
             fuzz_fail("/v1/prefix record %zu does not start with the prefix", i);
@@ -186,7 +194,7 @@ static void check_prefix(const query *q, const serve_reply *r) {
         prev = ks;
         prev_len = kl;
     }
-    json_decref(arr);
+    json_decref(page);
 }
 
 static void check_get_many(const uint8_t *body, size_t len, const serve_reply *r) {
@@ -297,6 +305,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     char *qs = strchr(path, '?');
     if (qs)
         *qs++ = '\0';
+    char *raw_query = qs ? strdup(qs) : NULL; /* split_query cuts qs up */
+    if (qs && !raw_query)
+        fuzz_fail("out of memory");
     query q;
     split_query(qs, &q);
 
@@ -308,6 +319,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                          .path = path,
                          .param = lookup,
                          .param_ctx = &q,
+                         .query = raw_query,
                          .body = body,
                          .body_len = body_len};
     serve_reply r;
@@ -333,6 +345,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         check_get_many(body, body_len, &r);
     serve_metrics_record(&metrics, r.endpoint, r.status, 1000, r.missed);
     serve_reply_destroy(&r);
+    free(raw_query);
     free(line);
     return 0;
 }
