@@ -266,8 +266,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         r->wants_body = !refuse && serve_get_many_wants_body(method, url);
         if (r->wants_body && body_announced_over(c))
             r->body_over = true; /* its 413 now, unread */
-        else if (!refuse &&
-                 (!strcmp(method, "GET") || !strcmp(method, "HEAD") || r->wants_body))
+        else if (!refuse && (!strcmp(method, "GET") || !strcmp(method, "HEAD") || r->wants_body))
             return MHD_YES;
         /* Anything else gets its 405 now, without reading the body. */
     } else if (*upload_data_size) {

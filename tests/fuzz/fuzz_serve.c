@@ -14,9 +14,10 @@
  * limit records in key order, each stored and starting with the prefix
  * (only keys with keys_only), saying whether more follow and, if so, the
  * next key; a 200 from /v1/get_many is a JSON array of one record per
- * key asked, in order, each with its stored value or null. The nightly pages (serve_pages.h) are served from a small
- * directory with symlinks leading out of it: a page served must be one of
- * its two pages, never the file outside.
+ * key asked, in order, each with its stored value or null. The nightly
+ * pages (serve_pages.h) are served from a small directory with symlinks
+ * leading out of it: a page served must be one of its two pages, never the
+ * file outside.
  */
 #include "fuzz_file.h"
 #include "stages/serve/serve_request.h"
