@@ -10,10 +10,14 @@
 #include "pipeline/command/help.h"
 
 #include "stages/common/cli.h"
+#include "stages/sst/table_set.h"
 
 #include <getopt.h>
+#include <libgen.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* getopt_long's value of flags[i] without a short name. */
@@ -50,6 +54,44 @@ static int take(sp_cmdline *cl, size_t i, const char *arg) {
     if (config_set_flag(&cl->cfg, (config_key)key, name, f->arg ? arg : f->value, &err))
         return sp_cli_report(&err, SP_EXIT_USAGE);
     return 0;
+}
+
+/*
+ * An output that cannot be written, refused before any input is read rather
+ * than at the rename after every stage: an existing directory (but a table
+ * set's, which a cluster build replaces), or a directory to write into that
+ * is missing or not writable. A FIFO or device is written in place. 0 or
+ * -1 with err set.
+ */
+static int check_output(const char *path, sp_error *err) {
+    if (!strcmp(path, "-"))
+        return 0;
+    struct stat st;
+    if (stat(path, &st) == 0) {
+        if (!S_ISDIR(st.st_mode))
+            return 0;
+        char manifest[PATH_MAX];
+        snprintf(manifest, sizeof manifest, "%s/" TABLE_SET_MANIFEST, path);
+        if (access(manifest, F_OK) == 0)
+            return 0;
+        return sp_errorf(err,
+                         "%s: is a directory (-o names the file to write, or a table set "
+                         "to replace)",
+                         path);
+    }
+    char *copy = strdup(path);
+    if (!copy)
+        return sp_errorf(err, "%s: out of memory", path);
+    const char *dir = dirname(copy);
+    int rc = 0;
+    if (stat(dir, &st) != 0)
+        rc = sp_errorf_errno(err, "%s: cannot write into %s", path, dir);
+    else if (!S_ISDIR(st.st_mode))
+        rc = sp_errorf(err, "%s: cannot write into %s: not a directory", path, dir);
+    else if (access(dir, W_OK | X_OK) != 0)
+        rc = sp_errorf_errno(err, "%s: cannot write into %s", path, dir);
+    free(copy);
+    return rc;
 }
 
 /* The flags; -1 when run() is next, else the exit code (--help, a bad flag). */
@@ -112,6 +154,12 @@ static int parse_flags(sp_cmdline *cl, int argc, char **argv) {
     if (cl->n_operands < cmd->min_operands ||
         (cmd->max_operands >= 0 && cl->n_operands > cmd->max_operands))
         return sp_cmdline_operand_error(cl);
+    for (size_t i = 0; i < cmd->n_flags; i++) {
+        sp_error err = {0};
+        if (!strcmp(cmd->flags[i].name, "output") && cl->value[i] &&
+            check_output(cl->value[i], &err))
+            return sp_cli_report(&err, SP_EXIT_USAGE);
+    }
     return -1;
 }
 

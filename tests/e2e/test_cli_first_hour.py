@@ -3,6 +3,11 @@
 
 - build ends with one summary line on stdout (output, records, bytes,
   seconds), and with -q with nothing.
+- An output that cannot be written (an existing directory, a directory to
+  write into that does not exist) is refused before any input is read, by
+  every command that takes -o: exit 2, one line naming it, and with -v no
+  statistics. The input is a FIFO nobody writes, so a command that read it
+  would hang until the timeout.
 """
 
 import sys
@@ -13,7 +18,7 @@ import os
 import re
 import unittest
 
-from sstpipe_e2e import E2ETest, corpora_dir, sstpipe
+from sstpipe_e2e import E2ETest, check_error_line, corpora_dir, sstpipe
 
 SRC = os.path.join(corpora_dir(), "enwiki-11pages.xml")
 
@@ -33,6 +38,28 @@ class BuildSummary(E2ETest):
         r = sstpipe("build", SRC, "-o", self.path("q.sst"), "-q")
         self.assertOk(r)
         self.assertEqual((r.stdout, r.stderr), (b"", b""), r.describe())
+
+
+class OutputRefused(E2ETest):
+    def test_before_any_input_is_read(self):
+        fifo = self.path("never-written")
+        os.mkfifo(fifo)
+        hold = os.open(fifo, os.O_RDWR)
+        self.addCleanup(os.close, hold)
+        table = self.path("t.sst")
+        self.assertOk(sstpipe("build", SRC, "-o", table, "-q"))
+        existing_dir = self.path("a-directory")
+        os.mkdir(existing_dir)
+        no_dir = self.path("no-such-dir", "out")
+        for out in (existing_dir, no_dir):
+            for args in (["build", fifo], ["extract", fifo], ["truncate", fifo], ["sort", fifo],
+                         ["write", fifo], ["merge", table]):
+                with self.subTest(cmd=args[0], out=out):
+                    r = sstpipe(*args, "-o", out, "-v", timeout=30)
+                    self.assertEqual(r.code, 2, r.describe())
+                    check_error_line(self, r, [out], what=f"{args[0]} -o {out}")
+                    self.assertEqual(r.stdout, b"", r.describe())
+        self.assertEqual(os.listdir(existing_dir), [])
 
 
 if __name__ == "__main__":
