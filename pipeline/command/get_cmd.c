@@ -44,5 +44,5 @@ static int run(sp_cmdline *cl) {
     return code;
 }
 
-const sp_command get_command = SP_COMMAND(
-    get, run, SP_OPERANDS(operands, 2, 2, "expected FILE and KEY"), .options_first = true);
+const sp_command get_command =
+    SP_COMMAND(get, run, SP_OPERANDS(operands, 2, 2, "expected FILE and KEY"));

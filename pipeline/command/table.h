@@ -68,7 +68,6 @@ typedef struct sp_command {
     size_t n_operands;
     int min_operands, max_operands; /* max -1: any number */
     const char *operand_error;      /* the usage error for another count; may use %d (the count) */
-    bool options_first; /* flags end at the first operand (get: a KEY may start with '-') */
     /* Left out of `sstpipe --help`, the man page and the completion: a
      * command sstpipe runs itself (a cluster build's `task`). */
     bool hidden;

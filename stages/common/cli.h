@@ -27,10 +27,6 @@ int sp_cli_report_msg(const char *msg, int code);
 /* Prints "sstpipe CMD: <message>" and a hint to run --help; returns SP_EXIT_USAGE. */
 int sp_cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* After getopt_long (with opterr = 0) returned '?' or ':': names the
- * offending option (unknown, or missing its argument); returns SP_EXIT_USAGE. */
-int sp_cli_bad_option(const char *cmd, char **argv);
-
 /* Opens path for reading ("-" is stdin). */
 int sp_open_input(const char *path, int *fd, sp_error *err);
 

@@ -8,6 +8,10 @@
   every command that takes -o: exit 2, one line naming it, and with -v no
   statistics. The input is a FIFO nobody writes, so a command that read it
   would hang until the timeout.
+- An unknown option is named wherever it stands (before, between or after
+  the operands); a long option is taken by its full name only, an
+  abbreviation or typo being named with the option meant; an unknown
+  command says the command meant, in one line.
 """
 
 import sys
@@ -60,6 +64,54 @@ class OutputRefused(E2ETest):
                     check_error_line(self, r, [out], what=f"{args[0]} -o {out}")
                     self.assertEqual(r.stdout, b"", r.describe())
         self.assertEqual(os.listdir(existing_dir), [])
+
+
+class BadWords(E2ETest):
+    def setUp(self):
+        super().setUp()
+        self.table = self.path("t.sst")
+        self.assertOk(sstpipe("build", SRC, "-o", self.table, "-q"))
+
+    def refused(self, args, *parts):
+        r = sstpipe(*args)
+        self.assertEqual(r.code, 2, r.describe())
+        check_error_line(self, r, what=" ".join(args))
+        for p in parts:
+            self.assertIn(p, r.err_text, r.describe())
+        self.assertEqual(r.stdout, b"", r.describe())
+        return r
+
+    def test_unknown_option_wherever_it_stands(self):
+        for args, name in ((["get", self.table, "--json", "Anarchism"], "--json"),
+                           (["get", self.table, "Anarchism", "--bogus"], "--bogus"),
+                           (["get", "--bogus", self.table, "Anarchism"], "--bogus"),
+                           (["info", self.table, "-x"], "-x"),
+                           (["build", SRC, "-o", self.path("x.sst"), "--nope"], "--nope")):
+            with self.subTest(args=args):
+                r = self.refused(args, f"unknown option '{name}'")
+                self.assertNotIn("expected", r.err_text)
+
+    def test_key_after_double_dash(self):
+        r = sstpipe("get", self.table, "--", "--json")
+        self.assertEqual((r.code, r.stdout), (1, b""), r.describe())
+
+    def test_full_names_only(self):
+        for args, written, meant in (
+                (["build", SRC, "-o", self.path("a.sst"), "--max-byte", "10"], "--max-byte",
+                 "--max-bytes"),
+                (["build", SRC, "-o", self.path("b.sst"), "--max-byte=10"], "--max-byte",
+                 "--max-bytes"),
+                (["info", self.table, "--jso"], "--jso", "--json"),
+                (["dump", self.table, "--jsnol"], "--jsnol", "--jsonl")):
+            with self.subTest(args=args):
+                self.refused(args, f"unknown option '{written}', did you mean {meant}?")
+        self.assertFalse(os.path.exists(self.path("a.sst")))
+
+    def test_unknown_command(self):
+        r = self.refused(["bulid"], "unknown command 'bulid', did you mean build?")
+        self.assertNotIn("commands:", r.err_text)
+        r = self.refused(["frobnicate"], "unknown command 'frobnicate'")
+        self.assertNotIn("did you mean", r.err_text)
 
 
 if __name__ == "__main__":
