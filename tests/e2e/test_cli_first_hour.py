@@ -12,6 +12,9 @@
   the operands); a long option is taken by its full name only, an
   abbreviation or typo being named with the option meant; an unknown
   command says the command meant, in one line.
+- profile FILE without N takes [profile] lookups (10000); its help tells one
+  story of the seed (default 1, no word of a random one); times are printed
+  with sensible precision (no "(0.000 s)", no 17-digit JSON reals).
 """
 
 import sys
@@ -112,6 +115,37 @@ class BadWords(E2ETest):
         self.assertNotIn("commands:", r.err_text)
         r = self.refused(["frobnicate"], "unknown command 'frobnicate'")
         self.assertNotIn("did you mean", r.err_text)
+
+
+class Profile(E2ETest):
+    def test_n_from_the_config_and_figures_readable(self):
+        table = self.path("t.sst")
+        self.assertOk(sstpipe("build", SRC, "-o", table, "-q"))
+        report = self.path("p.json")
+        r = sstpipe("profile", table, "--json", report)
+        self.assertOk(r)
+        text = r.stdout.decode()
+        self.assertIn("lookups:     10000 ", text)
+        self.assertIn("seed 1", text)
+        m = re.search(r"^throughput:  \d+ lookups/s \(([0-9.]+) (s|ms|us)\)$", text, re.M)
+        self.assertTrue(m, text)
+        # Three significant digits in the unit it is read in ("8.43 ms").
+        self.assertEqual(len(m.group(1).replace(".", "").lstrip("0")), 3, text)
+        with open(report) as f:
+            raw = f.read()
+        reals = re.findall(r"-?\d+\.\d+(?:e-?\d+)?", raw)
+        self.assertTrue(reals, raw[:400])
+        for real in reals:
+            digits = re.sub(r"e.*|[-.]", "", real).lstrip("0")
+            self.assertLessEqual(len(digits), 12, f"{real} in {report}")
+
+    def test_help_tells_one_story_of_the_seed(self):
+        r = sstpipe("profile", "--help")
+        self.assertOk(r)
+        text = r.stdout.decode()
+        self.assertNotIn("random", text)
+        self.assertIn("default 1", text)
+        self.assertNotIn("may be omitted", text)
 
 
 if __name__ == "__main__":
