@@ -64,7 +64,7 @@ static int summary(const sp_cmdline *cl, const char *output, double t0) {
     if (sp_cmdline_has(cl, F_QUIET))
         return SP_EXIT_OK;
     int code = SP_EXIT_OK;
-    sstpipe_table *t = sp_front_open_table(output, SP_EXIT_FAIL, &code);
+    sstpipe_table *t = sp_front_open_table(output, &code);
     if (!t)
         return code;
     sstpipe_info info;

@@ -148,6 +148,24 @@ static bool full_name(char **argv, const struct option *o, const char **elem) {
     return strlen(o->name) == len && !strncmp(*elem + 2, o->name, len);
 }
 
+/* An operand naming a file that does not exist (or cannot be read),
+ * refused before any work like a bad flag; "-" is stdin. */
+static int check_operands(const sp_cmdline *cl) {
+    const sp_command *cmd = cl->cmd;
+    for (int k = 0; k < cl->n_operands && cmd->n_operands && !cmd->files_one_by_one; k++) {
+        size_t at = (size_t)k < cmd->n_operands ? (size_t)k : cmd->n_operands - 1;
+        const char *path = cl->operands[k];
+        if (cmd->operands[at].complete != SP_COMPLETE_FILE || !strcmp(path, "-"))
+            continue;
+        sp_error err = {0};
+        if (access(path, R_OK) != 0) {
+            sp_errorf_errno(&err, "%s: cannot open", path);
+            return sp_cli_report(&err, SP_EXIT_USAGE);
+        }
+    }
+    return 0;
+}
+
 /* The flags; -1 when run() is next, else the exit code (--help, a bad flag). */
 static int parse_flags(sp_cmdline *cl, int argc, char **argv) {
     const sp_command *cmd = cl->cmd;
@@ -211,7 +229,8 @@ static int parse_flags(sp_cmdline *cl, int argc, char **argv) {
             check_output(cl->value[i], &err))
             return sp_cli_report(&err, SP_EXIT_USAGE);
     }
-    return -1;
+    int rc = check_operands(cl);
+    return rc ? rc : -1;
 }
 
 int sp_command_main(const sp_command *cmd, int argc, char **argv) {

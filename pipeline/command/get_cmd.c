@@ -2,7 +2,7 @@
  * get_cmd.c: `sstpipe get FILE KEY`, one point lookup through libsstpipe
  * (sstpipe.h): the in-memory index picks the block, which is read and
  * checked whole before its value is printed. Exit 0 found (the value and a
- * newline on stdout), 1 not found, 2 error.
+ * newline on stdout), SP_EXIT_NO not found, SP_EXIT_FAIL error.
  */
 #include "pipeline/command/commands.h"
 #include "pipeline/command/front.h"
@@ -13,9 +13,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#define GET_NOT_FOUND 1
-#define GET_ERROR 2
-
 static const sp_operand operands[] = {{"FILE", SP_COMPLETE_FILE, NULL},
                                       {"KEY", SP_COMPLETE_NONE, NULL}};
 
@@ -23,7 +20,7 @@ static int run(sp_cmdline *cl) {
     const char *path = cl->operands[0];
     const char *key = cl->operands[1];
     int code = SP_EXIT_OK;
-    sstpipe_table *t = sp_front_open_table(path, GET_ERROR, &code);
+    sstpipe_table *t = sp_front_open_table(path, &code);
     if (!t)
         return code;
     const void *value;
@@ -32,13 +29,13 @@ static int run(sp_cmdline *cl) {
     int found = sstpipe_get(t, key, strlen(key), &value, &vlen, &msg);
     sp_error err = {0};
     if (found < 0) {
-        code = sp_cli_report_msg(msg, GET_ERROR);
+        code = sp_cli_report_msg(msg, SP_EXIT_FAIL);
         sstpipe_free(msg);
     } else if (found == 0) {
-        code = GET_NOT_FOUND;
+        code = SP_EXIT_NO;
     } else if (sp_write_all(STDOUT_FILENO, value, vlen, "stdout", &err) ||
                sp_write_all(STDOUT_FILENO, "\n", 1, "stdout", &err)) {
-        code = sp_cli_report(&err, GET_ERROR);
+        code = sp_cli_report(&err, SP_EXIT_FAIL);
     }
     sstpipe_close(t);
     return code;

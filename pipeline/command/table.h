@@ -68,6 +68,10 @@ typedef struct sp_command {
     size_t n_operands;
     int min_operands, max_operands; /* max -1: any number */
     const char *operand_error;      /* the usage error for another count; may use %d (the count) */
+    /* A FILE that does not exist is reported by run() as one that could not
+     * be checked, and the others still are (verify's batch), rather than
+     * refused before any work. */
+    bool files_one_by_one;
     /* Left out of `sstpipe --help`, the man page and the completion: a
      * command sstpipe runs itself (a cluster build's `task`). */
     bool hidden;

@@ -24,7 +24,7 @@ int sp_cli_usage_error(const char *cmd, const char *fmt, ...) {
     sp_meter_hold();
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "sstpipe %s: ", cmd);
+    fputs("sstpipe: ", stderr);
     vfprintf(stderr, fmt, ap);
     va_end(ap);
     fprintf(stderr, " (see sstpipe %s --help)\n", cmd);

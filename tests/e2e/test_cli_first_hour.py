@@ -15,12 +15,16 @@
 - profile FILE without N takes [profile] lookups (10000); its help tells one
   story of the seed (default 1, no word of a random one); times are printed
   with sensible precision (no "(0.000 s)", no 17-digit JSON reals).
+- One table of exit codes for every command (0 done, 1 failed, 2 refused
+  before any work, 3 the answer is no), each error one line starting
+  "sstpipe: ", checked command by command.
 """
 
 import sys
 
 sys.dont_write_bytecode = True  # keep the source tree clean under ctest
 
+import json
 import os
 import re
 import unittest
@@ -96,7 +100,7 @@ class BadWords(E2ETest):
 
     def test_key_after_double_dash(self):
         r = sstpipe("get", self.table, "--", "--json")
-        self.assertEqual((r.code, r.stdout), (1, b""), r.describe())
+        self.assertEqual((r.code, r.stdout), (3, b""), r.describe())  # absent
 
     def test_full_names_only(self):
         for args, written, meant in (
@@ -146,6 +150,47 @@ class Profile(E2ETest):
         self.assertNotIn("random", text)
         self.assertIn("default 1", text)
         self.assertNotIn("may be omitted", text)
+
+
+class ExitCodes(E2ETest):
+    def test_one_table_for_every_command(self):
+        table = self.path("t.sst")
+        self.assertOk(sstpipe("build", SRC, "-o", table, "-q"))
+        stream = self.path("s.rs")
+        self.assertOk(sstpipe("extract", SRC, "-o", stream))
+        missing = self.path("missing.sst")
+        junk = self.write_file("junk.sst", b"not a table\n" * 1000)
+        with open(table, "rb") as f:
+            damaged = bytearray(f.read())
+        damaged[100] ^= 0x20  # in data block 0
+        damaged = self.write_file("damaged.sst", bytes(damaged))
+        first_key = json.loads(sstpipe("dump", table).stdout.splitlines()[0])["key"]
+        out = self.path("out")
+        cases = [
+            # refused before any work: an operand that does not exist, a bad flag
+            (["get", missing, "k"], 2), (["dump", missing], 2), (["info", missing], 2),
+            (["profile", missing, "5"], 2), (["serve", missing, "--listen", "127.0.0.1:0"], 2),
+            (["merge", "-o", out, missing], 2), (["build", missing, "-o", out], 2),
+            (["extract", missing], 2), (["truncate", missing], 2), (["sort", missing], 2),
+            (["write", missing, "-o", out], 2), (["info", table, "--bogus"], 2), (["info"], 2),
+            # the work failed: not a table, bad input
+            (["get", junk, "k"], 1), (["dump", junk], 1), (["info", junk], 1),
+            (["verify", junk], 1), (["profile", junk, "5"], 1),
+            (["serve", junk, "--listen", "127.0.0.1:0"], 1), (["merge", "-o", out, junk], 1),
+            (["build", junk, "-o", out], 1), (["truncate", junk], 1), (["write", junk, "-o", out], 1),
+            (["get", damaged, "--", first_key], 1), (["dump", damaged], 1),
+            # the answer is no
+            (["get", table, "no such key"], 3), (["verify", damaged], 3),
+        ]
+        for args, code in cases:
+            with self.subTest(args=args):
+                r = sstpipe(*args, timeout=60)
+                self.assertEqual(r.code, code, r.describe())
+                if code in (1, 2):
+                    check_error_line(self, r, what=" ".join(args))
+                    self.assertTrue(r.err_text.startswith("sstpipe: "), r.describe())
+                if code == 3:
+                    self.assertEqual(r.stderr, b"", r.describe())
 
 
 if __name__ == "__main__":

@@ -130,8 +130,10 @@ class ProfileTest(E2ETest):
                 r = sstpipe("profile", *args)
                 self.assertEqual(r.code, 2, r.describe())
                 self.assertTrue(r.err_text.startswith("sstpipe"), r.describe())
-        failures = [([self.path("missing.sst"), "10"], ["missing.sst"]),
-                    ([text, "10"], ["notes.txt"]),
+        r = sstpipe("profile", self.path("missing.sst"), "10")
+        self.assertEqual(r.code, 2, r.describe())  # refused before any work
+        check_error_line(self, r, names=["missing.sst"], what="profile of a missing file")
+        failures = [([text, "10"], ["notes.txt"]),
                     ([self.sst, "10", "--queue-depth", "100000"], ["queue depth 100000"])]
         for args, names in failures:
             with self.subTest(args=args):

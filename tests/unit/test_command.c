@@ -77,7 +77,8 @@ static const sp_flag flags[] = {
      SP_COMPLETE_NONE, NULL},
 };
 
-static const sp_operand operands[] = {{"A", SP_COMPLETE_FILE, NULL}, {"B", SP_COMPLETE_NONE, NULL}};
+/* Words, not files: a FILE operand that does not exist is refused (e2e). */
+static const sp_operand operands[] = {{"A", SP_COMPLETE_NONE, NULL}, {"B", SP_COMPLETE_NONE, NULL}};
 
 /* What the last run saw. */
 static struct {
