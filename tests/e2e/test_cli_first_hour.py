@@ -18,12 +18,15 @@
 - One table of exit codes for every command (0 done, 1 failed, 2 refused
   before any work, 3 the answer is no), each error one line starting
   "sstpipe: ", checked command by command.
+- info's help and the man page say what each figure info prints is,
+  compactness included.
 """
 
 import sys
 
 sys.dont_write_bytecode = True  # keep the source tree clean under ctest
 
+import gzip
 import json
 import os
 import re
@@ -191,6 +194,25 @@ class ExitCodes(E2ETest):
                     self.assertTrue(r.err_text.startswith("sstpipe: "), r.describe())
                 if code == 3:
                     self.assertEqual(r.stderr, b"", r.describe())
+
+
+class InfoFigures(E2ETest):
+    def test_every_figure_explained(self):
+        table = self.path("t.sst")
+        self.assertOk(sstpipe("build", SRC, "-o", table, "-q"))
+        r = sstpipe("info", table)
+        self.assertOk(r)
+        labels = [l.split(":")[0] for l in r.stdout.decode().splitlines()]
+        self.assertIn("compactness", labels)
+        help_text = sstpipe("info", "--help").stdout.decode()
+        for label in labels:
+            with self.subTest(label=label):
+                self.assertRegex(help_text, r"(?m)^  " + re.escape(label) + r"  +\S")
+        self.assertIn("(key bytes + value bytes) / file size", help_text)
+        man = os.path.join(os.path.dirname(os.environ["SSTPIPE"]), "man", "sstpipe.1.gz")
+        if os.path.exists(man):
+            with gzip.open(man, "rt") as f:
+                self.assertIn("(key bytes + value bytes) / file size", f.read())
 
 
 if __name__ == "__main__":
