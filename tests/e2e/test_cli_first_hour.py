@@ -20,6 +20,7 @@
   "sstpipe: ", checked command by command.
 - info's help and the man page say what each figure info prints is,
   compactness included.
+- A config value may be followed by a '#' comment as by a ';' one.
 """
 
 import sys
@@ -213,6 +214,17 @@ class InfoFigures(E2ETest):
         if os.path.exists(man):
             with gzip.open(man, "rt") as f:
                 self.assertIn("(key bytes + value bytes) / file size", f.read())
+
+
+class ConfigComments(E2ETest):
+    def test_hash_starts_a_comment_after_a_value(self):
+        ini = self.write_file("c.ini", b"# a whole line\n[sst]\nblock_size = 16K # comment\n"
+                                       b"cluster_size = 8K ; comment\n")
+        r = sstpipe("config", "show", "-c", ini)
+        self.assertOk(r)
+        text = r.stdout.decode()
+        self.assertRegex(text, r"(?m)^block_size = 16K +; " + re.escape(ini) + ":3$")
+        self.assertRegex(text, r"(?m)^cluster_size = 8K +; " + re.escape(ini) + ":4$")
 
 
 if __name__ == "__main__":
