@@ -152,7 +152,7 @@ static bool full_name(char **argv, const struct option *o, const char **elem) {
  * refused before any work like a bad flag; "-" is stdin. */
 static int check_operands(const sp_cmdline *cl) {
     const sp_command *cmd = cl->cmd;
-    for (int k = 0; k < cl->n_operands && cmd->n_operands && !cmd->files_one_by_one; k++) {
+    for (int k = 0; k < cl->n_operands && cmd->n_operands && !cmd->reports_missing_files; k++) {
         size_t at = (size_t)k < cmd->n_operands ? (size_t)k : cmd->n_operands - 1;
         const char *path = cl->operands[k];
         if (cmd->operands[at].complete != SP_COMPLETE_FILE || !strcmp(path, "-"))

@@ -68,10 +68,11 @@ typedef struct sp_command {
     size_t n_operands;
     int min_operands, max_operands; /* max -1: any number */
     const char *operand_error;      /* the usage error for another count; may use %d (the count) */
-    /* A FILE that does not exist is reported by run() as one that could not
-     * be checked, and the others still are (verify's batch), rather than
+    /* A FILE operand that does not exist is run()'s to report (verify: a
+     * file not checked while the others are; nightly: a failed run,
+     * recorded under failed/ as when [input] path matches nothing), not
      * refused before any work. */
-    bool files_one_by_one;
+    bool reports_missing_files;
     /* Left out of `sstpipe --help`, the man page and the completion: a
      * command sstpipe runs itself (a cluster build's `task`). */
     bool hidden;

@@ -173,4 +173,4 @@ static int run(sp_cmdline *cl) {
 
 const sp_command verify_command =
     SP_COMMAND(verify, run, SP_FLAGS(flags), SP_OPERANDS(sp_file_operand, 1, -1, "no FILE given"),
-               .files_one_by_one = true);
+               .reports_missing_files = true);

@@ -196,6 +196,16 @@ class ExitCodes(E2ETest):
                 if code == 3:
                     self.assertEqual(r.stderr, b"", r.describe())
 
+    def test_nightly_records_a_missing_input(self):
+        """nightly's missing INPUT is a failed run, recorded under failed/ as
+        when [input] path matches nothing, not a refusal that leaves no trace
+        for cron to find."""
+        out = self.path("nightly")
+        ini = self.write_file("n.ini", f"[output]\ndir = {out}\n".encode())
+        r = sstpipe("nightly", "-c", ini, self.path("missing.xml.bz2"))
+        self.assertEqual(r.code, 1, r.describe())
+        self.assertEqual(len(os.listdir(os.path.join(out, "failed"))), 1, r.describe())
+
 
 class InfoFigures(E2ETest):
     def test_every_figure_explained(self):
