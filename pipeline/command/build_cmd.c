@@ -112,4 +112,5 @@ static int run(sp_cmdline *cl) {
 }
 
 const sp_command build_command = SP_COMMAND(
-    build, run, SP_FLAGS(flags), SP_OPERANDS(sp_input_operand, 1, -1, "expected one INPUT"));
+    build, run, SP_FLAGS(flags), SP_OPERANDS(sp_input_operand, 1, -1, "expected one INPUT"),
+    .output_dir_ok = config_cluster_set);

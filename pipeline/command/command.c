@@ -65,16 +65,16 @@ static int take(sp_cmdline *cl, size_t i, const char *arg) {
 /*
  * An output that cannot be written, refused before any input is read rather
  * than at the rename after every stage: an existing directory (but a table
- * set's, which a cluster build replaces), or a directory to write into that
- * is missing or not writable. A FIFO or device is written in place. 0 or
- * -1 with err set.
+ * set's, or any when dir_ok: a cluster build replaces it whole), or a
+ * directory to write into that is missing or not writable. A FIFO or
+ * device is written in place. 0 or -1 with err set.
  */
-static int check_output(const char *path, sp_error *err) {
+static int check_output(const char *path, bool dir_ok, sp_error *err) {
     if (!strcmp(path, "-"))
         return 0;
     struct stat st;
     if (stat(path, &st) == 0) {
-        if (!S_ISDIR(st.st_mode))
+        if (!S_ISDIR(st.st_mode) || dir_ok)
             return 0;
         char manifest[PATH_MAX];
         snprintf(manifest, sizeof manifest, "%s/" TABLE_SET_MANIFEST, path);
@@ -226,7 +226,7 @@ static int parse_flags(sp_cmdline *cl, int argc, char **argv) {
     for (size_t i = 0; i < cmd->n_flags; i++) {
         sp_error err = {0};
         if (!strcmp(cmd->flags[i].name, "output") && cl->value[i] &&
-            check_output(cl->value[i], &err))
+            check_output(cl->value[i], cmd->output_dir_ok && cmd->output_dir_ok(&cl->cfg), &err))
             return sp_cli_report(&err, SP_EXIT_USAGE);
     }
     int rc = check_operands(cl);

@@ -54,6 +54,7 @@ typedef struct sp_operand {
 } sp_operand;
 
 typedef struct sp_cmdline sp_cmdline;
+struct sp_config; /* config/config.h */
 
 typedef struct sp_command {
     const char *name;
@@ -73,6 +74,10 @@ typedef struct sp_command {
      * recorded under failed/ as when [input] path matches nothing), not
      * refused before any work. */
     bool reports_missing_files;
+    /* Whether -o may name an existing directory, which is then replaced
+     * whole (a cluster build's table set); NULL: only a table set's
+     * directory is. */
+    bool (*output_dir_ok)(const struct sp_config *cfg);
     /* Left out of `sstpipe --help`, the man page and the completion: a
      * command sstpipe runs itself (a cluster build's `task`). */
     bool hidden;
