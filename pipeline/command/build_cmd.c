@@ -58,9 +58,22 @@ static int run_cluster(sp_cmdline *cl, const char *output) {
 }
 
 /* The line a successful build ends with, unless -q: what was written, its
- * records and bytes (of a table set, their sums), and the wall time. */
-static int summary(const sp_cmdline *cl, const char *output, double t0) {
+ * records and bytes, and the wall time. */
+static int summary(const sp_cmdline *cl, const char *output, uint64_t records, uint64_t bytes,
+                   double t0) {
     double seconds = sp_clock_seconds() - t0;
+    if (sp_cmdline_has(cl, F_QUIET))
+        return SP_EXIT_OK;
+    char size[32], time[32];
+    printf("wrote %s: %llu records, %llu bytes (%s) in %s\n", output, (unsigned long long)records,
+           (unsigned long long)bytes, sp_format_size(bytes, size, sizeof size),
+           sp_format_seconds(seconds, time, sizeof time));
+    return fflush(stdout) ? sp_cli_report_msg("stdout: write failed", SP_EXIT_FAIL) : SP_EXIT_OK;
+}
+
+/* A cluster build's summary: its output (a table, or a table set's sums)
+ * read back, as the tasks that wrote it counted in other processes. */
+static int cluster_summary(const sp_cmdline *cl, const char *output, double t0) {
     if (sp_cmdline_has(cl, F_QUIET))
         return SP_EXIT_OK;
     int code = SP_EXIT_OK;
@@ -70,12 +83,7 @@ static int summary(const sp_cmdline *cl, const char *output, double t0) {
     sstpipe_info info;
     sstpipe_info_get(t, &info);
     sstpipe_close(t);
-    char size[32], time[32];
-    printf("wrote %s: %llu records, %llu bytes (%s) in %s\n", output,
-           (unsigned long long)info.records, (unsigned long long)info.file_size,
-           sp_format_size(info.file_size, size, sizeof size),
-           sp_format_seconds(seconds, time, sizeof time));
-    return fflush(stdout) ? sp_cli_report_msg("stdout: write failed", SP_EXIT_FAIL) : SP_EXIT_OK;
+    return summary(cl, output, info.records, info.file_size, t0);
 }
 
 static int run(sp_cmdline *cl) {
@@ -91,7 +99,7 @@ static int run(sp_cmdline *cl) {
         return sp_cli_report(&err, SP_EXIT_USAGE);
     if (config_cluster_set(&cl->cfg)) {
         int code = run_cluster(cl, output);
-        return code ? code : summary(cl, output, t0);
+        return code ? code : cluster_summary(cl, output, t0);
     }
     if (cl->n_operands != 1)
         return sp_cli_usage_error("build", "expected one INPUT (several make a cluster build: "
@@ -108,7 +116,8 @@ static int run(sp_cmdline *cl) {
     sp_front_meter_stop(&m, rc);
     if (sp_cmdline_has(cl, SP_F_VERBOSE))
         build_print_stats(stderr, &stats);
-    return rc ? sp_front_exit(rc, &err) : summary(cl, output, t0);
+    return rc ? sp_front_exit(rc, &err)
+              : summary(cl, output, stats.table.records, stats.table.file_size, t0);
 }
 
 const sp_command build_command = SP_COMMAND(
