@@ -37,11 +37,6 @@ int config_find_section(const char *section) {
 }
 
 /* A typo is worth a suggestion when at most about a third of it is wrong. */
-static size_t typo_limit(const char *s) {
-    size_t n = strlen(s) / 3;
-    return n < 2 ? 2 : n;
-}
-
 void config_suggest_key(const char *section, const char *name, char *out, size_t cap) {
     size_t best = (size_t)-1;
     int best_key = -1;
@@ -55,7 +50,7 @@ void config_suggest_key(const char *section, const char *name, char *out, size_t
         }
     }
     out[0] = '\0';
-    if (best_key >= 0 && best <= typo_limit(name) + 1)
+    if (best_key >= 0 && best <= config_typo_limit(name) + 1)
         snprintf(out, cap, " (did you mean [%s] %s?)", config_keys[best_key].section,
                  config_keys[best_key].name);
 }
@@ -71,7 +66,7 @@ void config_suggest_section(const char *section, char *out, size_t cap) {
         }
     }
     out[0] = '\0';
-    if (best_i >= 0 && best <= typo_limit(section))
+    if (best_i >= 0 && best <= config_typo_limit(section))
         snprintf(out, cap, " (did you mean [%s]?)", config_sections[best_i]);
     else {
         size_t used = (size_t)snprintf(out, cap, " (sections:");

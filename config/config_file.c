@@ -8,6 +8,11 @@
  * reader also checks section headers and syntax itself, because inih skips
  * an unknown empty section silently and keeps going after a syntax error:
  * this way the first problem in the file is the one reported.
+ *
+ * Comments: a line starting with ';' or '#', and from a ';' or '#' after a
+ * blank to the end of a line ("memory = 16K  # the budget"). inih ends a
+ * value at the ';' itself; the '#' the reader cuts off, as a user of INI
+ * files writes both.
  */
 #include "config/config.h"
 
@@ -35,6 +40,16 @@ static char *trim(char *s) {
     while (n && isspace((unsigned char)s[n - 1]))
         s[--n] = '\0';
     return s;
+}
+
+/* Cuts an inline '#' comment (one after a blank) off line, keeping its
+ * newline; a '#' inside a word ("/data/a#b") stays. */
+static void cut_hash_comment(char *line) {
+    for (char *p = line; (p = strchr(p, '#')); p++)
+        if (p > line && (p[-1] == ' ' || p[-1] == '\t')) {
+            strcpy(p, strchr(p, '\n') ? "\n" : "");
+            return;
+        }
 }
 
 /* Checks one line; returns -1 (err set) when it is not a comment, blank,
@@ -79,6 +94,7 @@ static char *read_line(char *str, int num, void *stream) {
      * the previous value; here an indented line is just a line. */
     size_t lead = strspn(str, " \t");
     memmove(str, str + lead, n - lead + 1);
+    cut_hash_comment(str);
     if (check_line(c, str))
         return NULL;
     return str;

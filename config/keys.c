@@ -350,3 +350,8 @@ size_t config_edit_distance(const char *a, const char *b) {
     }
     return row[lb];
 }
+
+size_t config_typo_limit(const char *s) {
+    size_t n = strlen(s) / 3;
+    return n < 2 ? 2 : n;
+}

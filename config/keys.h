@@ -66,5 +66,8 @@ int config_record(sp_config *cfg, config_key key, config_origin origin, const ch
 
 /* Levenshtein distance, case-insensitive; used to suggest the closest key. */
 size_t config_edit_distance(const char *a, const char *b);
+/* The distance up to which s is taken as a typo of a name, which "did you
+ * mean" then suggests: the command line's as well as the config's. */
+size_t config_typo_limit(const char *s);
 
 #endif

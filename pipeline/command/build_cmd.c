@@ -11,15 +11,20 @@
 #include "pipeline/command/flags.h"
 #include "pipeline/command/front.h"
 #include "stages/common/cli.h"
+#include "stages/common/clock.h"
 #include "stages/common/progress.h"
 #include "stages/common/runner_kind.h"
+#include "stages/common/size.h"
 #include "stages/sst/format.h"
 
 #include <signal.h>
 #include <stdio.h>
 
+enum { F_QUIET = SP_F_VERBOSE + 1 };
+
 static const sp_flag flags[] = {
     SP_STAGE_FLAGS(SP_FLAG_OUTPUT_TABLE),
+    [F_QUIET] = SP_FLAG_QUIET,
     SP_FLAG_MAX_BYTES,
     SP_SORT_FLAGS,
     SP_TABLE_FLAGS,
@@ -61,7 +66,37 @@ static int run_cluster(sp_cmdline *cl, const char *output) {
     return rc ? sp_cli_report(&err, SP_EXIT_FAIL) : SP_EXIT_OK;
 }
 
+/* The line a successful build ends with, unless -q: what was written, its
+ * records and bytes, and the wall time. */
+static int summary(const sp_cmdline *cl, const char *output, uint64_t records, uint64_t bytes,
+                   double t0) {
+    double seconds = sp_clock_seconds() - t0;
+    if (sp_cmdline_has(cl, F_QUIET))
+        return SP_EXIT_OK;
+    char size[32], time[32];
+    printf("wrote %s: %llu records, %llu bytes (%s) in %s\n", output, (unsigned long long)records,
+           (unsigned long long)bytes, sp_format_size(bytes, size, sizeof size),
+           sp_format_seconds(seconds, time, sizeof time));
+    return fflush(stdout) ? sp_cli_report_msg("stdout: write failed", SP_EXIT_FAIL) : SP_EXIT_OK;
+}
+
+/* A cluster build's summary: its output (a table, or a table set's sums)
+ * read back, as the tasks that wrote it counted in other processes. */
+static int cluster_summary(const sp_cmdline *cl, const char *output, double t0) {
+    if (sp_cmdline_has(cl, F_QUIET))
+        return SP_EXIT_OK;
+    int code = SP_EXIT_OK;
+    sstpipe_table *t = sp_front_open_table(output, &code);
+    if (!t)
+        return code;
+    sstpipe_info info;
+    sstpipe_info_get(t, &info);
+    sstpipe_close(t);
+    return summary(cl, output, info.records, info.file_size, t0);
+}
+
 static int run(sp_cmdline *cl) {
+    double t0 = sp_clock_seconds();
     const char *output = cl->value[SP_F_OUTPUT];
     if (!output)
         return sp_cli_usage_error("build", "-o FILE is required");
@@ -71,8 +106,10 @@ static int run(sp_cmdline *cl) {
     config_apply_build(&cl->cfg, &opts);
     if (sst_check_fit(opts.table.block_size, (uint32_t)opts.max_bytes, &err))
         return sp_cli_report(&err, SP_EXIT_USAGE);
-    if (config_cluster_set(&cl->cfg))
-        return run_cluster(cl, output);
+    if (config_cluster_set(&cl->cfg)) {
+        int code = run_cluster(cl, output);
+        return code ? code : cluster_summary(cl, output, t0);
+    }
     if (cl->n_operands != 1)
         return sp_cli_usage_error("build", "expected one INPUT (several make a cluster build: "
                                            "a [cluster] section)");
@@ -88,8 +125,10 @@ static int run(sp_cmdline *cl) {
     sp_front_meter_stop(&m, rc);
     if (sp_cmdline_has(cl, SP_F_VERBOSE))
         build_print_stats(stderr, &stats);
-    return sp_front_exit(rc, &err);
+    return rc ? sp_front_exit(rc, &err)
+              : summary(cl, output, stats.table.records, stats.table.file_size, t0);
 }
 
 const sp_command build_command = SP_COMMAND(
-    build, run, SP_FLAGS(flags), SP_OPERANDS(sp_input_operand, 1, -1, "expected one INPUT"));
+    build, run, SP_FLAGS(flags), SP_OPERANDS(sp_input_operand, 1, -1, "expected one INPUT"),
+    .output_dir_ok = config_cluster_set);

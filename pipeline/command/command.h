@@ -41,8 +41,9 @@ struct sp_cmdline {
 
 /*
  * Parses argv (argv[0] is the command's name) and runs cmd; returns the exit
- * code. A bad flag, value or operand count is a usage error (exit 2) named
- * on stderr, reported before any work.
+ * code. A bad flag, value or operand count, an --output that cannot be
+ * written and a FILE operand that does not exist are refused (exit 2),
+ * named on stderr, before any work.
  */
 int sp_command_main(const sp_command *cmd, int argc, char **argv);
 

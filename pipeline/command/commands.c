@@ -6,6 +6,7 @@
 #include "pipeline/command/generate.h"
 #include "pipeline/command/help.h"
 
+#include "config/keys.h"
 #include "stages/common/cli.h"
 #include "stages/common/version.h"
 
@@ -44,7 +45,21 @@ int sp_main(int argc, char **argv) {
     const sp_command *cmd = sp_command_find(argv[1]);
     if (cmd)
         return sp_command_main(cmd, argc - 1, argv + 1);
-    fprintf(stderr, "sstpipe: unknown command '%s'\n", argv[1]);
-    sp_commands_usage(sp_commands, stderr);
+    /* One line, with the command meant when one is near; the list of them
+     * is `sstpipe --help`. */
+    const char *meant = NULL;
+    size_t best = config_typo_limit(argv[1]) + 1;
+    for (size_t i = 0; sp_commands[i]; i++) {
+        size_t d = config_edit_distance(argv[1], sp_commands[i]->name);
+        if (!sp_commands[i]->hidden && d < best) {
+            meant = sp_commands[i]->name;
+            best = d;
+        }
+    }
+    if (meant)
+        fprintf(stderr, "sstpipe: unknown command '%s', did you mean %s? (see sstpipe --help)\n",
+                argv[1], meant);
+    else
+        fprintf(stderr, "sstpipe: unknown command '%s' (see sstpipe --help)\n", argv[1]);
     return SP_EXIT_USAGE;
 }

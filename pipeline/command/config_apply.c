@@ -63,13 +63,6 @@ void config_apply_profile(const sp_config *cfg, profile_options *opts) {
     opts->seed = cfg->profile.seed;
 }
 
-void config_apply_profile_given(const sp_config *cfg, profile_options *opts, bool *lookups_given,
-                                bool *seed_given) {
-    config_apply_profile(cfg, opts);
-    *lookups_given = cfg->origin[CONFIG_PROFILE_LOOKUPS] != CONFIG_FROM_DEFAULT;
-    *seed_given = cfg->origin[CONFIG_PROFILE_SEED] != CONFIG_FROM_DEFAULT;
-}
-
 void config_apply_tune(const sp_config *cfg, build_options *build, verify_options *verify,
                        profile_options *profile, const char **work_dir, const char **input_glob) {
     config_apply_build(cfg, build);

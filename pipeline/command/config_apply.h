@@ -37,11 +37,6 @@ void config_apply_build(const sp_config *cfg, build_options *opts);
 void config_apply_verify(const sp_config *cfg, verify_options *opts);
 /* n = [profile] lookups, which must then be > 0 for profile_run. */
 void config_apply_profile(const sp_config *cfg, profile_options *opts);
-/* As config_apply_profile, for `profile`: and *lookups_given, *seed_given,
- * whether [profile] lookups and seed were set (by a file, --set or a flag)
- * rather than left at their defaults. */
-void config_apply_profile_given(const sp_config *cfg, profile_options *opts, bool *lookups_given,
-                                bool *seed_given);
 
 /* `tune`'s: the options of a trial's build, verify and profile ([profile]
  * lookups 0: the n profile held, tune's default), where the scratch directory goes ([output] dir,

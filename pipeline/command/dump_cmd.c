@@ -124,7 +124,7 @@ static const sp_flag flags[] = {
 static int run(sp_cmdline *cl) {
     const char *path = cl->operands[0];
     int code;
-    sstpipe_table *t = sp_front_open_table(path, SP_EXIT_FAIL, &code);
+    sstpipe_table *t = sp_front_open_table(path, &code);
     if (!t)
         return code;
     sp_error err = {0};

@@ -24,6 +24,12 @@
         "output", 'o', "FILE", 0, NULL, "the SSTable to write (required; replaced atomically)",    \
             SP_COMPLETE_FILE, NULL                                                                 \
     }
+/* -q of a command that says what it made in one line when it succeeds. */
+#define SP_FLAG_QUIET                                                                              \
+    {                                                                                              \
+        "quiet", 'q', NULL, 0, NULL, "print nothing on success (no summary line)",                 \
+            SP_COMPLETE_NONE, NULL                                                                 \
+    }
 #define SP_FLAG_VERBOSE                                                                            \
     {                                                                                              \
         "verbose", 'v', NULL, 0, NULL, "print one statistics line per stage on stderr",            \

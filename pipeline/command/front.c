@@ -43,11 +43,11 @@ void sp_front_stats(const char *line) {
     fprintf(stderr, "%s\n", line);
 }
 
-sstpipe_table *sp_front_open_table(const char *path, int fail, int *code) {
+sstpipe_table *sp_front_open_table(const char *path, int *code) {
     char *msg = NULL;
     sstpipe_table *t = sstpipe_open(path, &msg);
     if (!t) {
-        *code = sp_cli_report_msg(msg, fail);
+        *code = sp_cli_report_msg(msg, SP_EXIT_FAIL);
         sstpipe_free(msg);
     }
     return t;

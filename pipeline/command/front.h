@@ -59,7 +59,9 @@ int sp_front_run_stream(sp_cmdline *cl, const char *what, sp_front_stream_fn fn,
     }
 
 /* The exit code of a run that returned rc: SP_EXIT_OK for 0, else err
- * reported and SP_EXIT_FAIL. */
+ * reported and SP_EXIT_FAIL. Every command's codes are the one table of
+ * stages/common/cli.h: the parser refuses (SP_EXIT_USAGE) before run();
+ * a run that fails ends here; get and verify answer no with SP_EXIT_NO. */
 int sp_front_exit(int rc, const sp_error *err);
 
 /* The -v line: line and a newline on stderr. */
@@ -78,7 +80,7 @@ void sp_front_stats(const char *line);
     } while (0)
 
 /* The table at path, opened; NULL when it cannot be, its error reported
- * and *code set to the exit code `fail`. */
-sstpipe_table *sp_front_open_table(const char *path, int fail, int *code);
+ * and *code set to SP_EXIT_FAIL (a missing operand was refused before). */
+sstpipe_table *sp_front_open_table(const char *path, int *code);
 
 #endif

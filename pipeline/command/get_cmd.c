@@ -7,8 +7,8 @@
  * value null for a key not found; they are looked up in batches
  * (sstpipe_get_many), each batch's blocks read together, so that a disk
  * that serves reads in flight together serves them at once. Exit 0 every
- * key found, 1 one or more not found, 2 error, an empty key or one longer
- * than a key can be among them.
+ * key found, SP_EXIT_NO one or more not found, SP_EXIT_FAIL error,
+ * SP_EXIT_USAGE an empty key or one longer than a key can be among them.
  */
 #include "pipeline/command/commands.h"
 #include "pipeline/command/front.h"
@@ -21,9 +21,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-#define GET_NOT_FOUND 1
-#define GET_ERROR 2
 
 /* Keys looked up together: the blocks of a batch are held at once, so
  * keys from stdin, of any number, go in batches of this many. */
@@ -71,7 +68,7 @@ static int print_line(const void *key, size_t klen, const void *value, size_t vl
                 sp_write_all(STDOUT_FILENO, "\n", 1, "stdout", &err)))
         rc = -1;
     free(text);
-    return rc ? sp_cli_report(&err, GET_ERROR) : 0;
+    return rc ? sp_cli_report(&err, SP_EXIT_FAIL) : 0;
 }
 
 /* Looks the batch up, prints it and empties it. */
@@ -79,7 +76,7 @@ static int flush(sstpipe_table *t, batch *b) {
     char *msg = NULL;
     int code = 0;
     if (sstpipe_get_many(t, b->n, b->keys, b->klens, b->values, b->vlens, &msg) < 0) {
-        code = sp_cli_report_msg(msg, GET_ERROR);
+        code = sp_cli_report_msg(msg, SP_EXIT_FAIL);
         sstpipe_free(msg);
     }
     for (size_t i = 0; i < b->n; i++) {
@@ -125,7 +122,7 @@ static int add_stdin(sstpipe_table *t, batch *b) {
         if (!key) {
             sp_error err = {0};
             sp_errorf(&err, "out of memory");
-            code = sp_cli_report(&err, GET_ERROR);
+            code = sp_cli_report(&err, SP_EXIT_FAIL);
             break;
         }
         memcpy(key, line, (size_t)len);
@@ -135,7 +132,7 @@ static int add_stdin(sstpipe_table *t, batch *b) {
     if (!code && ferror(stdin)) {
         sp_error err = {0};
         sp_errorf_errno(&err, "stdin: cannot read the keys");
-        code = sp_cli_report(&err, GET_ERROR);
+        code = sp_cli_report(&err, SP_EXIT_FAIL);
     }
     return code;
 }
@@ -146,7 +143,7 @@ static int get_many(sstpipe_table *t, char *const *keys, int n) {
     if (!b) {
         sp_error err = {0};
         sp_errorf(&err, "out of memory");
-        return sp_cli_report(&err, GET_ERROR);
+        return sp_cli_report(&err, SP_EXIT_FAIL);
     }
     int code = 0;
     for (int i = 0; !code && i < n; i++)
@@ -154,7 +151,7 @@ static int get_many(sstpipe_table *t, char *const *keys, int n) {
     if (!code)
         code = flush(t, b);
     if (!code && b->missing)
-        code = GET_NOT_FOUND;
+        code = SP_EXIT_NO;
     free(b);
     return code;
 }
@@ -170,13 +167,13 @@ static int get_one(sstpipe_table *t, const char *key) {
     int found = sstpipe_get(t, key, strlen(key), &value, &vlen, &msg);
     sp_error err = {0};
     if (found < 0) {
-        code = sp_cli_report_msg(msg, GET_ERROR);
+        code = sp_cli_report_msg(msg, SP_EXIT_FAIL);
         sstpipe_free(msg);
     } else if (found == 0) {
-        code = GET_NOT_FOUND;
+        code = SP_EXIT_NO;
     } else if (sp_write_all(STDOUT_FILENO, value, vlen, "stdout", &err) ||
                sp_write_all(STDOUT_FILENO, "\n", 1, "stdout", &err)) {
-        code = sp_cli_report(&err, GET_ERROR);
+        code = sp_cli_report(&err, SP_EXIT_FAIL);
     }
     return code;
 }
@@ -184,7 +181,7 @@ static int get_one(sstpipe_table *t, const char *key) {
 static int run(sp_cmdline *cl) {
     const char *path = cl->operands[0];
     int code = SP_EXIT_OK;
-    sstpipe_table *t = sp_front_open_table(path, GET_ERROR, &code);
+    sstpipe_table *t = sp_front_open_table(path, &code);
     if (!t)
         return code;
     char *const *keys = cl->operands + 1;
@@ -195,5 +192,4 @@ static int run(sp_cmdline *cl) {
 }
 
 const sp_command get_command =
-    SP_COMMAND(get, run, SP_OPERANDS(operands, 2, -1, "expected FILE and one or more KEY"),
-               .options_first = true);
+    SP_COMMAND(get, run, SP_OPERANDS(operands, 2, -1, "expected FILE and one or more KEY"));

@@ -103,7 +103,7 @@ static int run(sp_cmdline *cl) {
     bool json = sp_cmdline_has(cl, F_JSON);
     sp_error err = {0};
     int code;
-    sstpipe_table *t = sp_front_open_table(cl->operands[0], SP_EXIT_FAIL, &code);
+    sstpipe_table *t = sp_front_open_table(cl->operands[0], &code);
     if (!t)
         return code;
     int rc = 0;

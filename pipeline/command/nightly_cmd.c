@@ -53,4 +53,5 @@ static int run(sp_cmdline *cl) {
 
 const sp_command nightly_command =
     SP_COMMAND(nightly, run, SP_FLAGS(flags),
-               SP_OPERANDS(sp_input_operand, 0, 1, "expected at most one INPUT"));
+               SP_OPERANDS(sp_input_operand, 0, 1, "expected at most one INPUT"),
+               .reports_missing_files = true);

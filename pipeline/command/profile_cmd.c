@@ -3,12 +3,10 @@
  * [--queue-depth Q] [--misses PCT] [--seed S] [--json PATH] [--svg PATH]`.
  *
  * Every option is a key of [profile] in the config (-c FILE, --set), which
- * the flags override; N is [profile] lookups. N may be left out only when
- * the config sets lookups: its built-in default (10000) is nightly's choice,
- * and a bare `sstpipe profile FILE` is more likely a forgotten N than a
- * request for it. Without a seed from the config or --seed a seed is picked
- * at random and printed, so any run can be repeated exactly. Exit 0 ok, 1
- * the profile failed (missing or damaged file, an io_uring depth the machine
+ * the flags override; N is [profile] lookups (default 10000, as
+ * `sstpipe config show` says), and the seed [profile] seed (default 1: the
+ * same lookups every run until --seed asks for others). Exit 0 ok, 1 the
+ * profile failed (missing or damaged file, an io_uring depth the machine
  * cannot do), 2 bad usage.
  */
 #include "stages/profile/profile.h"
@@ -18,17 +16,6 @@
 #include "pipeline/command/flags.h"
 #include "pipeline/command/front.h"
 #include "stages/common/cli.h"
-
-#include <stdlib.h>
-#include <sys/random.h>
-#include <time.h>
-
-static uint64_t random_seed(void) {
-    uint64_t s;
-    if (getrandom(&s, sizeof s, 0) == (ssize_t)sizeof s)
-        return s % 1000000000u;
-    return (uint64_t)time(NULL) % 1000000000u;
-}
 
 enum { F_JSON, F_SVG };
 
@@ -57,10 +44,7 @@ static int run(sp_cmdline *cl) {
         return sp_cli_report(&err, SP_EXIT_USAGE);
     profile_options o;
     profile_options_init(&o);
-    bool lookups_given, seed_given;
-    config_apply_profile_given(cfg, &o, &lookups_given, &seed_given);
-    if (positional == 1 && !lookups_given)
-        return sp_cmdline_operand_error(cl);
+    config_apply_profile(cfg, &o);
     /* 0 tells nightly to skip profiling; asked for directly it is a mistake. */
     if (o.n == 0 && positional == 2)
         return sp_cli_usage_error("profile", "N (lookups) must be at least 1, not '%s'",
@@ -70,8 +54,6 @@ static int run(sp_cmdline *cl) {
                                   "[profile] lookups is 0 (%s): give N, the number "
                                   "of lookups",
                                   config_origin_text(cfg, CONFIG_PROFILE_LOOKUPS));
-    if (!seed_given)
-        o.seed = random_seed();
     profile_result res;
     profile_result_init(&res);
     int rc = profile_run(path, &o, &res, &err) ||
@@ -86,5 +68,5 @@ static int run(sp_cmdline *cl) {
 const sp_command profile_command =
     SP_COMMAND(profile, run, SP_FLAGS(flags),
                SP_OPERANDS(operands, 1, 2,
-                           "expected FILE and N (the number of lookups; N may be omitted when the "
-                           "config sets [profile] lookups)"));
+                           "expected FILE and at most one N (the number of lookups; default "
+                           "[profile] lookups)"));

@@ -54,6 +54,7 @@ typedef struct sp_operand {
 } sp_operand;
 
 typedef struct sp_cmdline sp_cmdline;
+struct sp_config; /* config/config.h */
 
 typedef struct sp_command {
     const char *name;
@@ -68,7 +69,15 @@ typedef struct sp_command {
     size_t n_operands;
     int min_operands, max_operands; /* max -1: any number */
     const char *operand_error;      /* the usage error for another count; may use %d (the count) */
-    bool options_first; /* flags end at the first operand (get: a KEY may start with '-') */
+    /* A FILE operand that does not exist is run()'s to report (verify: a
+     * file not checked while the others are; nightly: a failed run,
+     * recorded under failed/ as when [input] path matches nothing), not
+     * refused before any work. */
+    bool reports_missing_files;
+    /* Whether -o may name an existing directory, which is then replaced
+     * whole (a cluster build's table set); NULL: only a table set's
+     * directory is. */
+    bool (*output_dir_ok)(const struct sp_config *cfg);
     /* Left out of `sstpipe --help`, the man page and the completion: a
      * command sstpipe runs itself (a cluster build's `task`). */
     bool hidden;

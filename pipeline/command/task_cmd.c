@@ -142,6 +142,14 @@ static int run(sp_cmdline *cl) {
     return sp_front_exit(rc, &err);
 }
 
+/* finish -o OUT: the plan says whether OUT is a table set's directory,
+ * replaced whole, so any directory may be. */
+static bool output_dir_ok(const sp_config *cfg) {
+    (void)cfg;
+    return true;
+}
+
 const sp_command task_command =
     SP_COMMAND(task, run, .hidden = true, SP_FLAGS(flags),
-               SP_OPERANDS(operands, 1, 1, "expected one STAGE (map, reduce or finish)"));
+               SP_OPERANDS(operands, 1, 1, "expected one STAGE (map, reduce or finish)"),
+               .output_dir_ok = output_dir_ok);

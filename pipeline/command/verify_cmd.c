@@ -2,14 +2,14 @@
  * verify_cmd.c: `sstpipe verify FILE... [--json PATH]`.
  *
  * Every file is checked even after one fails, so one run answers for a whole
- * nightly batch. Exit 0: all clean; 1: problems found; 2: some file could not
- * be checked (or a usage error). Read size and the problems listed come
- * from [verify] of the config (-c FILE, --set). On a terminal (or with
+ * nightly batch. Exit (stages/common/cli.h's table) 0: all clean; 3: problems
+ * found; 1: some file could not be checked; 2: a usage error. Read size and the problems listed
+ * come from [verify] of the config (-c FILE, --set). On a terminal (or with
  * --progress) each file's check shows the live progress line.
  *
  * A FILE that is a table set (a directory or its tableset.json) stands
  * for its shards: the manifest is read and checked (a manifest that fails
- * is a file that could not be checked, exit 2, its report naming it), then
+ * is a file that could not be checked, exit 1, its report naming it), then
  * each shard is verified as a file of its own with the manifest's entry
  * for it (verify.h), so each problem line names the shard file.
  */
@@ -101,7 +101,7 @@ static int run(sp_cmdline *cl) {
             table_set_free(sets[i]);
         free(jobs);
         free(sets);
-        return sp_cli_report(&err, SP_EXIT_USAGE);
+        return sp_cli_report(&err, SP_EXIT_FAIL);
     }
     /* One live line per file, ended before its report goes to stdout, so the
      * two never share a line on a terminal. */
@@ -125,8 +125,8 @@ static int run(sp_cmdline *cl) {
             reps[i].error = strdup(jb->error);
             sp_errorf(&err, "%s", jb->error);
             fflush(stdout);
-            sp_cli_report(&err, SP_EXIT_USAGE);
-            code = SP_EXIT_USAGE;
+            sp_cli_report(&err, SP_EXIT_FAIL);
+            code = SP_EXIT_FAIL;
             continue;
         }
         sp_progress *prog = sp_front_progress(&m, cl, jb->path);
@@ -143,20 +143,20 @@ static int run(sp_cmdline *cl) {
         int rc = sp_front_meter_stop(&m, verify_file(jb->path, &reps[i], &err));
         if (rc) {
             fflush(stdout);
-            sp_cli_report(&err, SP_EXIT_USAGE);
-            code = SP_EXIT_USAGE;
+            sp_cli_report(&err, SP_EXIT_FAIL);
+            code = SP_EXIT_FAIL;
             continue;
         }
         verify_report_print(&reps[i], stdout);
         if (reps[i].problem_count && code == SP_EXIT_OK)
-            code = SP_EXIT_FAIL;
+            code = SP_EXIT_NO;
     }
     fflush(stdout);
     if (json_path) {
         sp_error err = {0};
         if (verify_write_json(reps, (size_t)n, json_path, &err)) {
-            sp_cli_report(&err, SP_EXIT_USAGE);
-            code = SP_EXIT_USAGE;
+            sp_cli_report(&err, SP_EXIT_FAIL);
+            code = SP_EXIT_FAIL;
         }
     }
     for (int i = 0; i < n; i++) {
@@ -172,4 +172,5 @@ static int run(sp_cmdline *cl) {
 }
 
 const sp_command verify_command =
-    SP_COMMAND(verify, run, SP_FLAGS(flags), SP_OPERANDS(sp_file_operand, 1, -1, "no FILE given"));
+    SP_COMMAND(verify, run, SP_FLAGS(flags), SP_OPERANDS(sp_file_operand, 1, -1, "no FILE given"),
+               .reports_missing_files = true);

@@ -11,6 +11,7 @@
 #define SSTPIPE_PIPELINE_NIGHTLY_H
 
 #include "pipeline/nightly/nightly_options.h"
+#include "stages/common/cli.h"
 #include "stages/common/error.h"
 
 #include <limits.h>
@@ -48,9 +49,10 @@ int nightly_run(const nightly_options *o, nightly_result *res, sp_error *err);
  * free disk space.
  */
 int nightly_exit_code(nightly_outcome o);
-/* The codes beyond stages/common/cli.h's 0, 1 and 2 that only a nightly
- * ends with (the man page's EXIT STATUS lists each). */
-#define NIGHTLY_EXIT_VERIFY 3
+/* Verify's "problems found" (stages/common/cli.h), and the codes beyond
+ * that table that only a nightly ends with (the man page's EXIT STATUS
+ * lists each). */
+#define NIGHTLY_EXIT_VERIFY SP_EXIT_NO
 #define NIGHTLY_EXIT_LOCKED 4
 #define NIGHTLY_EXIT_NO_SPACE 5
 

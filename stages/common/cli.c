@@ -3,9 +3,7 @@
 
 #include "stages/common/progress.h"
 
-#include <ctype.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -26,20 +24,11 @@ int sp_cli_usage_error(const char *cmd, const char *fmt, ...) {
     sp_meter_hold();
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "sstpipe %s: ", cmd);
+    fputs("sstpipe: ", stderr);
     vfprintf(stderr, fmt, ap);
     va_end(ap);
     fprintf(stderr, " (see sstpipe %s --help)\n", cmd);
     return SP_EXIT_USAGE;
-}
-
-int sp_cli_bad_option(const char *cmd, char **argv) {
-    const char *arg = argv[optind - 1];
-    /* For a short option getopt leaves the letter in optopt; argv may hold
-     * a cluster like "-vx". A long option is best shown as written. */
-    if (optopt > 0 && optopt < 128 && isprint(optopt) && strncmp(arg, "--", 2) != 0)
-        return sp_cli_usage_error(cmd, "unknown option or missing argument: '-%c'", optopt);
-    return sp_cli_usage_error(cmd, "unknown option or missing argument: '%s'", arg);
 }
 
 int sp_open_input(const char *path, int *fd, sp_error *err) {

@@ -2,9 +2,15 @@
  * cli.h: what every command's front end shares: exit codes, printing the one
  * error line, and opening "-" as stdin or stdout.
  *
- * Exit codes: 0 success; 1 failure (bad input, I/O); 2 usage (a bad flag or
- * option value). `get` and `verify` give 1 its own meaning (not found,
- * problems found) and report failures as 2.
+ * Exit codes, one table for every command (sstpipe(1), EXIT STATUS; the
+ * command layer picks them, pipeline/command/front.h):
+ *   0 done;
+ *   1 the work failed: bad input, an I/O error, a file that is not a table;
+ *   2 refused before any work: a bad flag, option value or configuration,
+ *     an operand that does not exist, an output that cannot be written;
+ *   3 the answer is no: get's key is absent, verify or nightly found
+ *     problems in a table;
+ * nightly's own 4 and 5 (pipeline/nightly/nightly.h); 128+N on signal N.
  */
 #ifndef SSTPIPE_COMMON_CLI_H
 #define SSTPIPE_COMMON_CLI_H
@@ -17,6 +23,7 @@
 #define SP_EXIT_OK 0
 #define SP_EXIT_FAIL 1
 #define SP_EXIT_USAGE 2
+#define SP_EXIT_NO 3
 
 /* Prints "sstpipe: <message>" on stderr and returns code. */
 int sp_cli_report(const sp_error *err, int code);
@@ -24,12 +31,8 @@ int sp_cli_report(const sp_error *err, int code);
  * failed); the caller still frees it. */
 int sp_cli_report_msg(const char *msg, int code);
 
-/* Prints "sstpipe CMD: <message>" and a hint to run --help; returns SP_EXIT_USAGE. */
+/* Prints "sstpipe: <message> (see sstpipe CMD --help)"; returns SP_EXIT_USAGE. */
 int sp_cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-/* After getopt_long (with opterr = 0) returned '?' or ':': names the
- * offending option (unknown, or missing its argument); returns SP_EXIT_USAGE. */
-int sp_cli_bad_option(const char *cmd, char **argv);
 
 /* Opens path for reading ("-" is stdin). */
 int sp_open_input(const char *path, int *fd, sp_error *err);

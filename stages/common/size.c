@@ -93,3 +93,16 @@ const char *sp_format_size(uint64_t n, char *buf, size_t cap) {
         snprintf(buf, cap, "%.1f%c", v, units[u]);
     return buf;
 }
+
+const char *sp_format_seconds(double seconds, char *buf, size_t cap) {
+    static const struct {
+        double scale;
+        const char *unit;
+    } units[] = {{1, "s"}, {1e-3, "ms"}, {1e-6, "us"}, {1e-9, "ns"}};
+    size_t u = 0;
+    while (u + 1 < sizeof units / sizeof units[0] && seconds < units[u].scale)
+        u++;
+    double v = seconds / units[u].scale;
+    snprintf(buf, cap, "%.*f %s", v >= 99.95 ? 0 : v >= 9.995 ? 1 : 2, v, units[u].unit);
+    return buf;
+}

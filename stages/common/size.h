@@ -27,4 +27,8 @@ int sp_parse_count(const char *text, const char *what, uint64_t min, uint64_t ma
 /* Writes a human form of n ("8K", "1.5M", "123") into buf. */
 const char *sp_format_size(uint64_t n, char *buf, size_t cap);
 
+/* Writes a time to three significant digits in the unit a person reads it
+ * in ("0.84 s", "31.8 ms", "754 us", "12.3 s") into buf. */
+const char *sp_format_seconds(double seconds, char *buf, size_t cap);
+
 #endif

@@ -39,7 +39,8 @@ void profile_print(const profile_result *r, FILE *out) {
             profile_fmt_ns((double)r->p99_ns, e, sizeof e),
             profile_fmt_ns((double)r->p999_ns, f, sizeof f),
             profile_fmt_ns((double)r->max_ns, g, sizeof g));
-    fprintf(out, "throughput:  %.0f lookups/s (%.3f s)\n", r->lookups_per_sec, r->seconds);
+    fprintf(out, "throughput:  %.0f lookups/s (%s)\n", r->lookups_per_sec,
+            sp_format_seconds(r->seconds, a, sizeof a));
     fprintf(out, "blocks:      %.2f searched per lookup, read by %s\n", r->blocks_per_lookup,
             r->io);
     if (strcmp(r->io, "mapped") == 0)

@@ -303,8 +303,9 @@ class BadInput(E2ETest):
 
     def test_missing_input_file(self):
         src = self.path("does-not-exist.xml.bz2")
-        self.expect_failure("build", [src], src, 1, location=False, what="missing input")
-        self.expect_failure("extract", [src], src, 1, location=False, what="missing input",
+        # An operand that does not exist is refused before any work (exit 2).
+        self.expect_failure("build", [src], src, 2, location=False, what="missing input")
+        self.expect_failure("extract", [src], src, 2, location=False, what="missing input",
                             good=self.good_rs, out_name="out.rs")
 
     def test_unknown_flag(self):
@@ -403,7 +404,8 @@ class BadInput(E2ETest):
             self.assertIn(cmd.encode(), r.stdout, f"{cmd} --help must print usage on stdout")
 
     def test_get_dump_info_on_bad_tables(self):
-        """A damaged or non-table file: get/dump/info fail (get: exit 2) naming the file."""
+        """A damaged or non-table file: get/dump/info fail (exit 1) naming the file; a
+        missing one is refused (exit 2)."""
         with open(self.good_sst, "rb") as f:
             data = bytearray(f.read())
         data[10] ^= 0xFF  # inside data block 0: its checksum must catch it
@@ -411,8 +413,8 @@ class BadInput(E2ETest):
         notsst = self.write_file("notsst.sst", SMALL_GOOD)
         missing = self.path("missing.sst")
         for f in (damaged, notsst, missing):
-            for args, code in ((["get", f, "Good"], 2), (["dump", f, "--jsonl"], 1),
-                               (["info", f], 1)):
+            code = 2 if f == missing else 1
+            for args in (["get", f, "Good"], ["dump", f, "--jsonl"], ["info", f]):
                 if f == damaged and args[0] == "info":
                     continue  # info reads only the footer
                 r = sstpipe(*args)

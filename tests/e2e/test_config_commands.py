@@ -230,9 +230,8 @@ class ConfigCommands(E2ETest):
         self.assertEqual((doc["lookups"], doc["threads"], doc["seed"]), (120, 3, 5))
         doc = self.profile_json("40", "--set", "profile.lookups=300")
         self.assertEqual(doc["lookups"], 40, "N beats --set")
-        # N is required unless the config sets lookups; 0 lookups is refused.
-        for args in ([self.table], [self.table, "--set", "profile.lookups=0"],
-                     [self.table, "0"]):
+        # N defaults to [profile] lookups (test_cli_first_hour); 0 lookups is refused.
+        for args in ([self.table, "--set", "profile.lookups=0"], [self.table, "0"]):
             with self.subTest(args=args):
                 r = sstpipe("profile", *args)
                 self.assertEqual(r.code, 2, r.describe())
@@ -255,7 +254,7 @@ class ConfigCommands(E2ETest):
             with self.subTest(opts=opts):
                 out = self.path("v.json")
                 r = sstpipe("verify", bad, "--json", out, *opts)
-                self.assertEqual(r.code, 1, r.describe())
+                self.assertEqual(r.code, 3, r.describe())
                 with open(out) as f:
                     rep = json.load(f)["files"][0]
                 self.assertEqual(rep["problem_count"], 3)

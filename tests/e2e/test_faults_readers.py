@@ -47,7 +47,8 @@ class Readers:
         while not self.stop.is_set():
             key = keys[i % len(keys)]
             i += 1
-            p = subprocess.run([sstpipe_bin(), "get", self.path, key], capture_output=True)
+            p = subprocess.run([sstpipe_bin(), "get", self.path, "--", key],
+                               capture_output=True)
             with self.lock:
                 self.reads += 1
                 if p.returncode != 0 or p.stdout != self.expected[key]:

@@ -356,7 +356,7 @@ class IncrementalNightly(E2ETest):
                 b = f.read(1)
                 f.seek(100)
                 f.write(bytes([b[0] ^ 0x55]))
-            self.assertEqual(sstpipe("verify", damaged).code, 1)
+            self.assertEqual(sstpipe("verify", damaged).code, 3)
             self.arrive(day)
             applied.append(day)
             p = self.nightly()

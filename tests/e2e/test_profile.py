@@ -114,14 +114,15 @@ class ProfileTest(E2ETest):
         _, c = self.profile("500", "--misses", "20", "--seed", "124")
         self.assertEqual(a["key_sequence_hash"], b["key_sequence_hash"])
         self.assertNotEqual(a["key_sequence_hash"], c["key_sequence_hash"])
-        # Without --seed a seed is chosen and reported, and it reproduces the run.
+        # Without --seed the seed is [profile] seed's default, 1, as --help says.
         _, d = self.profile("500", "--misses", "20")
-        _, e = self.profile("500", "--misses", "20", "--seed", str(d["seed"]))
+        self.assertEqual(d["seed"], 1)
+        _, e = self.profile("500", "--misses", "20", "--seed", "1")
         self.assertEqual(d["key_sequence_hash"], e["key_sequence_hash"])
 
     def test_bad_arguments(self):
         text = self.write_file("notes.txt", b"no sstable here\n" * 500)
-        usage = [[self.sst, "0"], [self.sst, "-5"], [self.sst, "ten"], [self.sst],
+        usage = [[self.sst, "0"], [self.sst, "-5"], [self.sst, "ten"], [self.sst, "1", "2"],
                  [self.sst, "10", "--queue-depth", "0"], [self.sst, "10", "--threads", "0"],
                  [self.sst, "10", "--misses", "150"], [self.sst, "10", "--bogus"]]
         for args in usage:
@@ -129,8 +130,10 @@ class ProfileTest(E2ETest):
                 r = sstpipe("profile", *args)
                 self.assertEqual(r.code, 2, r.describe())
                 self.assertTrue(r.err_text.startswith("sstpipe"), r.describe())
-        failures = [([self.path("missing.sst"), "10"], ["missing.sst"]),
-                    ([text, "10"], ["notes.txt"]),
+        r = sstpipe("profile", self.path("missing.sst"), "10")
+        self.assertEqual(r.code, 2, r.describe())  # refused before any work
+        check_error_line(self, r, names=["missing.sst"], what="profile of a missing file")
+        failures = [([text, "10"], ["notes.txt"]),
                     ([self.sst, "10", "--queue-depth", "100000"], ["queue depth 100000"])]
         for args, names in failures:
             with self.subTest(args=args):

@@ -343,7 +343,7 @@ class ServeTest(E2ETest):
         r = sstpipe("serve")
         self.assertEqual(r.code, 2, r.describe())
         r = sstpipe("serve", self.path("missing.sst"), "--listen", "127.0.0.1:0")
-        self.assertEqual(r.code, 1, r.describe())
+        self.assertEqual(r.code, 2, r.describe())  # refused before any work
         self.assertIn("missing.sst", r.err_text)
         self.assertEqual(len(r.err_text.splitlines()), 1, r.describe())
         not_table = self.write_file("not.sst", b"not a table" * 1000)

@@ -168,7 +168,7 @@ class TuneTest(E2ETest):
         self.assertEqual(r.code, 1, r.describe())
         check_error_line(self, r, names=["stdin"])
         r = sstpipe("tune", self.path("missing.xml"), "--tmp", self.scratch)
-        self.assertEqual(r.code, 1, r.describe())
+        self.assertEqual(r.code, 2, r.describe())  # refused before any work
         check_error_line(self, r, names=["missing.xml"])
         self.assertEqual(os.listdir(self.scratch), [])
         for args in (["--block-sizes", "3K"], ["--block-sizes", "512"], ["--block-sizes", "8K,8K"],

@@ -3,8 +3,8 @@
 Tables built with `sstpipe build` from the corpora verify clean under several
 block and cluster sizes, with a summary that agrees with `info`; single-byte
 changes (a CLI-level sample; the full sweep is in tests/unit/test_verify.c),
-truncations and appended bytes give exit 1 and problem lines; files that
-cannot be checked give exit 2 and one error line; --json writes the same
+truncations and appended bytes give exit 3 (problems found) and problem
+lines; files that cannot be checked give exit 1 and one error line; --json writes the same
 report as JSON, naming the UTF-8 check this CPU's flags call for.
 """
 
@@ -100,7 +100,7 @@ class VerifyTest(E2ETest):
             with open(path, "wb") as f:
                 f.write(bad)
             r = sstpipe("verify", path)
-            self.assertEqual(r.code, 1, f"flip of byte {pos} of {n} not caught:" + r.describe())
+            self.assertEqual(r.code, 3, f"flip of byte {pos} of {n} not caught:" + r.describe())
             (s,) = summaries(self, r.stdout)
             self.assertNotEqual(s["status"], "OK")
 
@@ -115,7 +115,7 @@ class VerifyTest(E2ETest):
             with self.subTest(what):
                 bad = self.write_file("bad.sst", content)
                 r = sstpipe("verify", bad)
-                self.assertEqual(r.code, 1, what + r.describe())
+                self.assertEqual(r.code, 3, what + r.describe())
                 self.assertTrue(any(PROBLEM_RE.match(l) for l in
                                     r.stdout.decode().splitlines()), what + r.describe())
 
@@ -126,7 +126,7 @@ class VerifyTest(E2ETest):
         bad = self.write_file("bad.sst", bytes(data))
         report = self.path("report.json")
         r = sstpipe("verify", good, bad, "--json", report)
-        self.assertEqual(r.code, 1, r.describe())
+        self.assertEqual(r.code, 3, r.describe())
         lines = r.stdout.decode().splitlines()
         self.assertIn(f"{bad}: block 1 at byte 2048: block checksum mismatch", "\n".join(lines))
         got = summaries(self, r.stdout)
@@ -153,11 +153,11 @@ class VerifyTest(E2ETest):
         for path, name in ((missing, "missing.sst"), (text, "notes.txt")):
             with self.subTest(name):
                 r = sstpipe("verify", path)
-                self.assertEqual(r.code, 2, r.describe())
+                self.assertEqual(r.code, 1, r.describe())
                 check_error_line(self, r, names=[name], what=name)
         # The other files are still checked and reported.
         r = sstpipe("verify", missing, good)
-        self.assertEqual(r.code, 2, r.describe())
+        self.assertEqual(r.code, 1, r.describe())
         self.assertEqual([s["status"] for s in summaries(self, r.stdout)], ["OK"])
 
     def test_threads_give_the_same_report(self):
@@ -177,7 +177,7 @@ class VerifyTest(E2ETest):
         for args in ([], ["--threads", "1"], ["--threads", "3"], ["--set", "verify.threads=2"]):
             with self.subTest(args=args):
                 r = sstpipe("verify", bad, *args)
-                self.assertEqual(r.code, 1, r.describe())
+                self.assertEqual(r.code, 3, r.describe())
                 outs[" ".join(args)] = timing.sub(b"", r.stdout)
         self.assertEqual(len(set(outs.values())), 1, outs)
         self.assertIn(f"{bad}: block 1 at byte 2048: block checksum mismatch".encode(),

@@ -77,7 +77,8 @@ static const sp_flag flags[] = {
      SP_COMPLETE_NONE, NULL},
 };
 
-static const sp_operand operands[] = {{"A", SP_COMPLETE_FILE, NULL}, {"B", SP_COMPLETE_NONE, NULL}};
+/* Words, not files: a FILE operand that does not exist is refused (e2e). */
+static const sp_operand operands[] = {{"A", SP_COMPLETE_NONE, NULL}, {"B", SP_COMPLETE_NONE, NULL}};
 
 /* What the last run saw. */
 static struct {
@@ -182,25 +183,28 @@ static void test_parser(void **state) {
     assert_int_equal(seen.loud, 0);
 }
 
-static void test_options_first(void **state) {
+static void test_full_names_only(void **state) {
     (void)state;
-    sp_command cmd = test_cmd;
-    cmd.options_first = true;
-    /* Flags end at the first operand, and a "--" right after it is dropped. */
-    assert_int_equal(run(&cmd, "-l", "a", "-x", NULL), 0);
-    assert_string_equal(seen.operands, "a-x");
-    assert_int_equal(seen.loud, 1);
-    assert_int_equal(run(&cmd, "a", "--", "-cKey", NULL), 0);
+    /* An abbreviation getopt_long would take is refused, with or without
+     * its argument after '='; the full name passes. */
+    assert_int_equal(run(&test_cmd, "a", "--lou", NULL), 2);
+    assert_int_equal(run(&test_cmd, "a", "--block-siz", "4K", NULL), 2);
+    assert_int_equal(run(&test_cmd, "a", "--block-siz=4K", NULL), 2);
+    assert_int_equal(run(&test_cmd, "--hel", NULL), 2);
+    assert_int_equal(seen.runs, 0);
+    assert_int_equal(run(&test_cmd, "a", "--block-size=4K", "--loud", NULL), 0);
+    assert_int_equal(seen.block_size, 4096);
+    /* A flag after the operands is a flag; after "--", an operand. */
+    assert_int_equal(run(&test_cmd, "a", "b", "--nosuch", NULL), 2);
+    assert_int_equal(run(&test_cmd, "a", "--", "-cKey", NULL), 0);
     assert_string_equal(seen.operands, "a-cKey");
-    assert_int_equal(run(&cmd, "a", "--", "--", NULL), 0);
-    assert_string_equal(seen.operands, "a--");
 }
 
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_command_is_well_formed),
         cmocka_unit_test(test_parser),
-        cmocka_unit_test(test_options_first),
+        cmocka_unit_test(test_full_names_only),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -77,10 +77,10 @@ static void test_open_table(void **state) {
     char text[512];
     int code = -1;
     capture_stderr();
-    sstpipe_table *t = sp_front_open_table("/nonexistent/sp-front.sst", 2, &code);
+    sstpipe_table *t = sp_front_open_table("/nonexistent/sp-front.sst", &code);
     stderr_text(text, sizeof text);
     assert_null(t);
-    assert_int_equal(code, 2);
+    assert_int_equal(code, SP_EXIT_FAIL);
     assert_non_null(strstr(text, "/nonexistent/sp-front.sst"));
     assert_int_equal(strncmp(text, "sstpipe: ", 9), 0);
 }

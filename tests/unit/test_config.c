@@ -422,10 +422,12 @@ static void test_good_values_in_file(void **state) {
     config_init(&cfg);
     assert_string_equal(load_text(&cfg, "; comment\n# another\n[extract]\n"
                                         "  namespaces = 0, 14 ,6 ; inline comment\n"
-                                        "redirects = SKIP\n[profile]\ncold = yes\n"
+                                        "redirects = SKIP # inline hash comment\n"
+                                        "[profile] # a section's comment\ncold = yes\n"
                                         "misses = 12.5\nseed = 18446744073709551615\n"
                                         "[sort]\nfan_in = 0\ntmp_dir =\n[sst]\n"
-                                        "block_size = 1MiB\ncluster_size = 512\n"),
+                                        "block_size = 1MiB\ncluster_size = 512\t#\n"
+                                        "[output]\nname = a#b.sst\n"),
                         "");
     assert_int_equal(cfg.extract.namespace_count, 3);
     assert_int_equal(cfg.extract.namespaces[2], 6);
@@ -438,6 +440,8 @@ static void test_good_values_in_file(void **state) {
     char buf[64];
     assert_string_equal(config_value_text(&cfg, CONFIG_EXTRACT_NAMESPACES, buf, sizeof buf),
                         "0,14,6");
+    /* A '#' inside a word is part of the value. */
+    assert_string_equal(cfg.output.name, "a#b.sst");
     config_destroy(&cfg);
 }
 

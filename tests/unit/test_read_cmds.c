@@ -5,6 +5,7 @@
  * info text and JSON, and damaged tables reported as errors.
  */
 #include "pipeline/command/commands.h"
+#include "stages/common/cli.h"
 #include "test_sst_util.h"
 
 #include <jansson.h>
@@ -103,10 +104,10 @@ static void test_get(void **state) {
         assert_memory_equal(out_text, values[i], strlen(values[i]));
         assert_int_equal(out_text[out_len - 1], '\n');
     }
-    assert_int_equal(run(&get_command, 3, f->path, "Alan"), 1);
+    assert_int_equal(run(&get_command, 3, f->path, "Alan"), SP_EXIT_NO);
     assert_int_equal(out_len, 0);
-    assert_int_equal(run(&get_command, 3, f->path, "-dash key"), 1);
-    assert_int_equal(run(&get_command, 3, f->path, "\x7f\x7f"), 1);
+    assert_int_equal(run(&get_command, 4, f->path, "--", "-dash key"), SP_EXIT_NO);
+    assert_int_equal(run(&get_command, 3, f->path, "\x7f\x7f"), SP_EXIT_NO);
     assert_int_equal(run(&get_command, 2, "--help"), 0);
     assert_non_null(strstr(out_text, "usage: sstpipe get FILE KEY"));
     assert_int_equal(run(&get_command, 2, f->path), 2);
@@ -121,7 +122,7 @@ static void test_get_on_damaged_block_is_an_error(void **state) {
     b[10] ^= 0x40;
     assert_int_equal(t_write_file(f->path, b, n), 0);
     free(b);
-    assert_int_equal(run(&get_command, 3, f->path, "Ada Lovelace"), 2);
+    assert_int_equal(run(&get_command, 3, f->path, "Ada Lovelace"), SP_EXIT_FAIL);
     assert_int_equal(out_len, 0);
     assert_non_null(strstr(err_text, "t.sst: block 0 at byte 0: block checksum mismatch"));
     assert_int_equal(run(&dump_command, 2, f->path), 1);
