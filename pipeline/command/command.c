@@ -13,8 +13,8 @@
 #include "pipeline/command/command.h"
 #include "pipeline/command/help.h"
 
-#include "pipeline/command/config_apply.h"
 #include "config/keys.h"
+#include "pipeline/command/config_apply.h"
 #include "stages/common/cli.h"
 #include "stages/sst/table_set.h"
 
