@@ -77,7 +77,7 @@ class TableSetTest(E2ETest):
 
     def test_get_many(self):
         """get of several keys and of '-' (stdin): one JSON line a key in their order, null
-        when absent (exit 1, as get's), the same from a table and its set, over more keys than
+        when absent (exit 3, as get's), the same from a table and its set, over more keys than
         one batch holds; an empty or over-long key refused (exit 2, saying why)."""
         for one, s, keys, dump in self.cases:
             values = {o["key"]: o["value"] for o in map(json.loads, dump.decode().splitlines())}
@@ -90,12 +90,12 @@ class TableSetTest(E2ETest):
 
             for target in (one, s):
                 r = sstpipe("get", target, *asked)
-                self.assertEqual((r.code, r.stdout), (1, want(asked)), r.describe())
+                self.assertEqual((r.code, r.stdout), (3, want(asked)), r.describe())
                 r = sstpipe("get", target, *some)
                 self.assertEqual((r.code, r.stdout), (0, want(some)), r.describe())
                 many = (keys * (1 + 1100 // len(keys)))[:1100] + [b"no such key"]
                 r = run([sstpipe_bin(), "get", target, "-"], input_bytes=b"\n".join(many))
-                self.assertEqual((r.code, r.stdout), (1, want(many)), r.describe())
+                self.assertEqual((r.code, r.stdout), (3, want(many)), r.describe())
                 r = run([sstpipe_bin(), "get", target, some[0], "-"], input_bytes=some[1] + b"\n")
                 self.assertEqual((r.code, r.stdout), (0, want(some[:2])), r.describe())
             for bad, why in (([b""], b"empty"), ([b"x" * 321], b"321 bytes"),
