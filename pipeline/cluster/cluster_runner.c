@@ -1,6 +1,7 @@
 /*
- * cluster_runner.c: cluster_run and what the three runners share; see
- * cluster_runner.h and cluster_runner_internal.h.
+ * cluster_runner.c: the runners' options and what the three runners share
+ * (cluster_runner_internal.h); cluster_run, which picks one, is in
+ * cluster_run.c, above them.
  *
  * Why the signals are held rather than handled: cancelling a run means
  * killing processes and running scancel, which a signal handler cannot do
@@ -32,42 +33,6 @@ void cluster_runner_options_init(cluster_runner_options *o) {
     memset(o, 0, sizeof *o);
     o->kind = SP_RUNNER_LOCAL;
     o->retries = 2;
-}
-
-int cluster_run(const cluster_runner_options *o, const cluster_stage *stages, size_t n,
-                sp_error *err) {
-    if (!o->log_dir || !*o->log_dir)
-        return sp_errorf(err, "cluster runner: no log directory given");
-    for (size_t i = 0; i < n; i++)
-        if (!stages[i].name || !*stages[i].name || !stages[i].argv || !stages[i].argv[0] ||
-            stages[i].ntasks < 1)
-            return sp_errorf(err,
-                             "cluster runner: stage %zu ('%s') has no name, no command or "
-                             "no task",
-                             i, stages[i].name ? stages[i].name : "");
-    if (o->retries < 0 || o->jobs < 0)
-        return sp_errorf(err, "cluster runner: retries and jobs must not be negative");
-    if (runner_make_log_dir(o->log_dir, err))
-        return -1;
-    runner_signals sig;
-    if (runner_signals_hold(&sig, err))
-        return -1;
-    int rc;
-    switch (o->kind) {
-    case SP_RUNNER_LOCAL:
-        rc = cluster_run_local(o, stages, n, &sig, err);
-        break;
-    case SP_RUNNER_PARALLEL:
-        rc = cluster_run_parallel(o, stages, n, &sig, err);
-        break;
-    case SP_RUNNER_SLURM:
-        rc = cluster_run_slurm(o, stages, n, &sig, err);
-        break;
-    default:
-        rc = sp_errorf(err, "cluster runner: unknown kind %d", o->kind);
-    }
-    runner_signals_release(&sig, o->signal_out);
-    return rc;
 }
 
 int runner_signals_hold(runner_signals *s, sp_error *err) {

@@ -66,8 +66,9 @@ int runner_spawn(char *const *argv, int log_fd, sp_child *c, sp_error *err);
 int runner_split_words(const char *s, const char *what, char ***words, size_t *n, sp_error *err);
 void runner_words_free(char **words);
 
-/* The runners, one per file. Each runs every stage; on a signal it stops
- * what it started and fails through runner_interrupted. */
+/* The runners, one per file, called by cluster_run (cluster_run.c). Each
+ * runs every stage; on a signal it stops what it started and fails through
+ * runner_interrupted. */
 int cluster_run_local(const cluster_runner_options *o, const cluster_stage *stages, size_t n,
                       runner_signals *sig, sp_error *err);
 int cluster_run_parallel(const cluster_runner_options *o, const cluster_stage *stages, size_t n,

@@ -121,6 +121,7 @@ typedef struct serve_setup {
 
 static int serve(serve_setup *s, const char *target) {
     sp_error err = {0};
+    int code = SP_EXIT_FAIL;
     sigset_t sigs = take_signals();
     serve_metrics *metrics = calloc(1, sizeof *metrics);
     if (!metrics) {
@@ -147,6 +148,7 @@ static int serve(serve_setup *s, const char *target) {
             open(s->access_log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
         if (s->http.access_log_fd < 0) {
             sp_errorf_errno(&err, "[serve] access_log %s: cannot open", s->access_log);
+            code = SP_EXIT_USAGE; /* an output that cannot be written: refused */
             close(fd);
             goto out;
         }
@@ -189,7 +191,7 @@ out:
         close(s->http.access_log_fd);
     pthread_mutex_destroy(&errors.mu);
     free(metrics);
-    return err.set ? sp_cli_report(&err, SP_EXIT_FAIL) : SP_EXIT_OK;
+    return err.set ? sp_cli_report(&err, code) : SP_EXIT_OK;
 }
 
 static const sp_flag flags[] = {

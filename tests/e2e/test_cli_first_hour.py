@@ -177,6 +177,8 @@ class ExitCodes(E2ETest):
             (["merge", "-o", out, missing], 2), (["build", missing, "-o", out], 2),
             (["extract", missing], 2), (["truncate", missing], 2), (["sort", missing], 2),
             (["write", missing, "-o", out], 2), (["info", table, "--bogus"], 2), (["info"], 2),
+            (["serve", table, "--listen", "127.0.0.1:0", "--set",
+              f"serve.access_log={missing}/access.log"], 2),
             # the work failed: not a table, bad input
             (["get", junk, "k"], 1), (["dump", junk], 1), (["info", junk], 1),
             (["verify", junk], 1), (["profile", junk, "5"], 1),
