@@ -6,13 +6,17 @@ the records filtered in Python, the context manager, closing with an
 iterator open, get_many (mapped and direct: values in the keys' order, None
 for absent, duplicates, str and bytes keys, a generator of keys; closing
 from another thread during a batch), and errors (a missing file, a corrupt block: sstpipe.Error
-carrying the library's message with file, block and offset).
+carrying the library's message with file, block and offset; an OSError, with
+errno and FileNotFoundError for a missing table), __version__ and
+library_version(), and repr naming the path.
 
 Run by ctest (python.test_sstpipe) with the build's module on PYTHONPATH,
 under the interpreter the module was built for (SSTPIPE_PYTHON).
 """
+import errno
 import json
 import os
+import re
 import subprocess
 import threading
 import time
@@ -229,3 +233,33 @@ def test_errors_carry_the_library_message(table, tmp_path):
         with pytest.raises(sstpipe.Error, match=r"block 0 at byte 0"):
             list(t)
         assert t[recs[-1][0]] == recs[-1][1]  # other blocks still answer
+
+
+def test_errors_are_os_errors_with_errno(tmp_path):
+    """A missing table is an OSError with errno ENOENT: `except FileNotFoundError`
+    and `except sstpipe.Error` both catch it; an error with no system error
+    behind it has no errno."""
+    missing = str(tmp_path / "missing.sst")
+    with pytest.raises(FileNotFoundError) as e:
+        sstpipe.open(missing)
+    assert isinstance(e.value, sstpipe.Error) and isinstance(e.value, OSError)
+    assert e.value.errno == errno.ENOENT
+    assert str(e.value).startswith(missing + ": cannot open")
+    (tmp_path / "short.sst").write_bytes(b"x" * 100)
+    with pytest.raises(sstpipe.Error) as e:
+        sstpipe.open(str(tmp_path / "short.sst"))
+    assert type(e.value) is sstpipe.Error and e.value.errno is None
+
+
+def test_versions_and_repr(table):
+    """__version__ (the library version the module was built with) and
+    library_version() (the loaded library's, a function as in C) are both
+    MAJOR.MINOR.PATCH; repr names the table's path."""
+    assert re.fullmatch(r"\d+\.\d+\.\d+", sstpipe.__version__)
+    assert callable(sstpipe.library_version)
+    assert sstpipe.library_version() == sstpipe.__version__
+    path, _ = table
+    t = sstpipe.open(path)
+    assert repr(t) == "<sstpipe.Table %r>" % path
+    t.close()
+    assert repr(t) == "<sstpipe.Table (closed)>"

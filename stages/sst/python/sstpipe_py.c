@@ -17,7 +17,17 @@
  * reads it as one table, so every call above works on it unchanged.
  * Keys are str (encoded as UTF-8) or any bytes-like object; keys and
  * values come back as bytes, or as str with decode=True. Errors raise
- * sstpipe.Error with the library's message; a missing key raises KeyError.
+ * sstpipe.Error, an OSError whose str is the library's message; where that
+ * message ends in a system error (": No such file or directory"), errno is
+ * set and the error is also of Python's class for it (FileNotFoundError, so
+ * `except FileNotFoundError` catches a missing table). A missing key raises
+ * KeyError. repr(t) shows the path.
+ *
+ * Versions: sstpipe.__version__ is the version of the library this module
+ * was built with (the module ships with libsstpipe and follows its ABI
+ * version); sstpipe.library_version() is a function, as sstpipe_version() in
+ * C, because it asks the libsstpipe.so.1 loaded at run time, which may be a
+ * later 1.x. Neither is the sstpipe program's version (sstpipe --version).
  * The GIL is held during lookups (a warm lookup is shorter than releasing
  * it), except in get_many, whose batch may wait on the disk for all its
  * reads: the table counts as in use then, as while an iterator lives, so a
@@ -31,6 +41,7 @@
 
 #include "stages/sst/sstpipe.h"
 
+#include <errno.h>
 #include <string.h>
 
 static PyObject *SstpipeError;
@@ -55,9 +66,71 @@ typedef struct {
 
 static PyTypeObject TableType, IterType;
 
+/* The errno a library message carries: the library appends
+ * ": strerror(errno)" to a message from a failed system call, so the errno
+ * whose text ends the message is the one; 0 when none does. */
+static int message_errno(const char *msg) {
+    size_t n = strlen(msg);
+    for (int e = 1; e < 256; e++) {
+        const char *s = strerror(e);
+        size_t sl = strlen(s);
+        if (sl + 2 <= n && memcmp(msg + n - sl - 2, ": ", 2) == 0 &&
+            memcmp(msg + n - sl, s, sl) == 0)
+            return e;
+    }
+    return 0;
+}
+
+/* The class an error of errno e raises: sstpipe.Error, or for an errno that
+ * Python maps to a subclass of OSError (FileNotFoundError for ENOENT, ...) a
+ * class deriving from both, made once and kept in ErrorClasses, so that
+ * both `except sstpipe.Error` and `except FileNotFoundError` catch it. */
+static PyObject *ErrorClasses; /* the OSError subclass -> its sstpipe class */
+
+static PyObject *error_class(int e) {
+    PyObject *probe = e ? PyObject_CallFunction(PyExc_OSError, "is", e, "") : NULL;
+    if (!probe) {
+        PyErr_Clear();
+        return SstpipeError;
+    }
+    PyObject *base = (PyObject *)Py_TYPE(probe), *cls = SstpipeError;
+    if (base != PyExc_OSError && !(cls = PyDict_GetItemWithError(ErrorClasses, base))) {
+        PyObject *name = PyUnicode_FromFormat("sstpipe.%s", ((PyTypeObject *)base)->tp_name);
+        PyObject *bases = PyTuple_Pack(2, SstpipeError, base);
+        cls = name && bases ? PyErr_NewException(PyUnicode_AsUTF8(name), bases, NULL) : NULL;
+        if (cls && PyDict_SetItem(ErrorClasses, base, cls) < 0)
+            Py_CLEAR(cls);
+        Py_XDECREF(cls); /* the dict holds it */
+        Py_XDECREF(name);
+        Py_XDECREF(bases);
+        if (!cls) {
+            PyErr_Clear();
+            cls = SstpipeError;
+        }
+    }
+    Py_DECREF(probe);
+    return cls;
+}
+
+/* Raises the library's message msg (and frees it) as sstpipe.Error, an
+ * OSError whose str is the message and whose errno is the message's, if any. */
 static void raise_msg(char *msg) {
-    PyErr_SetString(SstpipeError, msg ? msg : "out of memory");
+    const char *text = msg ? msg : "out of memory";
+    int e = msg ? message_errno(msg) : ENOMEM;
+    PyObject *exc = PyObject_CallFunction(error_class(e), "s", text);
     sstpipe_free(msg);
+    if (!exc)
+        return;
+    /* errno alone: with strerror set too, str(exc) would be "[Errno N] ..." */
+    PyObject *num = e ? PyLong_FromLong(e) : NULL;
+    if (e && (!num || PyObject_SetAttrString(exc, "errno", num) < 0)) {
+        Py_XDECREF(num);
+        Py_DECREF(exc);
+        return;
+    }
+    Py_XDECREF(num);
+    PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
+    Py_DECREF(exc);
 }
 
 /* A key argument as bytes: str is encoded as UTF-8, bytes-like taken as is. */
@@ -181,6 +254,19 @@ static void table_dealloc(PyObject *self) {
     if (t->t)
         sstpipe_close(t->t);
     PyObject_Free(t);
+}
+
+/* <sstpipe.Table 'path'>, or <sstpipe.Table 'path' (closed)>. */
+static PyObject *table_repr(PyObject *self) {
+    Table *t = (Table *)self;
+    if (!t->t)
+        return PyUnicode_FromFormat("<sstpipe.Table (closed)>");
+    PyObject *path = PyUnicode_DecodeFSDefault(sstpipe_path(t->t));
+    if (!path)
+        return NULL;
+    PyObject *r = PyUnicode_FromFormat("<sstpipe.Table %R%s>", path, t->closed ? " (closed)" : "");
+    Py_DECREF(path);
+    return r;
 }
 
 static PyObject *table_subscript(PyObject *self, PyObject *key) {
@@ -461,6 +547,7 @@ static PyTypeObject TableType = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "sstpipe.Table",
     .tp_basicsize = sizeof(Table),
     .tp_dealloc = table_dealloc,
+    .tp_repr = table_repr,
     .tp_as_mapping = &table_mapping,
     .tp_as_sequence = &table_sequence,
     .tp_iter = table_iter,
@@ -536,7 +623,17 @@ static PyTypeObject IterType = {
 
 /* ----------------------------------------------------------------- module */
 
+static PyObject *library_version(PyObject *self, PyObject *unused) {
+    (void)self;
+    (void)unused;
+    return PyUnicode_FromString(sstpipe_version());
+}
+
 static PyMethodDef module_methods[] = {
+    {"library_version", METH(library_version), METH_NOARGS,
+     "library_version(): the version of the libsstpipe this module runs with, as "
+     "sstpipe_version() in C: the library's ABI version (MAJOR.MINOR.PATCH, SONAME "
+     "libsstpipe.so.MAJOR), not the sstpipe program's (sstpipe --version)"},
     {"open", METH(sstpipe_open_py), METH_VARARGS | METH_KEYWORDS,
      "open(path, decode=False, direct_io=False): an open Table"},
     {NULL, NULL, 0, NULL},
@@ -556,10 +653,12 @@ PyMODINIT_FUNC PyInit_sstpipe(void) {
     PyObject *m = PyModule_Create(&module);
     if (!m)
         return NULL;
-    SstpipeError = PyErr_NewException("sstpipe.Error", PyExc_Exception, NULL);
-    if (!SstpipeError || PyModule_AddObject(m, "Error", SstpipeError) < 0 ||
-        PyModule_AddStringConstant(m, "library_version", sstpipe_version()) < 0) {
+    SstpipeError = PyErr_NewException("sstpipe.Error", PyExc_OSError, NULL);
+    ErrorClasses = PyDict_New();
+    if (!SstpipeError || !ErrorClasses || PyModule_AddObject(m, "Error", SstpipeError) < 0 ||
+        PyModule_AddStringConstant(m, "__version__", SSTPIPE_PY_VERSION) < 0) {
         Py_XDECREF(SstpipeError);
+        Py_XDECREF(ErrorClasses);
         Py_DECREF(m);
         return NULL;
     }
