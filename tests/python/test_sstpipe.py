@@ -8,11 +8,13 @@ for absent, duplicates, str and bytes keys, a generator of keys; closing
 from another thread during a batch), and errors (a missing file, a corrupt block: sstpipe.Error
 carrying the library's message with file, block and offset; an OSError, with
 errno and FileNotFoundError for a missing table), __version__ and
-library_version(), and repr naming the path.
+library_version(), repr naming the path, the collections.abc.Mapping
+views (keys, values, items), and prefix taking str and bytes as get does.
 
 Run by ctest (python.test_sstpipe) with the build's module on PYTHONPATH,
 under the interpreter the module was built for (SSTPIPE_PYTHON).
 """
+import collections.abc
 import errno
 import json
 import os
@@ -90,7 +92,7 @@ def test_decode(table):
         assert t[k] == v.decode()
         assert t[k.decode()] == v.decode()
         assert next(iter(t)) == recs[0][0].decode()
-        assert next(t.items()) == (recs[0][0].decode(), recs[0][1].decode())
+        assert next(iter(t.items())) == (recs[0][0].decode(), recs[0][1].decode())
 
 
 def test_prefix(table):
@@ -121,7 +123,7 @@ def test_range(table):
 def test_context_manager_and_close(table):
     path, recs = table
     with sstpipe.open(path) as t:
-        it = t.items()
+        it = iter(t.items())
         assert next(it) == recs[0]
     with pytest.raises(ValueError):
         t[recs[0][0]]
@@ -263,3 +265,46 @@ def test_versions_and_repr(table):
     assert repr(t) == "<sstpipe.Table %r>" % path
     t.close()
     assert repr(t) == "<sstpipe.Table (closed)>"
+
+
+def test_a_mapping(table):
+    """The table is a collections.abc.Mapping: keys(), values() and items()
+    are its views, in key order, and agree with a dict of the records."""
+    path, recs = table
+    want = dict(recs)
+    with sstpipe.open(path) as t:
+        assert isinstance(t, collections.abc.Mapping)
+        keys, values, items = t.keys(), t.values(), t.items()
+        assert isinstance(keys, collections.abc.KeysView)
+        assert isinstance(values, collections.abc.ValuesView)
+        assert isinstance(items, collections.abc.ItemsView)
+        assert list(keys) == [k for k, _ in recs] and len(keys) == len(recs)
+        assert list(values) == [v for _, v in recs] and len(values) == len(recs)
+        assert list(items) == recs and len(items) == len(recs)
+        k, v = recs[3]
+        assert k in keys and (k, v) in items and (k, v + b"x") not in items
+        assert v in values
+        assert keys == want.keys() and items == want.items()
+        assert dict(t) == want
+
+
+def test_prefix_takes_str_and_bytes_as_get(table):
+    """prefix's p is a key as get's: str (UTF-8) or bytes, never None; what it
+    yields is bytes, or str with decode=True, as get's values."""
+    path, recs = table
+    p = recs[len(recs) // 2][0][:2]
+    want = [(k, v) for k, v in recs if k.startswith(p)]
+    assert want
+    with sstpipe.open(path) as t:
+        assert list(t.prefix(p.decode())) == list(t.prefix(p)) == want
+        assert all(type(k) is bytes and type(v) is bytes for k, v in t.prefix(p.decode()))
+        assert type(t.get(want[0][0].decode())) is bytes
+        for bad in (None, 17):
+            with pytest.raises(TypeError):
+                t.get(bad)
+            with pytest.raises(TypeError):
+                t.prefix(bad)
+    with sstpipe.open(path, decode=True) as t:
+        decoded = [(k.decode(), v.decode()) for k, v in want]
+        assert list(t.prefix(p)) == list(t.prefix(p.decode())) == decoded
+        assert type(t.get(want[0][0])) is str

@@ -7,9 +7,10 @@
  * Debian's python3-dev to build.
  *
  *   t = sstpipe.open(path, decode=False, direct_io=False)
- *   t[key]  t.get(key, default)  key in t  len(t)  iter(t) (keys)
+ *   a collections.abc.Mapping: t[key]  t.get(key, default)  key in t  len(t)
+ *   iter(t) (keys)  t.keys()  t.values()  t.items() (views, in key order)
  *   t.get_many(keys)  -> [value or None, ...] in the keys' order
- *   t.items()  t.prefix(p)  t.range(lo, hi)   -> (key, value) in key order
+ *   t.prefix(p)  t.range(lo, hi)   -> (key, value) in key order
  *   t.info (dict of the footer's counts)  t.close()  with sstpipe.open(...) as t:
  *   t.shards (a table set's shards: path, lo, hi, records, file_size each)
  *
@@ -423,15 +424,34 @@ static PyObject *table_iter(PyObject *self) {
     return iter_make(t, NULL, NULL, NULL, 1);
 }
 
-static PyObject *table_items(PyObject *self, PyObject *unused) {
-    Table *t = (Table *)self;
-    (void)unused;
-    return iter_make(t, NULL, NULL, NULL, 0);
-}
-
+/* prefix(p): p is a key as get takes one (str as UTF-8, or bytes-like; not
+ * None), and what comes back is bytes or str by decode, as get's values. */
 static PyObject *table_prefix(PyObject *self, PyObject *p) {
     Table *t = (Table *)self;
+    if (p == Py_None) {
+        PyErr_SetString(PyExc_TypeError, "prefix(p): p is str or bytes-like, not None");
+        return NULL;
+    }
     return iter_make(t, NULL, p, NULL, 0);
+}
+
+/* The views keys(), values() and items() return, as a collections.abc.Mapping's
+ * (set by PyInit_sstpipe). */
+static PyObject *KeysView, *ValuesView, *ItemsView;
+
+static PyObject *table_keys(PyObject *self, PyObject *unused) {
+    (void)unused;
+    return PyObject_CallOneArg(KeysView, self);
+}
+
+static PyObject *table_values(PyObject *self, PyObject *unused) {
+    (void)unused;
+    return PyObject_CallOneArg(ValuesView, self);
+}
+
+static PyObject *table_items(PyObject *self, PyObject *unused) {
+    (void)unused;
+    return PyObject_CallOneArg(ItemsView, self);
 }
 
 static PyObject *table_range(PyObject *self, PyObject *args) {
@@ -514,9 +534,13 @@ static PyMethodDef table_methods[] = {
     {"get_many", METH(table_get_many), METH_O,
      "get_many(keys): the values of the keys in their order, None for an absent one; their "
      "blocks are read together (sstpipe_get_many)"},
-    {"items", METH(table_items), METH_NOARGS, "every (key, value) in key order"},
+    {"keys", METH(table_keys), METH_NOARGS, "a view of the keys, in key order"},
+    {"values", METH(table_values), METH_NOARGS, "a view of the values, in their keys' order"},
+    {"items", METH(table_items), METH_NOARGS, "a view of the (key, value) pairs, in key order"},
     {"prefix", METH(table_prefix), METH_O,
-     "prefix(p): the (key, value) pairs whose key starts with p, in key order"},
+     "prefix(p): the (key, value) pairs whose key starts with p, in key order; p is str "
+     "(UTF-8) or bytes, as get's key, and the pairs are bytes, or str with decode=True, as "
+     "get's values"},
     {"range", METH(table_range), METH_VARARGS,
      "range(lo=None, hi=None): the (key, value) pairs with lo <= key < hi, in key order"},
     {"close", METH(table_close), METH_NOARGS, "close the table (idempotent)"},
@@ -623,6 +647,38 @@ static PyTypeObject IterType = {
 
 /* ----------------------------------------------------------------- module */
 
+/* Table as a collections.abc.Mapping: registered, with the standard views;
+ * values and items iterate by one ordered scan (prefix b"") rather than the
+ * base views' lookup per key. */
+static const char mapping_src[] = "import collections.abc as abc\n"
+                                  "abc.Mapping.register(Table)\n"
+                                  "KeysView = abc.KeysView\n"
+                                  "class ValuesView(abc.ValuesView):\n"
+                                  "    __slots__ = ()\n"
+                                  "    def __iter__(self):\n"
+                                  "        return (v for _, v in self._mapping.prefix(b''))\n"
+                                  "class ItemsView(abc.ItemsView):\n"
+                                  "    __slots__ = ()\n"
+                                  "    def __iter__(self):\n"
+                                  "        return self._mapping.prefix(b'')\n";
+
+static int mapping_init(void) {
+    PyObject *g = Py_BuildValue("{s:O,s:s,s:O}", "__builtins__", PyEval_GetBuiltins(), "__name__",
+                                "sstpipe", "Table", (PyObject *)&TableType);
+    PyObject *r = g ? PyRun_String(mapping_src, Py_file_input, g, g) : NULL;
+    if (r) {
+        KeysView = PyDict_GetItemString(g, "KeysView");
+        ValuesView = PyDict_GetItemString(g, "ValuesView");
+        ItemsView = PyDict_GetItemString(g, "ItemsView");
+        Py_XINCREF(KeysView);
+        Py_XINCREF(ValuesView);
+        Py_XINCREF(ItemsView);
+    }
+    Py_XDECREF(r);
+    Py_XDECREF(g);
+    return KeysView && ValuesView && ItemsView ? 0 : -1;
+}
+
 static PyObject *library_version(PyObject *self, PyObject *unused) {
     (void)self;
     (void)unused;
@@ -648,7 +704,7 @@ static struct PyModuleDef module = {
 };
 
 PyMODINIT_FUNC PyInit_sstpipe(void) {
-    if (PyType_Ready(&TableType) < 0 || PyType_Ready(&IterType) < 0)
+    if (PyType_Ready(&TableType) < 0 || PyType_Ready(&IterType) < 0 || mapping_init() < 0)
         return NULL;
     PyObject *m = PyModule_Create(&module);
     if (!m)
