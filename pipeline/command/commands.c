@@ -9,6 +9,7 @@
 #include "config/keys.h"
 #include "stages/common/cli.h"
 #include "stages/common/version.h"
+#include "stages/sst/sstpipe.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -39,7 +40,14 @@ int sp_main(int argc, char **argv) {
     if (!strcmp(argv[1], "--generate"))
         return sp_generate_main(sp_commands, argc - 1, argv + 1);
     if (!strcmp(argv[1], "--version")) {
-        printf("sstpipe %s\n", sp_version());
+        /* Two versions, each said for what it is: the program's (the
+         * project's, which reports record) and the library's, whose major
+         * is the ABI (its SONAME). */
+        const char *lib = sstpipe_version();
+        printf("sstpipe %s\n"
+               "libsstpipe %s: the library's ABI version (libsstpipe.so.%.*s), not the program's "
+               "above\n",
+               sp_version(), lib, (int)strcspn(lib, "."), lib);
         return SP_EXIT_OK;
     }
     const sp_command *cmd = sp_command_find(argv[1]);

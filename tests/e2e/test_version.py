@@ -1,7 +1,8 @@
 """test_version.py: which sstpipe made a thing.
 
 `sstpipe --version` prints the CMake project version (read here from
-CMakeLists.txt) and, built from this checkout, `git describe` of a commit that
+CMakeLists.txt), the program's, and on a second line the library's, said to be
+its ABI's (SSTPIPE_LIB_VERSION, and the SONAME's major); and, built from this checkout, `git describe` of a commit that
 exists in it; every JSON report (info, verify, profile, iotest, tune) and the
 nightly manifest record the same text as "sstpipe_version". The script that
 makes the version (pipeline/cmake/version.cmake) gives the git part only for the top of
@@ -22,7 +23,16 @@ import unittest
 
 from sstpipe_e2e import E2ETest, corpora_dir, env_path, sstpipe
 
-VERSION_RE = re.compile(r"sstpipe (\d+\.\d+\.\d+)(?: \(git (\S+)\))?\n\Z")
+VERSION_RE = re.compile(r"sstpipe (\d+\.\d+\.\d+)(?: \(git (\S+)\))?\n"
+                        r"libsstpipe (\d+)\.\d+\.\d+: the library's ABI version "
+                        r"\(libsstpipe\.so\.(\d+)\), not the program's above\n\Z")
+
+
+def library_version(source):
+    with open(os.path.join(source, "CMakeLists.txt")) as f:
+        m = re.search(r"^set\(SSTPIPE_LIB_VERSION (\S+)\)", f.read(), re.M)
+    assert m, "CMakeLists.txt has no set(SSTPIPE_LIB_VERSION ...)"
+    return m.group(1)
 
 
 def project_version(source):
@@ -48,7 +58,18 @@ class VersionTest(E2ETest):
         self.assertEqual(r.stderr, b"")
         m = VERSION_RE.match(r.stdout.decode())
         self.assertTrue(m, f"--version printed {r.stdout!r}")
-        return m, r.stdout.decode()[len("sstpipe "):-1]
+        return m, r.stdout.decode().split("\n")[0][len("sstpipe "):]
+
+    def test_version_names_the_program_and_the_library(self):
+        """The second line is the library's version, said to be its ABI's
+        (the SONAME's major), apart from the program's first."""
+        r = sstpipe("--version")
+        self.assertOk(r)
+        m = VERSION_RE.match(r.stdout.decode())
+        self.assertTrue(m, f"--version printed {r.stdout!r}")
+        lines = r.stdout.decode().split("\n")
+        self.assertEqual(lines[1].split()[1].rstrip(":"), library_version(self.source))
+        self.assertEqual(m.group(3), m.group(4))
 
     def test_version_is_the_project_and_the_checkout(self):
         m, _ = self.version_text()

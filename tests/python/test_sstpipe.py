@@ -260,6 +260,8 @@ def test_versions_and_repr(table):
     assert re.fullmatch(r"\d+\.\d+\.\d+", sstpipe.__version__)
     assert callable(sstpipe.library_version)
     assert sstpipe.library_version() == sstpipe.__version__
+    # The docstring tells the library's version from the program's.
+    assert "ABI" in sstpipe.__doc__ and "sstpipe --version" in sstpipe.__doc__
     path, _ = table
     t = sstpipe.open(path)
     assert repr(t) == "<sstpipe.Table %r>" % path

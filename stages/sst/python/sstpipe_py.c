@@ -698,7 +698,11 @@ static PyMethodDef module_methods[] = {
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT,
     .m_name = "sstpipe",
-    .m_doc = "Read sstpipe SSTables (libsstpipe): lookups and ordered scans.",
+    .m_doc = "Read sstpipe SSTables (libsstpipe): lookups and ordered scans.\n\n"
+             "__version__ is the library's version, its ABI's (as sstpipe_version() in C and\n"
+             "pkg-config --modversion sstpipe), which the module follows; library_version()\n"
+             "gives that of the libsstpipe loaded. Neither is the sstpipe program's version\n"
+             "(the first line of sstpipe --version).",
     .m_size = -1,
     .m_methods = module_methods,
 };
