@@ -40,7 +40,7 @@
  * or of its tableset.json gives one handle that reads as the one table of
  * all its records: every call below works on it, lookups go to the shard
  * whose range holds the key, iterators walk the shards in key order, and
- * sstpipe_info sums the shards. The sstpipe_shard_* calls (since 1.1) list
+ * sstpipe_info_get sums the shards. The sstpipe_shard_* calls (since 1.1) list
  * the shards; a plain table is a set of one shard with no bounds.
  */
 #ifndef SSTPIPE_SSTPIPE_H
@@ -103,7 +103,7 @@ sstpipe_table *sstpipe_open_with(const char *path, const sstpipe_options *opt, c
 void sstpipe_close(sstpipe_table *t);
 
 /* What the table's footer says (of a set: the sums over its shards, and
- * their common options). Filled by sstpipe_info; plain data. */
+ * their common options). Filled by sstpipe_info_get; plain data. */
 typedef struct sstpipe_info {
     uint64_t records;
     uint64_t data_blocks;

@@ -14,6 +14,12 @@ script, are taken from README.md as they stand, built and run the same way
 on a table holding the keys they name ("Alan Turing", the prefix "Alan",
 the range [M, Ma)); their whole output must be what `sstpipe dump` says
 it should be.
+
+sstpipe(3) is held to what it says: its EXAMPLES program, built with
+LeakSanitizer, frees every message (an open that fails, a lookup and a scan
+over corrupt blocks); every sstpipe_* it or the header's comments name is
+declared; SEE ALSO names manual pages, not source paths; it and the README
+say how a program finds libsstpipe.so.1 under a prefix.
 """
 
 import sys
@@ -23,6 +29,7 @@ sys.dont_write_bytecode = True  # keep the source tree clean under ctest
 import glob
 import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -30,7 +37,19 @@ import unittest
 
 from sstpipe_e2e import _page, corpora_dir, sstpipe_bin
 
-README = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "README.md")
+SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+README = os.path.join(SOURCE, "README.md")
+MAN3 = os.path.join(SOURCE, "stages", "sst", "sstpipe.3")
+HEADER = os.path.join(SOURCE, "stages", "sst", "sstpipe.h")
+
+
+def man_example():
+    """The C program of sstpipe(3)'s EXAMPLES, unescaped."""
+    with open(MAN3, encoding="utf-8") as f:
+        text = f.read()
+    body = text[text.index(".SH EXAMPLES"):]
+    code = body[body.index(".EX\n") + 4:body.index(".EE\n")]
+    return code.replace("\\e", "\\").replace("\\-", "-")
 
 
 def readme_block(after, lang):
@@ -237,6 +256,70 @@ class InstallTest(unittest.TestCase):
         out = run([python, "-c", code, self.table, key, value], env=env).stdout.split()
         self.assertEqual(out[:2], ["True", str(len(self.recs))])
         self.assertTrue(out[2].startswith(self.prefix), out[2])
+
+    def test_man_page_example_frees_every_message(self):
+        """sstpipe(3)'s EXAMPLES, built with LeakSanitizer against the
+        installed library, leaks nothing when the open fails, nor when every
+        block is corrupt so that its lookup and its scan fail."""
+        libdir = self.libdir()
+        env = dict(os.environ, PKG_CONFIG_PATH=os.path.join(libdir, "pkgconfig"))
+        flags = run(["pkg-config", "--cflags", "--libs", "sstpipe"], env=env).stdout.split()
+        src = os.path.join(self.tmp, "man3")
+        os.makedirs(src)
+        with open(os.path.join(src, "app.c"), "w") as f:
+            f.write(man_example())
+        app = os.path.join(src, "app")
+        run([os.environ.get("CC", "cc"), "-Wall", "-Wextra", "-Werror", "-fsanitize=address", "-g",
+             "app.c", "-o", app] + flags + ["-Wl,-rpath," + libdir], cwd=src, env=env)
+        info = json.loads(run([sstpipe_bin(), "info", self.table, "--json"]).stdout)
+        data = bytearray(open(self.table, "rb").read())
+        for b in range(info["data_blocks"]):
+            data[b * info["block_size"] + 100] ^= 0x20
+        bad = os.path.join(self.tmp, "bad.sst")
+        with open(bad, "wb") as f:
+            f.write(bytes(data))
+        lsan = dict(os.environ, ASAN_OPTIONS="detect_leaks=1")
+        for table, want in ((self.table, 0), (bad, 1), (os.path.join(self.tmp, "none.sst"), 2)):
+            r = subprocess.run([app, table], capture_output=True, text=True, env=lsan)
+            self.assertNotIn("LeakSanitizer", r.stderr, table)
+            self.assertEqual(r.returncode, want, (table, r.stderr))
+            if want == 1:
+                self.assertIn("block checksum", r.stderr)
+
+    def test_man_page_and_header_name_what_exists(self):
+        """Every sstpipe_* name in sstpipe(3) and in the header's comments is
+        declared by the header; the call filling sstpipe_info is named
+        sstpipe_info_get, never sstpipe_info (a type, not a call)."""
+        with open(HEADER, encoding="utf-8") as f:
+            header = f.read()
+        declared = set(re.findall(r"\b(sstpipe_\w+)\s*\(", header))
+        declared |= set(re.findall(r"typedef struct \w+ (sstpipe_\w+);", header))
+        declared |= set(re.findall(r"\} (sstpipe_\w+);", header))
+        comments = " ".join(re.findall(r"/\*.*?\*/", header, re.S))
+        with open(MAN3, encoding="utf-8") as f:
+            man = f.read()
+        for where, text in (("sstpipe.h", comments), ("sstpipe.3", man)):
+            named = set(re.findall(r"\b(sstpipe_\w+)", text.replace("\\f", " ")))
+            # A family ("the sstpipe_shard_* calls") names a prefix of declared names.
+            unknown = {n for n in named - declared
+                       if not (n.endswith("_") and any(d.startswith(n) for d in declared))}
+            self.assertEqual(unknown, set(), where)
+        calls = re.findall(r"\bsstpipe_info\b(?!')(?!\s*\*)", comments)
+        self.assertEqual(calls, [], "the header's comments call sstpipe_info a function")
+
+    def test_man_page_sees_pages_and_says_how_to_find_the_library(self):
+        """SEE ALSO names manual pages, no source path; sstpipe(3) and the
+        README both say how a program finds libsstpipe.so.1 from a prefix."""
+        with open(MAN3, encoding="utf-8") as f:
+            man = f.read()
+        see_also = man[man.index(".SH SEE ALSO"):]
+        self.assertIn(".BR sstpipe (1)", see_also)
+        self.assertNotIn("stages/", see_also)
+        with open(README, encoding="utf-8") as f:
+            readme = f.read()
+        for text in (man, readme):
+            for way in ("ldconfig", "rpath", "LD_LIBRARY_PATH", "libsstpipe.so.1: cannot open"):
+                self.assertIn(way, text.replace("\\-", "-"))
 
 
 if __name__ == "__main__":
