@@ -136,6 +136,22 @@ class InstallTest(unittest.TestCase):
         self.assertEqual(len(pcs), 1, pcs)
         return os.path.dirname(os.path.dirname(pcs[0]))
 
+    def compile(self, name, code, extra=()):
+        """code, written outside the build tree to a directory name, built
+        against the installed library as a user would (pkg-config, an rpath
+        to the prefix); the program's path."""
+        libdir = self.libdir()
+        env = dict(os.environ, PKG_CONFIG_PATH=os.path.join(libdir, "pkgconfig"))
+        flags = run(["pkg-config", "--cflags", "--libs", "sstpipe"], env=env).stdout.split()
+        src = os.path.join(self.tmp, name)
+        os.makedirs(src)
+        with open(os.path.join(src, "app.c"), "w") as f:
+            f.write(code)
+        app = os.path.join(src, "app")
+        run([os.environ.get("CC", "cc"), "-Wall", "-Wextra", "-Werror", *extra, "app.c", "-o", app] +
+            flags + ["-Wl,-rpath," + libdir], cwd=src, env=env)
+        return app
+
     def test_c_program_against_the_installed_library(self):
         libdir = self.libdir()
         env = dict(os.environ, PKG_CONFIG_PATH=os.path.join(libdir, "pkgconfig"))
@@ -158,13 +174,7 @@ class InstallTest(unittest.TestCase):
         names.discard("SSTPIPE_1.2")
         self.assertTrue(names and all(n.startswith("sstpipe_") for n in names), names)
 
-        src = os.path.join(self.tmp, "src")  # outside the build tree
-        os.makedirs(src)
-        with open(os.path.join(src, "app.c"), "w") as f:
-            f.write(APP_C)
-        app = os.path.join(src, "app")
-        run([os.environ.get("CC", "cc"), "-Wall", "-Wextra", "-Werror", "app.c", "-o", app] +
-            flags + ["-Wl,-rpath," + libdir], cwd=src, env=env)
+        app = self.compile("src", APP_C)
         # It runs on the installed library, not the build's.
         ldd = run(["ldd", app]).stdout
         self.assertIn(os.path.realpath(libdir), os.path.realpath(
@@ -198,16 +208,7 @@ class InstallTest(unittest.TestCase):
         return table, recs
 
     def test_readme_c_example(self):
-        libdir = self.libdir()
-        env = dict(os.environ, PKG_CONFIG_PATH=os.path.join(libdir, "pkgconfig"))
-        flags = run(["pkg-config", "--cflags", "--libs", "sstpipe"], env=env).stdout.split()
-        src = os.path.join(self.tmp, "readme")
-        os.makedirs(src)
-        with open(os.path.join(src, "app.c"), "w") as f:
-            f.write(readme_block("A complete C program", "c"))
-        app = os.path.join(src, "app")
-        run([os.environ.get("CC", "cc"), "-Wall", "-Wextra", "-Werror", "app.c", "-o", app] +
-            flags + ["-Wl,-rpath," + libdir], cwd=src, env=env)
+        app = self.compile("readme", readme_block("A complete C program", "c"))
         table, recs = self.example_table()
         values = dict(recs)
 
@@ -261,16 +262,7 @@ class InstallTest(unittest.TestCase):
         """sstpipe(3)'s EXAMPLES, built with LeakSanitizer against the
         installed library, leaks nothing when the open fails, nor when every
         block is corrupt so that its lookup and its scan fail."""
-        libdir = self.libdir()
-        env = dict(os.environ, PKG_CONFIG_PATH=os.path.join(libdir, "pkgconfig"))
-        flags = run(["pkg-config", "--cflags", "--libs", "sstpipe"], env=env).stdout.split()
-        src = os.path.join(self.tmp, "man3")
-        os.makedirs(src)
-        with open(os.path.join(src, "app.c"), "w") as f:
-            f.write(man_example())
-        app = os.path.join(src, "app")
-        run([os.environ.get("CC", "cc"), "-Wall", "-Wextra", "-Werror", "-fsanitize=address", "-g",
-             "app.c", "-o", app] + flags + ["-Wl,-rpath," + libdir], cwd=src, env=env)
+        app = self.compile("man3", man_example(), ("-fsanitize=address", "-g"))
         info = json.loads(run([sstpipe_bin(), "info", self.table, "--json"]).stdout)
         data = bytearray(open(self.table, "rb").read())
         for b in range(info["data_blocks"]):
