@@ -148,8 +148,8 @@ class InstallTest(unittest.TestCase):
         with open(os.path.join(src, "app.c"), "w") as f:
             f.write(code)
         app = os.path.join(src, "app")
-        run([os.environ.get("CC", "cc"), "-Wall", "-Wextra", "-Werror", *extra, "app.c", "-o", app] +
-            flags + ["-Wl,-rpath," + libdir], cwd=src, env=env)
+        run([os.environ.get("CC", "cc"), "-Wall", "-Wextra", "-Werror", *extra, "app.c", "-o",
+             app] + flags + ["-Wl,-rpath," + libdir], cwd=src, env=env)
         return app
 
     def test_c_program_against_the_installed_library(self):

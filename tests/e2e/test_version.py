@@ -2,8 +2,8 @@
 
 `sstpipe --version` prints the CMake project version (read here from
 CMakeLists.txt), the program's, and on a second line the library's, said to be
-its ABI's (SSTPIPE_LIB_VERSION, and the SONAME's major); and, built from this checkout, `git describe` of a commit that
-exists in it; every JSON report (info, verify, profile, iotest, tune) and the
+its ABI's (SSTPIPE_LIB_VERSION, and the SONAME's major); and, built from this
+checkout, `git describe` of a commit that exists in it; every JSON report (info, verify, profile, iotest, tune) and the
 nightly manifest record the same text as "sstpipe_version". The script that
 makes the version (pipeline/cmake/version.cmake) gives the git part only for the top of
 a checkout: none outside git nor inside some other tree, a tag and "-dirty"
