@@ -329,7 +329,7 @@ class ServeTest(E2ETest):
         # An access log that cannot be opened: refused before serving.
         r = sstpipe("serve", self.table_b, "--listen", "127.0.0.1:0", "--set",
                     f"serve.access_log={self.path('no/such/dir/log')}")
-        self.assertEqual(r.code, 1, r.describe())
+        self.assertEqual(r.code, 2, r.describe())
         self.assertIn("access_log", r.err_text)
 
     def test_command_line_errors(self):
