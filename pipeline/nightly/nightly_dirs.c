@@ -162,6 +162,20 @@ int nightly_current_target(const char *dir, char *out, size_t cap, sp_error *err
     return 0;
 }
 
+json_t *nightly_current_manifest(const char *dir, char *out, size_t cap) {
+    sp_error ignored = {0};
+    if (nightly_current_target(dir, out, cap, &ignored) || !out[0])
+        return NULL;
+    char path[PATH_MAX * 2];
+    snprintf(path, sizeof path, "%s/%s/manifest.json", dir, out);
+    json_t *m = json_load_file(path, 0, NULL);
+    const char *status = json_string_value(json_object_get(m, "status"));
+    if (status && !strcmp(status, "published"))
+        return m;
+    json_decref(m);
+    return NULL;
+}
+
 static int by_name(const void *a, const void *b) {
     return strcmp(*(char *const *)a, *(char *const *)b);
 }

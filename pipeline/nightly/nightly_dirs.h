@@ -17,6 +17,7 @@
 #include "stages/common/error.h"
 #include "stages/common/publish.h"
 
+#include <jansson.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -57,6 +58,10 @@ int nightly_swap_current(const char *dir, const char *target, sp_error *err);
 
 /* Where dir/current points ("builds/x"), or "" when there is no link. */
 int nightly_current_target(const char *dir, char *out, size_t cap, sp_error *err);
+/* The manifest of the build current names, when it was published (new
+ * reference), with current's target in out; else NULL: no current, or a
+ * manifest that cannot be read, is nothing to be up to date with. */
+json_t *nightly_current_manifest(const char *dir, char *out, size_t cap);
 
 /*
  * Keeps the newest `keep` entries of dir/sub (names sort by their UTC

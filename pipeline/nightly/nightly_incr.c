@@ -421,20 +421,15 @@ int nightly_incr_checksum(nightly_run_state *r) {
 
 bool nightly_incr_up_to_date(nightly_run_state *r) {
     nightly_plan *p = r->plan;
-    char target[PATH_MAX], path[PATH_MAX * 2];
-    sp_error ignored = {0};
-    if (nightly_current_target(r->dir, target, sizeof target, &ignored) || !target[0])
-        return false;
-    snprintf(path, sizeof path, "%s/%s/manifest.json", r->dir, target);
-    json_t *m = json_load_file(path, 0, NULL);
+    char target[PATH_MAX];
+    json_t *m = nightly_current_manifest(r->dir, target, sizeof target);
     if (!m)
         return false;
     char want[24];
     snprintf(want, sizeof want, "%016llx", (unsigned long long)p->inputs_key);
-    const char *status = json_string_value(json_object_get(m, "status"));
     const char *key =
         json_string_value(json_object_get(json_object_get(m, "incremental"), "inputs_xxh3_64"));
-    bool same = status && !strcmp(status, "published") && key && !strcmp(key, want);
+    bool same = key && !strcmp(key, want);
     json_decref(m);
     if (same)
         snprintf(p->up_to_date_with, sizeof p->up_to_date_with, "%s", target);
