@@ -17,6 +17,7 @@
 #include "stages/common/error.h"
 #include "stages/common/publish.h"
 
+#include <glob.h>
 #include <jansson.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -70,6 +71,11 @@ json_t *nightly_current_manifest(const char *dir, char *out, size_t cap);
  */
 int nightly_retain(const char *dir, const char *sub, uint64_t keep, const char *protect,
                    void (*note)(void *ctx, const char *name), void *ctx, sp_error *err);
+
+/* glob(3) of pattern: 0 with g filled (globfree it), 1 when nothing
+ * matches, or -1 with err naming the directory that could not be read
+ * (one that does not exist said so). */
+int nightly_glob(const char *pattern, glob_t *g, sp_error *err);
 
 /* The newest file (by mtime, then name) matching a glob pattern, malloc'd. */
 int nightly_newest_match(const char *pattern, char **out, sp_error *err);

@@ -141,11 +141,14 @@ static int list_dumps(const char *pattern, const char *key, nightly_dump **out, 
     *out = NULL;
     *n = 0;
     glob_t g;
-    int rc = glob(pattern, GLOB_ERR, NULL, &g);
-    if (rc == GLOB_NOMATCH)
+    int rc = nightly_glob(pattern, &g, err);
+    if (rc > 0)
         return 0;
-    if (rc)
-        return sp_errorf(err, "[input] %s (%s): cannot search for matches", key, pattern);
+    if (rc < 0) {
+        sp_error e = *err;
+        sp_error_clear(err);
+        return sp_errorf(err, "[input] %s: %s", key, e.msg);
+    }
     nightly_dump *list = calloc(g.gl_pathc ? g.gl_pathc : 1, sizeof *list);
     if (!list) {
         globfree(&g);

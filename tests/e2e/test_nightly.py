@@ -245,6 +245,11 @@ class NightlyTest(E2ETest):
         m = self.manifest("failed/" + failed)
         self.assertEqual(m["failed_stage"], "input")
         self.assertIsNone(m["input"])
+        # A directory that is not there is named as such.
+        missing = self.path("no-such-dir")
+        p = self.nightly(self.config(**{"input.path": os.path.join(missing, "d-*.bz2")}))
+        self.assertExit(p, 1)
+        self.assertIn(f"directory {missing} does not exist", p.stderr.decode())
 
     def test_config_errors_before_any_work(self):
         ini = self.config(**{"sst.block_size": "3000"})
