@@ -3,16 +3,22 @@
  * a terminal), and prints how the run ended and exits with its code. */
 #include "pipeline/nightly/nightly.h"
 
-#include "pipeline/command/config_apply.h"
 #include "pipeline/command/commands.h"
+#include "pipeline/command/config_apply.h"
 #include "stages/common/cli.h"
 
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
+enum { F_OUTPUT_DIR, F_FORCE };
+
 static const sp_flag flags[] = {
-    {"output-dir", 'o', "DIR", SP_KEY(CONFIG_OUTPUT_DIR), NULL, NULL, SP_COMPLETE_DIR, NULL},
+    [F_OUTPUT_DIR] = {"output-dir", 'o', "DIR", SP_KEY(CONFIG_OUTPUT_DIR), NULL, NULL,
+                      SP_COMPLETE_DIR, NULL},
+    [F_FORCE] = {"force", 0, NULL, 0, NULL,
+                 "build and publish even when current was published from the same input",
+                 SP_COMPLETE_NONE, NULL},
 };
 
 static int run(sp_cmdline *cl) {
@@ -28,6 +34,7 @@ static int run(sp_cmdline *cl) {
         return sp_cli_report(&err, SP_EXIT_FAIL);
     }
     o.input = cl->n_operands ? cl->operands[0] : NULL;
+    o.force = sp_cmdline_has(cl, F_FORCE);
     o.echo = stderr;
     o.live = isatty(STDERR_FILENO);
     nightly_result res;

@@ -3,10 +3,13 @@
  *
  *   1. take the lock on [output] dir; remove what runs that died left there
  *   2. create a staging directory .staging-<UTC>-<pid>, with nightly.log
- *   3. pick the input (INPUT, or the newest match of [input] path); check
- *      free space against an estimate from the input size
+ *   3. pick the input (INPUT, or the newest match of [input] path)
  *   4. checksum the input (XXH3-64, a separate sequential pass before the
- *      build, so the checksum is of the file as it was when the run began)
+ *      build, so the checksum is of the file as it was when the run began);
+ *      when current was published from this same input (name, size and
+ *      checksum) the run ends there ("up to date", exit 0, nothing built
+ *      or recorded) unless forced; then check free space against an
+ *      estimate from the input size
  *   5. build the SSTable in the staging directory (build_run, in process;
  *      with a [cluster] section, a cluster build of one shard: its tasks
  *      run by the [cluster] runner, the same table)
@@ -23,7 +26,7 @@
  * With [input] incremental set, steps 3-5 are nightly_incr.c's: the base
  * (newest full dump by the date in its name) and the increments dated after
  * it are checksummed; when current was published from exactly those inputs
- * the run ends there ("up to date", exit 0, nothing built or recorded);
+ * the run ends there as a full run's does;
  * otherwise each table not yet in cache/ is built and cached, and they are
  * merged into the staged SSTable, which goes on through steps 6-8. With
  * [cluster] shards > 1 the base is a cached table set and the staged
@@ -394,13 +397,11 @@ static nightly_outcome space_failure(const nightly_run_state *r) {
     return r->avail_bytes && r->avail_bytes < r->need_bytes ? NIGHTLY_NO_SPACE : NIGHTLY_FAILED;
 }
 
-/* Current already holds these inputs: nothing is built, nothing recorded. */
-static nightly_outcome up_to_date(nightly_run_state *r) {
-    const nightly_plan *p = r->plan;
-    nightly_logf(&r->log,
-                 "up to date: current (%s) was published from the same base and %zu "
-                 "increment(s)%s; nothing to build",
-                 p->up_to_date_with, p->n_incr, p->n_incr ? "" : " (none after the base)");
+/* Current already holds these inputs (what: which): nothing is built,
+ * nothing recorded. */
+static nightly_outcome up_to_date(nightly_run_state *r, const char *current, const char *what) {
+    nightly_logf(&r->log, "up to date: current (%s) was published from %s; nothing to build",
+                 current, what);
     sp_error err = {0};
     if (sp_remove_tree(r->staging, &err))
         nightly_logf(&r->log, "warning: %s", err.msg);
@@ -409,9 +410,41 @@ static nightly_outcome up_to_date(nightly_run_state *r) {
      * index or a page's temporary file behind: the pages are made from the
      * manifests alone, so writing them again mends that and otherwise
      * gives the same bytes. */
-    snprintf(r->final_rel, sizeof r->final_rel, "%s", p->up_to_date_with);
+    snprintf(r->final_rel, sizeof r->final_rel, "%s", current);
     write_pages(r);
     return NIGHTLY_UP_TO_DATE;
+}
+
+static nightly_outcome incr_up_to_date(nightly_run_state *r) {
+    const nightly_plan *p = r->plan;
+    char what[128];
+    snprintf(what, sizeof what, "the same base and %zu increment(s)%s", p->n_incr,
+             p->n_incr ? "" : " (none after the base)");
+    return up_to_date(r, p->up_to_date_with, what);
+}
+
+/* A full run: whether current was published from this very input, by its
+ * file name, size and checksum as current's manifest records them, with
+ * the same settings that shape the table (a dump is published once,
+ * however many nights it stays the newest). */
+static bool full_up_to_date(nightly_run_state *r, char *current, size_t cap) {
+    json_t *m = nightly_current_manifest(r->dir, current, cap);
+    if (!m)
+        return false;
+    json_t *in = json_object_get(m, "input");
+    const char *path = json_string_value(json_object_get(in, "path"));
+    const char *sum = json_string_value(json_object_get(in, "xxh3_64"));
+    const char *opts = json_string_value(json_object_get(in, "options_xxh3_64"));
+    char want[24], want_opts[24], copy[PATH_MAX];
+    snprintf(want, sizeof want, "%016llx", (unsigned long long)r->input_xxh3);
+    snprintf(want_opts, sizeof want_opts, "%016llx", (unsigned long long)r->o->table_key);
+    snprintf(copy, sizeof copy, "%s", path ? path : "");
+    bool same = json_is_null(json_object_get(m, "incremental")) && path && sum && opts &&
+                !strcmp(sum, want) && !strcmp(opts, want_opts) &&
+                json_integer_value(json_object_get(in, "size")) == (json_int_t)r->input_size &&
+                !strcmp(basename(copy), r->input_base);
+    json_decref(m);
+    return same;
 }
 
 /* The incremental run up to the staged table (nightly_incr.h): -1 when
@@ -430,8 +463,8 @@ static int incremental_inputs(nightly_run_state *r, const char *base_arg) {
     name_after(r, p->n_incr ? p->incr[p->n_incr - 1].path : p->base.path);
     if (nightly_incr_checksum(r))
         return fail(r, "checksum", NIGHTLY_FAILED);
-    if (nightly_incr_up_to_date(r))
-        return up_to_date(r);
+    if (!r->o->force && nightly_incr_up_to_date(r))
+        return incr_up_to_date(r);
     if (check_space(r))
         return fail(r, "space", space_failure(r));
     if (nightly_incr_build(r))
@@ -477,10 +510,13 @@ static nightly_outcome run_locked(nightly_run_state *r, const char *input_arg) {
         if (pick_input(r, input_arg))
             return fail(r, "input", NIGHTLY_FAILED);
         name_after(r, r->input);
-        if (check_space(r))
-            return fail(r, "space", space_failure(r));
         if (stage_checksum(r))
             return fail(r, "checksum", NIGHTLY_FAILED);
+        char current[PATH_MAX];
+        if (!r->o->force && full_up_to_date(r, current, sizeof current))
+            return up_to_date(r, current, "the same input");
+        if (check_space(r))
+            return fail(r, "space", space_failure(r));
         if (stage_build(r))
             return fail(r, "build", NIGHTLY_FAILED);
     }

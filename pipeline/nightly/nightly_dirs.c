@@ -162,6 +162,20 @@ int nightly_current_target(const char *dir, char *out, size_t cap, sp_error *err
     return 0;
 }
 
+json_t *nightly_current_manifest(const char *dir, char *out, size_t cap) {
+    sp_error ignored = {0};
+    if (nightly_current_target(dir, out, cap, &ignored) || !out[0])
+        return NULL;
+    char path[PATH_MAX * 2];
+    snprintf(path, sizeof path, "%s/%s/manifest.json", dir, out);
+    json_t *m = json_load_file(path, 0, NULL);
+    const char *status = json_string_value(json_object_get(m, "status"));
+    if (status && !strcmp(status, "published"))
+        return m;
+    json_decref(m);
+    return NULL;
+}
+
 static int by_name(const void *a, const void *b) {
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
@@ -219,13 +233,43 @@ int nightly_retain(const char *dir, const char *sub, uint64_t keep, const char *
     return rc ? -1 : removed;
 }
 
+/* The directory glob(3) could not read, and why: glob's error callback
+ * takes no context. */
+static _Thread_local struct {
+    char path[PATH_MAX];
+    int errnum;
+} glob_failure;
+
+static int note_glob_failure(const char *path, int errnum) {
+    snprintf(glob_failure.path, sizeof glob_failure.path, "%s", path);
+    glob_failure.errnum = errnum;
+    return 1;
+}
+
+int nightly_glob(const char *pattern, glob_t *g, sp_error *err) {
+    glob_failure.path[0] = '\0';
+    glob_failure.errnum = 0;
+    int rc = glob(pattern, GLOB_ERR, note_glob_failure, g);
+    if (rc == GLOB_NOMATCH)
+        return 1;
+    if (!rc)
+        return 0;
+    if (rc == GLOB_ABORTED && glob_failure.errnum == ENOENT)
+        return sp_errorf(err, "'%s': directory %s does not exist", pattern, glob_failure.path);
+    if (rc == GLOB_ABORTED && glob_failure.errnum) {
+        errno = glob_failure.errnum;
+        return sp_errorf_errno(err, "'%s': cannot read directory %s", pattern, glob_failure.path);
+    }
+    return sp_errorf(err, "'%s': cannot search for matches", pattern);
+}
+
 int nightly_newest_match(const char *pattern, char **out, sp_error *err) {
     glob_t g;
-    int rc = glob(pattern, GLOB_ERR, NULL, &g);
-    if (rc == GLOB_NOMATCH)
+    int rc = nightly_glob(pattern, &g, err);
+    if (rc < 0)
+        return -1;
+    if (rc > 0)
         return sp_errorf(err, "no file matches '%s'", pattern);
-    if (rc)
-        return sp_errorf(err, "'%s': cannot search for matches", pattern);
     const char *best = NULL;
     struct timespec best_t = {0};
     for (size_t i = 0; i < g.gl_pathc; i++) {

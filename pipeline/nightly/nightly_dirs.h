@@ -17,6 +17,8 @@
 #include "stages/common/error.h"
 #include "stages/common/publish.h"
 
+#include <glob.h>
+#include <jansson.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -57,6 +59,10 @@ int nightly_swap_current(const char *dir, const char *target, sp_error *err);
 
 /* Where dir/current points ("builds/x"), or "" when there is no link. */
 int nightly_current_target(const char *dir, char *out, size_t cap, sp_error *err);
+/* The manifest of the build current names, when it was published (new
+ * reference), with current's target in out; else NULL: no current, or a
+ * manifest that cannot be read, is nothing to be up to date with. */
+json_t *nightly_current_manifest(const char *dir, char *out, size_t cap);
 
 /*
  * Keeps the newest `keep` entries of dir/sub (names sort by their UTC
@@ -65,6 +71,11 @@ int nightly_current_target(const char *dir, char *out, size_t cap, sp_error *err
  */
 int nightly_retain(const char *dir, const char *sub, uint64_t keep, const char *protect,
                    void (*note)(void *ctx, const char *name), void *ctx, sp_error *err);
+
+/* glob(3) of pattern: 0 with g filled (globfree it), 1 when nothing
+ * matches, or -1 with err naming the directory that could not be read
+ * (one that does not exist said so). */
+int nightly_glob(const char *pattern, glob_t *g, sp_error *err);
 
 /* The newest file (by mtime, then name) matching a glob pattern, malloc'd. */
 int nightly_newest_match(const char *pattern, char **out, sp_error *err);

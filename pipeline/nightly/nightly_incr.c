@@ -141,11 +141,14 @@ static int list_dumps(const char *pattern, const char *key, nightly_dump **out, 
     *out = NULL;
     *n = 0;
     glob_t g;
-    int rc = glob(pattern, GLOB_ERR, NULL, &g);
-    if (rc == GLOB_NOMATCH)
+    int rc = nightly_glob(pattern, &g, err);
+    if (rc > 0)
         return 0;
-    if (rc)
-        return sp_errorf(err, "[input] %s (%s): cannot search for matches", key, pattern);
+    if (rc < 0) {
+        sp_error e = *err;
+        sp_error_clear(err);
+        return sp_errorf(err, "[input] %s: %s", key, e.msg);
+    }
     nightly_dump *list = calloc(g.gl_pathc ? g.gl_pathc : 1, sizeof *list);
     if (!list) {
         globfree(&g);
@@ -421,20 +424,15 @@ int nightly_incr_checksum(nightly_run_state *r) {
 
 bool nightly_incr_up_to_date(nightly_run_state *r) {
     nightly_plan *p = r->plan;
-    char target[PATH_MAX], path[PATH_MAX * 2];
-    sp_error ignored = {0};
-    if (nightly_current_target(r->dir, target, sizeof target, &ignored) || !target[0])
-        return false;
-    snprintf(path, sizeof path, "%s/%s/manifest.json", r->dir, target);
-    json_t *m = json_load_file(path, 0, NULL);
+    char target[PATH_MAX];
+    json_t *m = nightly_current_manifest(r->dir, target, sizeof target);
     if (!m)
         return false;
     char want[24];
     snprintf(want, sizeof want, "%016llx", (unsigned long long)p->inputs_key);
-    const char *status = json_string_value(json_object_get(m, "status"));
     const char *key =
         json_string_value(json_object_get(json_object_get(m, "incremental"), "inputs_xxh3_64"));
-    bool same = status && !strcmp(status, "published") && key && !strcmp(key, want);
+    bool same = key && !strcmp(key, want);
     json_decref(m);
     if (same)
         snprintf(p->up_to_date_with, sizeof p->up_to_date_with, "%s", target);

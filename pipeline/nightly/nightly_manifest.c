@@ -80,10 +80,12 @@ static json_t *input_json(const nightly_run_state *r) {
     char mtime[32];
     nightly_utc(r->input_mtime, false, mtime, sizeof mtime);
     char *abs = realpath(r->input, NULL);
-    json_t *j = json_pack("{s:s, s:I, s:s, s:o, s:b}", "path", abs ? abs : r->input, "size",
+    /* options_xxh3_64: the settings that shape the table, so that a dump
+     * built again with other ones is not taken as already published. */
+    json_t *j = json_pack("{s:s, s:I, s:s, s:o, s:b, s:o}", "path", abs ? abs : r->input, "size",
                           (json_int_t)r->input_size, "mtime", mtime, "xxh3_64",
                           r->have_checksum ? hex64(r->input_xxh3) : json_null(), "compressed",
-                          r->compressed);
+                          r->compressed, "options_xxh3_64", hex64(r->o->table_key));
     free(abs);
     return j;
 }

@@ -49,6 +49,9 @@ typedef struct nightly_options {
     /* NULL: the newest match of input_glob (with incremental: the base,
      * the full dump the increments are merged over). */
     const char *input;
+    /* Build and publish even when current was published from the same
+     * inputs (else the run ends "up to date"). */
+    bool force;
     /* Every log line goes here as well as to the run's nightly.log; NULL:
      * only the file. */
     FILE *echo;

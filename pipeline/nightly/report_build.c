@@ -412,7 +412,11 @@ void report_build_page(const json_t *m, FILE *o) {
     snprintf(title, sizeof title, "sstpipe nightly: %s (%s)", dir ? dir : "?",
              html_str(m, "status") ? html_str(m, "status") : "unknown");
     html_begin(o, title);
-    fputs("<p><a href=\"../../index.html\">All builds</a></p>\n<h1>Nightly build <code>", o);
+    /* The log sits beside the report in every build directory; a failed
+     * run's says why. */
+    fputs("<p><a href=\"../../index.html\">All builds</a> &middot; "
+          "<a href=\"nightly.log\">Log (nightly.log)</a></p>\n<h1>Nightly build <code>",
+          o);
     html_text(o, dir);
     fputs("</code></h1>\n", o);
     status_block(o, m);

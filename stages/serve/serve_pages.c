@@ -14,9 +14,18 @@ bool serve_page_path(const char *path) {
            !strncmp(path, "/failed/", 8);
 }
 
-/* The file below dir the path names, as up to three components; 0 when
- * the path names no page. */
-static int components(const char *path, char parts[3][256]) {
+/* The files a build directory's page may be, each with its type. */
+static const struct {
+    const char *file, *type;
+} build_files[] = {
+    {"report.html", "text/html; charset=utf-8"},
+    {"nightly.log", "text/plain; charset=utf-8"},
+};
+
+/* The file below dir the path names, as up to three components, and its
+ * type; 0 when the path names no page. */
+static int components(const char *path, char parts[3][256], const char **type) {
+    *type = build_files[0].type;
     if (!strcmp(path, "/") || !strcmp(path, "/index.html")) {
         snprintf(parts[0], 256, "index.html");
         return 1;
@@ -24,11 +33,17 @@ static int components(const char *path, char parts[3][256]) {
     const char *name = path + 8; /* after "/builds/" or "/failed/" */
     const char *slash = strchr(name, '/');
     size_t n = slash ? (size_t)(slash - name) : 0;
-    if (!slash || n == 0 || n > 255 || name[0] == '.' || strcmp(slash, "/report.html"))
+    if (!slash || n == 0 || n > 255 || name[0] == '.')
+        return 0;
+    size_t f = 0;
+    while (f < sizeof build_files / sizeof build_files[0] && strcmp(slash + 1, build_files[f].file))
+        f++;
+    if (f == sizeof build_files / sizeof build_files[0])
         return 0;
     snprintf(parts[0], 256, "%.6s", path + 1);
     snprintf(parts[1], 256, "%.*s", (int)n, name);
-    snprintf(parts[2], 256, "report.html");
+    snprintf(parts[2], 256, "%s", build_files[f].file);
+    *type = build_files[f].type;
     return 3;
 }
 
@@ -68,12 +83,12 @@ static int decode_path(const char *in, char *out, size_t cap) {
 }
 
 unsigned serve_page_read(const char *dir, const char *raw, char **body, size_t *len,
-                         char reason[SERVE_REASON_CAP]) {
+                         const char **type, char reason[SERVE_REASON_CAP]) {
     char path[1024];
     if (decode_path(raw, path, sizeof path))
         return fail(reason, 400, raw, "bad percent-encoding or too long");
     char parts[3][256];
-    int n = components(path, parts);
+    int n = components(path, parts, type);
     if (!n)
         return fail(reason, 404, path, "no such page");
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -97,8 +112,9 @@ unsigned serve_page_read(const char *dir, const char *raw, char **body, size_t *
         close(fd);
         return fail(reason, 500, path, "page too large");
     }
-    /* The page is replaced by rename, never rewritten in place: the open
-     * file is one whole page. */
+    /* A page is replaced by rename, never rewritten in place: the open
+     * file is one whole page. A log may still grow (a run's last lines):
+     * what it held at the fstat is served. */
     size_t size = (size_t)st.st_size, got = 0;
     char *buf = malloc(size ? size : 1);
     while (buf && got < size) {

@@ -6,9 +6,11 @@
  *   GET /index.html                    the same
  *   GET /builds/<name>/report.html     NIGHTLY_DIR/builds/<name>/report.html
  *   GET /failed/<name>/report.html     NIGHTLY_DIR/failed/<name>/report.html
+ *   GET /builds/<name>/nightly.log     the build's log (text/plain), which
+ *   GET /failed/<name>/nightly.log     its report links
  *
- * and nothing else: no listing, no other file of a build (the table, the
- * manifests and logs are not published by this), nothing outside the
+ * and nothing else: no listing, no other file of a build (the table and
+ * the manifests are not published by this), nothing outside the
  * directory. <name> is one path component that does not start with '.';
  * every component is opened below the directory with O_NOFOLLOW, so no
  * "..", symlink or renamed-in link leads out of it.
@@ -29,11 +31,11 @@
 bool serve_page_path(const char *path);
 
 /* Reads the page at path (percent-encoded, as the index links it) under
- * dir: 200 with *body (malloc'd) and *len, else 400 (a bad escape, an
+ * dir: 200 with *body (malloc'd), *len and *type (its Content-Type), else 400 (a bad escape, an
  * encoded NUL), 404 (no such page) or 500 (it could not be read), with
  * reason. The path is decoded before it is checked, so an encoded "/" or
  * ".." is held to the same rules. */
 unsigned serve_page_read(const char *dir, const char *path, char **body, size_t *len,
-                         char reason[SERVE_REASON_CAP]);
+                         const char **type, char reason[SERVE_REASON_CAP]);
 
 #endif

@@ -338,13 +338,14 @@ static void handle_metrics(const serve_handler *h, served_table *t, serve_reply 
 static void handle_page(const serve_handler *h, const serve_request *req, serve_reply *out) {
     char *body;
     size_t len;
+    const char *type;
     char reason[SERVE_REASON_CAP];
-    unsigned status = serve_page_read(h->pages_dir, req->path, &body, &len, reason);
+    unsigned status = serve_page_read(h->pages_dir, req->path, &body, &len, &type, reason);
     if (status != 200) {
         reply_text(out, status, "%s", reason);
         return;
     }
-    reply_owned(out, "text/html; charset=utf-8", body, len);
+    reply_owned(out, type, body, len);
 }
 
 void serve_handle(const serve_handler *h, const serve_request *req, served_table *t,

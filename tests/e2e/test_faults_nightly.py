@@ -67,13 +67,16 @@ class NightlyFaults(E2ETest):
         self.ini = self.write_file("nightly.ini", (
             f"[output]\ndir = {self.out}\nkeep = 2\n[profile]\nlookups = 20\n"
             "[sort]\nmemory = 1M\n").encode())
-        self.argv = [sstpipe_bin(), "nightly", "-c", self.ini, self.dump]
+        # Forced: every run is a whole build, the dump current was
+        # published from included (else "up to date", which builds nothing).
+        self.argv = [sstpipe_bin(), "nightly", "-c", self.ini, "--force", self.dump]
         self.ref = self.path("ref.sst")
         self.build(self.dump, self.ref, "--memory", "1M")
         self.publish(self.first)
 
     def publish(self, dump, what="a fault-free run"):
-        r = faultlib.run([sstpipe_bin(), "nightly", "-c", self.ini, dump], preload=False)
+        r = faultlib.run([sstpipe_bin(), "nightly", "-c", self.ini, "--force", dump],
+                         preload=False)
         self.assertEqual(r.code, 0, what + " did not publish" + r.describe())
         self.assertEqual(temp_leftovers(self.out), [], what + r.describe())
         return r

@@ -245,6 +245,11 @@ class NightlyTest(E2ETest):
         m = self.manifest("failed/" + failed)
         self.assertEqual(m["failed_stage"], "input")
         self.assertIsNone(m["input"])
+        # A directory that is not there is named as such.
+        missing = self.path("no-such-dir")
+        p = self.nightly(self.config(**{"input.path": os.path.join(missing, "d-*.bz2")}))
+        self.assertExit(p, 1)
+        self.assertIn(f"directory {missing} does not exist", p.stderr.decode())
 
     def test_config_errors_before_any_work(self):
         ini = self.config(**{"sst.block_size": "3000"})
@@ -265,6 +270,45 @@ class NightlyTest(E2ETest):
         p = self.nightly(ini, "--set", "output.kepe=2")
         self.assertExit(p, 2)
         self.assertIn("did you mean [output] keep?", p.stderr.decode())
+
+    # ------------------------------------------------------------ up to date
+
+    def test_published_dump_is_up_to_date_unless_forced(self):
+        ini = self.config(**{"profile.lookups": "0", "output.keep": "10"})
+        self.assertExit(self.nightly(ini, self.small), 0)
+        (first,) = self.builds()
+        index = os.path.join(self.out, "index.html")
+        os.unlink(index)
+        # The same dump again, from another directory (name, size, checksum
+        # alike): nothing built, nothing recorded, the pages made again.
+        same = self.path(os.path.basename(self.small))
+        shutil.copyfile(self.small, same)
+        p = self.nightly(ini, same)
+        self.assertExit(p, 0)
+        self.assertIn(f"up to date: current (builds/{first}) was published from the same input",
+                      p.stderr.decode())
+        self.assertEqual(self.builds(), [first])
+        self.assertEqual(self.failed(), [])
+        self.assertEqual(self.staging(), [])
+        self.assertTrue(os.path.exists(index))
+        # --force builds and publishes it again.
+        p = self.nightly(ini, self.small, "--force")
+        self.assertExit(p, 0)
+        self.assertNotIn("up to date", p.stderr.decode())
+        self.assertEqual(len(self.builds()), 2)
+        self.assertNotEqual(self.current(), "builds/" + first)
+        # Other settings that shape the table build it again.
+        p = self.nightly(ini, self.small, "--set", "truncate.max_bytes=2048")
+        self.assertExit(p, 0)
+        self.assertNotIn("up to date", p.stderr.decode())
+        self.assertEqual(len(self.builds()), 3)
+        # Another dump is built, and current's manifest is what a dump is
+        # checked against: the first one again is built too.
+        self.assertExit(self.nightly(ini, self.corpus), 0)
+        p = self.nightly(ini, self.small)
+        self.assertExit(p, 0)
+        self.assertNotIn("up to date", p.stderr.decode())
+        self.assertEqual(len(self.builds()), 5)
 
     # ------------------------------------------------------------ lock, kill -9
 
@@ -323,7 +367,7 @@ class NightlyTest(E2ETest):
         ini = self.config(**{"output.keep": "2", "profile.lookups": "50"})
         made = []
         for i in range(4):
-            self.assertExit(self.nightly(ini, self.small), 0)
+            self.assertExit(self.nightly(ini, self.small, "--force"), 0)
             made.append(self.current()[len("builds/"):])
             self.assertLessEqual(len(self.builds()), 2, self.builds())
         self.assertEqual(len(set(made)), 4, made)
@@ -331,7 +375,7 @@ class NightlyTest(E2ETest):
         self.assertEqual(self.current(), "builds/" + made[-1])
         # keep = 1 leaves only the build current points at.
         ini = self.config(**{"output.keep": "1", "profile.lookups": "0"})
-        self.assertExit(self.nightly(ini, self.small), 0)
+        self.assertExit(self.nightly(ini, self.small, "--force"), 0)
         newest = self.current()[len("builds/"):]
         self.assertEqual(self.builds(), [newest])
         self.assertTrue(os.path.exists(os.path.join(self.out, "current", "table.sst")))

@@ -545,6 +545,11 @@ class ReportTest(E2ETest):
         os.makedirs(os.path.join(copy, "failed", "20990101T000000Z-link"))
         secret = self.write_file("secret.html", b"<p>CONTENT-OUTSIDE</p>")
         os.symlink(secret, os.path.join(copy, "failed", "20990101T000000Z-link", "report.html"))
+        os.symlink(secret, os.path.join(copy, "failed", "20990101T000000Z-link", "nightly.log"))
+        os.makedirs(os.path.join(copy, "builds", name, "sub"))
+        shutil.copyfile(os.path.join(one, "nightly.log"),
+                        os.path.join(copy, "builds", name, "sub", "nightly.log"))
+        shutil.copyfile(os.path.join(one, "nightly.log"), os.path.join(copy, "nightly.log"))
         srv = Server(copy).start(self.path("serve.err"))
         self.addCleanup(srv.kill)
         c = srv.client()
@@ -561,13 +566,31 @@ class ReportTest(E2ETest):
             status, _, body = c.request("/" + html.unescape(href))
             with open(os.path.join(copy, urllib.parse.unquote(html.unescape(href))), "rb") as f:
                 self.assertEqual((status, body), (200, f.read()), href)
+        # Every link of every report is its log (text) or the index, and
+        # a failed run's report links its log too.
+        reports = [h for h in links if h.endswith("/report.html")]
+        self.assertTrue(any(h.startswith("failed/") for h in reports), reports)
+        for href in reports:
+            build = os.path.dirname(urllib.parse.unquote(html.unescape(href)))
+            with open(os.path.join(copy, build, "report.html"), encoding="utf-8") as f:
+                inner = re.findall(r'href="([^"]*)"', f.read())
+            self.assertEqual(sorted(inner), ["../../index.html", "nightly.log"], href)
+            status, headers, body = c.request("/" + os.path.dirname(html.unescape(href)) +
+                                              "/nightly.log")
+            with open(os.path.join(copy, build, "nightly.log"), "rb") as f:
+                self.assertEqual((status, headers["content-type"], body),
+                                 (200, "text/plain; charset=utf-8", f.read()), href)
         status, headers, body = c.request("/", method="HEAD")
         self.assertEqual((status, body), (200, b""))
         status, headers, _ = c.request("/", method="POST", body=b"x")
         self.assertEqual((status, headers.get("allow")), (405, "GET, HEAD"))
         q = urllib.parse.quote(name)
         for path in [f"/builds/{q}/table.sst", f"/builds/{q}/manifest.json",
-                     f"/builds/{q}/nightly.log", f"/builds/{q}/", "/builds/", "/builds",
+                     f"/builds/{q}/nightly.log/", f"/builds/{q}/nightly.logx",
+                     f"/builds/{q}/sub/nightly.log", f"/builds/{q}/.nightly.log",
+                     "/nightly.log", "/current/nightly.log", "/builds/.lock/nightly.log",
+                     "/builds/%2E%2E/nightly.log", "/failed/20990101T000000Z-link/nightly.log",
+                     f"/builds/{q}/", "/builds/", "/builds",
                      f"/builds/{q}", "/builds/../secret.html", "/builds/..%2F..%2Fsecret.html",
                      f"/builds/{q}/../../../secret.html", "/builds/../../report.html",
                      "/builds/%2E%2E/report.html", "/builds/.lock/report.html",
