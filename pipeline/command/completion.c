@@ -1,7 +1,7 @@
 /*
  * completion.c: the data half of sstpipe's bash completion, written from
  * the command table and the config key table: the commands, each command's
- * flags (its own and -c, --set, -h), what each flag's argument and each
+ * flags, short and long (its own and -c, --set, -h), what each flag's argument and each
  * operand is (a file, a directory, one of some words, a --set key, free
  * text) and the --set keys. It is bash functions, so the completion that
  * pipeline/command/sstpipe.bash.in's logic does at the prompt is always the parser's own
@@ -23,11 +23,15 @@ static void quoted(FILE *out, const char *text) {
 }
 
 /* The kind of an argument or operand, as the completion logic reads it:
- * "file", "dir", "words:a,b,c", "set" (a config key) or "text". */
+ * "file", "ini" (a config file), "dir", "words:a,b,c", "set" (a config key)
+ * or "text". */
 static void kind(FILE *out, sp_complete c, const char *words) {
     switch (c) {
     case SP_COMPLETE_FILE:
         fputs("file", out);
+        break;
+    case SP_COMPLETE_INI:
+        fputs("ini", out);
         break;
     case SP_COMPLETE_DIR:
         fputs("dir", out);

@@ -7,7 +7,7 @@
 #include <stddef.h>
 
 const sp_flag sp_common_flags[] = {
-    {"config", 'c', "FILE", 0, NULL, NULL, SP_COMPLETE_FILE, NULL},
+    {"config", 'c', "FILE", 0, NULL, NULL, SP_COMPLETE_INI, NULL},
     {"set", 0, "S.K=V", 0, NULL,
      "set one key (repeatable), e.g. --set sst.block_size=16K; precedence: defaults < -c FILE "
      "< --set < the flags above",

@@ -28,6 +28,7 @@
 typedef enum sp_complete {
     SP_COMPLETE_NONE,  /* free text (a number, a size, a list) */
     SP_COMPLETE_FILE,  /* a file name */
+    SP_COMPLETE_INI,   /* a config file: *.ini first, any file when none is */
     SP_COMPLETE_DIR,   /* a directory name */
     SP_COMPLETE_WORDS, /* one of the words in sp_flag.words / sp_operand.words */
     SP_COMPLETE_KEY,   /* section.key=value: a config key (--set) */

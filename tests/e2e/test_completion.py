@@ -5,7 +5,9 @@ the commands are `sstpipe --help`'s; after `sstpipe CMD -` every flag of
 `sstpipe CMD --help`, and nothing else; --set offers every key of
 `config show --json` as section.key=; a FILE operand or flag argument
 completes file names, a DIR one directories only, a flag given as
---flag=VALUE too, and a word operand its words.
+--flag=VALUE too, and a word operand its words. Short flags are offered
+with the long ones (-o, -c, -v, -h); -c and --config offer *.ini files and
+directories first, every file when no *.ini name matches.
 """
 
 import sys
@@ -52,7 +54,8 @@ class CompletionTest(E2ETest):
         return re.findall(r"(?m)^  (\S+)\s", r.stdout.decode())
 
     def test_commands(self):
-        self.assertEqual(self.complete(""), sorted(self.commands() + ["--help", "--version"]))
+        self.assertEqual(self.complete(""),
+                         sorted(self.commands() + ["-h", "--help", "--version"]))
         self.assertEqual(self.complete("ve"), ["verify"])
 
     def test_flags_are_helps(self):
@@ -64,6 +67,35 @@ class CompletionTest(E2ETest):
                 for m in re.finditer(r"(?m)^  (?:(-\S), |    )(--[a-z0-9-]+)", r.stdout.decode()):
                     flags |= {f for f in m.groups() if f}
                 self.assertEqual(self.complete(cmd, "-"), sorted(flags))
+
+    def test_short_flags(self):
+        """The short spellings, beside the long ones, and their arguments."""
+        self.assertEqual(self.complete("-"), ["--help", "--version", "-h"])
+        build = self.complete("build", "-")
+        for f in ("-o", "--output", "-v", "--verbose", "-q", "--quiet", "-c", "--config", "-h"):
+            self.assertIn(f, build)
+        self.assertEqual(self.complete("get", "-"), ["--config", "--help", "--set", "-c", "-h"])
+        self.write_file("enwiki.sst", b"")
+        self.assertEqual(self.complete("build", "dump.xml", "-v", "-o", "en"), ["enwiki.sst"])
+        # A switch takes no argument: the word after it is an operand.
+        self.assertEqual(self.complete("verify", "-h", "en"), ["enwiki.sst"])
+
+    def test_config_ini_first(self):
+        os.mkdir(self.path("conf.d"))
+        for name in ("nightly.ini", "cluster.ini", "night.txt", "enwiki.sst"):
+            self.write_file(name, b"")
+        for flag in ("-c", "--config"):
+            with self.subTest(flag=flag):
+                self.assertEqual(self.complete("build", flag, ""),
+                                 ["cluster.ini", "conf.d", "nightly.ini"])
+                self.assertEqual(self.complete("serve", flag, "n"), ["nightly.ini"])
+                self.assertEqual(self.complete("nightly", flag, "=", "c"), ["cluster.ini", "conf.d"])
+                # No *.ini name matches: every file.
+                self.assertEqual(self.complete("build", flag, "night."), ["night.txt"])
+                self.assertEqual(self.complete("info", flag, "e"), ["enwiki.sst"])
+        # Operands and other FILE arguments stay every file.
+        self.assertEqual(self.complete("info", ""),
+                         ["cluster.ini", "conf.d", "enwiki.sst", "night.txt", "nightly.ini"])
 
     def test_set_keys(self):
         r = sstpipe("config", "show", "--json")
