@@ -102,8 +102,7 @@ static const char *nearest_flag(const sp_command *cmd, const char *name, size_t 
     const char *best = NULL;
     size_t best_d = config_typo_limit(word) + 1;
     for (size_t k = 0; k < cmd->n_flags + sp_n_common_flags; k++) {
-        const char *f =
-            k < cmd->n_flags ? cmd->flags[k].name : sp_common_flags[k - cmd->n_flags].name;
+        const char *f = sp_command_flag(cmd, k)->name;
         size_t d = strncmp(f, word, strlen(word)) ? config_edit_distance(word, f) : 0;
         if (d < best_d) {
             best = f;
@@ -111,6 +110,16 @@ static const char *nearest_flag(const sp_command *cmd, const char *name, size_t 
         }
     }
     return best;
+}
+
+/* The flag of cmd named exactly name[0..len), or NULL. */
+static const sp_flag *flag_named(const sp_command *cmd, const char *name, size_t len) {
+    for (size_t k = 0; k < cmd->n_flags + sp_n_common_flags; k++) {
+        const sp_flag *f = sp_command_flag(cmd, k);
+        if (strlen(f->name) == len && !strncmp(f->name, name, len))
+            return f;
+    }
+    return NULL;
 }
 
 /* The usage error for the flag elem (as written: "--max-byte=10", "-vx"
@@ -125,6 +134,9 @@ static int bad_option(const sp_command *cmd, const char *elem, bool missing) {
     size_t len = strcspn(name, "=");
     if (missing)
         return sp_cli_usage_error(cmd->name, "option '--%.*s' needs an argument", (int)len, name);
+    const sp_flag *f = flag_named(cmd, name, len);
+    if (f && !f->arg && name[len] == '=')
+        return sp_cli_usage_error(cmd->name, "option '--%.*s' takes no argument", (int)len, name);
     const char *meant = nearest_flag(cmd, name, len);
     if (meant)
         return sp_cli_usage_error(cmd->name, "unknown option '--%.*s', did you mean --%s?",

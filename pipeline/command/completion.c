@@ -58,11 +58,6 @@ static void spellings(FILE *out, const sp_flag *f, const char *sep) {
     fprintf(out, "--%s", f->name);
 }
 
-/* Every flag of cmd: its own, then the common ones. */
-static const sp_flag *flag_at(const sp_command *cmd, size_t i) {
-    return i < cmd->n_flags ? &cmd->flags[i] : &sp_common_flags[i - cmd->n_flags];
-}
-
 void sp_generate_bash_completion(const sp_command *const *commands, FILE *out) {
     fputs("_sstpipe_commands() {\n    echo '", out);
     for (const sp_command *const *c = commands; *c; c++)
@@ -80,7 +75,7 @@ void sp_generate_bash_completion(const sp_command *const *commands, FILE *out) {
         for (size_t i = 0; i < cmd->n_flags + sp_n_common_flags; i++) {
             if (i)
                 fputc(' ', out);
-            spellings(out, flag_at(cmd, i), " ");
+            spellings(out, sp_command_flag(cmd, i), " ");
         }
         fputs("' ;;\n", out);
     }
@@ -92,7 +87,7 @@ void sp_generate_bash_completion(const sp_command *const *commands, FILE *out) {
     for (const sp_command *const *c = commands; *c; c++) {
         const sp_command *cmd = *c;
         for (size_t i = 0; !cmd->hidden && i < cmd->n_flags + sp_n_common_flags; i++) {
-            const sp_flag *f = flag_at(cmd, i);
+            const sp_flag *f = sp_command_flag(cmd, i);
             if (!f->arg)
                 continue;
             fprintf(out, "    '%s ", cmd->name);

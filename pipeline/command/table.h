@@ -116,6 +116,12 @@ extern const sp_operand sp_file_operand[1];
 extern const sp_flag sp_common_flags[];
 extern const size_t sp_n_common_flags;
 
+/* Flag i of cmd's own and then the common ones, i < cmd->n_flags +
+ * sp_n_common_flags: every flag cmd takes. */
+static inline const sp_flag *sp_command_flag(const sp_command *cmd, size_t i) {
+    return i < cmd->n_flags ? &cmd->flags[i] : &sp_common_flags[i - cmd->n_flags];
+}
+
 /* The config key flag f sets, or -1. */
 int sp_flag_key(const sp_flag *f);
 

@@ -118,6 +118,13 @@ class BadWords(E2ETest):
                 self.refused(args, f"unknown option '{written}', did you mean {meant}?")
         self.assertFalse(os.path.exists(self.path("a.sst")))
 
+    def test_switch_given_a_value(self):
+        for args, name in ((["dump", self.table, "--keys-only=1"], "--keys-only"),
+                           (["info", self.table, "--help=yes"], "--help")):
+            with self.subTest(args=args):
+                r = self.refused(args, f"option '{name}' takes no argument")
+                self.assertNotIn("did you mean", r.err_text)
+
     def test_unknown_command(self):
         r = self.refused(["bulid"], "unknown command 'bulid', did you mean build?")
         self.assertNotIn("commands:", r.err_text)
