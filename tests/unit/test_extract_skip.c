@@ -518,7 +518,17 @@ static void test_generated(void **state) {
 
 /* Every byte of a generated dump, in turn, replaced by a byte that matters
  * to XML or UTF-8, or the dump cut short there: filtered and unfiltered
- * parses fail (or not) alike, with the same message and line. */
+ * parses fail (or not) alike, with the same message and line. Under the
+ * sanitizers, which look for memory errors on the paths a corruption sends
+ * both parses down (and where fuzz_extract feeds the parse arbitrary
+ * bytes), every third byte: the markup recurs page after page at places
+ * that differ in every remainder, so each kind of corruption still meets
+ * each kind of markup; the plain build compares every byte. */
+#ifdef __SANITIZE_ADDRESS__
+enum { CORRUPT_STEP = 3 };
+#else
+enum { CORRUPT_STEP = 1 };
+#endif
 static void test_corrupted(void **state) {
     (void)state;
     static const uint8_t evil[] = {0x00, 0x01, 0x0C, '&',  '<',  '>',  ']',  ';',  '#',
@@ -529,7 +539,7 @@ static void test_corrupted(void **state) {
     uint8_t *copy = malloc(doc.len);
     assert_non_null(copy);
     size_t failures = 0;
-    for (size_t pos = 0; pos < doc.len; pos++) {
+    for (size_t pos = 0; pos < doc.len; pos += CORRUPT_STEP) {
         memcpy(copy, doc.p, doc.len);
         copy[pos] = evil[pick(&rng, sizeof evil)];
         uint64_t cap = 1 + pick(&rng, 60);
@@ -549,7 +559,7 @@ static void test_corrupted(void **state) {
         }
     }
     /* The corruptions did break documents, in large numbers. */
-    assert_true(failures > doc.len / 4);
+    assert_true(failures > doc.len / CORRUPT_STEP / 4);
     free(copy);
     free(doc.p);
 }
