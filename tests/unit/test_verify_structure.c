@@ -26,12 +26,7 @@
 #define CS 4096u
 #define MVB 400u
 
-typedef struct fixture {
-    char *dir, *path, *bad;
-    trecs s;
-    uint8_t *good;
-    size_t n;
-} fixture;
+typedef t_good fixture;
 
 /* The file being damaged, with its footer's fields at hand. */
 typedef struct table {
@@ -44,29 +39,14 @@ typedef struct table {
 } table;
 
 static int setup(void **state) {
-    fixture *f = calloc(1, sizeof *f);
-    f->dir = test_dir_make("sst-check-test");
-    f->path = t_path(f->dir, "good.sst");
-    f->bad = t_path(f->dir, "bad.sst");
-    f->s = t_random(5, 300, MVB);
-    sp_error err = {0};
-    table_stats st;
-    if (t_write(f->path, BS, CS, MVB, &f->s, &st, &err))
-        return -1;
-    f->good = t_read_file(f->path, &f->n);
+    fixture *f = t_good_make(BS, CS, MVB);
     *state = f;
     /* The cases need data padding and at least three blocks. */
-    return st.data_blocks < 3 || st.data_blocks * BS % CS == 0 ? -1 : 0;
+    return !f || f->st.data_blocks < 3 || f->st.data_blocks * BS % CS == 0 ? -1 : 0;
 }
 
 static int teardown(void **state) {
-    fixture *f = *state;
-    t_free(&f->s);
-    free(f->good);
-    test_dir_remove(f->dir);
-    free(f->path);
-    free(f->bad);
-    free(f);
+    t_good_free(*state);
     return 0;
 }
 
