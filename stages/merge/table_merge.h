@@ -17,7 +17,7 @@
  *
  * Memory: one chunk read per input (read_bytes; 1 MiB for the base) and
  * a 64 KiB buffer of its index (the inputs are opened streamed and their
- * first keys read entry after entry: index_cursor.h), the writer's 4 MiB
+ * first keys read entry after entry: table_check.h), the writer's 4 MiB
  * batch and 256 KiB of the output's index (the rest waits in a scratch
  * file beside the output until the data is written), whatever the table
  * sizes. A table set input costs what one of its shards does: they are

@@ -35,7 +35,7 @@
 
 #include "stages/common/fileio.h"
 #include "stages/common/key.h"
-#include "stages/sst/index_cursor.h"
+#include "stages/sst/table_check.h"
 #include "stages/sst/table_set.h"
 
 #include <stdio.h>

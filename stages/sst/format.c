@@ -24,11 +24,7 @@ void sst_footer_encode(const sst_footer *f, uint8_t out[SST_FOOTER_BYTES]) {
     memcpy(out + SST_FOOTER_MAGIC, SST_MAGIC, 8);
 }
 
-int sst_footer_decode(const uint8_t in[SST_FOOTER_BYTES], sst_footer *f, const char *name,
-                      sp_error *err) {
-    if (memcmp(in + SST_FOOTER_MAGIC, SST_MAGIC, 8) != 0)
-        return sp_errorf(err, "%s: not an sstpipe SSTable (no \"%s\" magic at the end of the file)",
-                         name, SST_MAGIC);
+void sst_footer_decode(const uint8_t in[SST_FOOTER_BYTES], sst_footer *f) {
     uint64_t *u64s[9] = {&f->index_offset, &f->index_length, &f->index_region_length,
                          &f->data_blocks,  &f->records,      &f->key_bytes,
                          &f->value_bytes,  &f->file_size,    &f->index_checksum};
@@ -40,12 +36,6 @@ int sst_footer_decode(const uint8_t in[SST_FOOTER_BYTES], sst_footer *f, const c
         *u32s[i] = sst_get_u32(in + SST_FOOTER_BLOCK_SIZE + 4 * i);
     f->data_region_length = sst_get_u64(in + SST_FOOTER_DATA_REGION_LENGTH);
     f->footer_checksum = sst_get_u64(in + SST_FOOTER_CHECKSUM);
-    if (f->format_version != SST_FORMAT_VERSION)
-        return sp_errorf(err, "%s: SSTable format version %u is not supported (expected %u)", name,
-                         f->format_version, SST_FORMAT_VERSION);
-    if (sst_get_u64(in + SST_FOOTER_RESERVED) != 0)
-        return sp_errorf(err, "%s: footer reserved bytes are not zero", name);
-    return 0;
 }
 
 uint64_t sst_max_record_bytes(uint32_t block_size) {

@@ -83,10 +83,9 @@ typedef struct sst_footer {
 
 /* Serialises f into 128 bytes, magic included (footer_checksum is written as given). */
 void sst_footer_encode(const sst_footer *f, uint8_t out[SST_FOOTER_BYTES]);
-/* Parses 128 bytes; checks the magic, the version and the reserved bytes
- * only (sst_reader_open checks the rest). name is for errors. */
-int sst_footer_decode(const uint8_t in[SST_FOOTER_BYTES], sst_footer *f, const char *name,
-                      sp_error *err);
+/* Reads the fields of 128 bytes, whatever they hold: every rule on them,
+ * the magic's and the reserved bytes' too, is table_check.c's. */
+void sst_footer_decode(const uint8_t in[SST_FOOTER_BYTES], sst_footer *f);
 
 /*
  * The largest record a block of block_size can hold, and whether options

@@ -2,34 +2,28 @@
  * table_reader.c: opening an SSTable (footer and index checked, index kept
  * in memory) and reading its blocks; see table_reader.h and FORMAT.md.
  *
- * Open checks everything a later read relies on, so that a lookup needs no
- * more than one pread of one block: the footer's fields against the real
- * file size and against each other, both checksums, the data region's
- * padding, and every index entry. With each block's own checksum checked
- * when it is read, every byte of the file is covered.
+ * Open runs the table check (table_check.h) in its stopping mode, which
+ * checks everything a later read relies on, so that a lookup needs no more
+ * than one pread of one block: the footer's fields against the real file
+ * size and against each other, the regions' checksums and padding, and
+ * every index entry. With each block's own checksum checked when it is
+ * read, every byte of the file is covered.
  */
 #include "stages/sst/table_reader.h"
 
 #include "stages/common/fileio.h"
 #include "stages/common/key.h"
-#include "stages/common/size.h"
 #include "stages/sst/block_dir.h"
 #include "stages/sst/coding.h"
-#include "stages/sst/index_cursor.h"
+#include "stages/sst/table_check.h"
 
 #include <fcntl.h>
 #include <stdatomic.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <xxhash.h>
-
-#define CHUNK_BYTES (1u << 20) /* reads of padding while checksumming */
-/* A streamed reader's index buffer at open. */
-#define SST_READER_STREAM_BYTES (64u << 10)
 
 /* The data region mapped for lookups, and what each block's first lookup
  * in this process left: NULL before it; after the block passed the full
@@ -83,154 +77,12 @@ void sst_reader_close(sst_reader *r) {
     free(r);
 }
 
-/* Feeds n file bytes at off into h. */
-static int hash_range(sst_reader *r, XXH3_state_t *h, uint64_t off, uint64_t n, sp_error *err) {
-    uint8_t *buf = malloc(n < CHUNK_BYTES ? (size_t)n + 1 : CHUNK_BYTES);
-    if (!buf)
-        return sp_errorf(err, "%s: out of memory", r->path);
-    while (n) {
-        size_t k = n < CHUNK_BYTES ? (size_t)n : CHUNK_BYTES;
-        if (sp_pread_exact(r->fd, buf, k, off, r->path, err)) {
-            free(buf);
-            return -1;
-        }
-        XXH3_64bits_update(h, buf, k);
-        off += k;
-        n -= k;
-    }
-    free(buf);
-    return 0;
-}
-
-/* The data region's tail padding is covered by no checksum, so it is
- * checked to be the zeros the format requires. */
-static int check_zeros(sst_reader *r, uint64_t off, uint64_t n, sp_error *err) {
-    uint8_t *buf = malloc(n < CHUNK_BYTES ? (size_t)n + 1 : CHUNK_BYTES);
-    if (!buf)
-        return sp_errorf(err, "%s: out of memory", r->path);
-    int rc = 0;
-    while (n && !rc) {
-        size_t k = n < CHUNK_BYTES ? (size_t)n : CHUNK_BYTES;
-        rc = sp_pread_exact(r->fd, buf, k, off, r->path, err);
-        for (size_t i = 0; i < k && !rc; i++)
-            if (buf[i])
-                rc = sp_errorf(err, "%s: byte %llu in the data region's padding is not zero",
-                               r->path, (unsigned long long)(off + i));
-        off += k;
-        n -= k;
-    }
-    free(buf);
-    return rc;
-}
-
-/* The footer's fields against the file and each other; f->file_size was
- * already found equal to the real size, a multiple of cluster_size. */
-static int check_footer(sst_reader *r, const sst_footer *f, uint64_t at, sp_error *err) {
-    const char *p = r->path;
-    unsigned long long a = (unsigned long long)at;
-    char lo[32], hi[32];
-    if (f->checksum_type != SST_CHECKSUM_XXH3_64)
-        return sp_errorf(err, "%s: footer at byte %llu: unknown checksum type %u", p, a,
-                         f->checksum_type);
-    if (!sst_pow2_in(f->block_size, SST_MIN_BLOCK_SIZE, SST_MAX_BLOCK_SIZE))
-        return sp_errorf(err,
-                         "%s: footer at byte %llu: block size %u is not a power of two from "
-                         "%s to %s",
-                         p, a, f->block_size, sp_format_size(SST_MIN_BLOCK_SIZE, lo, sizeof lo),
-                         sp_format_size(SST_MAX_BLOCK_SIZE, hi, sizeof hi));
-    if (f->restart_interval != SST_RESTART_INTERVAL)
-        return sp_errorf(err, "%s: footer at byte %llu: restart interval %u (expected %u)", p, a,
-                         f->restart_interval, SST_RESTART_INTERVAL);
-    uint64_t cs = f->cluster_size, size = f->file_size;
-    if (f->data_blocks > size / f->block_size ||
-        f->data_region_length != sst_align_up(f->data_blocks * f->block_size, cs) ||
-        f->index_offset != f->data_region_length || f->index_length > size ||
-        f->index_region_length != sst_align_up(f->index_length, cs) ||
-        f->index_offset > size - cs || f->index_region_length != size - cs - f->index_offset)
-        return sp_errorf(err,
-                         "%s: footer at byte %llu: regions do not tile the file (data %llu bytes "
-                         "for %llu blocks, index at byte %llu of %llu/%llu bytes, file %llu bytes)",
-                         p, a, (unsigned long long)f->data_region_length,
-                         (unsigned long long)f->data_blocks, (unsigned long long)f->index_offset,
-                         (unsigned long long)f->index_length,
-                         (unsigned long long)f->index_region_length, (unsigned long long)size);
-    if ((f->records == 0) != (f->data_blocks == 0) || f->records < f->data_blocks)
-        return sp_errorf(err, "%s: footer at byte %llu: %llu records in %llu blocks", p, a,
-                         (unsigned long long)f->records, (unsigned long long)f->data_blocks);
-    return 0;
-}
-
-/*
- * The checksum check of a region that starts at byte at: XXH3-64 over head
- * (its first head_len bytes, already read) and then the n file bytes at
- * off, against want. The index and the footer region are checked alike,
- * streamed or not; what names the region in the message.
- */
-static int check_region_sum(sst_reader *r, const char *what, uint64_t at, const uint8_t *head,
-                            size_t head_len, uint64_t off, uint64_t n, uint64_t want,
-                            sp_error *err) {
-    XXH3_state_t *h = XXH3_createState();
-    if (!h)
-        return sp_errorf(err, "%s: out of memory", r->path);
-    XXH3_64bits_reset(h);
-    if (head_len)
-        XXH3_64bits_update(h, head, head_len);
-    int rc = hash_range(r, h, off, n, err);
-    uint64_t sum = XXH3_64bits_digest(h);
-    XXH3_freeState(h);
-    if (rc)
-        return -1;
-    if (sum != want)
-        return sp_errorf(err,
-                         "%s: %s checksum mismatch (%s region at byte %llu: stored %016llx, "
-                         "computed %016llx)",
-                         r->path, what, what, (unsigned long long)at, (unsigned long long)want,
-                         (unsigned long long)sum);
-    return 0;
-}
-
-/*
- * The index, its checksum and then every entry through a cursor. Loaded
- * (index: the index bytes, read into r->index), each block's entry position
- * and key prefix are kept; streamed (index NULL, see
- * sst_reader_open_streamed), the region is hashed and walked in chunks of a
- * fixed buffer and nothing of it is kept.
- */
-static int check_index(sst_reader *r, const uint8_t *index, sp_error *err) {
-    const sst_footer *f = &r->footer;
-    size_t head = index ? (size_t)f->index_length : 0;
-    if (check_region_sum(r, "index", f->index_offset, index, head, f->index_offset + head,
-                         f->index_region_length - head, f->index_checksum, err))
-        return -1;
-    sst_index_cursor *c =
-        sst_index_cursor_open(r->path, r->fd, f, index, index ? 0 : SST_READER_STREAM_BYTES, err);
-    if (!c)
-        return -1;
-    const uint8_t *key;
-    uint32_t klen;
-    int rc;
-    while ((rc = sst_index_cursor_next(c, &key, &klen, err)) == 1) {
-        if (!index)
-            continue;
-        uint64_t i = sst_index_cursor_block(c) - 1;
-        r->entry_pos[i] = sst_index_cursor_entry_pos(c);
-        r->first_prefix[i] = sp_key_prefix(key, klen);
-    }
-    sst_index_cursor_destroy(c);
-    return rc;
-}
-
-static int load_index(sst_reader *r, sp_error *err) {
-    const sst_footer *f = &r->footer;
-    r->index = malloc(f->index_length + 1);
-    r->entry_pos = malloc((f->data_blocks + 1) * sizeof *r->entry_pos);
-    r->first_prefix = malloc((f->data_blocks + 1) * sizeof *r->first_prefix);
-    if (!r->index || !r->entry_pos || !r->first_prefix)
-        return sp_errorf(err, "%s: out of memory for an index of %llu bytes", r->path,
-                         (unsigned long long)f->index_length);
-    if (sp_pread_exact(r->fd, r->index, f->index_length, f->index_offset, r->path, err))
-        return -1;
-    return check_index(r, r->index, err);
+/* Keeps block i's index entry: where it starts and its key's prefix. */
+static void keep_entry(void *ctx, uint64_t i, const uint8_t *key, uint32_t klen,
+                       uint64_t entry_pos) {
+    sst_reader *r = ctx;
+    r->entry_pos[i] = entry_pos;
+    r->first_prefix[i] = sp_key_prefix(key, klen);
 }
 
 static sst_reader *open_reader(const char *path, bool streamed, sp_error *err) {
@@ -246,52 +98,26 @@ static sst_reader *open_reader(const char *path, bool streamed, sp_error *err) {
         sp_errorf_errno(err, "%s: cannot open", path);
         goto fail;
     }
-    uint64_t size = (uint64_t)st.st_size;
     if (!S_ISREG(st.st_mode)) {
         sp_errorf(err, "%s: not a regular file", path);
         goto fail;
     }
-    if (size < SST_MIN_CLUSTER_SIZE) {
-        sp_errorf(err, "%s: %llu bytes is too short for an SSTable (at least %u)", path,
-                  (unsigned long long)size, SST_MIN_CLUSTER_SIZE);
-        goto fail;
-    }
-    uint64_t at = size - SST_FOOTER_BYTES;
-    uint8_t raw[SST_FOOTER_BYTES];
+    sst_check chk = {.path = r->path, .fd = r->fd};
     sst_footer *f = &r->footer;
-    if (sp_pread_exact(r->fd, raw, sizeof raw, at, path, err))
+    if (sst_check_open_footer(&chk, (uint64_t)st.st_size, f, err) ||
+        sst_check_data_padding(&chk, f, err))
         goto fail;
-    sp_error e = {0};
-    char where[300];
-    snprintf(where, sizeof where, "%s: footer at byte %llu", path, (unsigned long long)at);
-    if (sst_footer_decode(raw, f, where, &e)) {
-        sp_errorf(err, "%s", e.msg);
-        goto fail;
+    if (!streamed) {
+        r->index = malloc(f->index_length + 1);
+        r->entry_pos = malloc((f->data_blocks + 1) * sizeof *r->entry_pos);
+        r->first_prefix = malloc((f->data_blocks + 1) * sizeof *r->first_prefix);
+        if (!r->index || !r->entry_pos || !r->first_prefix) {
+            sp_errorf(err, "%s: out of memory for an index of %llu bytes", path,
+                      (unsigned long long)f->index_length);
+            goto fail;
+        }
     }
-    char lo[32], hi[32];
-    if (!sst_pow2_in(f->cluster_size, SST_MIN_CLUSTER_SIZE, SST_MAX_CLUSTER_SIZE)) {
-        sp_errorf(err,
-                  "%s: footer at byte %llu: cluster size %u is not a power of two from %s to %s",
-                  path, (unsigned long long)at, f->cluster_size,
-                  sp_format_size(SST_MIN_CLUSTER_SIZE, lo, sizeof lo),
-                  sp_format_size(SST_MAX_CLUSTER_SIZE, hi, sizeof hi));
-        goto fail;
-    }
-    if (f->file_size != size || size % f->cluster_size != 0) {
-        sp_errorf(err,
-                  "%s: footer at byte %llu records a file of %llu bytes, but the file has %llu "
-                  "(truncated or appended to)",
-                  path, (unsigned long long)at, (unsigned long long)f->file_size,
-                  (unsigned long long)size);
-        goto fail;
-    }
-    if (check_region_sum(r, "footer", size - f->cluster_size, NULL, 0, size - f->cluster_size,
-                         f->cluster_size - 16, f->footer_checksum, err))
-        goto fail;
-    if (check_footer(r, f, at, err) ||
-        check_zeros(r, f->data_blocks * f->block_size,
-                    f->data_region_length - f->data_blocks * f->block_size, err) ||
-        (streamed ? check_index(r, NULL, err) : load_index(r, err)))
+    if (sst_check_index(&chk, f, r->index, streamed ? NULL : keep_entry, r, err))
         goto fail;
     if (posix_memalign((void **)&r->block, 4096, f->block_size) != 0) {
         r->block = NULL;

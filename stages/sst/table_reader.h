@@ -36,7 +36,7 @@ sst_reader *sst_reader_open(const char *path, sp_error *err);
  * memory (the index is checked at open through a buffer of a fixed size),
  * so that the reader's memory does not grow with the table: for a caller
  * that visits the blocks in order and reads their first keys with an
- * index cursor of its own (index_cursor.h), as merge does. The calls that
+ * index cursor of its own (table_check.h), as merge does. The calls that
  * need the index (find_block, block_first_key, get, read_block,
  * check_block, search_block, map) must not be made on it;
  * sst_reader_check_block_key takes the first key from the caller instead.

@@ -50,7 +50,7 @@
 #include "stages/sst/block.h"
 #include "stages/sst/coding.h"
 #include "stages/sst/format.h"
-#include "stages/sst/index_cursor.h"
+#include "stages/sst/table_check.h"
 
 #include <errno.h>
 #include <fcntl.h>

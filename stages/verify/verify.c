@@ -8,11 +8,19 @@
  * top (key order, index against blocks, counts, bounds, UTF-8) catch files
  * a buggy writer produced with matching checksums.
  *
- * Each region is read once, in large sequential reads: the index first (it
- * is small and the blocks are compared against it), then the data region
- * (verify_blocks.c: read ahead of the check and checked on two threads),
- * then the footer region. The only per-byte work is the block hash, the
- * UTF-8 check of keys and values, and the zero check of padding.
+ * The file's structure (the footer's fields, the regions' checksums and
+ * padding, the index entries) is the table check's (stages/sst/table_check.h),
+ * the same rules every opener runs, here in the mode that collects every
+ * problem; this file adds what only a full check needs: the data blocks
+ * against the index (verify_blocks.c), the footer's counts against the
+ * blocks, a shard against its manifest, and a damaged end.
+ *
+ * Each region is read once, in large sequential reads: the footer region
+ * and the index first (they are small and the blocks are compared against
+ * the index), then the data region (verify_blocks.c: read ahead of the
+ * check and checked on two threads) and its zero tail. The only per-byte
+ * work is the block hash, the UTF-8 check of keys and values, and the zero
+ * check of padding.
  *
  * When the footer is not where it belongs (a truncated file, bytes appended,
  * a damaged end) the file is still checked as far as it can be: a footer
@@ -27,10 +35,9 @@
 
 #include "stages/common/clock.h"
 #include "stages/common/fileio.h"
-#include "stages/common/record.h"
 #include "stages/sst/block.h"
-#include "stages/sst/coding.h"
 #include "stages/sst/format.h"
+#include "stages/sst/table_check.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -39,81 +46,23 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#include <xxhash.h>
-
-static int read_at(checker *c, uint8_t *buf, size_t n, uint64_t off, sp_error *err) {
-    if (sp_pread_exact(c->fd, buf, n, off, c->rep->path, err))
-        return -1;
-    c->rep->bytes += n;
-    return 0;
-}
-
-/* ---------------------------------------------------------------- footer */
-
-/* XXH3-64 of the footer region up to footer_checksum, reading it in chunks;
- * also reports non-zero bytes before the footer. Reads count as the
- * footer region's one read when count is set. */
-static int footer_region_hash(checker *c, uint64_t end, uint32_t cs, bool count, uint64_t *hash,
-                              sp_error *err) {
-    XXH3_state_t *st = XXH3_createState();
-    if (!st)
-        return sp_errorf(err, "%s: out of memory", c->rep->path);
-    XXH3_64bits_reset(st);
-    uint64_t start = end - cs, off = start;
-    bool zeros_ok = true;
-    int rc = 0;
-    while (off < end) {
-        size_t n = (size_t)(end - off < c->buf_cap ? end - off : c->buf_cap);
-        if (count ? read_at(c, c->buf, n, off, err)
-                  : sp_pread_exact(c->fd, c->buf, n, off, c->rep->path, err)) {
-            rc = -1;
-            break;
-        }
-        uint64_t hashed_end = end - (SST_FOOTER_BYTES - SST_FOOTER_CHECKSUM);
-        if (off < hashed_end)
-            XXH3_64bits_update(st, c->buf, (size_t)(hashed_end - off < n ? hashed_end - off : n));
-        uint64_t zero_end = end - SST_FOOTER_BYTES;
-        if (count && zeros_ok && off < zero_end) {
-            size_t m = (size_t)(zero_end - off < n ? zero_end - off : n);
-            size_t nz = first_nonzero(c->buf, m);
-            if (nz < m) {
-                checker_problem(c, -1, off + nz, "non-zero byte in the footer region's padding");
-                zeros_ok = false;
-            }
-        }
-        off += n;
-    }
-    *hash = XXH3_64bits_digest(st);
-    XXH3_freeState(st);
-    return rc;
-}
 
 /*
- * Decodes the footer that ends at byte end. With trust_position (it is at
- * the very end of the file) a damaged footer is still used and its faults
- * become problems; otherwise (a candidate found inside the file) it must be
- * entirely valid. Returns 1 usable, 0 not, -1 on I/O error.
+ * Whether the footer that ends at byte end can be used to check the file
+ * by. With trust_position (it is at the very end of the file) a damaged
+ * footer is still used, its faults then reported by the table check;
+ * otherwise (a candidate found inside the file) it must be entirely valid.
+ * Returns 1 usable, 0 not, -1 on I/O error.
  */
 static int footer_at(checker *c, uint64_t end, bool trust_position, sp_error *err) {
     uint8_t raw[SST_FOOTER_BYTES];
     if (end < SST_FOOTER_BYTES ||
         sp_pread_exact(c->fd, raw, sizeof raw, end - SST_FOOTER_BYTES, c->rep->path, err))
         return end < SST_FOOTER_BYTES ? 0 : -1;
-    uint64_t foff = end - SST_FOOTER_BYTES;
     bool magic_ok = memcmp(raw + SST_FOOTER_MAGIC, SST_MAGIC, 8) == 0;
     if (!magic_ok && !trust_position)
         return 0;
-    /* sst_footer_decode checks magic, version and reserved bytes; decode a
-     * copy with those three normalised so the fields are read even when
-     * one of them is damaged, and report the damage ourselves. */
-    uint8_t norm[SST_FOOTER_BYTES];
-    memcpy(norm, raw, sizeof norm);
-    memcpy(norm + SST_FOOTER_MAGIC, SST_MAGIC, 8);
-    sst_put_u32(norm + SST_FOOTER_BLOCK_SIZE + 16, SST_FORMAT_VERSION);
-    memset(norm + SST_FOOTER_RESERVED, 0, 8);
-    sp_error derr = {0};
-    if (sst_footer_decode(norm, &c->f, c->rep->path, &derr))
-        return 0;
+    sst_footer_decode(raw, &c->f);
     const sst_footer *f = &c->f;
     if (!sst_pow2_in(f->cluster_size, SST_MIN_CLUSTER_SIZE, SST_MAX_CLUSTER_SIZE) ||
         f->cluster_size > end)
@@ -121,27 +70,17 @@ static int footer_at(checker *c, uint64_t end, bool trust_position, sp_error *er
     /* A footer at the end with its magic is used as it is (its checksum is
      * checked with the region later); any other must prove itself now. */
     if (trust_position && magic_ok)
-        goto faults;
+        return 1;
+    sst_check chk = {.path = c->rep->path, .fd = c->fd};
     uint64_t hash;
-    if (footer_region_hash(c, end, f->cluster_size, false, &hash, err))
+    if (sst_check_footer_sum(&chk, end, f->cluster_size, &hash, err))
         return -1;
     if (!trust_position && (hash != f->footer_checksum || f->file_size != end ||
-                            sst_get_u32(raw + SST_FOOTER_BLOCK_SIZE + 16) != SST_FORMAT_VERSION))
+                            f->format_version != SST_FORMAT_VERSION))
         return 0;
     /* At the end of the file, a damaged magic is believed to be damage only
      * when the rest of the footer proves itself through its checksum. */
-    if (!magic_ok && hash != f->footer_checksum)
-        return 0;
-faults:
-    if (!magic_ok)
-        checker_problem(c, -1, foff + SST_FOOTER_MAGIC, "footer magic is not \"%s\"", SST_MAGIC);
-    uint32_t version = sst_get_u32(raw + SST_FOOTER_BLOCK_SIZE + 16);
-    if (version != SST_FORMAT_VERSION)
-        checker_problem(c, -1, foff + SST_FOOTER_BLOCK_SIZE + 16,
-                        "footer format version %u (expected %u)", version, SST_FORMAT_VERSION);
-    if (sst_get_u64(raw + SST_FOOTER_RESERVED) != 0)
-        checker_problem(c, -1, foff + SST_FOOTER_RESERVED, "footer reserved bytes are not zero");
-    return 1;
+    return magic_ok || hash == f->footer_checksum;
 }
 
 /* Footer ends remembered by the search; more would mean many values
@@ -194,185 +133,33 @@ static uint32_t guess_block_size(checker *c, sp_error *err, int *rc) {
     return 0;
 }
 
-/* ---------------------------------------------------------------- index */
-
-static void parse_index(checker *c, uint64_t ioff) {
-    const sst_footer *f = &c->f;
-    const uint8_t *p = c->index, *end = c->index + f->index_length;
-    uint64_t cap = f->data_blocks < (f->index_length / 2) ? f->data_blocks : f->index_length / 2;
-    c->entries = calloc(cap ? cap : 1, sizeof *c->entries);
-    if (!c->entries) {
-        checker_problem(c, -1, ioff, "index too large to hold in memory (%llu entries)",
-                        (unsigned long long)f->data_blocks);
-        return;
-    }
-    while (p < end) {
-        uint64_t at = ioff + (uint64_t)(p - c->index);
-        uint32_t klen;
-        uint64_t off;
-        const uint8_t *k = sst_get_varint32(p, end, &klen), *q = NULL;
-        if (k && klen > 0 && klen <= SP_MAX_KEY_BYTES && (uint64_t)(end - k) >= klen)
-            q = sst_get_varint(k + klen, end, SST_VARINT64_MAX, &off);
-        if (!q) {
-            checker_problem(c, -1, at, "corrupt index entry %llu",
-                            (unsigned long long)c->n_entries);
-            return;
-        }
-        if (c->n_entries == cap) {
-            checker_problem(c, -1, at, "index has more entries than the footer's %llu data blocks",
-                            (unsigned long long)f->data_blocks);
-            return;
-        }
-        uint64_t i = c->n_entries++;
-        if (off != i * c->bs)
-            checker_problem(c, (int64_t)i, at, "index entry %llu points at byte %llu, not %llu",
-                            (unsigned long long)i, (unsigned long long)off,
-                            (unsigned long long)(i * c->bs));
-        c->entries[i] = (index_entry){.key = k, .klen = klen, .offset = off};
-        p = q;
-    }
-    if (c->n_entries != f->data_blocks)
-        checker_problem(c, -1, ioff + f->index_length,
-                        "index has %llu entries, the footer says %llu data blocks",
-                        (unsigned long long)c->n_entries, (unsigned long long)f->data_blocks);
-}
-
-/* Reads the index region: its checksum, its zero padding, its entries. */
-static int check_index(checker *c, sp_error *err) {
-    const sst_footer *f = &c->f;
-    c->index = malloc(f->index_length ? f->index_length : 1);
-    XXH3_state_t *st = XXH3_createState();
-    if (!c->index || !st) {
-        XXH3_freeState(st);
-        return sp_errorf(err, "%s: out of memory for the index (%llu bytes)", c->rep->path,
-                         (unsigned long long)f->index_length);
-    }
-    XXH3_64bits_reset(st);
-    bool zeros_ok = true;
-    for (uint64_t done = 0; done < f->index_region_length;) {
-        uint64_t left = f->index_region_length - done;
-        size_t n = (size_t)(left < c->buf_cap ? left : c->buf_cap);
-        if (read_at(c, c->buf, n, f->index_offset + done, err)) {
-            XXH3_freeState(st);
-            return -1;
-        }
-        XXH3_64bits_update(st, c->buf, n);
-        size_t in_index = done < f->index_length
-                              ? (size_t)(f->index_length - done < n ? f->index_length - done : n)
-                              : 0;
-        memcpy(c->index + done, c->buf, in_index);
-        size_t nz = first_nonzero(c->buf + in_index, n - in_index);
-        if (zeros_ok && nz < n - in_index) {
-            checker_problem(c, -1, f->index_offset + done + in_index + nz,
-                            "non-zero byte in the index region's padding");
-            zeros_ok = false;
-        }
-        done += n;
-    }
-    uint64_t hash = XXH3_64bits_digest(st);
-    XXH3_freeState(st);
-    if (hash != f->index_checksum)
-        checker_problem(c, -1, f->index_offset,
-                        "index checksum mismatch (stored %016llx, computed %016llx)",
-                        (unsigned long long)f->index_checksum, (unsigned long long)hash);
-    parse_index(c, f->index_offset);
-    return 0;
-}
-
-/* ---------------------------------------------------------------- blocks */
-
-/* The zero bytes between the last block and the index region. */
-static int check_data_tail(checker *c, uint64_t from, uint64_t to, sp_error *err) {
-    for (uint64_t off = from; off < to;) {
-        size_t n = (size_t)(to - off < c->buf_cap ? to - off : c->buf_cap);
-        if (read_at(c, c->buf, n, off, err))
-            return -1;
-        size_t nz = first_nonzero(c->buf, n);
-        if (nz < n) {
-            checker_problem(c, -1, off + nz,
-                            "non-zero byte in the padding after the last data block");
-            return 0;
-        }
-        off += n;
-    }
-    return 0;
-}
-
 /* ---------------------------------------------------------------- the file */
 
-/* Footer fields against each other and against the file; false when the
- * geometry is too broken to read the regions by. */
-static bool check_footer_fields(checker *c) {
+static void on_problem(void *ctx, int64_t block, uint64_t offset, const char *what) {
+    checker_problem(ctx, block, offset, "%s", what);
+}
+
+/* Keeps block i's index entry for the blocks' check against it. */
+static void keep_entry(void *ctx, uint64_t i, const uint8_t *key, uint32_t klen,
+                       uint64_t entry_pos) {
+    (void)entry_pos;
+    checker *c = ctx;
+    c->entries[i] = (index_entry){.key = key, .klen = klen};
+    c->n_entries = i + 1;
+}
+
+/* Reads the index region through the table check and keeps its entries. */
+static int check_index(checker *c, sst_check *chk, sp_error *err) {
     const sst_footer *f = &c->f;
-    uint64_t foff = c->end - SST_FOOTER_BYTES;
-    if (!sst_pow2_in(f->block_size, SST_MIN_BLOCK_SIZE, SST_MAX_BLOCK_SIZE)) {
-        checker_problem(c, -1, foff + SST_FOOTER_BLOCK_SIZE,
-                        "footer block size %u is not a power of two "
-                        "from 512 to 1M",
-                        f->block_size);
-        return false;
-    }
-    if (!sst_pow2_in(f->cluster_size, SST_MIN_CLUSTER_SIZE, SST_MAX_CLUSTER_SIZE) ||
-        f->cluster_size > c->end) {
-        checker_problem(
-            c, -1, foff + SST_FOOTER_BLOCK_SIZE + 4,
-            "footer cluster size %u is not a power of two from 512 to 1G within the file",
-            f->cluster_size);
-        return false;
-    }
-    c->bs = f->block_size;
-    c->max_value = f->max_value_bytes;
-    sp_error e = {0};
-    if (sst_check_fit(f->block_size, f->max_value_bytes, &e))
-        checker_problem(c, -1, foff + SST_FOOTER_BLOCK_SIZE + 8, "footer value bound: %s", e.msg);
-    if (f->restart_interval != SST_RESTART_INTERVAL)
-        checker_problem(c, -1, foff + SST_FOOTER_BLOCK_SIZE + 12,
-                        "footer restart interval %u (expected %u)", f->restart_interval,
-                        SST_RESTART_INTERVAL);
-    if (f->checksum_type != SST_CHECKSUM_XXH3_64)
-        checker_problem(c, -1, foff + SST_FOOTER_BLOCK_SIZE + 20,
-                        "footer checksum type %u (expected %u)", f->checksum_type,
-                        SST_CHECKSUM_XXH3_64);
-    uint64_t cs = f->cluster_size;
-    bool ok = true;
-    if (f->data_blocks > c->end / c->bs ||
-        f->data_region_length != sst_align_up(f->data_blocks * c->bs, cs)) {
-        checker_problem(c, -1, foff + SST_FOOTER_DATA_REGION_LENGTH,
-                        "footer data region of %llu bytes does not hold %llu blocks of %u bytes "
-                        "padded to the cluster size",
-                        (unsigned long long)f->data_region_length,
-                        (unsigned long long)f->data_blocks, c->bs);
-        ok = false;
-    }
-    if (f->index_offset != f->data_region_length || f->index_offset % cs) {
-        checker_problem(
-            c, -1, foff, "footer index offset %llu is not the end of the data region (%llu)",
-            (unsigned long long)f->index_offset, (unsigned long long)f->data_region_length);
-        ok = false;
-    }
-    if (f->index_length > f->index_region_length ||
-        f->index_region_length != sst_align_up(f->index_length, cs)) {
-        checker_problem(c, -1, foff + 16,
-                        "footer index region of %llu bytes does not hold %llu bytes "
-                        "padded to the cluster size",
-                        (unsigned long long)f->index_region_length,
-                        (unsigned long long)f->index_length);
-        ok = false;
-    }
-    if (f->file_size != c->end) {
-        checker_problem(c, -1, foff + 56, "footer says the file has %llu bytes; it has %llu",
-                        (unsigned long long)f->file_size, (unsigned long long)c->end);
-    }
-    if (ok && f->index_offset + f->index_region_length + cs != c->end) {
-        checker_problem(c, -1, foff,
-                        "regions (data %llu, index %llu, footer %llu bytes) do not add up "
-                        "to the file's %llu bytes",
-                        (unsigned long long)f->data_region_length,
-                        (unsigned long long)f->index_region_length, (unsigned long long)cs,
-                        (unsigned long long)c->end);
-        ok = false;
-    }
-    return ok;
+    /* An entry takes at least 3 bytes: a corrupt footer's block count
+     * does not size the array. */
+    uint64_t cap = f->data_blocks < (f->index_length / 2) ? f->data_blocks : f->index_length / 2;
+    c->index = malloc(f->index_length ? f->index_length : 1);
+    c->entries = calloc(cap ? cap : 1, sizeof *c->entries);
+    if (!c->index || !c->entries)
+        return sp_errorf(err, "%s: out of memory for the index (%llu bytes)", c->rep->path,
+                         (unsigned long long)f->index_length);
+    return sst_check_index(chk, f, c->index, keep_entry, c, err);
 }
 
 static void check_counts(checker *c) {
@@ -414,34 +201,32 @@ static void check_against_manifest(checker *c) {
                         (unsigned long long)o->shard->records, o->shard->file);
 }
 
-/* A file whose footer is usable: every region, in file order after the index. */
+/* A file whose footer is usable: its structure by the table check, which
+ * reads the footer region and then the index, then the blocks against it. */
 static int check_with_footer(checker *c, sp_error *err) {
     const sst_footer *f = &c->f;
-    if (!check_footer_fields(c)) {
-        /* Only the footer region can still be trusted to be where it is. */
-        uint64_t hash;
-        if (!sst_pow2_in(f->cluster_size, SST_MIN_CLUSTER_SIZE, SST_MAX_CLUSTER_SIZE) ||
-            f->cluster_size > c->end)
-            return 0;
-        if (footer_region_hash(c, c->end, f->cluster_size, true, &hash, err))
-            return -1;
-        if (hash != f->footer_checksum)
-            checker_problem(c, -1, c->end - SST_FOOTER_BYTES + SST_FOOTER_CHECKSUM,
-                            "footer checksum mismatch");
-        return 0;
-    }
+    uint8_t raw[SST_FOOTER_BYTES];
+    if (sp_pread_exact(c->fd, raw, sizeof raw, c->end - SST_FOOTER_BYTES, c->rep->path, err))
+        return -1;
+    sst_check chk = {.path = c->rep->path, .fd = c->fd, .problem = on_problem, .ctx = c};
+    int usable = sst_check_footer(&chk, raw, c->end, &c->f, err);
+    c->rep->bytes += chk.bytes;
+    chk.bytes = 0;
+    if (usable <= 0)
+        return usable;
+    c->bs = f->block_size;
+    c->max_value = f->max_value_bytes;
     /* The buffer holds at least one largest block; reads of data are whole blocks. */
     c->buf_cap = c->buf_cap / c->bs * c->bs;
-    if (check_index(c, err) || check_blocks(c, f->data_blocks, false, err) ||
-        check_data_tail(c, f->data_blocks * c->bs, f->data_region_length, err))
+    int rc = check_index(c, &chk, err);
+    c->rep->bytes += chk.bytes;
+    chk.bytes = 0;
+    if (rc || check_blocks(c, f->data_blocks, false, err))
         return -1;
-    uint64_t hash;
-    if (footer_region_hash(c, c->end, f->cluster_size, true, &hash, err))
+    rc = sst_check_data_padding(&chk, f, err);
+    c->rep->bytes += chk.bytes;
+    if (rc)
         return -1;
-    if (hash != f->footer_checksum)
-        checker_problem(c, -1, c->end - SST_FOOTER_BYTES + SST_FOOTER_CHECKSUM,
-                        "footer checksum mismatch (stored %016llx, computed %016llx)",
-                        (unsigned long long)f->footer_checksum, (unsigned long long)hash);
     check_counts(c);
     if (c->rep->opts.shard)
         check_against_manifest(c);

@@ -103,7 +103,7 @@ static bool check_block(run *r, uint64_t i, const uint8_t *data, bool report_ope
     }
     r->blocks++;
     uint32_t pad_end = c->bs - SST_BLOCK_TRAILER_FIXED - 4 * v->n_restarts;
-    size_t nz = first_nonzero(data + v->entries_len, pad_end - v->entries_len);
+    size_t nz = sp_first_nonzero(data + v->entries_len, pad_end - v->entries_len);
     if (nz < pad_end - v->entries_len)
         run_problem(r, (int64_t)i, off + v->entries_len + nz,
                     "non-zero byte between the entries and the trailer");

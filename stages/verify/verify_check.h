@@ -9,6 +9,7 @@
 
 #include "stages/common/error.h"
 #include "stages/common/record.h"
+#include "stages/common/zeros.h"
 #include "stages/sst/format.h"
 #include "stages/verify/verify.h"
 
@@ -20,7 +21,6 @@
 typedef struct index_entry {
     const uint8_t *key;
     uint32_t klen;
-    uint64_t offset;
 } index_entry;
 
 typedef struct checker {
@@ -50,28 +50,6 @@ typedef struct checker {
  * stop_at_bad (no footer to say where the data ends) the walk ends at the
  * first block that does not open. -1 with err when a read fails. */
 int check_blocks(checker *c, uint64_t n, bool stop_at_bad, sp_error *err);
-
-/* Offset of the first non-zero byte of p[0..n), or n. */
-static inline size_t first_nonzero(const uint8_t *p, size_t n) {
-    size_t i = 0;
-    /* 32 bytes a step while all are zero (a block's padding is often a
-     * good part of it), then 8 to find where. */
-    for (; i + 32 <= n; i += 32) {
-        uint64_t w[4];
-        memcpy(w, p + i, 32);
-        if (w[0] | w[1] | w[2] | w[3])
-            break;
-    }
-    for (; i + 8 <= n; i += 8) {
-        uint64_t w;
-        memcpy(&w, p + i, 8);
-        if (w)
-            break;
-    }
-    while (i < n && !p[i])
-        i++;
-    return i;
-}
 
 /* Block functions prefix their messages with the "what" they are given; we
  * give "" and drop the ": " so the problem line names the block once. */

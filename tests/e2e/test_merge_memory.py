@@ -2,7 +2,7 @@
 
 Issue 15 asks for a peak RSS under 64 MiB at any table size. The inputs are
 read with streamed readers (their indexes checked at open and then read
-entry after entry through a fixed buffer, stages/sst/index_cursor.h) and the
+entry after entry through a fixed buffer, stages/sst/table_check.h) and the
 output's index goes on to a scratch file beside the output once 256 KiB of
 it are written (table_options.index_memory), so what a merge holds is its
 buffers alone.

@@ -6,7 +6,9 @@
  * index checks, the data region mapped), a scan of every record with
  * sstpipe_iter as dump does, scans from scanned keys and with their
  * prefixes, point lookups mapped and with direct I/O; and the every-byte
- * check verify_file. The oracle: when verify finds nothing wrong, the scan
+ * check verify_file. The oracles: a table the library refuses for its
+ * structure has that problem in verify's report (one check, two modes:
+ * stages/sst/table_check.h); when verify finds nothing wrong, the scan
  * returns verify's record count, every scanned key is found with the
  * scanned value in both modes, keys between and around them are not, and
  * a scan from any key returns the rest of the full scan. Checksums make
@@ -163,7 +165,33 @@ static void check_scan_from(sstpipe_table *t, const scan *s, size_t i, bool pref
     sstpipe_iter_free(it);
 }
 
-static sstpipe_table *open_mode(const char *path, bool direct) {
+/*
+ * The library refused the file for its structure ("PATH: byte N: what",
+ * the table check's stop mode): verify, which runs the same check in its
+ * collecting mode, must have reported that very problem at that byte,
+ * unless it did not check the file by the footer at its end (none there,
+ * or bytes after one) or kept fewer problems than it counted.
+ */
+static void check_same_problem(const char *msg, const char *path, const verify_report *rep) {
+    size_t plen = strlen(path);
+    if (strncmp(msg, path, plen) != 0 || strncmp(msg + plen, ": byte ", 7) != 0)
+        return;
+    char *end;
+    unsigned long long at = strtoull(msg + plen + 7, &end, 10);
+    if (strncmp(end, ": ", 2) != 0 || rep->error || rep->n_problems < rep->problem_count)
+        return;
+    const char *what = end + 2;
+    for (size_t i = 0; i < rep->n_problems; i++)
+        if (strstr(rep->problems[i].what, "no footer at the end") ||
+            strstr(rep->problems[i].what, "follow the footer") ||
+            (rep->problems[i].offset == at && strcmp(rep->problems[i].what, what) == 0))
+            return;
+    fuzz_fail("the library refused the table with \"%s\", which verify did not report", msg);
+}
+
+/* Opens path with or without direct I/O; a refusal is checked against
+ * verify's report rep. */
+static sstpipe_table *open_mode(const char *path, bool direct, const verify_report *rep) {
     sstpipe_options *o = sstpipe_options_init();
     if (!o)
         fuzz_fail("out of memory for options");
@@ -171,8 +199,11 @@ static sstpipe_table *open_mode(const char *path, bool direct) {
     char *msg = NULL;
     sstpipe_table *t = sstpipe_open_with(path, o, &msg);
     sstpipe_options_destroy(o);
-    if (!t)
+    if (!t) {
+        if (msg)
+            check_same_problem(msg, path, rep);
         check_msg(msg, path);
+    }
     return t;
 }
 
@@ -197,7 +228,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     else
         verified = rep.problem_count == 0;
 
-    sstpipe_table *t = open_mode(file.path, false);
+    sstpipe_table *t = open_mode(file.path, false, &rep);
     if (!t) {
         if (verified)
             fuzz_fail("verify passed a table the library cannot open");
@@ -207,7 +238,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         scan s = {0};
         scan_table(t, file.path, info.block_size, &s);
         /* Direct I/O where the memory file takes it (Linux 6.6 on). */
-        sstpipe_table *direct = open_mode(file.path, true);
+        sstpipe_table *direct = open_mode(file.path, true, &rep);
         if (verified) {
             if (!s.clean)
                 fuzz_fail("verify passed a table whose blocks do not read");

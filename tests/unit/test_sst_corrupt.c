@@ -19,41 +19,22 @@
 #define CS 4096u
 #define MVB 400u
 
-typedef struct fixture {
-    char *dir, *path, *bad;
-    trecs s;
-    uint8_t *good;
-    size_t n;
-    uint64_t data_blocks, data_region, index_offset;
-} fixture;
+typedef t_good fixture;
+
+/* Where the index starts: after the data region, padded to a cluster. */
+static uint64_t index_offset(const fixture *f) {
+    return sst_align_up(f->st.data_blocks * BS, CS);
+}
 
 static int setup(void **state) {
-    fixture *f = calloc(1, sizeof *f);
-    f->dir = test_dir_make("sst-test");
-    f->path = t_path(f->dir, "good.sst");
-    f->bad = t_path(f->dir, "bad.sst");
-    f->s = t_random(5, 300, MVB);
-    sp_error err = {0};
-    table_stats st;
-    if (t_write(f->path, BS, CS, MVB, &f->s, &st, &err))
-        return -1;
-    f->good = t_read_file(f->path, &f->n);
-    f->data_blocks = st.data_blocks;
-    f->data_region = (st.data_blocks * BS + CS - 1) / CS * CS;
-    f->index_offset = f->data_region;
+    fixture *f = t_good_make(BS, CS, MVB);
     *state = f;
     /* The tests below need data padding (blocks not filling the last cluster). */
-    return st.data_blocks * BS == f->data_region ? -1 : 0;
+    return !f || f->st.data_blocks * BS % CS == 0 ? -1 : 0;
 }
 
 static int teardown(void **state) {
-    fixture *f = *state;
-    t_free(&f->s);
-    free(f->good);
-    test_dir_remove(f->dir);
-    free(f->path);
-    free(f->bad);
-    free(f);
+    t_good_free(*state);
     return 0;
 }
 
@@ -138,11 +119,11 @@ static void test_flipped_data_byte_fails_mapped_get(void **state) {
 
 static void test_flipped_padding_or_index_byte_fails_open(void **state) {
     fixture *f = *state;
-    write_flipped(f, f->data_blocks * BS + 5); /* data region padding */
+    write_flipped(f, f->st.data_blocks * BS + 5); /* data region padding */
     expect_open_fails(f, "padding is not zero");
-    write_flipped(f, f->index_offset); /* first index entry */
+    write_flipped(f, index_offset(f)); /* first index entry */
     expect_open_fails(f, "index checksum mismatch");
-    write_flipped(f, f->index_offset + 3);
+    write_flipped(f, index_offset(f) + 3);
     expect_open_fails(f, "index checksum mismatch");
     write_flipped(f, f->n - CS - 1); /* index padding */
     expect_open_fails(f, "index checksum mismatch");

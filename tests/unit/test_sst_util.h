@@ -176,4 +176,42 @@ static inline char *t_path(const char *dir, const char *name) {
     return p;
 }
 
+/* The good table of the tests that damage copies of it: t_random(5, 300,
+ * max_value) written with block size bs and cluster size cs as good.sst in
+ * a scratch directory, its bytes in good, and bad.sst beside it for the
+ * damaged copies. NULL when it cannot be written. */
+typedef struct t_good {
+    char *dir, *path, *bad;
+    trecs s;
+    table_stats st;
+    uint8_t *good;
+    size_t n;
+} t_good;
+
+static inline void t_good_free(t_good *g) {
+    if (!g)
+        return;
+    t_free(&g->s);
+    free(g->good);
+    test_dir_remove(g->dir);
+    free(g->path);
+    free(g->bad);
+    free(g);
+}
+
+static inline t_good *t_good_make(uint32_t bs, uint32_t cs, uint32_t max_value) {
+    t_good *g = calloc(1, sizeof *g);
+    g->dir = test_dir_make("sst-damage");
+    g->path = t_path(g->dir, "good.sst");
+    g->bad = t_path(g->dir, "bad.sst");
+    g->s = t_random(5, 300, max_value);
+    sp_error err = {0};
+    if (t_write(g->path, bs, cs, max_value, &g->s, &g->st, &err) ||
+        !(g->good = t_read_file(g->path, &g->n))) {
+        t_good_free(g);
+        return NULL;
+    }
+    return g;
+}
+
 #endif
