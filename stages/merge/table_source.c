@@ -24,7 +24,8 @@
  * included), which is all the merge asks of it before the first record
  * (the output's options, and which input is the base).
  *
- * Chunks are read (pread into one reused buffer), not mapped: every page of a fresh mapping costs a
+ * Chunks are read by the block source's sequential reader (pread into one
+ * reused buffer, stages/sst/block_source.h), not mapped: every page of a fresh mapping costs a
  * fault on its first touch, which a virtual machine with shadow page tables makes dear, and the
  * merge touches each page of the base once, so the kernel's copy into the buffer costs less than
  * the faults (the merge rows and notes of tests/bench/RESULTS.md). The buffer is reused
@@ -33,7 +34,6 @@
  */
 #include "stages/merge/table_source.h"
 
-#include "stages/common/fileio.h"
 #include "stages/common/key.h"
 #include "stages/sst/table_check.h"
 #include "stages/sst/table_set.h"
@@ -50,15 +50,12 @@ struct table_source {
     sst_reader *r;         /* streamed: no index in memory */
     sst_index_cursor *idx; /* the first keys, block after block */
     const sst_footer *f;
-    uint8_t *chunk;        /* blocks chunk_first .. chunk_first + chunk_n */
-    uint64_t chunk_blocks; /* capacity in blocks */
-    size_t chunk_cap;      /* bytes allocated at chunk */
-    uint64_t chunk_first;
-    uint64_t chunk_n;
-    uint64_t block; /* the current block */
-    bool loaded;    /* block is open in v/it */
-    bool walked;    /* some block was walked: last holds its last key */
-    bool failed;    /* a read or check of this table failed */
+    sst_block_seq chunk;   /* the chunk of blocks read (the block source's reader) */
+    uint64_t chunk_blocks; /* blocks a chunk reads */
+    uint64_t block;        /* the current block */
+    bool loaded;           /* block is open in v/it */
+    bool walked;           /* some block was walked: last holds its last key */
+    bool failed;           /* a read or check of this table failed */
     block_view v;
     block_iter it;
     table_source_block info; /* of the current block */
@@ -123,6 +120,7 @@ table_source *table_source_open(const char *path, size_t read_bytes, sp_error *e
         return NULL;
     }
     t->f = sst_reader_footer(t->r);
+    sst_block_seq_init(&t->chunk, sst_reader_blocks(t->r), 1, 1);
     table_source_set_read_bytes(t, read_bytes);
     return t;
 }
@@ -134,6 +132,7 @@ void table_source_set_read_bytes(table_source *t, size_t read_bytes) {
     t->chunk_blocks = read_bytes / t->f->block_size;
     if (t->chunk_blocks == 0)
         t->chunk_blocks = 1;
+    sst_block_seq_set_reads(&t->chunk, t->chunk_blocks, t->chunk_blocks);
 }
 
 void table_source_set_range(table_source *t, const uint8_t *lo, uint32_t lo_len, const uint8_t *hi,
@@ -268,7 +267,7 @@ void table_source_destroy(table_source *t) {
         return;
     table_source_destroy(t->part);
     table_set_free(t->set);
-    free(t->chunk);
+    sst_block_seq_free(&t->chunk);
     sst_index_cursor_destroy(t->idx);
     sst_reader_close(t->r);
     free(t);
@@ -298,33 +297,17 @@ static int next_first_key(table_source *t, const uint8_t **key, uint32_t *klen, 
  * needs; the block's last key is the walk's last. */
 static int load_block(table_source *t, uint64_t i, sp_error *err) {
     const uint64_t bs = t->f->block_size;
-    if (i < t->chunk_first || i >= t->chunk_first + t->chunk_n) {
-        uint64_t n = t->f->data_blocks - i;
-        if (n > t->chunk_blocks)
-            n = t->chunk_blocks;
-        if (t->chunk_n)
-            released(t);
-        t->chunk_n = 0;
-        size_t len = (size_t)(n * bs);
-        if (t->chunk_cap < len) {
-            free(t->chunk);
-            t->chunk_cap = 0;
-            if (!(t->chunk = sp_io_alloc(len)))
-                return sp_errorf(err, "%s: out of memory for a %zu-byte read buffer",
-                                 sst_reader_path(t->r), len);
-            t->chunk_cap = len;
-        }
-        if (sp_pread_exact(sst_reader_fd(t->r), t->chunk, len, i * bs, sst_reader_path(t->r), err))
-            return -1;
-        t->chunk_first = i;
-        t->chunk_n = n;
-    }
-    const uint8_t *data = t->chunk + (i - t->chunk_first) * bs;
+    const sst_blocks *src = sst_reader_blocks(t->r);
+    if (!sst_block_seq_holds(&t->chunk, i) && t->chunk.n)
+        released(t);
+    const uint8_t *data = sst_block_seq_at(&t->chunk, i, err);
+    if (!data)
+        return -1;
     /* Blocks are loaded in order, each once: the cursor is at block i. */
     const uint8_t *first;
     uint32_t first_len;
     if (next_first_key(t, &first, &first_len, err) ||
-        sst_reader_check_block_key(t->r, i, data, first, first_len, &t->v, err))
+        sst_blocks_check(src, i, data, first, first_len, &t->v, err))
         return -1;
     table_source_block *b = &t->info;
     bool check_prev = t->walked;
@@ -355,7 +338,7 @@ static int load_block(table_source *t, uint64_t i, sp_error *err) {
         b->value_bytes += t->it.value_len;
     }
     if (rc < 0)
-        return sst_reader_block_error(t->r, i, &e, err);
+        return sst_blocks_error(src, i, &e, err);
     if (b->records != t->v.n_records)
         return sp_errorf(err,
                          "%s: block %llu at byte %llu: %llu records decoded, the trailer says %u",
@@ -388,7 +371,7 @@ static int step(table_source *t, uint64_t from, sp_error *err) {
             sp_error_clear(&e);
             int rc = block_iter_next(&t->it, "", &e);
             if (rc < 0)
-                return sst_reader_block_error(t->r, t->block, &e, err);
+                return sst_blocks_error(sst_reader_blocks(t->r), t->block, &e, err);
             if (rc == 1 && below_lo(t, t->it.key, t->it.key_len))
                 continue;
             if (rc == 1 && at_or_above_hi(t, t->it.key, t->it.key_len)) {

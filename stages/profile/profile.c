@@ -141,8 +141,13 @@ static int open_shards(const char *path, const table_set *set, bool cold, bool m
                        profile_shard *sh, size_t n, sp_error *err) {
     for (size_t i = 0; i < n; i++) {
         const char *p = set ? table_set_shard_path(set, i) : path;
-        if (!(sh[i].r = sst_reader_open(p, err)) || open_for_lookups(p, cold, &sh[i].fd, err) ||
-            (mapped && sst_reader_map(sh[i].r, SST_READER_DIR_BUDGET, err)))
+        int fd;
+        if (!(sh[i].r = sst_reader_open(p, err)) || open_for_lookups(p, cold, &fd, err))
+            return -1;
+        /* The reader's block source reads the lookups' blocks on fd, and
+         * closes it with the reader. */
+        sst_reader_blocks_mut(sh[i].r)->lookup_fd = fd;
+        if (mapped && sst_reader_map(sh[i].r, SST_READER_DIR_BUDGET, err))
             return -1;
     }
     return 0;
@@ -180,8 +185,6 @@ int profile_run(const char *path, const profile_options *opts, profile_result *r
         sp_errorf(err, "out of memory for %llu lookups", (unsigned long long)n);
         goto out;
     }
-    for (size_t i = 0; i < n_shards; i++)
-        shards[i].fd = -1;
     bool mapped = !opts->cold && opts->queue_depth == 1;
     res->io = mapped ? "mapped" : opts->queue_depth > 1 ? "io_uring" : "pread";
     if (open_shards(path, set, opts->cold, mapped, shards, n_shards, err))
@@ -227,8 +230,6 @@ int profile_run(const char *path, const profile_options *opts, profile_result *r
     rc = 0;
 out:
     for (size_t i = 0; shards && i < n_shards; i++) {
-        if (shards[i].fd >= 0)
-            close(shards[i].fd);
         sst_reader_close(shards[i].r);
     }
     free(shards);

@@ -20,19 +20,18 @@
  * In a table set a lookup first picks its shard (shard_of: a binary search
  * of the set's bounds, timed with the rest) and then runs as above on that
  * shard's reader and descriptor.
+ *
+ * Every read, single or through io_uring, is the block source's
+ * (stages/sst/block_source.h), on the shard's lookup descriptor: profile
+ * times the reads every reader makes.
  */
 #include "stages/profile/profile_io.h"
 
 #include "stages/common/clock.h"
-#include "stages/common/uring_drain.h"
 
-#include <errno.h>
-#include <liburing.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 static const uint8_t *key_of(const profile_keys *k, uint64_t i, size_t *klen) {
     *klen = (size_t)(k->start[i + 1] - k->start[i]);
@@ -115,23 +114,9 @@ static int run_sync(lookup_job *j) {
         int64_t b = sst_reader_find_block(sh->r, key, klen);
         uint32_t reads = 0;
         if (b >= 0) {
-            uint64_t off = (uint64_t)b * bs;
-            for (size_t got = 0; got < bs;) {
-                ssize_t k = pread(sh->fd, buf + got, bs - got, (off_t)(off + got));
-                reads++;
-                if (k < 0 && errno == EINTR)
-                    continue;
-                if (k <= 0) {
-                    rc = k < 0 ? sp_errorf_errno(&j->err, "%s: read of %u bytes at byte %llu",
-                                                 sst_reader_path(sh->r), bs,
-                                                 (unsigned long long)(off + got))
-                               : sp_errorf(&j->err, "%s: end of file at byte %llu",
-                                           sst_reader_path(sh->r), (unsigned long long)(off + got));
-                    break;
-                }
-                got += (size_t)k;
-                j->bytes += (uint64_t)k;
-            }
+            rc = sst_blocks_read(sst_reader_blocks(sh->r), (uint64_t)b, buf, &reads, &j->err);
+            if (rc == 0)
+                j->bytes += bs;
         }
         if (rc == 0)
             rc = finish_lookup(j, sh, i, search(j, sh, i, b, buf), b, t0, reads);
@@ -140,12 +125,12 @@ static int run_sync(lookup_job *j) {
     return rc;
 }
 
+/* A lookup whose read is in flight, in the slot its tag names. */
 typedef struct slot {
     uint64_t i;
     const profile_shard *sh;
     int64_t block;
     uint64_t t0;
-    uint32_t reads; /* completed */
     uint8_t *buf;
 } slot;
 
@@ -153,13 +138,11 @@ static int run_uring(lookup_job *j) {
     const sst_footer *f = sst_reader_footer(j->shards[0].r); /* one block size in a set */
     uint32_t bs = f->block_size;
     unsigned q = j->queue_depth;
-    struct io_uring ring;
-    int ret = io_uring_queue_init(q, &ring, 0);
-    if (ret < 0)
-        return sp_errorf(&j->err, "cannot set up io_uring with queue depth %u: %s", q,
-                         strerror(-ret));
+    sst_block_ring *ring = sst_block_ring_new(q, &j->err);
+    if (!ring)
+        return -1;
     slot *slots = calloc(q, sizeof *slots);
-    slot **free_slots = calloc(q, sizeof *free_slots);
+    unsigned *free_slots = calloc(q, sizeof *free_slots);
     uint8_t *bufs = NULL;
     if (posix_memalign((void **)&bufs, 4096, (size_t)q * bs) != 0)
         bufs = NULL;
@@ -168,13 +151,13 @@ static int run_uring(lookup_job *j) {
         rc = sp_errorf(&j->err, "out of memory for %u block buffers", q);
         goto out;
     }
-    unsigned n_free = q, inflight = 0;
+    unsigned n_free = q;
     for (unsigned s = 0; s < q; s++) {
         slots[s].buf = bufs + (size_t)s * bs;
-        free_slots[s] = &slots[s];
+        free_slots[s] = s;
     }
     uint64_t next = j->first, end = j->first + j->count;
-    while (rc == 0 && (next < end || inflight)) {
+    while (rc == 0) {
         while (rc == 0 && n_free && next < end) {
             size_t klen;
             uint64_t i = next++;
@@ -186,46 +169,29 @@ static int run_uring(lookup_job *j) {
                 rc = finish_lookup(j, sh, i, 0, b, t0, 0);
                 continue;
             }
-            slot *s = free_slots[--n_free];
+            unsigned k = free_slots[--n_free];
+            slot *s = &slots[k];
             *s = (slot){.i = i, .sh = sh, .block = b, .t0 = t0, .buf = s->buf};
-            struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
-            io_uring_prep_read(sqe, sh->fd, s->buf, bs, (uint64_t)b * bs);
-            io_uring_sqe_set_data(sqe, s);
-            inflight++;
+            sst_block_ring_add(ring, sst_reader_blocks(sh->r), (uint64_t)b, s->buf, k);
         }
-        if (rc || !inflight)
-            break;
-        ret = io_uring_submit_and_wait(&ring, 1);
-        if (ret < 0) {
-            rc = sp_errorf(&j->err, "io_uring submit: %s", strerror(-ret));
+        uint64_t k;
+        int res;
+        int got = rc ? 0 : sst_block_ring_next(ring, &k, &res, &j->err);
+        if (got <= 0) {
+            rc = rc ? rc : got;
             break;
         }
-        struct io_uring_cqe *cqe;
-        unsigned head, seen = 0;
-        io_uring_for_each_cqe(&ring, head, cqe) {
-            slot *s = io_uring_cqe_get_data(cqe);
-            seen++;
-            inflight--;
-            s->reads++;
-            if (cqe->res > 0)
-                j->bytes += (uint64_t)cqe->res;
-            if (rc == 0 && cqe->res != (int)bs)
-                rc = cqe->res < 0
-                         ? sp_errorf(&j->err, "%s: read of block %lld: %s",
-                                     sst_reader_path(s->sh->r), (long long)s->block,
-                                     strerror(-cqe->res))
-                         : sp_errorf(&j->err, "%s: short read of block %lld (%d of %u bytes)",
-                                     sst_reader_path(s->sh->r), (long long)s->block, cqe->res, bs);
-            if (rc == 0)
-                rc = finish_lookup(j, s->sh, s->i, search(j, s->sh, s->i, s->block, s->buf),
-                                   s->block, s->t0, s->reads);
-            free_slots[n_free++] = s;
-        }
-        io_uring_cq_advance(&ring, seen);
+        slot *s = &slots[k];
+        if (res > 0)
+            j->bytes += (uint64_t)res;
+        rc = sst_blocks_read_result(sst_reader_blocks(s->sh->r), (uint64_t)s->block, res, &j->err);
+        if (rc == 0)
+            rc = finish_lookup(j, s->sh, s->i, search(j, s->sh, s->i, s->block, s->buf), s->block,
+                               s->t0, 1);
+        free_slots[n_free++] = (unsigned)k;
     }
-    sp_uring_drain(&ring, inflight);
 out:
-    io_uring_queue_exit(&ring);
+    sst_block_ring_free(ring);
     free(slots);
     free(free_slots);
     free(bufs);
@@ -239,11 +205,9 @@ void *lookup_job_run(void *arg) {
 }
 
 int lookup_uring_probe(unsigned queue_depth, sp_error *err) {
-    struct io_uring ring;
-    int ret = io_uring_queue_init(queue_depth, &ring, 0);
-    if (ret < 0)
-        return sp_errorf(err, "cannot set up io_uring with queue depth %u: %s", queue_depth,
-                         strerror(-ret));
-    io_uring_queue_exit(&ring);
+    sst_block_ring *ring = sst_block_ring_new(queue_depth, err);
+    if (!ring)
+        return -1;
+    sst_block_ring_free(ring);
     return 0;
 }

@@ -4,7 +4,7 @@
  * read in flight (pread) or queue_depth reads in flight (io_uring).
  *
  * A table set is profiled as the one table it reads as: each shard has its
- * reader and descriptor, and a lookup's time starts before the choice of
+ * reader, with its lookup descriptor, and a lookup's time starts before the choice of
  * shard (table_set_find, the library's routing), so it is the time a
  * lookup in the set takes.
  */
@@ -21,8 +21,9 @@
 
 /* A table, or one shard of a set. */
 typedef struct profile_shard {
-    sst_reader *r; /* the in-memory index, and the mapping when mapped */
-    int fd;        /* where blocks are read (O_DIRECT in cold mode) */
+    /* The in-memory index, and the block source: the mapping when mapped,
+     * the lookup descriptor (O_DIRECT in cold mode) otherwise. */
+    sst_reader *r;
 } profile_shard;
 
 typedef struct lookup_job {

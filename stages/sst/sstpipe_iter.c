@@ -5,12 +5,13 @@
  * first record >= the start key in it, and the walk then goes block by
  * block in file order until a key leaves the prefix or the table ends.
  *
- * Blocks are read with pread into the iterator's own buffer, never through
- * the lookups' mapping or per-thread buffer, so a scan leaves lookups alone
- * and the kernel's sequential read-ahead applies to it. A scan reads one
- * block at first (a prefix scan is often one block) and doubles its reads
- * up to 1 MiB as it goes on. Each block gets the full check before any of
- * its bytes are returned, and the walk (table_walk.c, the one verify uses
+ * Blocks come from the block source's sequential reader (block_source.h),
+ * with pread into the iterator's own buffer, never through the lookups'
+ * mapping or per-thread buffer, so a scan leaves lookups alone and the
+ * kernel's sequential read-ahead applies to it. A scan reads one block at
+ * first (a prefix scan is often one block) and doubles its reads up to
+ * 1 MiB as it goes on. Each block gets the source's full check before any
+ * of its bytes are returned, and the walk (table_walk.c, the one verify uses
  * too) checks that each block's first key sorts after the previous block's
  * last, which no per-block check can see.
  *
@@ -25,7 +26,6 @@
 #include <string.h>
 
 #define MAX_READ_BYTES (1u << 20)
-#define BUF_ALIGN 4096
 
 static uint8_t *copy_bytes(const void *p, size_t n) {
     uint8_t *c = malloc(n ? n : 1);
@@ -38,7 +38,6 @@ sstpipe_iter *sstpipe_iter_alloc(const void *from, size_t flen, const void *pref
     sstpipe_iter *it = calloc(1, sizeof *it);
     if (!it)
         return NULL;
-    it->next_read = 1;
     sst_walk_init(&it->walk);
     if (!prefix)
         plen = 0;
@@ -71,6 +70,7 @@ sstpipe_iter *sstpipe_table_iter_new(const sstpipe_table *t, const void *from, s
     it->r = t->r;
     it->block_size = f->block_size;
     it->blocks = f->data_blocks;
+    sst_block_seq_init(&it->seq, sst_reader_blocks(t->r), 1, MAX_READ_BYTES / f->block_size);
     return it;
 }
 
@@ -80,38 +80,17 @@ void sstpipe_iter_free(sstpipe_iter *it) {
     sstpipe_iter_free(it->inner);
     free(it->start);
     free(it->prefix);
-    free(it->buf);
+    sst_block_seq_free(&it->seq);
     free(it);
 }
 
 /* Makes block i the one walked, before its first record: read (with the
- * blocks after it, up to next_read) unless already held, and checked. */
+ * blocks after it) unless already held, and checked. */
 static int load_block(sstpipe_iter *it, uint64_t i, sp_error *err) {
-    if (i < it->buf_first || i >= it->buf_first + it->buf_blocks) {
-        uint64_t n = it->next_read;
-        if (n > it->blocks - i)
-            n = it->blocks - i;
-        if (n > it->buf_cap) {
-            void *p;
-            if (posix_memalign(&p, BUF_ALIGN, (size_t)(n * it->block_size)) != 0)
-                return sp_errorf(err, "%s: out of memory for %llu blocks of %u bytes",
-                                 sst_reader_path(it->r), (unsigned long long)n, it->block_size);
-            free(it->buf);
-            it->buf = p;
-            it->buf_cap = n;
-        }
-        it->buf_blocks = 0;
-        if (sst_reader_read_blocks(it->r, i, n, it->buf, err))
-            return -1;
-        it->buf_first = i;
-        it->buf_blocks = n;
-        if (it->next_read * 2 * it->block_size <= MAX_READ_BYTES)
-            it->next_read *= 2;
-    }
-    it->block = i;
-    const uint8_t *data = it->buf + (i - it->buf_first) * it->block_size;
-    if (sst_reader_check_block(it->r, i, data, &it->walk.view, err))
+    const uint8_t *data = sst_block_seq_at(&it->seq, i, err);
+    if (!data || sst_reader_check_block(it->r, i, data, &it->walk.view, err))
         return -1;
+    it->block = i;
     sst_walk_start(&it->walk);
     return 0;
 }
@@ -127,7 +106,7 @@ static int next_block(sstpipe_iter *it, sp_error *err) {
     sp_error e = {0};
     int rc = sst_walk_next(&it->walk, &e);
     if (rc < 0)
-        return sst_reader_block_error(it->r, i, &e, err);
+        return sst_blocks_error(sst_reader_blocks(it->r), i, &e, err);
     if (rc == 1 && !sst_walk_first_in_order(&it->walk))
         return sp_errorf(err,
                          "%s: block %llu at byte %llu: first key does not sort after the "
@@ -141,7 +120,7 @@ static int advance(sstpipe_iter *it, sp_error *err) {
     sp_error e = {0};
     int rc = sst_walk_next(&it->walk, &e);
     if (rc < 0)
-        return sst_reader_block_error(it->r, it->block, &e, err);
+        return sst_blocks_error(sst_reader_blocks(it->r), it->block, &e, err);
     return rc ? rc : next_block(it, err);
 }
 
@@ -161,7 +140,7 @@ static int seek(sstpipe_iter *it, sp_error *err) {
     sp_error e = {0};
     int rc = sst_walk_seek(&it->walk, it->start, it->start_len, &e);
     if (rc < 0)
-        return sst_reader_block_error(it->r, (uint64_t)i, &e, err);
+        return sst_blocks_error(sst_reader_blocks(it->r), (uint64_t)i, &e, err);
     return rc ? rc : next_block(it, err);
 }
 

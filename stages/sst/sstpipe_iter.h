@@ -27,11 +27,8 @@ struct sstpipe_iter {
     size_t start_len;
     uint8_t *prefix;
     size_t prefix_len;
-    /* Blocks [buf_first, buf_first + buf_blocks) are held in buf, which has
-     * room for buf_cap blocks; the next read takes next_read blocks. */
-    uint8_t *buf;
-    uint64_t buf_first, buf_blocks, buf_cap, next_read;
-    uint64_t block; /* the block being walked */
+    sst_block_seq seq; /* the blocks read ahead of the walk */
+    uint64_t block;    /* the block being walked */
     sst_walk walk;
     /* A table set's: the set, the shard walked and its scan. */
     const struct sstpipe_set *set;

@@ -107,7 +107,6 @@ sstpipe_table *sstpipe_set_open(const char *path, const sstpipe_options *opt, sp
         sp_errorf(err, "%s: out of memory", path);
         return NULL;
     }
-    t->direct_fd = -1;
     t->direct_io = opt && opt->direct_io;
     t->set = s;
     if (!(s->manifest = table_set_read(path, err)))

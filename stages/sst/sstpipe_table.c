@@ -19,19 +19,15 @@
  * of one), then searches each key in its block as a single lookup would.
  * It works over the keys of several tables at once, so that a set's batch
  * reads its shards' blocks in one go: the set layer names each key's shard.
+ *
+ * Every block is read and checked by the reader's block source
+ * (block_source.h): this file decides which blocks and into which buffer.
  */
 #include "stages/sst/sstpipe_table.h"
 
-#include "stages/common/fileio.h"
-#include "stages/common/uring_drain.h"
-
-#include <errno.h>
-#include <fcntl.h>
-#include <liburing.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #ifndef SSTPIPE_VERSION_STRING
 #error "SSTPIPE_VERSION_STRING is defined by the build (CMakeLists.txt)"
@@ -114,52 +110,16 @@ static uint8_t *thread_buffer(size_t need) {
 
 /* ------------------------------------------------------------- open, close */
 
-/* Opens the O_DIRECT descriptor and proves that it reads: a file system
- * without O_DIRECT (tmpfs) refuses the open, and a device whose logical
- * block is larger than the table's blocks refuses the aligned read, both
- * with EINVAL. Either is an error at open, not at the first lookup. */
-static int open_direct(sstpipe_table *t, sp_error *err) {
-    const char *path = sst_reader_path(t->r);
-    const sst_footer *f = sst_reader_footer(t->r);
-    t->direct_fd = open(path, O_RDONLY | O_DIRECT | O_CLOEXEC);
-    if (t->direct_fd < 0) {
-        if (errno == EINVAL)
-            return sp_errorf(err,
-                             "%s: direct I/O (O_DIRECT) is not supported on this file system; "
-                             "open it without direct I/O",
-                             path);
-        return sp_errorf_errno(err, "%s: cannot open for direct I/O", path);
-    }
-    if (f->data_blocks == 0)
-        return 0;
-    /* Its own buffer: the thread's may hold a value a caller still uses. */
-    void *buf;
-    if (posix_memalign(&buf, DIRECT_ALIGN, f->block_size) != 0)
-        return sp_errorf(err, "%s: out of memory for a block of %u bytes", path, f->block_size);
-    ssize_t n = pread(t->direct_fd, buf, f->block_size, 0);
-    int e = errno;
-    free(buf);
-    errno = e;
-    if (n < 0 && errno == EINVAL)
-        return sp_errorf(err,
-                         "%s: direct I/O of %u-byte blocks is refused (the device's logical "
-                         "block is larger?); open it without direct I/O",
-                         path, f->block_size);
-    if (n != (ssize_t)f->block_size)
-        return sp_errorf_errno(err, "%s: direct I/O read of block 0 failed", path);
-    return 0;
-}
-
 sstpipe_table *sstpipe_table_open(const char *path, const sstpipe_options *opt, sp_error *err) {
     sstpipe_table *t = calloc(1, sizeof *t);
     if (!t) {
         sp_errorf(err, "%s: out of memory", path);
         return NULL;
     }
-    t->direct_fd = -1;
     t->direct_io = opt && opt->direct_io;
     if (!(t->r = sst_reader_open(path, err)) ||
-        (t->direct_io ? open_direct(t, err) : sst_reader_map(t->r, SST_READER_DIR_BUDGET, err))) {
+        (t->direct_io ? sst_blocks_open_direct(sst_reader_blocks_mut(t->r), err)
+                      : sst_reader_map(t->r, SST_READER_DIR_BUDGET, err))) {
         sstpipe_table_close(t);
         return NULL;
     }
@@ -169,8 +129,6 @@ sstpipe_table *sstpipe_table_open(const char *path, const sstpipe_options *opt, 
 void sstpipe_table_close(sstpipe_table *t) {
     if (!t)
         return;
-    if (t->direct_fd >= 0)
-        close(t->direct_fd);
     sst_reader_close(t->r);
     free(t);
 }
@@ -224,7 +182,7 @@ static __attribute__((noinline)) int get_direct(const sstpipe_table *t, const ui
     uint8_t *buf = thread_buffer(f->block_size);
     if (!buf)
         return sp_errorf(err, "%s: out of memory for a block of %u bytes", path, f->block_size);
-    if (sp_pread_exact(t->direct_fd, buf, f->block_size, (uint64_t)i * f->block_size, path, err))
+    if (sst_blocks_read(sst_reader_blocks(t->r), (uint64_t)i, buf, NULL, err))
         return -1;
     return sst_reader_search_block(t->r, (uint64_t)i, buf, key, klen, value, vlen, err);
 }
@@ -259,105 +217,12 @@ typedef struct batch_key {
     size_t slot;
 } batch_key;
 
-/* A distinct block of a batch: where it goes in the thread's buffer. */
-typedef struct batch_block {
-    const sstpipe_table *t;
-    uint64_t block;
-    size_t off;
-} batch_block;
-
 static int batch_cmp(const void *a, const void *b) {
     const batch_key *x = a, *y = b;
     uintptr_t tx = (uintptr_t)x->t, ty = (uintptr_t)y->t;
     if (tx != ty)
         return tx < ty ? -1 : 1;
     return (x->block > y->block) - (x->block < y->block);
-}
-
-/* The most reads one ring holds in flight; a batch needing more submits
- * the rest as earlier ones complete. */
-#define BATCH_RING_DEPTH 256u
-
-static int read_error(const batch_block *d, int res, sp_error *err) {
-    const char *path = sst_reader_path(d->t->r);
-    uint32_t bs = sst_reader_footer(d->t->r)->block_size;
-    if (res < 0)
-        return sp_errorf(err, "%s: read of block %llu at offset %llu: %s", path,
-                         (unsigned long long)d->block, (unsigned long long)(d->block * bs),
-                         strerror(-res));
-    return sp_errorf(err, "%s: short read of block %llu at offset %llu (%d of %u bytes)", path,
-                     (unsigned long long)d->block, (unsigned long long)(d->block * bs), res, bs);
-}
-
-/* Reads the nd direct-I/O blocks d into buf, one io_uring read each, as
- * many in flight at once as the ring holds. 1 when the kernel refuses
- * io_uring (a seccomp filter, io_uring_disabled): nothing was read. */
-static int read_uring(const batch_block *d, size_t nd, uint8_t *buf, sp_error *err) {
-    struct io_uring ring;
-    unsigned depth = nd < BATCH_RING_DEPTH ? (unsigned)nd : BATCH_RING_DEPTH;
-    if (io_uring_queue_init(depth, &ring, 0) < 0)
-        return 1;
-    size_t next = 0, inflight = 0;
-    int rc = 0;
-    while (rc == 0 && (next < nd || inflight)) {
-        struct io_uring_sqe *sqe;
-        while (next < nd && (sqe = io_uring_get_sqe(&ring))) {
-            uint32_t bs = sst_reader_footer(d[next].t->r)->block_size;
-            io_uring_prep_read(sqe, d[next].t->direct_fd, buf + d[next].off, bs,
-                               d[next].block * bs);
-            io_uring_sqe_set_data64(sqe, next);
-            next++;
-            inflight++;
-        }
-        int ret;
-        /* A signal (serve's SIGHUP) can interrupt the wait; the reads the
-         * kernel took stay taken (the ring's head says which), so asking
-         * again submits only the rest and waits. */
-        while ((ret = io_uring_submit_and_wait(&ring, 1)) == -EINTR)
-            ;
-        if (ret < 0) {
-            rc = sp_errorf(err, "%s: io_uring submit: %s", sst_reader_path(d[0].t->r),
-                           strerror(-ret));
-            break;
-        }
-        struct io_uring_cqe *cqe;
-        unsigned head, seen = 0;
-        io_uring_for_each_cqe(&ring, head, cqe) {
-            const batch_block *b = &d[io_uring_cqe_get_data64(cqe)];
-            seen++;
-            inflight--;
-            if (rc == 0 && cqe->res != (int)sst_reader_footer(b->t->r)->block_size)
-                rc = read_error(b, cqe->res, err);
-        }
-        io_uring_cq_advance(&ring, seen);
-    }
-    sp_uring_drain(&ring, inflight);
-    io_uring_queue_exit(&ring);
-    return rc;
-}
-
-/* Reads the batch's distinct blocks d: with direct I/O into buf, together
- * (one alone with a pread, as sstpipe_get does); mapped, by asking the
- * kernel for all of them at once, so that the searches' page faults find
- * them read or on their way. */
-static int read_blocks(const batch_block *d, size_t nd, uint8_t *buf, sp_error *err) {
-    if (!d[0].t->direct_io) {
-        for (size_t j = 0; nd > 1 && j < nd; j++) {
-            uint32_t bs = sst_reader_footer(d[j].t->r)->block_size;
-            /* Advice: a failure only loses the reads' overlap. */
-            (void)posix_fadvise(sst_reader_fd(d[j].t->r), (off_t)(d[j].block * bs), bs,
-                                POSIX_FADV_WILLNEED);
-        }
-        return 0;
-    }
-    int rc = nd > 1 ? read_uring(d, nd, buf, err) : 1;
-    for (size_t j = 0; rc == 1 && j < nd; j++) {
-        const sst_footer *f = sst_reader_footer(d[j].t->r);
-        if (sp_pread_exact(d[j].t->direct_fd, buf + d[j].off, f->block_size,
-                           d[j].block * f->block_size, sst_reader_path(d[j].t->r), err))
-            return -1;
-    }
-    return rc == 1 ? 0 : rc;
 }
 
 /* Puts the keys that may be stored in b, sorted by table and block,
@@ -390,31 +255,41 @@ static size_t batch_sort(batch_key *b, sstpipe_route_fn route, const void *ctx, 
 
 /* Reads the m keys' blocks (nd distinct ones, placed in d) and searches
  * each key in its block. */
-static int batch_search(const batch_key *b, size_t m, batch_block *d, size_t nd,
+static int batch_search(const batch_key *b, size_t m, sst_block_req *d, size_t nd,
                         const void *const *keys, const size_t *klens, const void **values,
                         size_t *vlens, sp_error *err) {
     size_t bytes = 0;
-    for (size_t j = 0; j < m; j++) {
-        if (j > 0 && b[j].slot == b[j - 1].slot)
-            continue;
-        d[b[j].slot] = (batch_block){.t = b[j].t, .block = (uint64_t)b[j].block, .off = bytes};
-        bytes += sst_reader_footer(b[j].t->r)->block_size;
-    }
+    for (size_t j = 0; j < m; j++)
+        if (j == 0 || b[j].slot != b[j - 1].slot)
+            bytes += sst_reader_footer(b[j].t->r)->block_size;
     bool direct = b[0].t->direct_io;
     uint8_t *buf = direct ? thread_buffer(bytes) : NULL;
     if (direct && !buf)
         return sp_errorf(err, "%s: out of memory for %zu blocks (%zu bytes)",
                          sst_reader_path(b[0].t->r), nd, bytes);
-    if (read_blocks(d, nd, buf, err))
+    size_t off = 0;
+    for (size_t j = 0; j < m; j++) {
+        if (j > 0 && b[j].slot == b[j - 1].slot)
+            continue;
+        d[b[j].slot] = (sst_block_req){.b = sst_reader_blocks(b[j].t->r),
+                                       .i = (uint64_t)b[j].block,
+                                       .buf = buf ? buf + off : NULL};
+        off += sst_reader_footer(b[j].t->r)->block_size;
+    }
+    /* With direct I/O the reads land in the thread's buffer, together;
+     * mapped, the kernel is asked for the blocks at once and the searches
+     * read them in place. */
+    if (!direct)
+        sst_blocks_will_need(d, nd);
+    else if (sst_blocks_read_batch(d, nd, err))
         return -1;
     for (size_t j = 0; j < m; j++) {
         const batch_key *k = &b[j];
-        const batch_block *blk = &d[k->slot];
-        int found = direct
-                        ? sst_reader_search_block(k->t->r, blk->block, buf + blk->off, keys[k->i],
-                                                  klens[k->i], &values[k->i], &vlens[k->i], err)
-                        : sst_reader_get_in_block(k->t->r, blk->block, keys[k->i], klens[k->i],
-                                                  &values[k->i], &vlens[k->i], err);
+        const sst_block_req *blk = &d[k->slot];
+        int found = direct ? sst_reader_search_block(k->t->r, blk->i, blk->buf, keys[k->i],
+                                                     klens[k->i], &values[k->i], &vlens[k->i], err)
+                           : sst_reader_get_in_block(k->t->r, blk->i, keys[k->i], klens[k->i],
+                                                     &values[k->i], &vlens[k->i], err);
         if (found < 0)
             return -1;
         if (found == 0) {
@@ -432,7 +307,7 @@ int sstpipe_batch_get(sstpipe_route_fn route, const void *ctx, const char *path,
         return 0;
     sp_error err = {0};
     batch_key *b = malloc(n * sizeof *b);
-    batch_block *d = malloc(n * sizeof *d);
+    sst_block_req *d = malloc(n * sizeof *d);
     int rc = 0;
     if (!b || !d) {
         rc = sp_errorf(&err, "%s: out of memory for a batch of %zu keys", path, n);

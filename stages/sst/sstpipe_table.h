@@ -5,11 +5,10 @@
  * sstpipe.h.
  *
  * An sstpipe_table is an sst_reader (footer and index checked at open, the
- * index in memory) plus how lookups read blocks: through the reader's
- * read-only mapping (the default), or with O_DIRECT into a buffer of the
- * calling thread. Nothing in it changes after open except the mapping's
- * per-block check state, which is atomic (table_reader.c), so lookups need
- * no lock.
+ * index in memory) plus how lookups read blocks from its block source
+ * (block_source.h): through the read-only mapping (the default), or with
+ * O_DIRECT into a buffer of the calling thread. Nothing in it changes after open except the
+ * mapping's per-block check state, which is atomic (table_reader.c), so lookups need no lock.
  *
  * A table set (TABLESET.md) is an sstpipe_table too, with no reader of its
  * own: its sstpipe_set (sstpipe_set.h) holds the checked manifest and one
@@ -33,9 +32,8 @@ struct sstpipe_options {
 };
 
 struct sstpipe_table {
-    sst_reader *r; /* a plain table's; NULL for a set */
-    bool direct_io;
-    int direct_fd;           /* O_DIRECT descriptor of the file, or -1 when mapped */
+    sst_reader *r;           /* a plain table's; NULL for a set */
+    bool direct_io;          /* lookups read with O_DIRECT (the reader's block source) */
     struct sstpipe_set *set; /* a table set's shards (sstpipe_set.h), or NULL */
 };
 

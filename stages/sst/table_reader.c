@@ -21,18 +21,13 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* The data region mapped for lookups, and what each block's first lookup
- * in this process left: NULL before it; after the block passed the full
- * check, its record directory, or &no_dir once the directories' budget is
- * spent (the block is then searched from its restart points, as a copied
- * block is). */
+/* What each mapped block's first lookup in this process left: NULL before it; after the block
+ * passed the full check, its record directory, or &no_dir once the directories' budget is spent
+ * (the block is then searched from its restart points, as a copied block is). */
 typedef struct mapping {
-    const uint8_t *data;
-    size_t len;
     size_t dir_budget;
     _Atomic size_t dir_bytes;
     _Atomic(block_dir *) dirs[];
@@ -52,16 +47,17 @@ struct sst_reader {
     uint64_t *first_prefix;
     uint8_t *block; /* block_size bytes, aligned for direct I/O */
     block_view view;
-    mapping *map; /* sst_reader_map */
+    sst_blocks blocks; /* where blocks are read and checked */
+    mapping *map;      /* sst_reader_map */
 };
 
 void sst_reader_close(sst_reader *r) {
     if (!r)
         return;
+    sst_blocks_release(&r->blocks);
     if (r->fd >= 0)
         close(r->fd);
     if (r->map) {
-        munmap((void *)r->map->data, r->map->len);
         for (uint64_t i = 0; i < r->footer.data_blocks; i++) {
             block_dir *d = atomic_load_explicit(&r->map->dirs[i], memory_order_relaxed);
             if (d != no_dir)
@@ -92,6 +88,7 @@ static sst_reader *open_reader(const char *path, bool streamed, sp_error *err) {
         sp_errorf(err, "%s: out of memory", path);
         return NULL;
     }
+    sst_blocks_init(&r->blocks, r->path, -1, 0, 0);
     r->fd = open(path, O_RDONLY | O_CLOEXEC);
     struct stat st;
     if (r->fd < 0 || fstat(r->fd, &st) != 0) {
@@ -124,6 +121,7 @@ static sst_reader *open_reader(const char *path, bool streamed, sp_error *err) {
         sp_errorf(err, "%s: out of memory", path);
         goto fail;
     }
+    sst_blocks_init(&r->blocks, r->path, r->fd, f->block_size, f->data_blocks);
     return r;
 fail:
     sst_reader_close(r);
@@ -148,6 +146,14 @@ const char *sst_reader_path(const sst_reader *r) {
 
 int sst_reader_fd(const sst_reader *r) {
     return r->fd;
+}
+
+const sst_blocks *sst_reader_blocks(const sst_reader *r) {
+    return &r->blocks;
+}
+
+sst_blocks *sst_reader_blocks_mut(sst_reader *r) {
+    return &r->blocks;
 }
 
 const uint8_t *sst_reader_block_first_key(const sst_reader *r, uint64_t i, uint32_t *klen) {
@@ -178,34 +184,11 @@ int64_t sst_reader_find_block(const sst_reader *r, const uint8_t *key, size_t kl
     return (int64_t)lo - 1;
 }
 
-int sst_reader_block_error(const sst_reader *r, uint64_t i, const sp_error *block_err,
-                           sp_error *err) {
-    return sp_errorf(err, "%s: block %llu at byte %llu%s", r->path, (unsigned long long)i,
-                     (unsigned long long)(i * r->footer.block_size), block_err->msg);
-}
-
 int sst_reader_check_block(const sst_reader *r, uint64_t i, const uint8_t *data, block_view *v,
                            sp_error *err) {
     uint32_t flen = 0; /* set by sst_reader_block_first_key; gcc -O3 cannot see it */
     const uint8_t *first = sst_reader_block_first_key(r, i, &flen);
-    return sst_reader_check_block_key(r, i, data, first, flen, v, err);
-}
-
-int sst_reader_check_block_key(const sst_reader *r, uint64_t i, const uint8_t *data,
-                               const uint8_t *first, uint32_t flen, block_view *v, sp_error *err) {
-    sp_error e; /* cleared, not zeroed: every block of a walk comes here */
-    sp_error_clear(&e);
-    if (block_open(v, data, r->footer.block_size, "", &e))
-        return sst_reader_block_error(r, i, &e, err);
-    block_iter it;
-    block_iter_init(&it, v);
-    if (block_iter_next(&it, "", &e) < 0)
-        return sst_reader_block_error(r, i, &e, err);
-    if (sp_key_cmp(first, flen, it.key, it.key_len) != 0)
-        return sp_errorf(err, "%s: block %llu at byte %llu: first key differs from the index",
-                         r->path, (unsigned long long)i,
-                         (unsigned long long)(i * r->footer.block_size));
-    return 0;
+    return sst_blocks_check(&r->blocks, i, data, first, flen, v, err);
 }
 
 static int find_in_view(const sst_reader *r, uint64_t i, const block_view *v, const uint8_t *key,
@@ -213,26 +196,11 @@ static int find_in_view(const sst_reader *r, uint64_t i, const block_view *v, co
     sp_error e; /* not zeroed: see sst_reader_get_in_block */
     sp_error_clear(&e);
     int rc = block_find(v, key, klen, value, vlen, "", &e);
-    return rc < 0 ? sst_reader_block_error(r, i, &e, err) : rc;
-}
-
-int sst_reader_read_blocks(const sst_reader *r, uint64_t first, uint64_t n, uint8_t *buf,
-                           sp_error *err) {
-    const sst_footer *f = &r->footer;
-    if (first > f->data_blocks || n > f->data_blocks - first)
-        return sp_errorf(err, "%s: blocks %llu to %llu do not exist (%llu blocks)", r->path,
-                         (unsigned long long)first, (unsigned long long)(first + n),
-                         (unsigned long long)f->data_blocks);
-    return sp_pread_exact(r->fd, buf, (size_t)(n * f->block_size), first * f->block_size, r->path,
-                          err);
+    return rc < 0 ? sst_blocks_error(&r->blocks, i, &e, err) : rc;
 }
 
 int sst_reader_read_block(sst_reader *r, uint64_t i, uint8_t *buf, block_view *v, sp_error *err) {
-    const sst_footer *f = &r->footer;
-    if (i >= f->data_blocks)
-        return sp_errorf(err, "%s: block %llu does not exist (%llu blocks)", r->path,
-                         (unsigned long long)i, (unsigned long long)f->data_blocks);
-    if (sp_pread_exact(r->fd, buf, f->block_size, i * f->block_size, r->path, err))
+    if (sst_blocks_read(&r->blocks, i, buf, NULL, err))
         return -1;
     return sst_reader_check_block(r, i, buf, v, err);
 }
@@ -249,21 +217,14 @@ int sst_reader_map(sst_reader *r, size_t dir_budget, sp_error *err) {
     const sst_footer *f = &r->footer;
     if (r->map || f->data_blocks == 0)
         return 0;
-    size_t len = (size_t)(f->data_blocks * f->block_size);
     mapping *m = calloc(1, sizeof *m + (size_t)f->data_blocks * sizeof m->dirs[0]);
     if (!m)
         return sp_errorf(err, "%s: out of memory for the state of %llu mapped blocks", r->path,
                          (unsigned long long)f->data_blocks);
-    void *data = mmap(NULL, len, PROT_READ, MAP_SHARED, r->fd, 0);
-    if (data == MAP_FAILED) {
+    if (sst_blocks_map(&r->blocks, err)) {
         free(m);
-        return sp_errorf_errno(err, "%s: cannot map the data region (%zu bytes)", r->path, len);
+        return -1;
     }
-    /* Lookups touch one block each: reading ahead around it would only
-     * evict pages that other lookups need. */
-    madvise(data, len, MADV_RANDOM);
-    m->data = data;
-    m->len = len;
     m->dir_budget = dir_budget;
     r->map = m;
     return 0;
@@ -282,7 +243,7 @@ static block_dir *check_mapped_block(const sst_reader *r, uint64_t i, const uint
     if (atomic_load_explicit(&m->dir_bytes, memory_order_relaxed) < m->dir_budget) {
         sp_error e = {0};
         if (!(d = block_dir_build(&v, "", &e))) {
-            sst_reader_block_error(r, i, &e, err);
+            sst_blocks_error(&r->blocks, i, &e, err);
             return NULL;
         }
         atomic_fetch_add_explicit(&m->dir_bytes, block_dir_bytes(d), memory_order_relaxed);
@@ -309,7 +270,7 @@ static inline __attribute__((always_inline)) int get_in_block(const sst_reader *
                                                               const void **value, size_t *vlen,
                                                               sp_error *err) {
     uint32_t bs = r->footer.block_size;
-    const uint8_t *data = r->map->data + i * bs;
+    const uint8_t *data = sst_blocks_mapped(&r->blocks, i);
     block_dir *d = atomic_load_explicit(&r->map->dirs[i], memory_order_acquire);
     if (!d && !(d = check_mapped_block(r, i, data, err)))
         return -1;
@@ -325,7 +286,7 @@ static inline __attribute__((always_inline)) int get_in_block(const sst_reader *
         rc = block_reopen(&v, data, bs, "", &e) ? -1
                                                 : block_find(&v, key, klen, value, vlen, "", &e);
     }
-    return rc < 0 ? sst_reader_block_error(r, i, &e, err) : rc;
+    return rc < 0 ? sst_blocks_error(&r->blocks, i, &e, err) : rc;
 }
 
 int sst_reader_get_in_block(const sst_reader *r, uint64_t i, const uint8_t *key, size_t klen,

@@ -23,6 +23,7 @@
 
 #include "stages/common/error.h"
 #include "stages/sst/block.h"
+#include "stages/sst/block_source.h"
 #include "stages/sst/format.h"
 
 #include <stddef.h>
@@ -39,7 +40,7 @@ sst_reader *sst_reader_open(const char *path, sp_error *err);
  * index cursor of its own (table_check.h), as merge does. The calls that
  * need the index (find_block, block_first_key, get, read_block,
  * check_block, search_block, map) must not be made on it;
- * sst_reader_check_block_key takes the first key from the caller instead.
+ * sst_blocks_check takes the first key from the caller instead.
  */
 sst_reader *sst_reader_open_streamed(const char *path, sp_error *err);
 void sst_reader_close(sst_reader *r);
@@ -47,6 +48,12 @@ void sst_reader_close(sst_reader *r);
 const sst_footer *sst_reader_footer(const sst_reader *r);
 const char *sst_reader_path(const sst_reader *r);
 int sst_reader_fd(const sst_reader *r);
+/* The table's data blocks (block_source.h): every read of a block and its
+ * check go through them. The second form is for the one who decides how
+ * lookups read (sst_blocks_open_direct, or a descriptor of its own as
+ * lookup_fd, which the reader then closes). */
+const sst_blocks *sst_reader_blocks(const sst_reader *r);
+sst_blocks *sst_reader_blocks_mut(sst_reader *r);
 
 /* Index: the block that may hold key (-1: key sorts before the first key). */
 int64_t sst_reader_find_block(const sst_reader *r, const uint8_t *key, size_t klen);
@@ -62,33 +69,15 @@ const uint8_t *sst_reader_block_first_key(const sst_reader *r, uint64_t i, uint3
 int sst_reader_get(sst_reader *r, const void *key, size_t klen, const void **value, size_t *vlen,
                    sp_error *err);
 
-/* Reads block i into buf (block_size bytes) and opens it: checksum, trailer,
- * restart points, and its first key against the index. */
+/* Reads block i into buf (block_size bytes, one pread through the block
+ * source) and checks it as sst_reader_check_block does. */
 int sst_reader_read_block(sst_reader *r, uint64_t i, uint8_t *buf, block_view *v, sp_error *err);
 
-/* Reads the n data blocks from block first on into buf (n * block_size
- * bytes) with one pread, unchecked: each then goes through
- * sst_reader_check_block. Thread-safe. */
-int sst_reader_read_blocks(const sst_reader *r, uint64_t first, uint64_t n, uint8_t *buf,
-                           sp_error *err);
-
-/* The whole check of block i held at data (read or mapped): checksum,
- * trailer, restart points, and its first key against the index, which must
- * name it or lookups would look in the wrong block; fills v. Thread-safe. */
+/* The whole check of block i held at data (read or mapped): the block
+ * source's (sst_blocks_check) against the index's first key for it; fills
+ * v. Thread-safe. */
 int sst_reader_check_block(const sst_reader *r, uint64_t i, const uint8_t *data, block_view *v,
                            sp_error *err);
-/* The same check, against first (flen bytes), block i's first key as the
- * caller read it from the index. Thread-safe. */
-int sst_reader_check_block_key(const sst_reader *r, uint64_t i, const uint8_t *data,
-                               const uint8_t *first, uint32_t flen, block_view *v, sp_error *err);
-
-/* Block functions are given an empty "what" (formatting the block's name
- * for every lookup cost more than the search in it); on their error path,
- * this sets err to their message prefixed with block i's name and offset.
- * Returns -1. */
-int sst_reader_block_error(const sst_reader *r, uint64_t i, const sp_error *block_err,
-                           sp_error *err);
-
 /* Checks block i that the caller read into buf (e.g. with O_DIRECT) as
  * sst_reader_read_block does, then looks key up in it: 1 found (*value
  * points into buf), 0 not, -1 error. */

@@ -29,12 +29,6 @@ void sst_walk_start(sst_walk *w) {
     w->entry_pos = 0;
 }
 
-int sst_walk_open(sst_walk *w, const uint8_t *data, uint32_t block_size, sp_error *err) {
-    /* Keep the previous block's last key before a failed open can lose it. */
-    sst_walk_start(w);
-    return block_open(&w->view, data, block_size, "", err);
-}
-
 int sst_walk_next(sst_walk *w, sp_error *err) {
     w->entry_pos = w->it.pos;
     return block_iter_next(&w->it, "", err);

@@ -35,14 +35,10 @@ typedef struct sst_walk {
 /* A walk before its first block. */
 void sst_walk_init(sst_walk *w);
 
-/* Opens the block at data (block_open: checksum, trailer, restart points)
- * and starts before its first record. The block walked before it, if it
- * yielded a record, becomes the previous block even when this one fails to
- * open. */
-int sst_walk_open(sst_walk *w, const uint8_t *data, uint32_t block_size, sp_error *err);
-
-/* As sst_walk_open, for a block the caller has opened into w->view
- * already (sst_reader_check_block). */
+/* Starts the walk before the first record of the block the caller opens
+ * into w->view (the block source's check, block_source.h). The block
+ * walked before it, if it yielded a record, becomes the previous block,
+ * even when this one then fails to open. */
 void sst_walk_start(sst_walk *w);
 
 /* The block's next record into w->it: 1, 0 at the block's end, -1 corrupt

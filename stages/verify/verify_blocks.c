@@ -12,7 +12,9 @@
  * machine) that the kernel's copy, through its own mapping of the page
  * cache, does not pay; a piece much larger than the core's cache is read
  * from memory again by the check (tests/bench/RESULTS.md, the note on
- * verify, says when and why the mapping went). A read also gives an error, not
+ * verify, says when and why the mapping went). The pieces are read and
+ * each block decoded by the block source (stages/sst/block_source.h), as
+ * every reader's are. A read also gives an error, not
  * SIGBUS, if the file shrinks meanwhile. On a cold file one
  * worker's chunk is read from the disk while another's is checked, and
  * the kernel reads ahead of each. A worker runs at most two chunks ahead
@@ -41,6 +43,7 @@
 #include "stages/common/fileio.h"
 #include "stages/common/key.h"
 #include "stages/sst/block.h"
+#include "stages/sst/block_source.h"
 #include "stages/sst/coding.h"
 #include "stages/sst/table_walk.h"
 #include "stages/verify/verify_utf8.h"
@@ -55,6 +58,7 @@
 /* What checking blocks [first, end) found, to be merged in order. */
 typedef struct run {
     const checker *c;
+    const sst_blocks *src; /* where the blocks are read and decoded */
     uint64_t first, end;
     bool stop_at_bad;
     /* problems, in the order found: up to max_problems kept, all counted */
@@ -95,7 +99,11 @@ static bool check_block(run *r, uint64_t i, const uint8_t *data, bool report_ope
     const block_view *v = &w->view;
     const block_iter *it = &w->it;
     sp_error e = {0};
-    if (sst_walk_open(w, data, c->bs, &e)) {
+    /* The walk keeps the previous block's last key before a failed decode
+     * can lose it; the source returns the problem, and verify reports it
+     * at the block's offset and goes on. */
+    sst_walk_start(w);
+    if (sst_blocks_decode(r->src, data, &w->view, &e)) {
         if (report_open)
             run_problem(r, (int64_t)i, off, "%s", block_msg(&e));
         r->unreadable++;
@@ -231,6 +239,7 @@ typedef struct slot {
 
 typedef struct pipeline {
     const checker *c;
+    sst_blocks src; /* the data region, read piece by piece */
     uint64_t n_blocks, per_chunk, n_chunks;
     uint64_t per_piece; /* blocks read at once, PIECE_BYTES or one */
     size_t n_slots;     /* chunk q uses slot q % n_slots */
@@ -253,7 +262,6 @@ typedef struct worker {
 /* Reads chunk q into buf a piece at a time and checks its blocks; what was
  * found stays in s->r. */
 static void fill_and_check(pipeline *pl, uint8_t *buf, slot *s, uint64_t q) {
-    const checker *c = pl->c;
     uint64_t first = q * pl->per_chunk;
     uint64_t n = pl->n_blocks - first < pl->per_chunk ? pl->n_blocks - first : pl->per_chunk;
     sp_error_clear(&s->err);
@@ -261,7 +269,7 @@ static void fill_and_check(pipeline *pl, uint8_t *buf, slot *s, uint64_t q) {
     run_start(&s->r, first, first + n);
     for (uint64_t i = first; i < first + n && !s->r.stopped; i += pl->per_piece) {
         uint64_t m = first + n - i < pl->per_piece ? first + n - i : pl->per_piece;
-        s->rc = sp_pread_exact(c->fd, buf, (size_t)m * c->bs, i * c->bs, c->rep->path, &s->err);
+        s->rc = sst_blocks_read_run(&pl->src, i, m, buf, &s->err);
         if (s->rc)
             return;
         check_blocks_at(&s->r, i, m, buf);
@@ -295,6 +303,7 @@ int check_blocks(checker *c, uint64_t n, bool stop_at_bad, sp_error *err) {
     if (n == 0)
         return 0;
     pipeline pl = {.c = c, .n_blocks = n, .per_chunk = c->buf_cap / c->bs};
+    sst_blocks_init(&pl.src, c->rep->path, c->fd, c->bs, n);
     pl.n_chunks = (n + pl.per_chunk - 1) / pl.per_chunk;
     unsigned threads = c->rep->opts.threads ? c->rep->opts.threads : sp_usable_cores();
     if (threads > pl.n_chunks)
@@ -318,7 +327,7 @@ int check_blocks(checker *c, uint64_t n, bool stop_at_bad, sp_error *err) {
         return sp_errorf(err, "%s: out of memory", c->rep->path);
     }
     for (size_t k = 0; k < pl.n_slots; k++)
-        pl.slots[k].r = (run){.c = c, .stop_at_bad = stop_at_bad};
+        pl.slots[k].r = (run){.c = c, .src = &pl.src, .stop_at_bad = stop_at_bad};
     pthread_mutex_init(&pl.mu, NULL);
     pthread_cond_init(&pl.cv, NULL);
     int rc = 0;

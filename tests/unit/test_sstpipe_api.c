@@ -502,7 +502,8 @@ static void test_direct_io_unsupported(void **state) {
 }
 
 /* Block 3 with one byte of its entries flipped: lookups there and a scan
- * through it fail naming file, block and byte offset; other blocks answer. */
+ * through it fail naming file, block and byte offset, and the checksum;
+ * other blocks answer. */
 static void corrupt_block(fixture *f, bool direct) {
     size_t n;
     uint8_t *bytes = t_read_file(f->path, &n);
@@ -557,6 +558,8 @@ static void corrupt_block(fixture *f, bool direct) {
     assert_int_equal(rc, -1);
     assert_true(got > 0 && got < f->s.n);
     assert_non_null(strstr(msg, want));
+    /* Found by the block source's check, as a lookup's is. */
+    assert_non_null(strstr(msg, "checksum mismatch"));
     sstpipe_free(msg);
     msg = NULL;
     assert_int_equal(sstpipe_iter_next(it, &k, &kl, &v, &vl, &msg), -1);
