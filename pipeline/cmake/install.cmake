@@ -3,6 +3,7 @@
 #   share/man/man1/sstpipe.1.gz         generated from the command table
 #   share/bash-completion/completions/sstpipe   likewise
 #   share/man/man5/sstpipe-format.5.gz  the file format, from stages/sst/FORMAT.md
+#   share/man/man3/sstpipe.3.gz         libsstpipe, stages/sst/sstpipe.3 as it is
 #   share/doc/sstpipe/                  README.md, FORMAT.md, TABLESET.md, MANIFEST.md and
 #                                       examples/ (default.ini, nightly.ini)
 # Man pages are made at build time into build/man/, gzipped as Debian wants.
@@ -30,6 +31,16 @@ if(SSTPIPE_GO_MD2MAN)
 else()
   message(STATUS "go-md2man not found: sstpipe-format(5) is not made (FORMAT.md is installed)")
 endif()
+
+# sstpipe(3) is written by hand; it is only gzipped, -n as every page here.
+add_custom_command(
+  OUTPUT ${SSTPIPE_MAN_DIR}/sstpipe.3.gz
+  COMMAND ${CMAKE_COMMAND} -E make_directory ${SSTPIPE_MAN_DIR}
+  COMMAND ${SSTPIPE_GZIP} -9n -c ${CMAKE_SOURCE_DIR}/stages/sst/sstpipe.3 > ${SSTPIPE_MAN_DIR}/sstpipe.3.gz
+  DEPENDS ${CMAKE_SOURCE_DIR}/stages/sst/sstpipe.3
+  COMMENT "sstpipe(3), gzipped" VERBATIM)
+add_custom_target(sp_man_lib ALL DEPENDS ${SSTPIPE_MAN_DIR}/sstpipe.3.gz)
+install(FILES ${SSTPIPE_MAN_DIR}/sstpipe.3.gz DESTINATION ${CMAKE_INSTALL_MANDIR}/man3)
 
 install(FILES ${CMAKE_SOURCE_DIR}/README.md ${CMAKE_SOURCE_DIR}/stages/sst/FORMAT.md
               ${CMAKE_SOURCE_DIR}/stages/sst/TABLESET.md ${CMAKE_SOURCE_DIR}/config/MANIFEST.md

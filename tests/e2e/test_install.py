@@ -161,8 +161,13 @@ class InstallTest(unittest.TestCase):
         self.assertIn("-lsstpipe", flags)
         self.assertTrue(os.path.isfile(os.path.join(self.prefix, "include", "sstpipe",
                                                     "sstpipe.h")))
-        self.assertTrue(glob.glob(os.path.join(self.prefix, "share", "man", "man3",
-                                               "sstpipe.3")))
+        # Gzipped, as every other page (Debian's policy): never the plain page.
+        man3 = os.listdir(os.path.join(self.prefix, "share", "man", "man3"))
+        self.assertEqual(man3, ["sstpipe.3.gz"])
+        page = run(["gzip", "-dc", os.path.join(self.prefix, "share", "man", "man3",
+                                                "sstpipe.3.gz")]).stdout
+        with open(MAN3, encoding="utf-8") as f:
+            self.assertEqual(page, f.read())
         self.assertTrue(os.path.islink(os.path.join(libdir, "libsstpipe.so")))
         soname = run(["readelf", "-d", os.path.join(libdir, "libsstpipe.so")]).stdout
         self.assertIn("Library soname: [libsstpipe.so.1]", soname)
