@@ -103,17 +103,18 @@ sstpipe_table *sstpipe_open_with(const char *path, const sstpipe_options *opt, c
 void sstpipe_close(sstpipe_table *t);
 
 /* What the table's footer says (of a set: the sums over its shards, and
- * their common options). Filled by sstpipe_info_get; plain data. */
+ * their common options). Filled by sstpipe_info_get; plain data. Every
+ * field is described here and in sstpipe(3). */
 typedef struct sstpipe_info {
-    uint64_t records;
-    uint64_t data_blocks;
-    uint64_t key_bytes;   /* sum of key lengths */
-    uint64_t value_bytes; /* sum of value lengths */
-    uint64_t file_size;
-    uint32_t block_size;
-    uint32_t cluster_size;
-    uint32_t max_value_bytes; /* every value is at most this long */
-    uint32_t format_version;
+    uint64_t records;            /* key/value records, each key once */
+    uint64_t data_blocks;        /* data blocks, each block_size bytes */
+    uint64_t key_bytes;          /* sum of key lengths */
+    uint64_t value_bytes;        /* sum of value lengths */
+    uint64_t file_size;          /* bytes of the file (of a set: of all its shards) */
+    uint32_t block_size;         /* bytes of a data block (a lookup reads one) */
+    uint32_t cluster_size;       /* the alignment of blocks and regions in the file */
+    uint32_t max_value_bytes;    /* every value is at most this long */
+    uint32_t format_version;     /* the file format's version (sstpipe-format(5)) */
     uint32_t restart_interval;   /* records between restart points in a block */
     uint64_t index_bytes;        /* the index's entries, without padding */
     uint64_t index_region_bytes; /* the index region, padded to cluster_size */

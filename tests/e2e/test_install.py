@@ -304,6 +304,24 @@ class InstallTest(unittest.TestCase):
         calls = re.findall(r"\bsstpipe_info\b(?!')(?!\s*\*)", comments)
         self.assertEqual(calls, [], "the header's comments call sstpipe_info a function")
 
+    def test_every_info_field_is_described(self):
+        """Every field of struct sstpipe_info has its comment in the header
+        and its own entry (.TP, .B name, a description) in sstpipe(3), and
+        the page describes no field the struct does not have."""
+        with open(HEADER, encoding="utf-8") as f:
+            header = f.read()
+        struct = re.search(r"typedef struct sstpipe_info \{(.*?)\} sstpipe_info;", header, re.S)
+        fields = re.findall(r"^\s*u?int\d+_t (\w+);(.*)$", struct.group(1), re.M)
+        self.assertGreater(len(fields), 5, fields)
+        for name, comment in fields:
+            self.assertRegex(comment, r"/\* \S.* \*/", f"sstpipe.h: {name} has no comment")
+        with open(MAN3, encoding="utf-8") as f:
+            man = f.read()
+        at = man.index(".BR sstpipe_info_get ()\nfills a\n.B sstpipe_info\n")
+        entries = man[at:man.index("\n.PP\n", at)]
+        described = re.findall(r"^\.TP\n\.B (\w+)\n[^.\n]", entries, re.M)
+        self.assertEqual(sorted(described), sorted(n for n, _ in fields))
+
     def test_man_page_sees_pages_and_says_how_to_find_the_library(self):
         """SEE ALSO names manual pages, no source path; sstpipe(3) and the
         README both say how a program finds libsstpipe.so.1 from a prefix."""
