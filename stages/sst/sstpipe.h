@@ -31,6 +31,16 @@
  * values from sstpipe_iter_next stay valid until the next call on that
  * iterator or its sstpipe_iter_free. Copy what must live longer.
  *
+ * Names. Every object is made by one call and released by its pair: a
+ * table, which holds open files, by sstpipe_open (or sstpipe_open_with)
+ * and sstpipe_close; the others, memory alone, by the type's _new and
+ * _free calls (sstpipe_iter_new and sstpipe_iter_free,
+ * sstpipe_options_new and sstpipe_options_free). Every release takes NULL
+ * and does nothing. Calls on an object are named after it:
+ * sstpipe_iter_next, sstpipe_options_set_direct_io. The two names from
+ * before this rule, sstpipe_options_init and sstpipe_options_destroy, are
+ * kept for compatibility and do what the new ones do.
+ *
  * Published tables are never written in place, only replaced by rename, so
  * an open table keeps reading the file it opened.
  *
@@ -66,11 +76,16 @@ const char *sstpipe_version(void);
 /* Frees a message set through an errmsg argument (NULL is ignored). */
 void sstpipe_free(void *p);
 
-/* Options for sstpipe_open_with. Not thread-safe; may be destroyed right
+/* Options for sstpipe_open_with. Not thread-safe; may be freed right
  * after the open that used them. */
 typedef struct sstpipe_options sstpipe_options;
 
-/* NULL only when out of memory. */
+/* Since 1.3. NULL only when out of memory. */
+sstpipe_options *sstpipe_options_new(void);
+/* NULL is ignored. */
+void sstpipe_options_free(sstpipe_options *opt);
+/* Kept for compatibility: the same as sstpipe_options_new and
+ * sstpipe_options_free (the names before 1.3). */
 sstpipe_options *sstpipe_options_init(void);
 void sstpipe_options_destroy(sstpipe_options *opt);
 /* Direct I/O (O_DIRECT): every lookup is exactly one aligned read of one

@@ -156,7 +156,7 @@ class InstallTest(unittest.TestCase):
         libdir = self.libdir()
         env = dict(os.environ, PKG_CONFIG_PATH=os.path.join(libdir, "pkgconfig"))
         self.assertEqual(run(["pkg-config", "--modversion", "sstpipe"], env=env).stdout.strip(),
-                         "1.2.0")
+                         "1.3.0")
         flags = run(["pkg-config", "--cflags", "--libs", "sstpipe"], env=env).stdout.split()
         self.assertIn("-lsstpipe", flags)
         self.assertTrue(os.path.isfile(os.path.join(self.prefix, "include", "sstpipe",
@@ -177,6 +177,7 @@ class InstallTest(unittest.TestCase):
         names.discard("SSTPIPE_1")
         names.discard("SSTPIPE_1.1")
         names.discard("SSTPIPE_1.2")
+        names.discard("SSTPIPE_1.3")
         self.assertTrue(names and all(n.startswith("sstpipe_") for n in names), names)
 
         app = self.compile("src", APP_C)
@@ -195,7 +196,7 @@ class InstallTest(unittest.TestCase):
         want_prefix = [k for k, _ in self.recs if k.startswith(prefix)]
         self.assertEqual([l[len("prefix "):] for l in out if l.startswith("prefix ")],
                          want_prefix)
-        self.assertEqual(out[-1], f"scanned {len(self.recs)} of {len(self.recs)}, library 1.2.0")
+        self.assertEqual(out[-1], f"scanned {len(self.recs)} of {len(self.recs)}, library 1.3.0")
         absent = run([app, self.table, key + "\x7f", prefix]).stdout.splitlines()
         self.assertEqual(absent[0], "absent")
 
@@ -222,7 +223,7 @@ class InstallTest(unittest.TestCase):
 
         scans = ([line(k) for k, _ in recs if k.startswith("Alan")] +
                  [line(k) for k, _ in recs if "M" <= k < "Ma"] + [line(k) for k, _ in recs])
-        head = f"{len(recs)} records, libsstpipe 1.2.0"
+        head = f"{len(recs)} records, libsstpipe 1.3.0"
         out = run([app, table, "Alan Turing"]).stdout
         self.assertEqual(out, "\n".join([head, values["Alan Turing"]] + scans) + "\n")
         out = run([app, table, "No such page"]).stdout
@@ -303,6 +304,46 @@ class InstallTest(unittest.TestCase):
             self.assertEqual(unknown, set(), where)
         calls = re.findall(r"\bsstpipe_info\b(?!')(?!\s*\*)", comments)
         self.assertEqual(calls, [], "the header's comments call sstpipe_info a function")
+
+    def test_one_naming_rule_and_the_old_names_kept(self):
+        """sstpipe.h's naming rule: a table is made by sstpipe_open* and
+        released by sstpipe_close, every other object by sstpipe_X_new and
+        sstpipe_X_free; the only other makers and releasers are the old
+        names kept for compatibility, still exported at SSTPIPE_1 beside
+        the new ones at SSTPIPE_1.3; sstpipe(3) states the rule."""
+        with open(HEADER, encoding="utf-8") as f:
+            header = f.read()
+        calls = {name: (ret, params) for ret, name, params in re.findall(
+            r"^(?:const )?(\w+ \*?)(sstpipe_\w+)\((.*?)\);", header, re.M | re.S)}
+        kept = {"sstpipe_options_init": "sstpipe_options_new",
+                "sstpipe_options_destroy": "sstpipe_options_free"}
+        for typ in re.findall(r"typedef struct (sstpipe_\w+) \1;", header):
+            makers = {n for n, (ret, _) in calls.items() if ret == typ + " *" and
+                      (n.startswith("sstpipe_open") or n.endswith(("_new", "_init")))}
+            releasers = {n for n, (ret, params) in calls.items() if ret == "void " and
+                         re.fullmatch(rf"(const )?{typ} \*\w+", params.strip())}
+            releasers -= {n for n in releasers if n.startswith(typ + "_set_")}
+            if typ == "sstpipe_table":
+                want = ({"sstpipe_open", "sstpipe_open_with"}, {"sstpipe_close"})
+            else:
+                want = ({typ + "_new"}, {typ + "_free"})
+            self.assertEqual((makers - set(kept), releasers - set(kept)), want, typ)
+        at = header.index("sstpipe_options *sstpipe_options_init(void);")
+        self.assertIn("Kept for compatibility", header[header.rindex("/*", 0, at):at])
+        syms = run(["nm", "-D", "--defined-only", os.path.join(self.libdir(), "libsstpipe.so")]).stdout
+        # nm -D: name@@VERSION (the default version) or name@VERSION.
+        versions = {}
+        for line in syms.splitlines():
+            name, _, version = line.split()[-1].partition("@")
+            versions[name] = version.lstrip("@")
+        for old, new in kept.items():
+            self.assertEqual(versions[old], "SSTPIPE_1", old)
+            self.assertEqual(versions[new], "SSTPIPE_1.3", new)
+        with open(MAN3, encoding="utf-8") as f:
+            man = f.read()
+        self.assertIn(".SS Names\n", man)
+        for name in [*kept, *kept.values()]:
+            self.assertIn(f".BR {name} ()", man)
 
     def test_every_info_field_is_described(self):
         """Every field of struct sstpipe_info has its comment in the header

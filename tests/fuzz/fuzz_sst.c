@@ -164,13 +164,13 @@ static void check_scan_from(sstpipe_table *t, const scan *s, size_t i, bool pref
 }
 
 static sstpipe_table *open_mode(const char *path, bool direct) {
-    sstpipe_options *o = sstpipe_options_init();
+    sstpipe_options *o = sstpipe_options_new();
     if (!o)
         fuzz_fail("out of memory for options");
     sstpipe_options_set_direct_io(o, direct);
     char *msg = NULL;
     sstpipe_table *t = sstpipe_open_with(path, o, &msg);
-    sstpipe_options_destroy(o);
+    sstpipe_options_free(o);
     if (!t)
         check_msg(msg, path);
     return t;
