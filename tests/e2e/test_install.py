@@ -35,7 +35,7 @@ import subprocess
 import tempfile
 import unittest
 
-from sstpipe_e2e import _page, corpora_dir, sstpipe_bin
+from sstpipe_e2e import _page, corpora_dir, sstpipe_bin, wikigen_bin
 
 SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 README = os.path.join(SOURCE, "README.md")
@@ -344,6 +344,18 @@ class InstallTest(unittest.TestCase):
         self.assertIn(".SS Names\n", man)
         for name in [*kept, *kept.values()]:
             self.assertIn(f".BR {name} ()", man)
+
+    def test_wikigen_page_names_every_option(self):
+        """wikigen(1) is installed, gzipped, and names every option that
+        `wikigen --help` lists (the page is made from data/README.md)."""
+        page = os.path.join(self.prefix, "share", "man", "man1", "wikigen.1.gz")
+        if not os.path.exists(page) and shutil.which("go-md2man") is None:
+            self.skipTest("go-md2man is not installed: the Markdown pages are not made")
+        text = run(["gzip", "-dc", page]).stdout.replace("\\-", "-")
+        self.assertIn(".TH WIKIGEN 1 ", text)
+        helped = set(re.findall(r"(?<![\w-])--[a-z][a-z-]*", run([wikigen_bin(), "--help"]).stdout))
+        self.assertIn("--version", helped)
+        self.assertEqual({o for o in helped if o not in text}, set())
 
     def test_every_info_field_is_described(self):
         """Every field of struct sstpipe_info has its comment in the header
