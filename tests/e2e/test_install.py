@@ -264,6 +264,45 @@ class InstallTest(unittest.TestCase):
         self.assertEqual(out[:2], ["True", str(len(self.recs))])
         self.assertTrue(out[2].startswith(self.prefix), out[2])
 
+    def test_python_module_in_a_virtual_environment(self):
+        """The module installs into a virtual environment with pip, as the
+        README says: from the source tree (stages/sst/python, copied with
+        the header it includes so that pip's build leaves this tree clean),
+        offline, against the library installed in the prefix; the venv's
+        python then imports it from the venv and reads a table."""
+        python = os.environ.get("SSTPIPE_PYTHON")
+        if not python:
+            self.skipTest("SSTPIPE_PYTHON is not set (no Python module in this build)")
+        if subprocess.run([python, "-c", "import ensurepip, venv"],
+                          capture_output=True).returncode != 0:
+            self.skipTest(f"{python} has no venv/ensurepip: python3-venv is not installed "
+                          "(pipeline/install-deps installs it)")
+        src = os.path.join(self.tmp, "src")
+        shutil.copytree(os.path.join(SOURCE, "stages", "sst", "python"),
+                        os.path.join(src, "stages", "sst", "python"),
+                        ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
+        shutil.copy(HEADER, os.path.join(src, "stages", "sst"))
+        venv = os.path.join(self.tmp, "venv")
+        run([python, "-m", "venv", "--system-site-packages", venv])
+        env = dict(os.environ, PKG_CONFIG_PATH=os.path.join(self.libdir(), "pkgconfig"))
+        env.pop("PYTHONPATH", None)
+        run([os.path.join(venv, "bin", "pip"), "install", "--no-build-isolation", "--no-index",
+             "--disable-pip-version-check", os.path.join(src, "stages", "sst", "python")],
+            env=env, cwd=self.tmp)
+        key, value = self.recs[5]
+        code = ("import sstpipe, sys; t = sstpipe.open(sys.argv[1], decode=True); "
+                "print(sstpipe.__file__); print(sstpipe.__version__, sstpipe.library_version(), "
+                "len(t)); print(t[sys.argv[2]] == sys.argv[3])")
+        out = run([os.path.join(venv, "bin", "python"), "-c", code, self.table, key, value],
+                  env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
+                  cwd=self.tmp).stdout.splitlines()
+        self.assertTrue(out[0].startswith(venv + os.sep), out[0])
+        self.assertEqual(out[1:], [f"1.3.0 1.3.0 {len(self.recs)}", "True"])
+        # It loads the prefix's library (the rpath pip's build recorded).
+        ldd = run(["ldd", out[0]]).stdout
+        self.assertIn(os.path.realpath(self.libdir()), os.path.realpath(
+            [l.split("=>")[1].split()[0] for l in ldd.splitlines() if "libsstpipe" in l][0]))
+
     def test_man_page_example_frees_every_message(self):
         """sstpipe(3)'s EXAMPLES, built with LeakSanitizer against the
         installed library, leaks nothing when the open fails, nor when every
