@@ -62,6 +62,14 @@ install(FILES ${CMAKE_SOURCE_DIR}/README.md ${CMAKE_SOURCE_DIR}/stages/sst/FORMA
         DESTINATION ${CMAKE_INSTALL_DOCDIR})
 install(FILES ${CMAKE_SOURCE_DIR}/config/default.ini ${CMAKE_SOURCE_DIR}/config/nightly.ini
         DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples)
+# -c's help names them where they are (pipeline/command/help.c): found from
+# the installed program, for whatever prefix the install chose, or else
+# under the configured prefix, which the man page names too.
+file(RELATIVE_PATH SSTPIPE_EXAMPLES_FROM_BIN ${CMAKE_INSTALL_FULL_BINDIR}
+     ${SSTPIPE_DOCDIR}/examples)
+set_property(SOURCE ${CMAKE_SOURCE_DIR}/pipeline/command/help.c APPEND PROPERTY
+             COMPILE_DEFINITIONS SSTPIPE_EXAMPLES_FROM_BIN="${SSTPIPE_EXAMPLES_FROM_BIN}"
+             SSTPIPE_EXAMPLES_DIR="${SSTPIPE_DOCDIR}/examples")
 
 # sstpipe(1) and the bash completion: the prose and logic of the
 # templates, the commands, options and keys printed by the built sstpipe
@@ -69,7 +77,7 @@ install(FILES ${CMAKE_SOURCE_DIR}/config/default.ini ${CMAKE_SOURCE_DIR}/config/
 # they always list what the parser takes (tests/e2e/test_man_page.py,
 # test_completion.py).
 set(SSTPIPE_FILL -DSSTPIPE=$<TARGET_FILE:sstpipe>
-    -DSSTPIPE_VERSION=${PROJECT_VERSION} -P ${CMAKE_SOURCE_DIR}/pipeline/cmake/fill-template.cmake)
+    -DSSTPIPE_VERSION=${PROJECT_VERSION} -DSSTPIPE_DOCDIR=${SSTPIPE_DOCDIR} -P ${CMAKE_SOURCE_DIR}/pipeline/cmake/fill-template.cmake)
 add_custom_command(
   OUTPUT ${SSTPIPE_MAN_DIR}/sstpipe.1.gz
   COMMAND ${CMAKE_COMMAND} -E make_directory ${SSTPIPE_MAN_DIR}

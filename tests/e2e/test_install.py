@@ -264,6 +264,29 @@ class InstallTest(unittest.TestCase):
         self.assertEqual(out[:2], ["True", str(len(self.recs))])
         self.assertTrue(out[2].startswith(self.prefix), out[2])
 
+    def test_help_and_man_page_name_the_installed_examples(self):
+        """`sstpipe nightly --help`, installed under a prefix of the install's
+        choosing, names default.ini and nightly.ini where that install put
+        them; sstpipe(1), made for the configured prefix, names files that
+        exist once installed there (DESTDIR shows where that is)."""
+        sstpipe = os.path.join(self.prefix, "bin", "sstpipe")
+        helped = " ".join(run([sstpipe, "nightly", "--help"]).stdout.split())
+        named = re.findall(r"(/\S+/(default|nightly)\.ini)", helped)
+        self.assertEqual(sorted(n for _, n in named), ["default", "nightly"], helped)
+        for path, _ in named:
+            self.assertTrue(path.startswith(os.path.realpath(self.prefix) + os.sep), path)
+            self.assertTrue(os.path.isfile(path), path)
+        dest = os.path.join(self.tmp, "dest")
+        run(["cmake", "--install", self.build], env=dict(os.environ, DESTDIR=dest))
+        (page,) = glob.glob(os.path.join(dest, "**", "man1", "sstpipe.1.gz"), recursive=True)
+        man = run(["gzip", "-dc", page]).stdout
+        files = man[man.index(".SH FILES\n"):man.index(".SH EXAMPLES\n")]
+        see_also = man[man.index(".SH SEE ALSO\n"):]
+        paths = re.findall(r"^\.I (/\S+)$", files, re.M) + re.findall(r"(/\S+README\.md)", see_also)
+        self.assertEqual(len(paths), 4, paths)
+        for path in paths:
+            self.assertTrue(os.path.isfile(dest + path), path)
+
     def test_python_module_in_a_virtual_environment(self):
         """The module installs into a virtual environment with pip, as the
         README says: from the source tree (stages/sst/python, copied with
