@@ -12,6 +12,7 @@
 #include "stages/common/cli.h"
 #include "stages/common/fileio.h"
 #include "stages/common/size.h"
+#include "stages/common/version.h"
 
 #include <bzlib.h>
 #include <limits.h>
@@ -48,6 +49,7 @@ static const char usage[] =
     "                     default stdout\n"
     "  -v, --verbose      print one line of statistics on stderr\n"
     "  -h, --help         show this help\n"
+    "  --version          print wikigen's version (sstpipe's, as sstpipe --version)\n"
     "\n"
     "Daily increments (adds/changes dumps) of the dump the options above make:\n"
     "  --increment-of YYYYMMDD  the base dump's date; writes one file a day after it,\n"
@@ -152,6 +154,7 @@ int main(int argc, char **argv) {
         {"output", required_argument, NULL, 'o'},
         {"verbose", no_argument, NULL, 'v'},
         {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},
         {"increment-of", required_argument, NULL, 'I'},
         {"days", required_argument, NULL, 'D'},
         {"edits", required_argument, NULL, 'E'},
@@ -257,6 +260,11 @@ int main(int argc, char **argv) {
             break;
         case 'h':
             fputs(usage, stdout);
+            return SP_EXIT_OK;
+        case 'V':
+            /* wikigen is built and installed with sstpipe: the program's
+             * version, the first line of `sstpipe --version`. */
+            printf("wikigen %s\n", sp_version());
             return SP_EXIT_OK;
         default:
             return usage_error("unknown option or missing argument: '%s'", argv[optind - 1]);

@@ -2,13 +2,13 @@
 # from the command table: the man page sstpipe(1) from pipeline/command/sstpipe.1.in, the
 # bash completion from pipeline/command/sstpipe.bash.in. Each @NAME@ that GENERATE names
 # becomes what `SSTPIPE --generate WHAT` prints; the other @NAME@s are -D
-# values (SSTPIPE_VERSION). With GZIP the file is written
+# values (SSTPIPE_VERSION, SSTPIPE_DOCDIR: where the documentation is installed). With GZIP the file is written
 # gzipped (gzip -9n: no name or time inside, the same page gives the same
 # bytes), as Debian installs man pages.
 #
 # cmake -DSSTPIPE=path/to/sstpipe -DTEMPLATE=pipeline/command/sstpipe.1.in -DOUTPUT=sstpipe.1
 #       -DGENERATE=SSTPIPE_MAN_COMMANDS:man-commands,SSTPIPE_MAN_CONFIG:man-config
-#       [-DGZIP=/usr/bin/gzip] [-DSSTPIPE_VERSION=...] -P pipeline/cmake/fill-template.cmake
+#       [-DGZIP=/usr/bin/gzip] [-DSSTPIPE_VERSION=...] [-DSSTPIPE_DOCDIR=...] -P pipeline/cmake/fill-template.cmake
 foreach(var SSTPIPE TEMPLATE OUTPUT GENERATE)
   if(NOT DEFINED ${var})
     message(FATAL_ERROR "fill-template.cmake: ${var} is not set")

@@ -6,12 +6,17 @@
  * (config/keys.def) followed by the key's name and default, e.g.
  * "--memory SIZE  memory budget of the external sort (at least 1M) ([sort]
  * memory, default 256M)": the default is the one the config really has.
+ * -c's help names the example configurations where they are installed.
  */
 #include "pipeline/command/help.h"
 
 #include "config/config.h"
 
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define HELP_WIDTH 79
 #define HELP_COLUMN 27
@@ -70,6 +75,30 @@ static void print_flag(FILE *out, const sp_flag *f, const char *help) {
     wrap(out, HELP_COLUMN, HELP_COLUMN, help);
 }
 
+/* The directory of the example configurations (default.ini, nightly.ini):
+ * where this program's own install put them, found from the program
+ * (SSTPIPE_EXAMPLES_FROM_BIN, relative to its directory), so the path is
+ * right for any prefix `cmake --install --prefix` or the package chose;
+ * from a build tree, where nothing is installed beside it, where the
+ * configured prefix will put them (SSTPIPE_EXAMPLES_DIR). Both are set by
+ * pipeline/cmake/install.cmake, which installs them. */
+static void examples_dir(char *buf, size_t cap) {
+    char exe[PATH_MAX], beside[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    char *slash = n > 0 ? memrchr(exe, '/', (size_t)n) : NULL;
+    if (slash) {
+        *slash = '\0';
+        int len = snprintf(beside, sizeof beside, "%s/%s", exe, SSTPIPE_EXAMPLES_FROM_BIN);
+        char *found = len > 0 && (size_t)len < sizeof beside ? realpath(beside, NULL) : NULL;
+        if (found) {
+            snprintf(buf, cap, "%s", found);
+            free(found);
+            return;
+        }
+    }
+    snprintf(buf, cap, "%s", SSTPIPE_EXAMPLES_DIR);
+}
+
 const char *sp_flag_help(const sp_command *cmd, const sp_flag *f, char *buf, size_t cap) {
     int key = sp_flag_key(f);
     if (key >= 0) {
@@ -77,8 +106,13 @@ const char *sp_flag_help(const sp_command *cmd, const sp_flag *f, char *buf, siz
         return buf;
     }
     if (f == &sp_common_flags[0]) {
-        if (cmd->config_help)
-            snprintf(buf, cap, "INI file (config/default.ini lists every key); %s",
+        char dir[PATH_MAX];
+        examples_dir(dir, sizeof dir);
+        if (cmd->config_help && cmd->config_example)
+            snprintf(buf, cap, "INI file (%s/default.ini lists every key); %s (an example: %s/%s)",
+                     dir, cmd->config_help, dir, cmd->config_example);
+        else if (cmd->config_help)
+            snprintf(buf, cap, "INI file (%s/default.ini lists every key); %s", dir,
                      cmd->config_help);
         else
             snprintf(buf, cap,

@@ -63,7 +63,8 @@ typedef struct sp_command {
     const char *synopsis;    /* what follows "usage: sstpipe NAME "; "\n" starts an alternative */
     const char *description; /* the paragraph(s) of --help before the flags */
     const char *config_help; /* what -c FILE means here; NULL: no key applies */
-    const char *notes;       /* the paragraph(s) after the flags, or NULL */
+    const char *config_example; /* an installed example of FILE (examples/NAME), or NULL */
+    const char *notes;          /* the paragraph(s) after the flags, or NULL */
     const sp_flag *flags;
     size_t n_flags;
     const sp_operand *operands; /* the operands' names, for help and completion */

@@ -113,9 +113,9 @@ static int resolve(const serve_holder *h, char real[PATH_MAX], struct stat *st, 
 static holder_table *open_table(const serve_holder *h, const char *real, const struct stat *st,
                                 uint64_t generation, sp_error *err) {
     holder_table *t = calloc(1, sizeof *t);
-    sstpipe_options *opt = sstpipe_options_init();
+    sstpipe_options *opt = sstpipe_options_new();
     if (!t || !opt || !(t->path = strdup(real))) {
-        sstpipe_options_destroy(opt);
+        sstpipe_options_free(opt);
         free(t);
         sp_errorf(err, "%s: out of memory", real);
         return NULL;
@@ -123,7 +123,7 @@ static holder_table *open_table(const serve_holder *h, const char *real, const s
     sstpipe_options_set_direct_io(opt, h->direct_io);
     char *msg = NULL;
     t->pub.table = sstpipe_open_with(real, opt, &msg);
-    sstpipe_options_destroy(opt);
+    sstpipe_options_free(opt);
     if (!t->pub.table) {
         sp_errorf(err, "%s", msg ? msg : "cannot open the table");
         sstpipe_free(msg);

@@ -31,6 +31,16 @@
  * values from sstpipe_iter_next stay valid until the next call on that
  * iterator or its sstpipe_iter_free. Copy what must live longer.
  *
+ * Names. Every object is made by one call and released by its pair: a
+ * table, which holds open files, by sstpipe_open (or sstpipe_open_with)
+ * and sstpipe_close; the others, memory alone, by the type's _new and
+ * _free calls (sstpipe_iter_new and sstpipe_iter_free,
+ * sstpipe_options_new and sstpipe_options_free). Every release takes NULL
+ * and does nothing. Calls on an object are named after it:
+ * sstpipe_iter_next, sstpipe_options_set_direct_io. The two names from
+ * before this rule, sstpipe_options_init and sstpipe_options_destroy, are
+ * kept for compatibility and do what the new ones do.
+ *
  * Published tables are never written in place, only replaced by rename, so
  * an open table keeps reading the file it opened.
  *
@@ -66,11 +76,16 @@ const char *sstpipe_version(void);
 /* Frees a message set through an errmsg argument (NULL is ignored). */
 void sstpipe_free(void *p);
 
-/* Options for sstpipe_open_with. Not thread-safe; may be destroyed right
+/* Options for sstpipe_open_with. Not thread-safe; may be freed right
  * after the open that used them. */
 typedef struct sstpipe_options sstpipe_options;
 
-/* NULL only when out of memory. */
+/* Since 1.3. NULL only when out of memory. */
+sstpipe_options *sstpipe_options_new(void);
+/* NULL is ignored. */
+void sstpipe_options_free(sstpipe_options *opt);
+/* Kept for compatibility: the same as sstpipe_options_new and
+ * sstpipe_options_free (the names before 1.3). */
 sstpipe_options *sstpipe_options_init(void);
 void sstpipe_options_destroy(sstpipe_options *opt);
 /* Direct I/O (O_DIRECT): every lookup is exactly one aligned read of one
@@ -103,17 +118,18 @@ sstpipe_table *sstpipe_open_with(const char *path, const sstpipe_options *opt, c
 void sstpipe_close(sstpipe_table *t);
 
 /* What the table's footer says (of a set: the sums over its shards, and
- * their common options). Filled by sstpipe_info_get; plain data. */
+ * their common options). Filled by sstpipe_info_get; plain data. Every
+ * field is described here and in sstpipe(3). */
 typedef struct sstpipe_info {
-    uint64_t records;
-    uint64_t data_blocks;
-    uint64_t key_bytes;   /* sum of key lengths */
-    uint64_t value_bytes; /* sum of value lengths */
-    uint64_t file_size;
-    uint32_t block_size;
-    uint32_t cluster_size;
-    uint32_t max_value_bytes; /* every value is at most this long */
-    uint32_t format_version;
+    uint64_t records;            /* key/value records, each key once */
+    uint64_t data_blocks;        /* data blocks, each block_size bytes */
+    uint64_t key_bytes;          /* sum of key lengths */
+    uint64_t value_bytes;        /* sum of value lengths */
+    uint64_t file_size;          /* bytes of the file (of a set: of all its shards) */
+    uint32_t block_size;         /* bytes of a data block (a lookup reads one) */
+    uint32_t cluster_size;       /* the alignment of blocks and regions in the file */
+    uint32_t max_value_bytes;    /* every value is at most this long */
+    uint32_t format_version;     /* the file format's version (sstpipe-format(5)) */
     uint32_t restart_interval;   /* records between restart points in a block */
     uint64_t index_bytes;        /* the index's entries, without padding */
     uint64_t index_region_bytes; /* the index region, padded to cluster_size */

@@ -50,12 +50,22 @@ void sstpipe_report_error(char **errmsg, const sp_error *err) {
         *errmsg = strdup(err->set ? err->msg : "unknown error");
 }
 
-sstpipe_options *sstpipe_options_init(void) {
+sstpipe_options *sstpipe_options_new(void) {
     return calloc(1, sizeof(sstpipe_options));
 }
 
-void sstpipe_options_destroy(sstpipe_options *opt) {
+void sstpipe_options_free(sstpipe_options *opt) {
     free(opt);
+}
+
+/* The names before the naming rule (sstpipe.h), kept for the programs
+ * linked against them (symbol version SSTPIPE_1). */
+sstpipe_options *sstpipe_options_init(void) {
+    return sstpipe_options_new();
+}
+
+void sstpipe_options_destroy(sstpipe_options *opt) {
+    sstpipe_options_free(opt);
 }
 
 void sstpipe_options_set_direct_io(sstpipe_options *opt, bool direct_io) {

@@ -35,7 +35,7 @@ import subprocess
 import tempfile
 import unittest
 
-from sstpipe_e2e import _page, corpora_dir, sstpipe_bin
+from sstpipe_e2e import _page, corpora_dir, sstpipe_bin, wikigen_bin
 
 SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 README = os.path.join(SOURCE, "README.md")
@@ -156,13 +156,18 @@ class InstallTest(unittest.TestCase):
         libdir = self.libdir()
         env = dict(os.environ, PKG_CONFIG_PATH=os.path.join(libdir, "pkgconfig"))
         self.assertEqual(run(["pkg-config", "--modversion", "sstpipe"], env=env).stdout.strip(),
-                         "1.2.0")
+                         "1.3.0")
         flags = run(["pkg-config", "--cflags", "--libs", "sstpipe"], env=env).stdout.split()
         self.assertIn("-lsstpipe", flags)
         self.assertTrue(os.path.isfile(os.path.join(self.prefix, "include", "sstpipe",
                                                     "sstpipe.h")))
-        self.assertTrue(glob.glob(os.path.join(self.prefix, "share", "man", "man3",
-                                               "sstpipe.3")))
+        # Gzipped, as every other page (Debian's policy): never the plain page.
+        man3 = os.listdir(os.path.join(self.prefix, "share", "man", "man3"))
+        self.assertEqual(man3, ["sstpipe.3.gz"])
+        page = run(["gzip", "-dc", os.path.join(self.prefix, "share", "man", "man3",
+                                                "sstpipe.3.gz")]).stdout
+        with open(MAN3, encoding="utf-8") as f:
+            self.assertEqual(page, f.read())
         self.assertTrue(os.path.islink(os.path.join(libdir, "libsstpipe.so")))
         soname = run(["readelf", "-d", os.path.join(libdir, "libsstpipe.so")]).stdout
         self.assertIn("Library soname: [libsstpipe.so.1]", soname)
@@ -172,6 +177,7 @@ class InstallTest(unittest.TestCase):
         names.discard("SSTPIPE_1")
         names.discard("SSTPIPE_1.1")
         names.discard("SSTPIPE_1.2")
+        names.discard("SSTPIPE_1.3")
         self.assertTrue(names and all(n.startswith("sstpipe_") for n in names), names)
 
         app = self.compile("src", APP_C)
@@ -190,7 +196,7 @@ class InstallTest(unittest.TestCase):
         want_prefix = [k for k, _ in self.recs if k.startswith(prefix)]
         self.assertEqual([l[len("prefix "):] for l in out if l.startswith("prefix ")],
                          want_prefix)
-        self.assertEqual(out[-1], f"scanned {len(self.recs)} of {len(self.recs)}, library 1.2.0")
+        self.assertEqual(out[-1], f"scanned {len(self.recs)} of {len(self.recs)}, library 1.3.0")
         absent = run([app, self.table, key + "\x7f", prefix]).stdout.splitlines()
         self.assertEqual(absent[0], "absent")
 
@@ -217,7 +223,7 @@ class InstallTest(unittest.TestCase):
 
         scans = ([line(k) for k, _ in recs if k.startswith("Alan")] +
                  [line(k) for k, _ in recs if "M" <= k < "Ma"] + [line(k) for k, _ in recs])
-        head = f"{len(recs)} records, libsstpipe 1.2.0"
+        head = f"{len(recs)} records, libsstpipe 1.3.0"
         out = run([app, table, "Alan Turing"]).stdout
         self.assertEqual(out, "\n".join([head, values["Alan Turing"]] + scans) + "\n")
         out = run([app, table, "No such page"]).stdout
@@ -257,6 +263,68 @@ class InstallTest(unittest.TestCase):
         out = run([python, "-c", code, self.table, key, value], env=env).stdout.split()
         self.assertEqual(out[:2], ["True", str(len(self.recs))])
         self.assertTrue(out[2].startswith(self.prefix), out[2])
+
+    def test_help_and_man_page_name_the_installed_examples(self):
+        """`sstpipe nightly --help`, installed under a prefix of the install's
+        choosing, names default.ini and nightly.ini where that install put
+        them; sstpipe(1), made for the configured prefix, names files that
+        exist once installed there (DESTDIR shows where that is)."""
+        sstpipe = os.path.join(self.prefix, "bin", "sstpipe")
+        helped = " ".join(run([sstpipe, "nightly", "--help"]).stdout.split())
+        named = re.findall(r"(/\S+/(default|nightly)\.ini)", helped)
+        self.assertEqual(sorted(n for _, n in named), ["default", "nightly"], helped)
+        for path, _ in named:
+            self.assertTrue(path.startswith(os.path.realpath(self.prefix) + os.sep), path)
+            self.assertTrue(os.path.isfile(path), path)
+        dest = os.path.join(self.tmp, "dest")
+        run(["cmake", "--install", self.build], env=dict(os.environ, DESTDIR=dest))
+        (page,) = glob.glob(os.path.join(dest, "**", "man1", "sstpipe.1.gz"), recursive=True)
+        man = run(["gzip", "-dc", page]).stdout
+        files = man[man.index(".SH FILES\n"):man.index(".SH EXAMPLES\n")]
+        see_also = man[man.index(".SH SEE ALSO\n"):]
+        paths = re.findall(r"^\.I (/\S+)$", files, re.M) + re.findall(r"(/\S+README\.md)", see_also)
+        self.assertEqual(len(paths), 4, paths)
+        for path in paths:
+            self.assertTrue(os.path.isfile(dest + path), path)
+
+    def test_python_module_in_a_virtual_environment(self):
+        """The module installs into a virtual environment with pip, as the
+        README says: from the source tree (stages/sst/python, copied with
+        the header it includes so that pip's build leaves this tree clean),
+        offline, against the library installed in the prefix; the venv's
+        python then imports it from the venv and reads a table."""
+        python = os.environ.get("SSTPIPE_PYTHON")
+        if not python:
+            self.skipTest("SSTPIPE_PYTHON is not set (no Python module in this build)")
+        if subprocess.run([python, "-c", "import ensurepip, venv"],
+                          capture_output=True).returncode != 0:
+            self.skipTest(f"{python} has no venv/ensurepip: python3-venv is not installed "
+                          "(pipeline/install-deps installs it)")
+        src = os.path.join(self.tmp, "src")
+        shutil.copytree(os.path.join(SOURCE, "stages", "sst", "python"),
+                        os.path.join(src, "stages", "sst", "python"),
+                        ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
+        shutil.copy(HEADER, os.path.join(src, "stages", "sst"))
+        venv = os.path.join(self.tmp, "venv")
+        run([python, "-m", "venv", "--system-site-packages", venv])
+        env = dict(os.environ, PKG_CONFIG_PATH=os.path.join(self.libdir(), "pkgconfig"))
+        env.pop("PYTHONPATH", None)
+        run([os.path.join(venv, "bin", "pip"), "install", "--no-build-isolation", "--no-index",
+             "--disable-pip-version-check", os.path.join(src, "stages", "sst", "python")],
+            env=env, cwd=self.tmp)
+        key, value = self.recs[5]
+        code = ("import sstpipe, sys; t = sstpipe.open(sys.argv[1], decode=True); "
+                "print(sstpipe.__file__); print(sstpipe.__version__, sstpipe.library_version(), "
+                "len(t)); print(t[sys.argv[2]] == sys.argv[3])")
+        out = run([os.path.join(venv, "bin", "python"), "-c", code, self.table, key, value],
+                  env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
+                  cwd=self.tmp).stdout.splitlines()
+        self.assertTrue(out[0].startswith(venv + os.sep), out[0])
+        self.assertEqual(out[1:], [f"1.3.0 1.3.0 {len(self.recs)}", "True"])
+        # It loads the prefix's library (the rpath pip's build recorded).
+        ldd = run(["ldd", out[0]]).stdout
+        self.assertIn(os.path.realpath(self.libdir()), os.path.realpath(
+            [l.split("=>")[1].split()[0] for l in ldd.splitlines() if "libsstpipe" in l][0]))
 
     def test_man_page_example_frees_every_message(self):
         """sstpipe(3)'s EXAMPLES, built with LeakSanitizer against the
@@ -298,6 +366,76 @@ class InstallTest(unittest.TestCase):
             self.assertEqual(unknown, set(), where)
         calls = re.findall(r"\bsstpipe_info\b(?!')(?!\s*\*)", comments)
         self.assertEqual(calls, [], "the header's comments call sstpipe_info a function")
+
+    def test_one_naming_rule_and_the_old_names_kept(self):
+        """sstpipe.h's naming rule: a table is made by sstpipe_open* and
+        released by sstpipe_close, every other object by sstpipe_X_new and
+        sstpipe_X_free; the only other makers and releasers are the old
+        names kept for compatibility, still exported at SSTPIPE_1 beside
+        the new ones at SSTPIPE_1.3; sstpipe(3) states the rule."""
+        with open(HEADER, encoding="utf-8") as f:
+            header = f.read()
+        calls = {name: (ret, params) for ret, name, params in re.findall(
+            r"^(?:const )?(\w+ \*?)(sstpipe_\w+)\((.*?)\);", header, re.M | re.S)}
+        kept = {"sstpipe_options_init": "sstpipe_options_new",
+                "sstpipe_options_destroy": "sstpipe_options_free"}
+        for typ in re.findall(r"typedef struct (sstpipe_\w+) \1;", header):
+            makers = {n for n, (ret, _) in calls.items() if ret == typ + " *" and
+                      (n.startswith("sstpipe_open") or n.endswith(("_new", "_init")))}
+            releasers = {n for n, (ret, params) in calls.items() if ret == "void " and
+                         re.fullmatch(rf"(const )?{typ} \*\w+", params.strip())}
+            releasers -= {n for n in releasers if n.startswith(typ + "_set_")}
+            if typ == "sstpipe_table":
+                want = ({"sstpipe_open", "sstpipe_open_with"}, {"sstpipe_close"})
+            else:
+                want = ({typ + "_new"}, {typ + "_free"})
+            self.assertEqual((makers - set(kept), releasers - set(kept)), want, typ)
+        at = header.index("sstpipe_options *sstpipe_options_init(void);")
+        self.assertIn("Kept for compatibility", header[header.rindex("/*", 0, at):at])
+        syms = run(["nm", "-D", "--defined-only", os.path.join(self.libdir(), "libsstpipe.so")]).stdout
+        # nm -D: name@@VERSION (the default version) or name@VERSION.
+        versions = {}
+        for line in syms.splitlines():
+            name, _, version = line.split()[-1].partition("@")
+            versions[name] = version.lstrip("@")
+        for old, new in kept.items():
+            self.assertEqual(versions[old], "SSTPIPE_1", old)
+            self.assertEqual(versions[new], "SSTPIPE_1.3", new)
+        with open(MAN3, encoding="utf-8") as f:
+            man = f.read()
+        self.assertIn(".SS Names\n", man)
+        for name in [*kept, *kept.values()]:
+            self.assertIn(f".BR {name} ()", man)
+
+    def test_wikigen_page_names_every_option(self):
+        """wikigen(1) is installed, gzipped, and names every option that
+        `wikigen --help` lists (the page is made from data/README.md)."""
+        page = os.path.join(self.prefix, "share", "man", "man1", "wikigen.1.gz")
+        if not os.path.exists(page) and shutil.which("go-md2man") is None:
+            self.skipTest("go-md2man is not installed: the Markdown pages are not made")
+        text = run(["gzip", "-dc", page]).stdout.replace("\\-", "-")
+        self.assertIn(".TH WIKIGEN 1 ", text)
+        helped = set(re.findall(r"(?<![\w-])--[a-z][a-z-]*", run([wikigen_bin(), "--help"]).stdout))
+        self.assertIn("--version", helped)
+        self.assertEqual({o for o in helped if o not in text}, set())
+
+    def test_every_info_field_is_described(self):
+        """Every field of struct sstpipe_info has its comment in the header
+        and its own entry (.TP, .B name, a description) in sstpipe(3), and
+        the page describes no field the struct does not have."""
+        with open(HEADER, encoding="utf-8") as f:
+            header = f.read()
+        struct = re.search(r"typedef struct sstpipe_info \{(.*?)\} sstpipe_info;", header, re.S)
+        fields = re.findall(r"^\s*u?int\d+_t (\w+);(.*)$", struct.group(1), re.M)
+        self.assertGreater(len(fields), 5, fields)
+        for name, comment in fields:
+            self.assertRegex(comment, r"/\* \S.* \*/", f"sstpipe.h: {name} has no comment")
+        with open(MAN3, encoding="utf-8") as f:
+            man = f.read()
+        at = man.index(".BR sstpipe_info_get ()\nfills a\n.B sstpipe_info\n")
+        entries = man[at:man.index("\n.PP\n", at)]
+        described = re.findall(r"^\.TP\n\.B (\w+)\n[^.\n]", entries, re.M)
+        self.assertEqual(sorted(described), sorted(n for n, _ in fields))
 
     def test_man_page_sees_pages_and_says_how_to_find_the_library(self):
         """SEE ALSO names manual pages, no source path; sstpipe(3) and the

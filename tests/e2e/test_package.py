@@ -107,6 +107,7 @@ class PackageTest(E2ETest):
         files = self.contents()
         for path in ["usr/bin/sstpipe", "usr/bin/wikigen",
                      "usr/share/man/man1/sstpipe.1.gz", "usr/share/man/man5/sstpipe-format.5.gz",
+                     "usr/share/man/man3/sstpipe.3.gz", "usr/share/man/man1/wikigen.1.gz",
                      "usr/share/bash-completion/completions/sstpipe",
                      "usr/share/doc/sstpipe/README.md", "usr/share/doc/sstpipe/FORMAT.md",
                      "usr/share/doc/sstpipe/MANIFEST.md", "usr/share/doc/sstpipe/TABLESET.md",

@@ -21,7 +21,7 @@ import shutil
 import subprocess
 import unittest
 
-from sstpipe_e2e import E2ETest, corpora_dir, env_path, sstpipe
+from sstpipe_e2e import E2ETest, corpora_dir, env_path, sstpipe, wikigen_bin
 
 VERSION_RE = re.compile(r"sstpipe (\d+\.\d+\.\d+)(?: \(git (\S+)\))?\n"
                         r"libsstpipe (\d+)\.\d+\.\d+: the library's ABI version "
@@ -70,6 +70,16 @@ class VersionTest(E2ETest):
         lines = r.stdout.decode().split("\n")
         self.assertEqual(lines[1].split()[1].rstrip(":"), library_version(self.source))
         self.assertEqual(m.group(3), m.group(4))
+
+    def test_wikigen_says_the_same_version(self):
+        """wikigen, built and installed with sstpipe, prints `wikigen` and
+        the program's version, the text of sstpipe --version's first line."""
+        _, version = self.version_text()
+        r = subprocess.run([wikigen_bin(), "--version"], capture_output=True)
+        self.assertEqual((r.returncode, r.stdout.decode(), r.stderr),
+                         (0, f"wikigen {version}\n", b""))
+        self.assertIn("--version", subprocess.run([wikigen_bin(), "--help"],
+                                                  capture_output=True, text=True).stdout)
 
     def test_version_is_the_project_and_the_checkout(self):
         m, _ = self.version_text()

@@ -192,13 +192,13 @@ static void check_same_problem(const char *msg, const char *path, const verify_r
 /* Opens path with or without direct I/O; a refusal is checked against
  * verify's report rep. */
 static sstpipe_table *open_mode(const char *path, bool direct, const verify_report *rep) {
-    sstpipe_options *o = sstpipe_options_init();
+    sstpipe_options *o = sstpipe_options_new();
     if (!o)
         fuzz_fail("out of memory for options");
     sstpipe_options_set_direct_io(o, direct);
     char *msg = NULL;
     sstpipe_table *t = sstpipe_open_with(path, o, &msg);
-    sstpipe_options_destroy(o);
+    sstpipe_options_free(o);
     if (!t) {
         if (msg)
             check_same_problem(msg, path, rep);

@@ -63,12 +63,12 @@ static int teardown(void **state) {
 }
 
 static sstpipe_table *open_mode(const char *path, bool direct) {
-    sstpipe_options *o = sstpipe_options_init();
+    sstpipe_options *o = sstpipe_options_new();
     assert_non_null(o);
     sstpipe_options_set_direct_io(o, direct);
     char *msg = NULL;
     sstpipe_table *t = sstpipe_open_with(path, o, &msg);
-    sstpipe_options_destroy(o);
+    sstpipe_options_free(o);
     if (!t)
         fail_msg("open %s: %s", path, msg);
     return t;
@@ -486,6 +486,7 @@ int open(const char *path, int flags, ...) {
 
 static void test_direct_io_unsupported(void **state) {
     fixture *f = *state;
+    /* The names kept for compatibility (sstpipe.h, "Names") still work. */
     sstpipe_options *o = sstpipe_options_init();
     sstpipe_options_set_direct_io(o, true);
     char *msg = NULL;

@@ -246,7 +246,7 @@ static void test_shapes(void **state) {
     sd = make_set("set30", &recs, many, 30, 1024, 100);
     same_as(one, sd, 30, &recs);
     /* Direct I/O works on a set too (where the file system has it). */
-    sstpipe_options *o = sstpipe_options_init();
+    sstpipe_options *o = sstpipe_options_new();
     sstpipe_options_set_direct_io(o, true);
     char *e = NULL;
     sstpipe_table *t = sstpipe_open_with(sd, o, &e);
@@ -261,7 +261,7 @@ static void test_shapes(void **state) {
         assert_non_null(strstr(e, "O_DIRECT"));
         sstpipe_free(e);
     }
-    sstpipe_options_destroy(o);
+    sstpipe_options_free(o);
     free(sd);
     free(one);
     t_free(&recs);

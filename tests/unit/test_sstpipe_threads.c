@@ -120,12 +120,12 @@ static void many_threads(bool direct) {
     trecs s = t_random(29, 6000, MVB);
     sp_error err = {0};
     assert_int_equal(t_write(path, BS, CS, MVB, &s, NULL, &err), 0);
-    sstpipe_options *o = sstpipe_options_init();
+    sstpipe_options *o = sstpipe_options_new();
     sstpipe_options_set_direct_io(o, direct);
     char *msg = NULL;
     shared sh = {.s = &s};
     sh.t = sstpipe_open_with(path, o, &msg);
-    sstpipe_options_destroy(o);
+    sstpipe_options_free(o);
     if (!sh.t)
         fail_msg("%s", msg);
     pthread_barrier_init(&sh.start, NULL, THREADS);

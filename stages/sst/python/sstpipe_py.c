@@ -207,7 +207,7 @@ static PyObject *sstpipe_open_py(PyObject *self, PyObject *args, PyObject *kw) {
     if (!PyArg_ParseTupleAndKeywords(args, kw, "O&|pp:open", names, PyUnicode_FSConverter,
                                      &path_obj, &decode, &direct))
         return NULL;
-    sstpipe_options *o = sstpipe_options_init();
+    sstpipe_options *o = sstpipe_options_new();
     if (!o) {
         Py_DECREF(path_obj);
         return PyErr_NoMemory();
@@ -216,7 +216,7 @@ static PyObject *sstpipe_open_py(PyObject *self, PyObject *args, PyObject *kw) {
     char *msg = NULL;
     sstpipe_table *st;
     Py_BEGIN_ALLOW_THREADS st = sstpipe_open_with(PyBytes_AS_STRING(path_obj), o, &msg);
-    Py_END_ALLOW_THREADS sstpipe_options_destroy(o);
+    Py_END_ALLOW_THREADS sstpipe_options_free(o);
     Py_DECREF(path_obj);
     if (!st) {
         raise_msg(msg);
