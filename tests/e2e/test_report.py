@@ -77,38 +77,61 @@ class Dom(html.parser.HTMLParser):
     def __init__(self):
         super().__init__()
         self.fields = {}   # name -> [texts]
+        self.shown = {}    # name -> [what the page shows of it]
+        self.text = ""     # the page's whole text
         self.tags = {}     # tag -> count
         self.title = ""
         self.rows = {}     # data-build -> {field: text}
         self.stack = []    # open data-field spans: [name, text, empty]
         self.row = None
         self.in_title = False
+        self.charts = []   # per <svg>: {"title": aria-label, class: [texts]}
+        self.chart_text = None  # [class, text] of an open tick or legend <text>
 
     def handle_starttag(self, tag, attrs):
         a = dict(attrs)
         self.tags[tag] = self.tags.get(tag, 0) + 1
+        if tag == "svg":
+            self.charts.append({"title": a.get("aria-label")})
+        if tag == "text" and a.get("class") in ("tick-x", "tick-y", "legend"):
+            self.chart_text = [a["class"], ""]
+        if tag == "tspan" and self.chart_text and self.chart_text[1]:
+            self.chart_text[1] += " "
         if tag == "title":
             self.in_title = True
         if tag == "tr" and "data-build" in a:
             self.row = self.rows.setdefault(a["data-build"], {})
         if "data-field" in a and tag == "span":
-            self.stack.append([a["data-field"], "", "data-empty" in a])
+            self.stack.append([a["data-field"], "", "data-empty" in a, a.get("data-value")])
+        if tag == "text" and a.get("class") == "mark":
+            self.charts[-1].setdefault("mark_y", []).append(float(a["y"]))
+        if tag == "rect" and "x" in a and "fill" not in a and self.charts:
+            self.charts[-1].setdefault("bar_y", []).append(float(a["y"]))
 
     def handle_endtag(self, tag):
         if tag == "title":
             self.in_title = False
+        if tag == "text" and self.chart_text:
+            self.charts[-1].setdefault(self.chart_text[0], []).append(self.chart_text[1])
+            self.chart_text = None
         if tag == "tr":
             self.row = None
         if tag == "span" and self.stack:
-            name, text, empty = self.stack.pop()
-            text = "" if empty else text
+            name, text, empty, value = self.stack.pop()
+            # The manifest's value: data-value where the text is the figure
+            # as a person reads it (kept in shown).
+            self.shown.setdefault(name, []).append(text)
+            text = "" if empty else text if value is None else value
             self.fields.setdefault(name, []).append(text)
             if self.row is not None:
                 self.row[name] = text
 
     def handle_data(self, data):
+        self.text += data
         if self.in_title:
             self.title += data
+        if self.chart_text:
+            self.chart_text[1] += data
         for s in self.stack:
             s[1] += data
 
@@ -305,6 +328,53 @@ class ReportTest(E2ETest):
         else:
             self.assertEqual(text, value, f"{what}: {name}")
 
+    def assertPeopleFigures(self, dom, m, what):
+        """What report.html shows people: no exponent or long fraction, a
+        stage's figures in units, a rate where bytes moved, a size key in
+        MiB, the JSON names not as headers, the version once, and no
+        [cluster] keys on a plain build."""
+        body = dom.text
+        self.assertIsNone(re.search(r"\de-\d|\d\.\d{5}", " ".join(
+            t for name, ts in dom.shown.items() if name.startswith("stages.") for t in ts)), what)
+        self.assertNotIn("p99_9", body, what)
+        for s in m["stages"]:
+            wall = dom.shown[f"stages.{s['name']}.wall_seconds"][0]
+            self.assertRegex(wall, r"^\d{1,3}(\.\d{1,2})? (ns|us|ms|s)$", what)
+            rate = dom.shown[f"stages.{s['name']}.mb_per_s"][0]
+            if max(s["bytes_in"], s["bytes_out"]) > 0:
+                self.assertGreater(float(rate), 0, f"{what}: {s['name']} shows MB/s {rate}")
+            else:
+                self.assertEqual(rate, "-", what)
+            if s["bytes_in"] == 0:
+                self.assertEqual(dom.shown[f"stages.{s['name']}.bytes_in"][0], "-", what)
+        self.assertEqual(dom.shown["config.sort.memory"][0], "1 MiB", what)
+        self.assertEqual(dom.shown["config.sst.block_size"][0], "8 KiB", what)
+        self.assertFalse([f for f in dom.fields if f.startswith("config.cluster.")], what)
+        self.assertEqual(body.count(m["sstpipe_version"]), 1, what)
+
+    def assertRoundAxis(self, chart):
+        """A trend chart's y ticks: 0, s, 2s, ... with s 1, 2 or 5 times a
+        power of ten, every label distinct and in the one unit; its date
+        labels distinct."""
+        what = chart["title"]
+        ticks = chart.get("tick-y", [])
+        self.assertGreaterEqual(len(ticks), 2, what)
+        self.assertEqual(len(set(ticks)), len(ticks), f"{what}: ticks alike: {ticks}")
+        parsed = [re.fullmatch(r"(\d+(?:\.\d+)?)(\s?[A-Za-z]*)", t) for t in ticks]
+        self.assertTrue(all(parsed), f"{what}: ticks not a number and a unit: {ticks}")
+        self.assertEqual(len({m.group(2) for m in parsed}), 1, f"{what}: units: {ticks}")
+        values = [float(m.group(1)) for m in parsed]
+        step = values[1]
+        mantissa = step / 10 ** math.floor(math.log10(step))
+        self.assertTrue(any(math.isclose(mantissa, r) for r in (1, 2, 5)),
+                        f"{what}: step {step} is not 1, 2 or 5 times a power of ten: {ticks}")
+        for k, v in enumerate(values):
+            self.assertTrue(math.isclose(v, k * step, abs_tol=step * 1e-9), f"{what}: {ticks}")
+        dates = chart.get("tick-x", [])
+        self.assertEqual(len(set(dates)), len(dates), f"{what}: date labels alike: {dates}")
+        for d in dates:
+            self.assertRegex(d, r"^\d{4}-\d\d-\d\d \d\d:\d\d(:\d\d( \(\d+\))?)?$", what)
+
     def assertSelfContained(self, page):
         with open(page, encoding="utf-8") as f:
             text = f.read()
@@ -374,11 +444,14 @@ class ReportTest(E2ETest):
                     self.assertShown(dom, "counts." + k, m["counts"][k], what)
             for section, keys in m["config"].items():
                 for key, e in keys.items():
-                    self.assertShown(dom, f"config.{section}.{key}", e["value"], what)
+                    # A plain build's page leaves out [cluster], all defaults.
+                    if section != "cluster":
+                        self.assertShown(dom, f"config.{section}.{key}", e["value"], what)
             v = m["verify"]
             self.assertShown(dom, "verify.problem_count", v["problem_count"], what)
             self.assertShown(dom, "verify.records", v["records"], what)
             self.assertShown(dom, "verify.blocks", v["blocks"], what)
+            self.assertPeopleFigures(dom, m, what)
             if m["status"] == "published":
                 t = m["sstable"]
                 for k in t:
@@ -392,8 +465,14 @@ class ReportTest(E2ETest):
                     self.assertShown(dom, "profile." + k, p[k], what)
                 for k, ns in p["latency_ns"].items():
                     self.assertShown(dom, "profile.latency_ns." + k, ns, what)
-                # The stage bars and the latency histogram + CDF, inline.
+                # The stage bars and the latency histogram + CDF, inline: the
+                # histogram's count ticks round, the percentiles' labels
+                # above every bar.
                 self.assertEqual(dom.tags.get("svg"), 2, what)
+                hist = dom.charts[1]
+                self.assertRoundAxis(hist)
+                self.assertEqual(len(hist["mark_y"]), 4, what)
+                self.assertLess(max(hist["mark_y"]), min(hist["bar_y"]), what)
                 self.assertShown(dom, "verify.ok", "clean", what)
             else:
                 self.assertShown(dom, "failed_stage", "verify", what)
@@ -435,8 +514,16 @@ class ReportTest(E2ETest):
                 # The table that failed verify, as the manifest has it.
                 t = m["sstable"] or {}
                 self.assertEqual(row.get("records"), str(t["records"]) if t else None, r)
-        # Four trend charts: records, size, build time, latency.
+        # Four trend charts: records, size, build time, latency; each with
+        # round ticks in one unit, and a legend entry only for a series
+        # that has a value (the profiles here are warm: no cold latency).
         self.assertEqual(dom.tags.get("svg"), 4)
+        self.assertEqual([c["title"] for c in dom.charts],
+                         ["records", "table size", "build time", "lookup latency"])
+        for chart in dom.charts:
+            self.assertRoundAxis(chart)
+        self.assertEqual(dom.charts[3].get("legend"), ["p50 warm", "p99 warm"])
+        self.assertRegex(dom.charts[1]["tick-y"][1], r" (bytes|KiB|MiB)$")
         # Each row links to its report, which exists beside it.
         for href in re.findall(r'href="([^"]*)"', open(page).read()):
             target = os.path.join(self.out, urllib.parse.unquote(html.unescape(href)))
