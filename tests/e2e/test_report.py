@@ -50,11 +50,13 @@ import os
 import re
 import shutil
 import socket
+import struct
 import subprocess
 import tempfile
 import threading
 import unittest
 import urllib.parse
+import zlib
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "faults"))
 
@@ -181,6 +183,52 @@ class RecordingProxy:
         self.sock.close()
 
 
+def png_rows(path, max_rows=None):
+    """The pixels of an 8-bit RGB or RGBA PNG (what Chromium writes), its
+    first max_rows rows (unfiltering in Python is slow): its width, its
+    channels and the rows, each a bytes of width * channels."""
+    with open(path, "rb") as f:
+        data = f.read()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", path
+    pos, idat = 8, b""
+    while pos < len(data):
+        n, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        body = data[pos + 8:pos + 8 + n]
+        if kind == b"IHDR":
+            w, h, depth, colour, _, _, interlace = struct.unpack(">IIBBBBB", body)
+            assert depth == 8 and colour in (2, 6) and not interlace, (depth, colour)
+        elif kind == b"IDAT":
+            idat += body
+        pos += 12 + n
+    ch = 3 if colour == 2 else 4
+    raw, stride, rows, prev = zlib.decompress(idat), w * ch, [], bytearray(w * ch)
+    for y in range(min(h, max_rows or h)):
+        kind, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        for i in range(stride):
+            a = line[i - ch] if i >= ch else 0
+            b, c = prev[i], prev[i - ch] if i >= ch else 0
+            if kind == 1:
+                line[i] = (line[i] + a) & 255
+            elif kind == 2:
+                line[i] = (line[i] + b) & 255
+            elif kind == 3:
+                line[i] = (line[i] + (a + b) // 2) & 255
+            elif kind == 4:
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+        rows.append(bytes(line))
+        prev = line
+    return w, ch, rows
+
+
+def pixel_rows(path, is_colour, max_rows=None):
+    """Per row of the screenshot, how many pixels is_colour(r, g, b) takes."""
+    w, ch, rows = png_rows(path, max_rows)
+    return [sum(1 for i in range(0, w * ch, ch) if is_colour(r[i], r[i + 1], r[i + 2]))
+            for r in rows]
+
+
 def artifacts_dir():
     base = os.environ.get("SSTPIPE_BUILD_DIR") or tempfile.gettempdir()
     d = os.path.join(base, "test-artifacts", "report")
@@ -277,7 +325,7 @@ class ReportTest(E2ETest):
         return [line for line, h in zip(self.proxy.seen[since:], self.proxy.hosts(since))
                 if h not in own and line not in ("", "(connection, nothing read)")]
 
-    def browse(self, page, shot_name):
+    def browse(self, page, shot_name, window="1280,4000"):
         """Loads page (None: about:blank) from disk in Chromium; returns the
         dumped DOM (text). The screenshot is kept in the build tree."""
         shot = os.path.join(artifacts_dir(), shot_name + ".png")
@@ -296,7 +344,7 @@ class ReportTest(E2ETest):
                 # a page's load on a loaded machine, not at about:blank's.
                 "--disable-features=OptimizationHints,OptimizationHintsFetching,"
                 "OptimizationGuideModelDownloading,OptimizationTargetPrediction",
-                "--window-size=1280,4000", f"--screenshot={shot}", "--dump-dom", url]
+                f"--window-size={window}", f"--screenshot={shot}", "--dump-dom", url]
         p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                            timeout=PATIENCE, cwd=self.tmp)
         self.assertEqual(p.returncode, 0, f"chromium failed on {page}: {p.stderr[-2000:]!r}")
@@ -328,6 +376,26 @@ class ReportTest(E2ETest):
         else:
             self.assertEqual(text, value, f"{what}: {name}")
 
+    def assertHistogramDrawn(self, page, i, what):
+        """The page's latency chart as Chromium draws it: bars and the
+        percentiles' labels on the screenshot, every label row (a row of
+        many red pixels; a dashed percentile line is one or two a row)
+        above the topmost bar pixel, so no label is drawn over a bar."""
+        with open(page, encoding="utf-8") as f:
+            svg = re.findall(r"<svg.*?</svg>", f.read(), re.S)[1]
+        alone = os.path.join(self.tmp, f"histogram-{i}.html")
+        with open(alone, "w", encoding="utf-8") as f:
+            f.write(f"<!DOCTYPE html><html><body style=\"margin:0;overflow:hidden\">{svg}</body></html>")
+        self.browse(alone, f"report-{i}-histogram", window="900,520")
+        shot = os.path.join(artifacts_dir(), f"report-{i}-histogram.png")
+        bar = pixel_rows(shot, lambda r, g, b: abs(r - 0x7a) + abs(g - 0xa6) + abs(b - 0xd6) < 12)
+        red = pixel_rows(shot, lambda r, g, b: r > 150 and g < 110 and b < 100)
+        bar_rows = [y for y, n in enumerate(bar) if n]
+        label_rows = [y for y, n in enumerate(red) if n >= 6]
+        self.assertTrue(bar_rows, f"{what}: no bar on the screenshot")
+        self.assertTrue(label_rows, f"{what}: no percentile label on the screenshot")
+        self.assertLess(max(label_rows), min(bar_rows), f"{what}: a label over the bars")
+
     def assertPeopleFigures(self, dom, m, what):
         """What report.html shows people: no exponent or long fraction, a
         stage's figures in units, a rate where bytes moved, a size key in
@@ -342,6 +410,7 @@ class ReportTest(E2ETest):
             self.assertRegex(wall, r"^\d{1,3}(\.\d{1,2})? (ns|us|ms|s)$", what)
             rate = dom.shown[f"stages.{s['name']}.mb_per_s"][0]
             if max(s["bytes_in"], s["bytes_out"]) > 0:
+                self.assertRegex(rate, r"^\d", f"{what}: {s['name']} shows MB/s {rate}")
                 self.assertGreater(float(rate), 0, f"{what}: {s['name']} shows MB/s {rate}")
             else:
                 self.assertEqual(rate, "-", what)
@@ -473,6 +542,7 @@ class ReportTest(E2ETest):
                 self.assertRoundAxis(hist)
                 self.assertEqual(len(hist["mark_y"]), 4, what)
                 self.assertLess(max(hist["mark_y"]), min(hist["bar_y"]), what)
+                self.assertHistogramDrawn(page, i, what)
                 self.assertShown(dom, "verify.ok", "clean", what)
             else:
                 self.assertShown(dom, "failed_stage", "verify", what)
