@@ -203,7 +203,10 @@ void config_apply_serve(const sp_config *cfg, const char **listen, const char **
                         serve_handler *handler) {
     *listen = cfg->serve.listen;
     *access_log = cfg->serve.access_log[0] ? cfg->serve.access_log : NULL;
-    holder->table_name = cfg->output.name;
+    /* Unset, the name is the published build's (the nightly's own config
+     * may have set it). */
+    holder->table_name =
+        cfg->origin[CONFIG_OUTPUT_NAME] == CONFIG_FROM_DEFAULT ? NULL : cfg->output.name;
     holder->direct_io = cfg->serve.cold;
     holder->poll_seconds = (unsigned)cfg->serve.poll_seconds;
     http->threads = cfg->serve.threads ? (unsigned)cfg->serve.threads : sp_usable_cores();

@@ -7,8 +7,10 @@
  */
 #include "pipeline/nightly/report.h"
 
+#include "config/keys.h"
 #include "pipeline/nightly/report_html.h"
 #include "stages/common/report.h"
+#include "stages/common/size.h"
 #include "stages/common/svg.h"
 #include "stages/profile/profile.h"
 
@@ -42,7 +44,7 @@ static void row(FILE *o, const char *name, const char *field, const json_t *v, c
 static void row_bytes(FILE *o, const char *name, const char *field, const json_t *v) {
     char h[32];
     row(o, name, field, v,
-        json_is_number(v) ? html_bytes(json_number_value(v), h, sizeof h) : NULL);
+        json_is_number(v) ? sp_format_bytes(json_number_value(v), h, sizeof h) : NULL);
 }
 
 static void section(FILE *o, const char *id, const char *title) {
@@ -174,6 +176,27 @@ static void input_section(FILE *o, const json_t *m) {
     fputs("</table>\n", o);
 }
 
+/* Stage s's figure col as a person reads it: times and sizes in their
+ * unit to 3 digits, the rate of the larger of the bytes in and out; no
+ * bytes is "-", not a size or rate of 0. */
+static void stage_figure(const json_t *s, const char *col, char *buf, size_t cap) {
+    double wall = json_number_value(json_object_get(s, "wall_seconds"));
+    double in = json_number_value(json_object_get(s, "bytes_in"));
+    double out = json_number_value(json_object_get(s, "bytes_out"));
+    double v = json_number_value(json_object_get(s, col));
+    double rate = wall > 0 ? fmax(in, out) / 1e6 / wall : 0;
+    if (strstr(col, "_seconds"))
+        sp_format_seconds(v, buf, cap);
+    else if (!strncmp(col, "bytes_", 6) && v > 0)
+        sp_format_bytes(v, buf, cap);
+    else if (!strncmp(col, "records_", 8))
+        snprintf(buf, cap, "%.0f", v);
+    else if (!strcmp(col, "mb_per_s") && rate > 0)
+        snprintf(buf, cap, "%.*f", rate >= 99.95 ? 0 : rate >= 9.995 ? 1 : 2, rate);
+    else
+        snprintf(buf, cap, "-");
+}
+
 static void stages_section(FILE *o, const json_t *m) {
     section(o, "stages", "Stages");
     json_t *st = json_object_get(m, "stages");
@@ -190,8 +213,11 @@ static void stages_section(FILE *o, const json_t *m) {
             double w = json_number_value(json_object_get(s, "wall_seconds"));
             bars[i].label = html_str(s, "name") ? html_str(s, "name") : "?";
             bars[i].value = w > 0 ? w : 0;
-            snprintf(texts[i], sizeof texts[i], "%.3f s wall, %.3f s CPU", w,
-                     json_number_value(json_object_get(s, "cpu_seconds")));
+            char wall[24], cpu[24];
+            snprintf(texts[i], sizeof texts[i], "%s wall, %s CPU",
+                     sp_format_seconds(w, wall, sizeof wall),
+                     sp_format_seconds(json_number_value(json_object_get(s, "cpu_seconds")), cpu,
+                                       sizeof cpu));
             bars[i].value_text = texts[i];
         }
         fputs("<figure>\n", o);
@@ -202,7 +228,7 @@ static void stages_section(FILE *o, const json_t *m) {
     free(texts);
     static const char *const cols[] = {"wall_seconds", "cpu_seconds", "bytes_in", "bytes_out",
                                        "records_in",   "records_out", "mb_per_s"};
-    fputs("<table>\n<tr><th>stage</th><th>wall (s)</th><th>CPU (s)</th><th>bytes in</th>"
+    fputs("<table>\n<tr><th>stage</th><th>wall</th><th>CPU</th><th>bytes in</th>"
           "<th>bytes out</th><th>records in</th><th>records out</th><th>MB/s</th></tr>\n",
           o);
     for (size_t i = 0; i < n; i++) {
@@ -216,15 +242,22 @@ static void stages_section(FILE *o, const json_t *m) {
             snprintf(field, sizeof field, "stages.%s.%s", name ? name : "?", cols[c]);
             fputs("<td class=\"n\">", o);
             json_t *v = json_object_get(s, cols[c]);
-            if (json_is_null(v) || !v)
+            if (json_is_null(v) || !v) {
                 fputs("<span class=\"muted\">-</span>", o);
-            else
-                html_field(o, field, html_json_text(v, buf, sizeof buf));
+            } else {
+                const char *exact = html_json_text(v, buf, sizeof buf);
+                char human[48];
+                stage_figure(s, cols[c], human, sizeof human);
+                html_figure(o, field, exact, human);
+            }
             fputs("</td>", o);
         }
         fputs("</tr>\n", o);
     }
-    fputs("</table>\n", o);
+    fputs("</table>\n<p class=\"muted\">MB/s: the larger of the bytes in and out over the wall "
+          "time; - where a stage moved no bytes of its own (the write stage takes its records "
+          "from the sort in memory).</p>\n",
+          o);
 }
 
 static void table_section(FILE *o, const json_t *m) {
@@ -335,7 +368,8 @@ static void profile_section(FILE *o, const json_t *m) {
     }
     json_t *lat = json_object_get(p, "latency_ns");
     static const char *const keys[] = {"min", "avg", "p50", "p90", "p99", "p99_9", "max"};
-    char buf[64];
+    static const char *const heads[] = {"min", "avg", "p50", "p90", "p99", "p99.9", "max"};
+    char buf[64], human[32];
     fputs("<p>", o);
     html_field(o, "profile.lookups",
                html_json_text(json_object_get(p, "lookups"), buf, sizeof buf));
@@ -349,13 +383,18 @@ static void profile_section(FILE *o, const json_t *m) {
                html_json_text(json_object_get(p, "queue_depth"), buf, sizeof buf));
     fputs(".</p>\n<table>\n<tr>", o);
     for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
-        fprintf(o, "<th>%s (ns)</th>", keys[i]);
+        fprintf(o, "<th>%s</th>", heads[i]);
     fputs("</tr>\n<tr>", o);
     for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
         char field[48];
         snprintf(field, sizeof field, "profile.latency_ns.%s", keys[i]);
         fputs("<td class=\"n\">", o);
-        html_field(o, field, html_json_text(json_object_get(lat, keys[i]), buf, sizeof buf));
+        json_t *v = json_object_get(lat, keys[i]);
+        if (json_is_number(v))
+            html_figure(o, field, html_json_text(v, buf, sizeof buf),
+                        sp_format_seconds(json_number_value(v) * 1e-9, human, sizeof human));
+        else
+            html_field(o, field, html_json_text(v, buf, sizeof buf));
         fputs("</td>", o);
     }
     fputs("</tr>\n</table>\n", o);
@@ -377,6 +416,31 @@ static void profile_section(FILE *o, const json_t *m) {
     free(c);
 }
 
+/* The key of config/keys.def named [sec] name, or -1 (a manifest written
+ * by another version may hold keys this one does not know). */
+static int find_key(const char *sec, const char *name) {
+    for (int k = 0; k < CONFIG_KEY_COUNT; k++)
+        if (!strcmp(config_keys[k].section, sec) && !strcmp(config_keys[k].name, name))
+            return k;
+    return -1;
+}
+
+/* Whether the manifest's [sec] keys hold a value other than the default:
+ * [cluster] is shown only then, as only then was the build a cluster
+ * build (config_cluster_set). */
+static bool section_set(const json_t *keys, const sp_config *defaults) {
+    const char *key;
+    json_t *e;
+    bool set = false;
+    json_object_foreach((json_t *)keys, key, e) {
+        int k = find_key("cluster", key);
+        json_t *def = k >= 0 ? config_value_json(defaults, (config_key)k) : NULL;
+        set = set || !def || !json_equal(def, json_object_get(e, "value"));
+        json_decref(def);
+    }
+    return set;
+}
+
 static void config_section(FILE *o, const json_t *m) {
     section(o, "config", "Configuration");
     json_t *cfg = json_object_get(m, "config");
@@ -384,11 +448,15 @@ static void config_section(FILE *o, const json_t *m) {
         fputs("<p class=\"muted\">Not recorded.</p>\n", o);
         return;
     }
+    sp_config defaults;
+    config_init(&defaults);
     fputs("<table>\n<tr><th>key</th><th>value</th><th>from</th></tr>\n", o);
     const char *sec, *key;
     json_t *keys, *e;
-    char buf[64];
+    char buf[64], human[32];
     json_object_foreach(cfg, sec, keys) {
+        if (!strcmp(sec, "cluster") && !section_set(keys, &defaults))
+            continue;
         json_object_foreach(keys, key, e) {
             char field[160];
             snprintf(field, sizeof field, "config.%s.%s", sec, key);
@@ -397,13 +465,26 @@ static void config_section(FILE *o, const json_t *m) {
             fputs("] ", o);
             html_text(o, key);
             fputs("</th><td>", o);
-            html_field(o, field, html_json_text(json_object_get(e, "value"), buf, sizeof buf));
+            json_t *v = json_object_get(e, "value");
+            int k = find_key(sec, key);
+            const char *exact = html_json_text(v, buf, sizeof buf);
+            /* A size as people write it in the file: 256 MiB, not 268435456. */
+            if (k >= 0 && json_is_integer(v) &&
+                (config_keys[k].type == KT_SIZE || config_keys[k].type == KT_POW2))
+                html_figure(o, field, exact,
+                            sp_format_bytes((double)json_integer_value(v), human, sizeof human));
+            else
+                html_field(o, field, exact);
             fputs("</td><td>", o);
             html_text(o, html_str(e, "origin"));
             fputs("</td></tr>\n", o);
         }
     }
     fputs("</table>\n", o);
+    if (json_is_object(json_object_get(cfg, "cluster")) &&
+        !section_set(json_object_get(cfg, "cluster"), &defaults))
+        fputs("<p class=\"muted\">[cluster]: not set, a build in one process.</p>\n", o);
+    config_destroy(&defaults);
 }
 
 void report_build_page(const json_t *m, FILE *o) {
@@ -427,10 +508,7 @@ void report_build_page(const json_t *m, FILE *o) {
     verify_section(o, m);
     profile_section(o, m);
     config_section(o, m);
-    fputs("<p>Built by ", o);
-    html_field(o, "sstpipe_version", html_str(m, "sstpipe_version"));
-    fputs(".</p>\n", o);
-    html_end(o);
+    html_end(o, html_str(m, "sstpipe_version"));
 }
 
 int report_write_build(const char *build_dir, sp_error *err) {

@@ -18,7 +18,9 @@ static const char STYLE[] =
     ".ok{color:#1a7f37;font-weight:bold}.failed{color:#c0392b;font-weight:bold}"
     ".error{background:#fdecea;border:1px solid #c0392b;padding:.6em;white-space:pre-wrap}"
     ".muted{color:#666}code{font-size:.95em}svg{max-width:100%;height:auto}"
-    "footer{margin-top:2em;color:#666;font-size:.9em}";
+    "footer{margin-top:2em;color:#666;font-size:.9em}"
+    /* A date and time is read whole: never broken across lines. */
+    "td.when{white-space:nowrap}";
 
 void html_begin(FILE *o, const char *title) {
     fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
@@ -28,8 +30,21 @@ void html_begin(FILE *o, const char *title) {
     fprintf(o, "</title>\n<style>%s</style>\n</head>\n<body>\n", STYLE);
 }
 
-void html_end(FILE *o) {
-    fputs("<footer>Page written by <span data-field=\"report_sstpipe_version\">sstpipe ", o);
+void html_end(FILE *o, const char *built_by) {
+    fputs("<footer>", o);
+    if (built_by) {
+        fputs("Built by sstpipe ", o);
+        html_field(o, "sstpipe_version", built_by);
+        fputs("; page", o);
+    } else {
+        fputs("Page", o);
+    }
+    /* Said once when the build's sstpipe wrote the page too. */
+    if (built_by && !strcmp(built_by, sp_version())) {
+        fputs(" written by the same from the manifest.</footer>\n</body>\n</html>\n", o);
+        return;
+    }
+    fputs(" written by <span data-field=\"report_sstpipe_version\">sstpipe ", o);
     html_text(o, sp_version());
     fputs("</span> (<code>sstpipe report</code>) from the manifest.</footer>\n</body>\n</html>\n",
           o);
@@ -63,6 +78,16 @@ void html_field(FILE *o, const char *field, const char *text) {
     fputs("</span>", o);
 }
 
+void html_figure(FILE *o, const char *field, const char *exact, const char *human) {
+    fputs("<span data-field=\"", o);
+    html_text(o, field);
+    fputs("\" data-value=\"", o);
+    html_text(o, exact);
+    fputs("\">", o);
+    html_text(o, human);
+    fputs("</span>", o);
+}
+
 const char *html_json_text(const json_t *v, char *buf, size_t cap) {
     if (json_is_string(v))
         return json_string_value(v);
@@ -81,20 +106,6 @@ const char *html_json_text(const json_t *v, char *buf, size_t cap) {
 
 const char *html_str(const json_t *o, const char *name) {
     return json_string_value(json_object_get(o, name));
-}
-
-const char *html_bytes(double n, char *buf, size_t cap) {
-    static const char *units[] = {"bytes", "KiB", "MiB", "GiB", "TiB"};
-    int u = 0;
-    while (n >= 1024 && u < 4) {
-        n /= 1024;
-        u++;
-    }
-    if (u == 0)
-        snprintf(buf, cap, "%.0f bytes", n);
-    else
-        snprintf(buf, cap, "%.*f %s", n < 10 ? 2 : n < 100 ? 1 : 0, n, units[u]);
-    return buf;
 }
 
 const char *html_seconds(double s, char *buf, size_t cap) {

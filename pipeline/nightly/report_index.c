@@ -9,6 +9,7 @@
 
 #include "pipeline/nightly/report_html.h"
 #include "stages/common/report.h"
+#include "stages/common/size.h"
 #include "stages/common/svg.h"
 
 #include <dirent.h>
@@ -74,20 +75,26 @@ static void cell_number(FILE *o, const char *field, const json_t *v, const char 
     fputs("</td>", o);
 }
 
+/* A latency: the manifest's nanoseconds, and below them in the unit the
+ * latency chart would read them in. */
 static void cell_ns(FILE *o, const char *field, double ns) {
     char buf[32];
     fputs("<td class=\"n\">", o);
-    if (isnan(ns))
+    if (isnan(ns)) {
         fputs("<span class=\"muted\">-</span>", o);
-    else
+    } else {
         html_field(o, field, (snprintf(buf, sizeof buf, "%.0f", ns), buf));
+        fputs("<br><span class=\"muted\">", o);
+        html_text(o, sp_format_seconds(ns * 1e-9, buf, sizeof buf));
+        fputs("</span>", o);
+    }
     fputs("</td>", o);
 }
 
 static void write_row(FILE *o, const build_row *r) {
     fputs("<tr data-build=\"", o);
     html_text(o, r->name);
-    fputs("\"><td><a href=\"", o);
+    fputs("\"><td class=\"when\"><a href=\"", o);
     html_url(o, r->name);
     fputs("/" REPORT_PAGE "\">", o);
     if (!r->m) {
@@ -125,7 +132,8 @@ static void write_row(FILE *o, const build_row *r) {
     cell_number(o, "records", json_object_get(t, "records"), NULL);
     json_t *size = json_object_get(t, "file_size");
     cell_number(o, "file_size", size,
-                json_is_number(size) ? html_bytes(json_number_value(size), h, sizeof h) : NULL);
+                json_is_number(size) ? sp_format_bytes(json_number_value(size), h, sizeof h)
+                                     : NULL);
     fputs("<td class=\"n\">", o);
     if (isnan(r->build_s))
         fputs("<span class=\"muted\">-</span>", o);
@@ -137,30 +145,6 @@ static void write_row(FILE *o, const build_row *r) {
     cell_ns(o, "p50_cold_ns", r->p50_cold);
     cell_ns(o, "p99_cold_ns", r->p99_cold);
     fputs("</tr>\n", o);
-}
-
-static const char *fmt_count(double v, char *buf, size_t cap) {
-    if (v >= 1e6)
-        snprintf(buf, cap, "%.2fM", v / 1e6);
-    else if (v >= 1e4)
-        snprintf(buf, cap, "%.1fk", v / 1e3);
-    else
-        snprintf(buf, cap, "%.0f", v);
-    return buf;
-}
-
-static const char *fmt_bytes(double v, char *buf, size_t cap) {
-    return html_bytes(v, buf, cap);
-}
-
-static const char *fmt_seconds(double v, char *buf, size_t cap) {
-    snprintf(buf, cap, "%.2f s", v);
-    return buf;
-}
-
-static const char *fmt_us(double v, char *buf, size_t cap) {
-    snprintf(buf, cap, "%.1f us", v / 1e3);
-    return buf;
 }
 
 /* The four trend charts, over rows[n-1] (oldest) .. rows[0]. */
@@ -177,25 +161,52 @@ static void trends(FILE *o, const build_row *rows, size_t n) {
            *l[4] = {v + 3 * n, v + 4 * n, v + 5 * n, v + 6 * n};
     for (size_t i = 0; i < n; i++) {
         const build_row *r = &rows[n - 1 - i];
-        const char *at = r->m ? html_str(r->m, "started_at") : NULL;
-        /* "2026-01-31T02:00:00Z" -> "01-31 02:00" */
-        labels[i] = at && strlen(at) >= 16 ? at + 5 : r->name;
-        /* A failed night is a gap in every line, so it stands out. */
+        /* A failed night is a gap in every line, so it stands out;
+         * latencies in seconds, the charts' unit for time. */
         rec[i] = r->published ? r->records : NAN;
         size[i] = r->published ? r->size : NAN;
         bs[i] = r->published ? r->build_s : NAN;
-        l[0][i] = r->published ? r->p50_warm : NAN;
-        l[1][i] = r->published ? r->p99_warm : NAN;
-        l[2][i] = r->published ? r->p50_cold : NAN;
-        l[3][i] = r->published ? r->p99_cold : NAN;
+        l[0][i] = r->published ? r->p50_warm * 1e-9 : NAN;
+        l[1][i] = r->published ? r->p99_warm * 1e-9 : NAN;
+        l[2][i] = r->published ? r->p50_cold * 1e-9 : NAN;
+        l[3][i] = r->published ? r->p99_cold * 1e-9 : NAN;
     }
-    /* Labels of 11 characters ("01-31T02:00"); the buffer keeps them. */
-    char(*short_labels)[12] = calloc(n, sizeof *short_labels);
-    if (short_labels)
+    /* "2026-01-31T02:00:07Z" as "2026-01-31\n02:00", or with the seconds
+     * when two runs started in the same minute, and a run's number in its
+     * second ("02:00:07 (2)") when they started in the same second, so no
+     * two labels are alike; a build without a start time by its name. */
+    char(*text)[32] = calloc(n, sizeof *text);
+    if (!text) {
+        free(labels);
+        free(v);
+        fputs("<p class=\"muted\">No trend charts: out of memory.</p>\n", o);
+        return;
+    }
+    int time_len = 5;
+    for (int pass = 0; pass < 2; pass++) {
+        bool alike = false;
         for (size_t i = 0; i < n; i++) {
-            snprintf(short_labels[i], sizeof short_labels[i], "%.11s", labels[i]);
-            labels[i] = short_labels[i];
+            const build_row *r = &rows[n - 1 - i];
+            const char *at = r->m ? html_str(r->m, "started_at") : NULL;
+            if (at && strlen(at) >= 19 && at[10] == 'T') {
+                snprintf(text[i], sizeof text[i], "%.10s\n%.*s", at, time_len, at + 11);
+                labels[i] = text[i];
+            } else {
+                labels[i] = r->name;
+            }
+            alike = alike || (i > 0 && !strcmp(labels[i], labels[i - 1]));
         }
+        if (!alike)
+            break;
+        time_len = 8;
+    }
+    for (size_t i = 1, same = 1; i < n; i++) {
+        same = labels[i] == text[i] && !strncmp(text[i], text[i - 1], 19) ? same + 1 : 1;
+        if (same > 1) {
+            size_t len = strlen(text[i]);
+            snprintf(text[i] + len, sizeof text[i] - len, " (%zu)", same);
+        }
+    }
     sp_svg_series s_rec = {"records", rec, "#1f77b4"}, s_size = {"file size", size, "#2ca02c"},
                   s_bs = {"read + write", bs, "#9467bd"};
     sp_svg_series s_lat[4] = {{"p50 warm", l[0], "#1f77b4"},
@@ -203,15 +214,15 @@ static void trends(FILE *o, const build_row *rows, size_t n) {
                               {"p50 cold", l[2], "#d62728"},
                               {"p99 cold", l[3], "#ff9896"}};
     fputs("<figure>\n", o);
-    sp_svg_trend(o, "records", labels, n, &s_rec, 1, fmt_count, false);
+    sp_svg_trend(o, "records", labels, n, &s_rec, 1, SP_SVG_COUNT, false);
     fputs("</figure>\n<figure>\n", o);
-    sp_svg_trend(o, "table size", labels, n, &s_size, 1, fmt_bytes, false);
+    sp_svg_trend(o, "table size", labels, n, &s_size, 1, SP_SVG_BYTES, false);
     fputs("</figure>\n<figure>\n", o);
-    sp_svg_trend(o, "build time", labels, n, &s_bs, 1, fmt_seconds, false);
+    sp_svg_trend(o, "build time", labels, n, &s_bs, 1, SP_SVG_SECONDS, false);
     fputs("</figure>\n<figure>\n", o);
-    sp_svg_trend(o, "lookup latency", labels, n, s_lat, 4, fmt_us, false);
+    sp_svg_trend(o, "lookup latency", labels, n, s_lat, 4, SP_SVG_SECONDS, false);
     fputs("</figure>\n", o);
-    free(short_labels);
+    free(text);
     free(labels);
     free(v);
 }
@@ -232,7 +243,7 @@ static void page(FILE *o, const char *out_dir, build_row *rows, size_t n) {
     fputs("</p>\n", o);
     if (!n) {
         fputs("<p class=\"muted\">No builds yet.</p>\n", o);
-        html_end(o);
+        html_end(o, NULL);
         return;
     }
     fputs("<table id=\"builds\">\n<tr><th>started (UTC)</th><th>status</th><th>input</th>"
@@ -245,7 +256,7 @@ static void page(FILE *o, const char *out_dir, build_row *rows, size_t n) {
           "nightly profile, warm or cold as [profile] cold says.</p>\n<h2>Trends</h2>\n",
           o);
     trends(o, rows, n);
-    html_end(o);
+    html_end(o, NULL);
 }
 
 int report_write_index(const char *out_dir, size_t *n_builds, sp_error *err) {

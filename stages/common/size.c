@@ -3,6 +3,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,5 +105,25 @@ const char *sp_format_seconds(double seconds, char *buf, size_t cap) {
         u++;
     double v = seconds / units[u].scale;
     snprintf(buf, cap, "%.*f %s", v >= 99.95 ? 0 : v >= 9.995 ? 1 : 2, v, units[u].unit);
+    return buf;
+}
+
+const char *sp_format_bytes(double n, char *buf, size_t cap) {
+    static const char *const units[] = {"KiB", "MiB", "GiB", "TiB"};
+    if (n < 1024) {
+        snprintf(buf, cap, "%.0f bytes", n);
+        return buf;
+    }
+    int u = -1;
+    while (n >= 1024 && u < 3) {
+        n /= 1024;
+        u++;
+    }
+    /* Whole sizes (256 MiB) without decimals; others to 3 digits. */
+    snprintf(buf, cap, "%.*f %s",
+             n == floor(n) || n >= 99.95 ? 0
+             : n >= 9.995                ? 1
+                                         : 2,
+             n, units[u]);
     return buf;
 }

@@ -31,4 +31,8 @@ const char *sp_format_size(uint64_t n, char *buf, size_t cap);
  * in ("0.84 s", "31.8 ms", "754 us", "12.3 s") into buf. */
 const char *sp_format_seconds(double seconds, char *buf, size_t cap);
 
+/* Writes a byte count to three significant digits in the binary unit a
+ * person reads it in ("312 bytes", "136 KiB", "256 MiB") into buf. */
+const char *sp_format_bytes(double n, char *buf, size_t cap);
+
 #endif

@@ -59,10 +59,36 @@ typedef struct sp_svg_series {
     const char *colour;
 } sp_svg_series;
 
-/* A line chart of series over n points labelled xlabels (oldest first),
- * y from 0 to the largest value; format_y writes an axis value as text. */
+/* What a trend chart's values are: its y axis is in one unit of the kind,
+ * the one a person reads the largest value in (us, MiB, k), with round
+ * ticks (1, 2 or 5 times a power of ten) labelled alike and each distinct. */
+typedef enum sp_svg_quantity {
+    SP_SVG_COUNT,   /* a count: 950, 1.5k, 2M */
+    SP_SVG_BYTES,   /* bytes: KiB, MiB, ... */
+    SP_SVG_SECONDS, /* seconds: ns, us, ms, s, min, h */
+} sp_svg_quantity;
+
+/* A y axis from 0: ticks 0, step, ..., intervals * step in one unit of the
+ * quantity (scale base units each), labelled with decimals digits. */
+typedef struct sp_svg_axis {
+    double step, scale, next_scale; /* next_scale: the next larger unit's, or 0 */
+    int intervals, decimals;
+    const char *unit; /* " us", " KiB", "k", "" */
+} sp_svg_axis;
+
+/* The axis for values from 0 to top (base units). */
+sp_svg_axis sp_svg_axis_for(double top, sp_svg_quantity q);
+/* Its last tick, in base units: what the chart's top edge stands for. */
+double sp_svg_axis_top(const sp_svg_axis *a);
+/* Tick k's label: "0.5 s", "150 KiB". */
+const char *sp_svg_axis_label(const sp_svg_axis *a, int k, char *buf, size_t cap);
+
+/* A line chart of series over n points labelled xlabels (oldest first; a
+ * '\n' in a label starts its second line), y from 0 to the round tick at
+ * or above the largest value. Only series with a value have a legend
+ * entry. */
 void sp_svg_trend(FILE *o, const char *title, const char *const *xlabels, size_t n,
-                  const sp_svg_series *series, size_t n_series,
-                  const char *(*format_y)(double v, char *buf, size_t cap), bool standalone);
+                  const sp_svg_series *series, size_t n_series, sp_svg_quantity quantity,
+                  bool standalone);
 
 #endif

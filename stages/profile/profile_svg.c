@@ -20,8 +20,9 @@
 #define H 520
 #define X0 90.0 /* plot area */
 #define X1 820.0
-#define Y0 70.0
+#define Y0 130.0 /* the percentiles' labels are above it, one row each */
 #define Y1 430.0
+#define MARK_ROW 16.0
 #define BINS 60
 #define CDF_POINTS 400
 
@@ -137,6 +138,9 @@ void profile_chart_draw(const profile_chart *c, FILE *o, bool standalone) {
     for (int b = 0; b < PROFILE_CHART_BINS; b++)
         if (c->bins[b] > top)
             top = c->bins[b];
+    /* Bars up to the round tick at or above the fullest bin. */
+    sp_svg_axis counts = sp_svg_axis_for((double)top, SP_SVG_COUNT);
+    double count_top = sp_svg_axis_top(&counts);
     char t[32], label[64];
     snprintf(label, sizeof label, "latency of %llu lookups", (unsigned long long)n);
     sp_svg_begin(o, W, H, standalone, label);
@@ -152,7 +156,7 @@ void profile_chart_draw(const profile_chart *c, FILE *o, bool standalone) {
         if (!c->bins[b])
             continue;
         double bx0 = X0 + (X1 - X0) * b / PROFILE_CHART_BINS, bw = (X1 - X0) / PROFILE_CHART_BINS;
-        double bh = (Y1 - Y0) * (double)c->bins[b] / (double)top;
+        double bh = (Y1 - Y0) * (double)c->bins[b] / count_top;
         fprintf(o, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\"/>\n", bx0, Y1 - bh,
                 bw - 1, bh);
     }
@@ -171,16 +175,18 @@ void profile_chart_draw(const profile_chart *c, FILE *o, bool standalone) {
         const char *name;
         uint64_t ns;
     } marks[] = {{"p50", c->p50_ns}, {"p90", c->p90_ns}, {"p99", c->p99_ns}, {"p99.9", c->p999_ns}};
-    /* Labels stacked one per row inside the plot, with a white halo so
-     * neither the CDF nor each other hide them. */
+    /* Labels stacked one per row above the plot, each at the top of its
+     * line, so that no bar, line or other label hides one (a label near
+     * the right edge ends at its line). */
     for (int m = 0; m < 4; m++) {
-        double x = x_of(&a, (double)marks[m].ns);
+        double x = x_of(&a, (double)marks[m].ns), y = Y0 - 4 - MARK_ROW * (3 - m);
         fprintf(o,
                 "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#c0392b\" "
                 "stroke-dasharray=\"4,3\"/>\n",
-                x, Y0, x, Y1);
-        sp_svg_textf(o, x + 4, Y0 + 40 + 16.0 * m,
-                     "fill=\"#c0392b\" stroke=\"white\" stroke-width=\"3\" paint-order=\"stroke\"",
+                x, y - MARK_ROW + 4, x, Y1);
+        sp_svg_textf(o, x > X1 - 120 ? x - 4 : x + 4, y,
+                     x > X1 - 120 ? "fill=\"#c0392b\" text-anchor=\"end\" class=\"mark\""
+                                  : "fill=\"#c0392b\" class=\"mark\"",
                      "%s %s", marks[m].name, profile_fmt_ns((double)marks[m].ns, t, sizeof t));
     }
     /* axes */
@@ -195,12 +201,12 @@ void profile_chart_draw(const profile_chart *c, FILE *o, bool standalone) {
                 Y1, x, Y1 + 6);
         sp_svg_text(o, x, Y1 + 20, "text-anchor=\"middle\"", decade_label((int)d, t, sizeof t));
     }
-    for (int k = 0; k <= 4; k++) {
-        double y = Y1 - (Y1 - Y0) * k / 4;
-        sp_svg_textf(o, X0 - 6, y + 4, "text-anchor=\"end\"", "%llu",
-                     (unsigned long long)(top * (uint64_t)k / 4));
-        sp_svg_textf(o, X1 + 6, y + 4, "", "%d%%", 25 * k);
-    }
+    for (int k = 0; k <= counts.intervals; k++)
+        sp_svg_text(o, X0 - 6, Y1 - (Y1 - Y0) * k / counts.intervals + 4,
+                    "text-anchor=\"end\" class=\"tick-y\"",
+                    sp_svg_axis_label(&counts, k, t, sizeof t));
+    for (int k = 0; k <= 4; k++)
+        sp_svg_textf(o, X1 + 6, Y1 - (Y1 - Y0) * k / 4 + 4, "", "%d%%", 25 * k);
     sp_svg_text(o, (X0 + X1) / 2, H - 40, "text-anchor=\"middle\"", "lookup latency (log scale)");
     fprintf(o,
             "<text transform=\"translate(28 %.0f) rotate(-90)\" text-anchor=\"middle\">"

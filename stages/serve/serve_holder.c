@@ -24,7 +24,9 @@
 #include "stages/common/path.h"
 #include "stages/sst/table_set.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <jansson.h>
 #include <limits.h>
 #include <poll.h>
 #include <pthread.h>
@@ -132,6 +134,10 @@ static holder_table *open_table(const serve_holder *h, const char *real, const s
         return NULL;
     }
     t->pub.path = t->path;
+    /* A client is shown the path without the directory holding the table:
+     * what is left names the table ("table.sst"), or a table set ("set"). */
+    const char *slash = strrchr(t->path, '/');
+    t->pub.name = slash && slash[1] ? slash + 1 : t->path;
     t->pub.build_time = (int64_t)st->st_mtim.tv_sec;
     t->pub.generation = generation;
     t->dev = st->st_dev;
@@ -220,6 +226,70 @@ static void *watch_main(void *arg) {
     return NULL;
 }
 
+/* The name of the table in a nightly's published build (DIR/current/NAME),
+ * when the configuration did not give it: the one the build's
+ * manifest.json records ("sstable": {"file": NAME}), or else the one
+ * table there (a *.sst file or a table set's directory). No published
+ * build, or several tables and no manifest naming one, is an error that
+ * says what to pass. Returns a string to free, NULL on error. */
+static char *published_name(const char *dir, sp_error *err) {
+    char *cur = sp_path_join(dir, "current");
+    char *manifest = cur ? sp_path_join(cur, "manifest.json") : NULL;
+    char *name = NULL;
+    DIR *d = NULL;
+    if (!manifest) {
+        sp_errorf(err, "%s: out of memory", dir);
+        goto out;
+    }
+    json_t *m = json_load_file(manifest, 0, NULL);
+    const char *file = json_string_value(json_object_get(json_object_get(m, "sstable"), "file"));
+    if (file && *file && !strchr(file, '/'))
+        name = strdup(file);
+    else if (file)
+        sp_errorf(err, "%s: the table \"%s\" is not a file name", manifest, file);
+    json_decref(m);
+    if (file)
+        goto out;
+    if (!(d = opendir(cur))) {
+        sp_errorf_errno(err, "%s: no build published yet (%s)", dir, cur);
+        goto out;
+    }
+    char found[2][NAME_MAX + 1];
+    size_t n = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        size_t len = strlen(e->d_name);
+        char *entry = sp_path_join(cur, e->d_name);
+        char *set = entry ? sp_path_join(entry, TABLE_SET_MANIFEST) : NULL;
+        bool table = e->d_name[0] != '.' && ((len > 4 && !strcmp(e->d_name + len - 4, ".sst")) ||
+                                             (set && access(set, F_OK) == 0));
+        free(set);
+        free(entry);
+        if (table && n++ < 2)
+            snprintf(found[n - 1], sizeof found[0], "%s", e->d_name);
+    }
+    if (n == 1)
+        name = strdup(found[0]);
+    else if (n == 0)
+        sp_errorf(err,
+                  "%s: no table in the published build %s: pass its name (--set "
+                  "output.name=NAME, or -c the nightly's configuration)",
+                  dir, cur);
+    else
+        sp_errorf(err,
+                  "%s: %zu tables in the published build %s (%s, %s%s) and no "
+                  "manifest.json naming one: pass which (--set output.name=%s, or -c the "
+                  "nightly's configuration)",
+                  dir, n, cur, found[0], found[1], n > 2 ? ", ..." : "", found[0]);
+out:
+    if (d)
+        closedir(d);
+    if (!name && !err->set)
+        sp_errorf(err, "%s: out of memory", dir);
+    free(manifest);
+    free(cur);
+    return name;
+}
+
 /* follow, watch_dir and watch_name from the target. */
 static int set_paths(serve_holder *h, const serve_holder_options *o, sp_error *err) {
     struct stat st;
@@ -233,9 +303,13 @@ static int set_paths(serve_holder *h, const serve_holder_options *o, sp_error *e
     bool is_set = S_ISDIR(st.st_mode) && access(manifest, F_OK) == 0;
     free(manifest);
     if (S_ISDIR(st.st_mode) && !is_set) {
+        char *found = o->table_name ? NULL : published_name(o->target, err);
+        if (!o->table_name && !found)
+            return -1;
         char *cur = sp_path_join(o->target, "current");
-        h->follow = cur ? sp_path_join(cur, o->table_name) : NULL;
+        h->follow = cur ? sp_path_join(cur, o->table_name ? o->table_name : found) : NULL;
         free(cur);
+        free(found);
         h->watch_dir = strdup(o->target);
         h->watch_name = strdup("current");
     } else {

@@ -9,8 +9,10 @@
  * which is closed by whichever release drops its last reference.
  *
  * What is followed: given a nightly output directory, DIR/current/NAME
- * (NAME is [output] name); given a table file, that path (a rebuild renames
- * a new file over it). See serve_holder.c for how changes are noticed.
+ * (NAME is [output] name when the configuration sets it, else the table
+ * the published build's manifest.json names); given a table file, that
+ * path (a rebuild renames a new file over it). See serve_holder.c for how
+ * changes are noticed.
  */
 #ifndef SSTPIPE_SERVE_SERVE_HOLDER_H
 #define SSTPIPE_SERVE_SERVE_HOLDER_H
@@ -24,6 +26,7 @@
 typedef struct served_table {
     sstpipe_table *table;
     const char *path;    /* the resolved file (builds/<name>/table.sst, not current/) */
+    const char *name;    /* the end of path a client is shown: "table.sst" (see open_table) */
     int64_t build_time;  /* the file's mtime, seconds since the epoch: when it was written */
     uint64_t generation; /* 1 for the first table, +1 per swap */
 } served_table;
@@ -31,10 +34,12 @@ typedef struct served_table {
 typedef struct serve_holder serve_holder;
 
 typedef struct serve_holder_options {
-    const char *target;     /* a table file or a nightly output directory */
-    const char *table_name; /* the table's file name inside a nightly build */
-    bool direct_io;         /* open with sstpipe_options_set_direct_io */
-    unsigned poll_seconds;  /* check every so many seconds without an event too; 0: never */
+    const char *target; /* a table file or a nightly output directory */
+    /* The table's file name inside a nightly build; NULL: the one the
+     * published build holds. */
+    const char *table_name;
+    bool direct_io;        /* open with sstpipe_options_set_direct_io */
+    unsigned poll_seconds; /* check every so many seconds without an event too; 0: never */
     /* Called from the watcher thread after each swap, and when a changed
      * target could not be opened (err set; the old table stays served). */
     void (*on_change)(void *ctx, const served_table *now, const sp_error *err);

@@ -116,12 +116,12 @@ char *serve_metrics_render(serve_metrics *m, const served_table *t, uint64_t swa
             "# HELP sstpipe_serve_in_flight Requests being answered now.\n"
             "# TYPE sstpipe_serve_in_flight gauge\n"
             "sstpipe_serve_in_flight %lld\n"
-            "# HELP sstpipe_serve_table_info The table being served (the value is always 1).\n"
+            "# HELP sstpipe_serve_table_info The served table, by name (the value is always 1).\n"
             "# TYPE sstpipe_serve_table_info gauge\n"
             "sstpipe_serve_table_info{path=\"",
             (unsigned long long)get(&m->misses),
             (long long)atomic_load_explicit(&m->in_flight, memory_order_relaxed));
-    put_label(out, t->path);
+    put_label(out, t->name);
     fprintf(out,
             "\"} 1\n"
             "# HELP sstpipe_serve_table_build_time_seconds When the served table was written "

@@ -66,15 +66,10 @@ void serve_reply_text(serve_reply *out, unsigned status, const char *fmt, ...) {
 
 /* The length of the directory holding the served table, its final '/'
  * included: what a client is not shown of a path (the server's layout).
- * What is left names the table ("table.sst"), or a table set's shard
+ * What is left names the table (t->name), or a table set's shard
  * ("set/shard-00.sst"). */
 static size_t hidden_prefix(const served_table *t) {
-    size_t len = strlen(t->path);
-    while (len > 1 && t->path[len - 1] == '/')
-        len--;
-    while (len > 0 && t->path[len - 1] != '/')
-        len--;
-    return len;
+    return (size_t)(t->name - t->path);
 }
 
 /* p as a client is shown it: without the served table's directory. */

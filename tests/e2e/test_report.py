@@ -50,11 +50,13 @@ import os
 import re
 import shutil
 import socket
+import struct
 import subprocess
 import tempfile
 import threading
 import unittest
 import urllib.parse
+import zlib
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "faults"))
 
@@ -77,38 +79,61 @@ class Dom(html.parser.HTMLParser):
     def __init__(self):
         super().__init__()
         self.fields = {}   # name -> [texts]
+        self.shown = {}    # name -> [what the page shows of it]
+        self.text = ""     # the page's whole text
         self.tags = {}     # tag -> count
         self.title = ""
         self.rows = {}     # data-build -> {field: text}
         self.stack = []    # open data-field spans: [name, text, empty]
         self.row = None
         self.in_title = False
+        self.charts = []   # per <svg>: {"title": aria-label, class: [texts]}
+        self.chart_text = None  # [class, text] of an open tick or legend <text>
 
     def handle_starttag(self, tag, attrs):
         a = dict(attrs)
         self.tags[tag] = self.tags.get(tag, 0) + 1
+        if tag == "svg":
+            self.charts.append({"title": a.get("aria-label")})
+        if tag == "text" and a.get("class") in ("tick-x", "tick-y", "legend"):
+            self.chart_text = [a["class"], ""]
+        if tag == "tspan" and self.chart_text and self.chart_text[1]:
+            self.chart_text[1] += " "
         if tag == "title":
             self.in_title = True
         if tag == "tr" and "data-build" in a:
             self.row = self.rows.setdefault(a["data-build"], {})
         if "data-field" in a and tag == "span":
-            self.stack.append([a["data-field"], "", "data-empty" in a])
+            self.stack.append([a["data-field"], "", "data-empty" in a, a.get("data-value")])
+        if tag == "text" and a.get("class") == "mark":
+            self.charts[-1].setdefault("mark_y", []).append(float(a["y"]))
+        if tag == "rect" and "x" in a and "fill" not in a and self.charts:
+            self.charts[-1].setdefault("bar_y", []).append(float(a["y"]))
 
     def handle_endtag(self, tag):
         if tag == "title":
             self.in_title = False
+        if tag == "text" and self.chart_text:
+            self.charts[-1].setdefault(self.chart_text[0], []).append(self.chart_text[1])
+            self.chart_text = None
         if tag == "tr":
             self.row = None
         if tag == "span" and self.stack:
-            name, text, empty = self.stack.pop()
-            text = "" if empty else text
+            name, text, empty, value = self.stack.pop()
+            # The manifest's value: data-value where the text is the figure
+            # as a person reads it (kept in shown).
+            self.shown.setdefault(name, []).append(text)
+            text = "" if empty else text if value is None else value
             self.fields.setdefault(name, []).append(text)
             if self.row is not None:
                 self.row[name] = text
 
     def handle_data(self, data):
+        self.text += data
         if self.in_title:
             self.title += data
+        if self.chart_text:
+            self.chart_text[1] += data
         for s in self.stack:
             s[1] += data
 
@@ -156,6 +181,52 @@ class RecordingProxy:
         self.stop.set()
         self.thread.join(10)
         self.sock.close()
+
+
+def png_rows(path, max_rows=None):
+    """The pixels of an 8-bit RGB or RGBA PNG (what Chromium writes), its
+    first max_rows rows (unfiltering in Python is slow): its width, its
+    channels and the rows, each a bytes of width * channels."""
+    with open(path, "rb") as f:
+        data = f.read()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", path
+    pos, idat = 8, b""
+    while pos < len(data):
+        n, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        body = data[pos + 8:pos + 8 + n]
+        if kind == b"IHDR":
+            w, h, depth, colour, _, _, interlace = struct.unpack(">IIBBBBB", body)
+            assert depth == 8 and colour in (2, 6) and not interlace, (depth, colour)
+        elif kind == b"IDAT":
+            idat += body
+        pos += 12 + n
+    ch = 3 if colour == 2 else 4
+    raw, stride, rows, prev = zlib.decompress(idat), w * ch, [], bytearray(w * ch)
+    for y in range(min(h, max_rows or h)):
+        kind, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        for i in range(stride):
+            a = line[i - ch] if i >= ch else 0
+            b, c = prev[i], prev[i - ch] if i >= ch else 0
+            if kind == 1:
+                line[i] = (line[i] + a) & 255
+            elif kind == 2:
+                line[i] = (line[i] + b) & 255
+            elif kind == 3:
+                line[i] = (line[i] + (a + b) // 2) & 255
+            elif kind == 4:
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+        rows.append(bytes(line))
+        prev = line
+    return w, ch, rows
+
+
+def pixel_rows(path, is_colour, max_rows=None):
+    """Per row of the screenshot, how many pixels is_colour(r, g, b) takes."""
+    w, ch, rows = png_rows(path, max_rows)
+    return [sum(1 for i in range(0, w * ch, ch) if is_colour(r[i], r[i + 1], r[i + 2]))
+            for r in rows]
 
 
 def artifacts_dir():
@@ -254,7 +325,7 @@ class ReportTest(E2ETest):
         return [line for line, h in zip(self.proxy.seen[since:], self.proxy.hosts(since))
                 if h not in own and line not in ("", "(connection, nothing read)")]
 
-    def browse(self, page, shot_name):
+    def browse(self, page, shot_name, window="1280,4000"):
         """Loads page (None: about:blank) from disk in Chromium; returns the
         dumped DOM (text). The screenshot is kept in the build tree."""
         shot = os.path.join(artifacts_dir(), shot_name + ".png")
@@ -273,7 +344,7 @@ class ReportTest(E2ETest):
                 # a page's load on a loaded machine, not at about:blank's.
                 "--disable-features=OptimizationHints,OptimizationHintsFetching,"
                 "OptimizationGuideModelDownloading,OptimizationTargetPrediction",
-                "--window-size=1280,4000", f"--screenshot={shot}", "--dump-dom", url]
+                f"--window-size={window}", f"--screenshot={shot}", "--dump-dom", url]
         p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                            timeout=PATIENCE, cwd=self.tmp)
         self.assertEqual(p.returncode, 0, f"chromium failed on {page}: {p.stderr[-2000:]!r}")
@@ -304,6 +375,74 @@ class ReportTest(E2ETest):
             self.assertEqual(text, "", f"{what}: {name}")
         else:
             self.assertEqual(text, value, f"{what}: {name}")
+
+    def assertHistogramDrawn(self, page, i, what):
+        """The page's latency chart as Chromium draws it: bars and the
+        percentiles' labels on the screenshot, every label row (a row of
+        many red pixels; a dashed percentile line is one or two a row)
+        above the topmost bar pixel, so no label is drawn over a bar."""
+        with open(page, encoding="utf-8") as f:
+            svg = re.findall(r"<svg.*?</svg>", f.read(), re.S)[1]
+        alone = os.path.join(self.tmp, f"histogram-{i}.html")
+        with open(alone, "w", encoding="utf-8") as f:
+            f.write(f"<!DOCTYPE html><html><body style=\"margin:0;overflow:hidden\">{svg}</body></html>")
+        self.browse(alone, f"report-{i}-histogram", window="900,520")
+        shot = os.path.join(artifacts_dir(), f"report-{i}-histogram.png")
+        bar = pixel_rows(shot, lambda r, g, b: abs(r - 0x7a) + abs(g - 0xa6) + abs(b - 0xd6) < 12)
+        red = pixel_rows(shot, lambda r, g, b: r > 150 and g < 110 and b < 100)
+        bar_rows = [y for y, n in enumerate(bar) if n]
+        label_rows = [y for y, n in enumerate(red) if n >= 6]
+        self.assertTrue(bar_rows, f"{what}: no bar on the screenshot")
+        self.assertTrue(label_rows, f"{what}: no percentile label on the screenshot")
+        self.assertLess(max(label_rows), min(bar_rows), f"{what}: a label over the bars")
+
+    def assertPeopleFigures(self, dom, m, what):
+        """What report.html shows people: no exponent or long fraction, a
+        stage's figures in units, a rate where bytes moved, a size key in
+        MiB, the JSON names not as headers, the version once, and no
+        [cluster] keys on a plain build."""
+        body = dom.text
+        self.assertIsNone(re.search(r"\de-\d|\d\.\d{5}", " ".join(
+            t for name, ts in dom.shown.items() if name.startswith("stages.") for t in ts)), what)
+        self.assertNotIn("p99_9", body, what)
+        for s in m["stages"]:
+            wall = dom.shown[f"stages.{s['name']}.wall_seconds"][0]
+            self.assertRegex(wall, r"^\d{1,3}(\.\d{1,2})? (ns|us|ms|s)$", what)
+            rate = dom.shown[f"stages.{s['name']}.mb_per_s"][0]
+            if max(s["bytes_in"], s["bytes_out"]) > 0:
+                self.assertRegex(rate, r"^\d", f"{what}: {s['name']} shows MB/s {rate}")
+                self.assertGreater(float(rate), 0, f"{what}: {s['name']} shows MB/s {rate}")
+            else:
+                self.assertEqual(rate, "-", what)
+            if s["bytes_in"] == 0:
+                self.assertEqual(dom.shown[f"stages.{s['name']}.bytes_in"][0], "-", what)
+        self.assertEqual(dom.shown["config.sort.memory"][0], "1 MiB", what)
+        self.assertEqual(dom.shown["config.sst.block_size"][0], "8 KiB", what)
+        self.assertFalse([f for f in dom.fields if f.startswith("config.cluster.")], what)
+        self.assertEqual(body.count(m["sstpipe_version"]), 1, what)
+
+    def assertRoundAxis(self, chart):
+        """A trend chart's y ticks: 0, s, 2s, ... with s 1, 2 or 5 times a
+        power of ten, every label distinct and in the one unit; its date
+        labels distinct."""
+        what = chart["title"]
+        ticks = chart.get("tick-y", [])
+        self.assertGreaterEqual(len(ticks), 2, what)
+        self.assertEqual(len(set(ticks)), len(ticks), f"{what}: ticks alike: {ticks}")
+        parsed = [re.fullmatch(r"(\d+(?:\.\d+)?)(\s?[A-Za-z]*)", t) for t in ticks]
+        self.assertTrue(all(parsed), f"{what}: ticks not a number and a unit: {ticks}")
+        self.assertEqual(len({m.group(2) for m in parsed}), 1, f"{what}: units: {ticks}")
+        values = [float(m.group(1)) for m in parsed]
+        step = values[1]
+        mantissa = step / 10 ** math.floor(math.log10(step))
+        self.assertTrue(any(math.isclose(mantissa, r) for r in (1, 2, 5)),
+                        f"{what}: step {step} is not 1, 2 or 5 times a power of ten: {ticks}")
+        for k, v in enumerate(values):
+            self.assertTrue(math.isclose(v, k * step, abs_tol=step * 1e-9), f"{what}: {ticks}")
+        dates = chart.get("tick-x", [])
+        self.assertEqual(len(set(dates)), len(dates), f"{what}: date labels alike: {dates}")
+        for d in dates:
+            self.assertRegex(d, r"^\d{4}-\d\d-\d\d \d\d:\d\d(:\d\d( \(\d+\))?)?$", what)
 
     def assertSelfContained(self, page):
         with open(page, encoding="utf-8") as f:
@@ -374,11 +513,14 @@ class ReportTest(E2ETest):
                     self.assertShown(dom, "counts." + k, m["counts"][k], what)
             for section, keys in m["config"].items():
                 for key, e in keys.items():
-                    self.assertShown(dom, f"config.{section}.{key}", e["value"], what)
+                    # A plain build's page leaves out [cluster], all defaults.
+                    if section != "cluster":
+                        self.assertShown(dom, f"config.{section}.{key}", e["value"], what)
             v = m["verify"]
             self.assertShown(dom, "verify.problem_count", v["problem_count"], what)
             self.assertShown(dom, "verify.records", v["records"], what)
             self.assertShown(dom, "verify.blocks", v["blocks"], what)
+            self.assertPeopleFigures(dom, m, what)
             if m["status"] == "published":
                 t = m["sstable"]
                 for k in t:
@@ -392,8 +534,15 @@ class ReportTest(E2ETest):
                     self.assertShown(dom, "profile." + k, p[k], what)
                 for k, ns in p["latency_ns"].items():
                     self.assertShown(dom, "profile.latency_ns." + k, ns, what)
-                # The stage bars and the latency histogram + CDF, inline.
+                # The stage bars and the latency histogram + CDF, inline: the
+                # histogram's count ticks round, the percentiles' labels
+                # above every bar.
                 self.assertEqual(dom.tags.get("svg"), 2, what)
+                hist = dom.charts[1]
+                self.assertRoundAxis(hist)
+                self.assertEqual(len(hist["mark_y"]), 4, what)
+                self.assertLess(max(hist["mark_y"]), min(hist["bar_y"]), what)
+                self.assertHistogramDrawn(page, i, what)
                 self.assertShown(dom, "verify.ok", "clean", what)
             else:
                 self.assertShown(dom, "failed_stage", "verify", what)
@@ -435,8 +584,16 @@ class ReportTest(E2ETest):
                 # The table that failed verify, as the manifest has it.
                 t = m["sstable"] or {}
                 self.assertEqual(row.get("records"), str(t["records"]) if t else None, r)
-        # Four trend charts: records, size, build time, latency.
+        # Four trend charts: records, size, build time, latency; each with
+        # round ticks in one unit, and a legend entry only for a series
+        # that has a value (the profiles here are warm: no cold latency).
         self.assertEqual(dom.tags.get("svg"), 4)
+        self.assertEqual([c["title"] for c in dom.charts],
+                         ["records", "table size", "build time", "lookup latency"])
+        for chart in dom.charts:
+            self.assertRoundAxis(chart)
+        self.assertEqual(dom.charts[3].get("legend"), ["p50 warm", "p99 warm"])
+        self.assertRegex(dom.charts[1]["tick-y"][1], r" (bytes|KiB|MiB)$")
         # Each row links to its report, which exists beside it.
         for href in re.findall(r'href="([^"]*)"', open(page).read()):
             target = os.path.join(self.out, urllib.parse.unquote(html.unescape(href)))

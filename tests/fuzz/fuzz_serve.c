@@ -93,6 +93,7 @@ static void make_table(void) {
     unlink(path);
     rmdir(dir);
     served.path = "t.sst";
+    served.name = served.path; /* as the holder sets it: the path past its directory */
     served.generation = 1;
     serve_metrics_init(&metrics);
 }
