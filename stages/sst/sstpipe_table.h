@@ -37,6 +37,10 @@ struct sstpipe_table {
     bool direct_io;
     int direct_fd;           /* O_DIRECT descriptor of the file, or -1 when mapped */
     struct sstpipe_set *set; /* a table set's shards (sstpipe_set.h), or NULL */
+    /* Its title index (FILE.titles) when it has one, and the rules it
+     * records (sstpipe_titles.h). */
+    struct sstpipe_table *titles;
+    struct sp_title_rules *rules;
 };
 
 /* Opens path as a plain table, never as a set (shards are opened this way,

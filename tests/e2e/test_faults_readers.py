@@ -47,7 +47,7 @@ class Readers:
         while not self.stop.is_set():
             key = keys[i % len(keys)]
             i += 1
-            p = subprocess.run([sstpipe_bin(), "get", self.path, "--", key],
+            p = subprocess.run([sstpipe_bin(), "get", "--raw", self.path, "--", key],
                                capture_output=True)
             with self.lock:
                 self.reads += 1

@@ -156,7 +156,7 @@ class InstallTest(unittest.TestCase):
         libdir = self.libdir()
         env = dict(os.environ, PKG_CONFIG_PATH=os.path.join(libdir, "pkgconfig"))
         self.assertEqual(run(["pkg-config", "--modversion", "sstpipe"], env=env).stdout.strip(),
-                         "1.2.0")
+                         "1.3.0")
         flags = run(["pkg-config", "--cflags", "--libs", "sstpipe"], env=env).stdout.split()
         self.assertIn("-lsstpipe", flags)
         self.assertTrue(os.path.isfile(os.path.join(self.prefix, "include", "sstpipe",
@@ -172,6 +172,7 @@ class InstallTest(unittest.TestCase):
         names.discard("SSTPIPE_1")
         names.discard("SSTPIPE_1.1")
         names.discard("SSTPIPE_1.2")
+        names.discard("SSTPIPE_1.3")
         self.assertTrue(names and all(n.startswith("sstpipe_") for n in names), names)
 
         app = self.compile("src", APP_C)
@@ -183,14 +184,14 @@ class InstallTest(unittest.TestCase):
         key, value = self.recs[len(self.recs) // 2]
         prefix = key[:3]
         out = run([app, self.table, key, prefix]).stdout.splitlines()
-        got_value = run([sstpipe_bin(), "get", self.table, key]).stdout[:-1]
+        got_value = run([sstpipe_bin(), "get", "--raw", self.table, key]).stdout[:-1]
         self.assertEqual(got_value, value)
         text = "\n".join(out)
         self.assertTrue(text.startswith("value " + value))
         want_prefix = [k for k, _ in self.recs if k.startswith(prefix)]
         self.assertEqual([l[len("prefix "):] for l in out if l.startswith("prefix ")],
                          want_prefix)
-        self.assertEqual(out[-1], f"scanned {len(self.recs)} of {len(self.recs)}, library 1.2.0")
+        self.assertEqual(out[-1], f"scanned {len(self.recs)} of {len(self.recs)}, library 1.3.0")
         absent = run([app, self.table, key + "\x7f", prefix]).stdout.splitlines()
         self.assertEqual(absent[0], "absent")
 
@@ -217,7 +218,7 @@ class InstallTest(unittest.TestCase):
 
         scans = ([line(k) for k, _ in recs if k.startswith("Alan")] +
                  [line(k) for k, _ in recs if "M" <= k < "Ma"] + [line(k) for k, _ in recs])
-        head = f"{len(recs)} records, libsstpipe 1.2.0"
+        head = f"{len(recs)} records, libsstpipe 1.3.0"
         out = run([app, table, "Alan Turing"]).stdout
         self.assertEqual(out, "\n".join([head, values["Alan Turing"]] + scans) + "\n")
         out = run([app, table, "No such page"]).stdout

@@ -96,7 +96,7 @@ class RoundTrip(E2ETest):
         sample.update(i for i, (k, _) in enumerate(records) if max(k) > 0x7F)
         for i in sorted(sample)[:40]:
             key, value = records[i]
-            r = sstpipe("get", sst, "--", key)
+            r = sstpipe("get", "--raw", sst, "--", key)
             self.assertEqual((r.code, r.stdout), (0, value + b"\n"),
                              f"{what}: get {key!r}" + r.describe())
         keys = {k for k, _ in records}
@@ -105,7 +105,7 @@ class RoundTrip(E2ETest):
                   "\U0010FFFF absent (sorts last)".encode()]
         for key in absent:
             self.assertNotIn(key, keys)
-            r = sstpipe("get", sst, "--", key)
+            r = sstpipe("get", "--raw", sst, "--", key)
             self.assertEqual((r.code, r.stdout), (3, b""),
                              f"{what}: get of absent key {key!r}" + r.describe())
 

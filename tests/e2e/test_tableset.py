@@ -122,7 +122,7 @@ class TableSetTest(E2ETest):
                 for probe in (k, k + b" ~", k[:-1]):
                     if probe.startswith(b"-") or not probe:
                         continue
-                    a, b = sstpipe("get", one, probe), sstpipe("get", s, probe)
+                    a, b = sstpipe("get", "--raw", one, probe), sstpipe("get", "--raw", s, probe)
                     self.assertEqual((a.code, a.stdout), (b.code, b.stdout), probe)
             # info: the sums; --json lists the shards.
             i1 = json.loads(sstpipe("info", one, "--json").stdout)

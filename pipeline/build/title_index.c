@@ -1,0 +1,122 @@
+/*
+ * title_index.c: a table's title index, built from its records; see
+ * title_index.h.
+ */
+#include "pipeline/build/title_index.h"
+
+#include "stages/sst/format.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct title_index {
+    char *path;
+    sp_title_rules rules;
+    uint8_t *rules_text; /* the rules record's value */
+    size_t rules_len;
+    sorter *sort;
+    table_options table;
+    sp_sink to; /* the table's sink, which the tee hands records on to */
+};
+
+title_index *title_index_init(const char *table_path, const sp_title_rules *rules,
+                              const sort_options *sort, const table_options *table, sp_error *err) {
+    title_index *x = calloc(1, sizeof *x);
+    size_t n = strlen(table_path) + sizeof SP_TITLES_SUFFIX;
+    if (!x || !(x->path = malloc(n))) {
+        free(x);
+        sp_errorf(err, "%s: out of memory", table_path);
+        return NULL;
+    }
+    snprintf(x->path, n, "%s%s", table_path, SP_TITLES_SUFFIX);
+    x->rules = *rules;
+    x->table = *table;
+    x->table.background = false;
+    if (!(x->rules_text = sp_title_rules_encode(rules, &x->rules_len))) {
+        sp_errorf(err, "%s: out of memory", table_path);
+        title_index_destroy(x);
+        return NULL;
+    }
+    /* A page record's value is its kind and a title; the rules record's
+     * may be longer. */
+    x->table.max_value_bytes = 1 + SP_MAX_KEY_BYTES;
+    if (x->rules_len > x->table.max_value_bytes)
+        x->table.max_value_bytes = (uint32_t)x->rules_len;
+    /* The table's blocks, or the smallest that hold such a record when
+     * the table's are smaller (its values may be cut shorter). */
+    while (x->table.block_size < SST_MAX_BLOCK_SIZE &&
+           SP_MAX_KEY_BYTES + x->table.max_value_bytes > sst_max_record_bytes(x->table.block_size))
+        x->table.block_size *= 2;
+    if (x->table.cluster_size < x->table.block_size)
+        x->table.cluster_size = x->table.block_size;
+    if (!(x->sort = sorter_init(sort, err))) {
+        title_index_destroy(x);
+        return NULL;
+    }
+    return x;
+}
+
+/* The index's record for one of the table's. */
+static int add_title(title_index *x, const sp_record *rec, sp_error *err) {
+    uint8_t key[SP_MAX_KEY_BYTES], value[1 + SP_MAX_KEY_BYTES];
+    size_t klen = sp_title_index_key(rec->key, rec->key_len, key);
+    if (klen == 0)
+        return 0;
+    size_t vlen = 1;
+    value[0] = SP_TITLE_ARTICLE;
+    const uint8_t *target;
+    size_t tlen;
+    /* A redirect's page is a line; one whose text was spilled is no
+     * redirect. */
+    if (rec->value_fd < 0 && sp_title_redirect_target(rec->value, rec->value_len, &target, &tlen)) {
+        size_t norm = sp_title_normalise(&x->rules, target, tlen, value + 1, sizeof value - 1);
+        if (norm > 0) {
+            value[0] = SP_TITLE_REDIRECT;
+            vlen += norm;
+        }
+    }
+    sp_record out = {
+        .key = key, .key_len = (uint32_t)klen, .value = value, .value_len = vlen, .value_fd = -1};
+    return sorter_add(x->sort, &out, err);
+}
+
+static int tee_put(void *ctx, const sp_record *rec, sp_error *err) {
+    title_index *x = ctx;
+    if (sp_sink_put(&x->to, rec, err))
+        return -1;
+    return add_title(x, rec, err);
+}
+
+sp_sink title_index_tee(title_index *x, const sp_sink *to) {
+    x->to = *to;
+    return (sp_sink){.put = tee_put, .ctx = x};
+}
+
+int title_index_finish(title_index *x, sp_error *err) {
+    table_writer *tw = table_writer_init(x->path, &x->table, err);
+    if (!tw)
+        return -1;
+    sp_record first = {.key = (const uint8_t *)SP_TITLES_RULES_KEY,
+                       .key_len = SP_TITLES_RULES_KEY_LEN,
+                       .value = x->rules_text,
+                       .value_len = x->rules_len,
+                       .value_fd = -1};
+    int rc = table_writer_add(tw, &first, err);
+    sp_sink to = table_writer_sink(tw);
+    if (!rc)
+        rc = sorter_finish(x->sort, &to, err);
+    if (!rc)
+        rc = table_writer_finish(tw, err);
+    table_writer_destroy(tw);
+    return rc;
+}
+
+void title_index_destroy(title_index *x) {
+    if (!x)
+        return;
+    sorter_destroy(x->sort);
+    free(x->rules_text);
+    free(x->path);
+    free(x);
+}

@@ -1,0 +1,202 @@
+"""test_titles.py: titles as people type them, redirects followed, and
+suggestions (issue 32), through the command line.
+
+- build writes a title index beside the table, FILE.titles, an ordinary
+  table (verify reads it) whose first record is the dump's title rules
+  (<siteinfo>'s <case> and namespaces) and whose others are keyed by the
+  folded title, marking redirects with their normalised targets.
+- `get` of one key: the exact key first, then the title as MediaWiki stores
+  it; a redirect followed to its target's record, noted on stderr; --raw the
+  record itself; a miss says "not found" with suggestions, and a redirect to
+  a missing page says so.
+- The rules are the dump's: a case-sensitive main namespace (Wiktionary's)
+  never upper-cases, a first-letter one does, namespace prefixes are
+  recognised in any case with each namespace's own rule.
+- `suggest` folds case and accents in Latin, Greek and Cyrillic and ranks the
+  normalised match first, articles before redirects, shorter titles first.
+- A table without a title index answers get exactly as before.
+"""
+
+import sys
+
+sys.dont_write_bytecode = True  # keep the source tree clean under ctest
+
+import os
+import unittest
+
+from sstpipe_e2e import E2ETest, _page, corpora_dir, sstpipe
+
+ENWIKI = os.path.join(corpora_dir(), "enwiki-206pages.xml.bz2")
+LTGWIKI = os.path.join(corpora_dir(), "ltgwiki-2004pages.xml")
+
+
+def dump_xml(pages, case="first-letter", namespaces=None):
+    """A dump with a <siteinfo> of the given rules; namespaces: [(key,
+    case, name)]."""
+    ns = namespaces if namespaces is not None else [(0, case, ""), (2, "first-letter", "User")]
+    ns_xml = "".join(f'      <namespace key="{k}" case="{c}">{n}</namespace>\n' for k, c, n in ns)
+    return ("<mediawiki>\n  <siteinfo>\n    <sitename>Test</sitename>\n"
+            f"    <case>{case}</case>\n    <namespaces>\n{ns_xml}    </namespaces>\n"
+            "  </siteinfo>\n" + "".join(pages) + "</mediawiki>\n")
+
+
+class Corpus(E2ETest):
+    @classmethod
+    def setUpClass(cls):
+        import tempfile
+        cls.dir = tempfile.mkdtemp(prefix="sstpipe-titles-")
+        cls.en = os.path.join(cls.dir, "en.sst")
+        r = sstpipe("build", ENWIKI, "-o", cls.en, "-q")
+        assert r.code == 0, r.describe()
+
+    @classmethod
+    def tearDownClass(cls):
+        import shutil
+        shutil.rmtree(cls.dir, True)
+
+    def get(self, *args):
+        return sstpipe("get", self.en, *args)
+
+    def text_of(self, title):
+        r = self.get("--raw", "--", title)
+        self.assertOk(r)
+        return r.stdout
+
+    def test_title_index_is_a_table(self):
+        titles = self.en + ".titles"
+        self.assertOk(sstpipe("verify", titles))
+        recs = [line for line in sstpipe("dump", titles).stdout.decode().splitlines()]
+        self.assertTrue(recs[0].startswith('{"key": "\\u0000", "value": "case=first-letter\\n'),
+                        recs[0])
+        self.assertIn("ns=2 first-letter User\\n", recs[0])
+        self.assertIn('{"key": "abacus\\u0000AbacuS", "value": "rAbacus"}', recs)
+        self.assertIn('{"key": "assistivetechnology\\u0000AssistiveTechnology", '
+                      '"value": "rAssistive technology"}', recs)
+
+    def test_typed_titles(self):
+        anarchism = self.text_of("Anarchism")
+        lincoln = self.text_of("Abraham Lincoln")
+        for typed, want in (("anarchism", anarchism), ("Anarchism ", anarchism),
+                            ("Abraham_Lincoln", lincoln), ("abraham Lincoln", lincoln),
+                            ("  abraham__Lincoln_", lincoln)):
+            r = self.get(typed)
+            self.assertOk(r)
+            self.assertEqual(r.stdout, want, typed)
+            self.assertEqual(r.stderr, b"", typed)
+
+    def test_redirects_followed(self):
+        for typed, target in (("AbacuS", "Abacus"),
+                              ("AssistiveTechnology", "Assistive technology"),
+                              ("abacuS", "Abacus")):
+            r = self.get(typed)
+            self.assertOk(r)
+            self.assertEqual(r.stdout, self.text_of(target), typed)
+            self.assertIn(f"redirects to {target}".encode(), r.stderr, typed)
+        raw = self.get("--raw", "AbacuS")
+        self.assertOk(raw)
+        self.assertTrue(raw.stdout.startswith(b"#REDIRECT [[Abacus]]"), raw.stdout)
+        self.assertEqual(raw.stderr, b"")
+
+    def test_miss_suggests(self):
+        r = self.get("abacu")
+        self.assertEqual(r.code, 3, r.describe())
+        self.assertEqual(r.stdout, b"")
+        self.assertEqual(r.stderr.decode(),
+                         "sstpipe: not found: abacu\ndid you mean:\n  Abacus\n"
+                         "  AbacuS (a redirect)\n")
+
+    def test_suggest(self):
+        r = sstpipe("suggest", self.en, "anarch")
+        self.assertOk(r)
+        lines = r.stdout.decode().splitlines()
+        self.assertEqual(lines[0], "Anarchism")
+        self.assertTrue(all(l.endswith("\t(a redirect)") for l in lines[1:]), lines)
+        r = sstpipe("suggest", self.en, "a", "--limit", "3")
+        self.assertOk(r)
+        self.assertEqual(r.stdout.decode().splitlines(), ["A", "Ada", "Art"])
+        self.assertEqual(sstpipe("suggest", self.en, "zzzzq").code, 3)
+        for bad in (("",), ("a", "--limit", "0"), ("a", "--limit", "101"), ("x" * 321,)):
+            r = sstpipe("suggest", self.en, *bad)
+            self.assertEqual(r.code, 2, r.describe())
+
+    def test_ltgwiki_accents(self):
+        ltg = self.path("ltg.sst")
+        self.build(LTGWIKI, ltg, "-q")
+        r = sstpipe("suggest", ltg, "adolfs")
+        self.assertOk(r)
+        self.assertIn("Adoļfs Hitlers", r.stdout.decode().splitlines())
+
+
+class Rules(E2ETest):
+    def build_xml(self, name, xml):
+        src = self.write_file(name + ".xml", xml.encode())
+        out = self.path(name + ".sst")
+        self.build(src, out, "-q")
+        return out
+
+    def test_case_sensitive_main_namespace(self):
+        t = self.build_xml("wikt", dump_xml(
+            [_page("aardvark", ["an animal"]), _page("Aardvark", ["a surname"]),
+             _page("User:Ann", ["a user"]), _page("word", ["lower only"])],
+            case="case-sensitive",
+            namespaces=[(0, "case-sensitive", ""), (2, "first-letter", "User")]))
+        for typed, want in (("aardvark", b"an animal\n"), ("Aardvark", b"a surname\n"),
+                            ("user:ann", b"a user\n"), ("User_:_ann", b"a user\n"),
+                            ("word_", b"lower only\n")):
+            r = sstpipe("get", t, typed)
+            self.assertOk(r)
+            self.assertEqual(r.stdout, want, typed)
+        # Never upper-cased in a case-sensitive namespace.
+        self.assertEqual(sstpipe("get", t, "Word").code, 3)
+
+    def test_first_letter_unicode(self):
+        t = self.build_xml("wiki", dump_xml(
+            [_page("Ångström", ["unit"]), _page("Émile", ["name"]), _page("Ελλάδα", ["Greece"]),
+             _page("Москва", ["Moscow"]), _page("Ёлка", ["tree"]),
+             _page("Angstrom", ["#REDIRECT [[ångström#History]]"]),
+             _page("Loop", ["#REDIRECT [[Loop2]]"]), _page("Loop2", ["#REDIRECT [[loop]]"]),
+             _page("Gone", ["#REDIRECT [[Nowhere]]"]), _page("Talk:Aardvark", ["talk"])],
+            namespaces=[(0, "first-letter", ""), (1, "first-letter", "Talk")]))
+        for typed, want in (("ångström", b"unit\n"), ("émile", b"name\n"),
+                            ("ελλάδα", b"Greece\n"), ("москва", b"Moscow\n"),
+                            ("talk:aardvark", b"talk\n"), ("Angstrom", b"unit\n")):
+            r = sstpipe("get", t, typed)
+            self.assertOk(r)
+            self.assertEqual(r.stdout, want, typed)
+        r = sstpipe("get", t, "Gone")
+        self.assertEqual(r.code, 3)
+        self.assertEqual(r.stderr.decode().splitlines()[0],
+                         "sstpipe: not found: Gone redirects to Nowhere, which is not in the table")
+        # A loop stops at the redirect that closes it.
+        r = sstpipe("get", t, "Loop")
+        self.assertOk(r)
+        self.assertEqual(r.stdout, b"#REDIRECT [[loop]]\n")
+        for typed, want in (("angst", "Ångström"), ("ANGSTRÖM", "Ångström"),
+                            ("ελλαδα", "Ελλάδα"), ("ΕΛΛΆΔΑ", "Ελλάδα"), ("моск", "Москва"),
+                            ("елка", "Ёлка"), ("emile", "Émile")):
+            r = sstpipe("suggest", t, typed)
+            self.assertOk(r)
+            self.assertEqual(r.stdout.decode().splitlines()[0], want, typed)
+        # The title the text would be looked up as first (here a redirect),
+        # else articles before redirects.
+        r = sstpipe("suggest", t, "angstrom")
+        self.assertEqual(r.stdout.decode().splitlines(), ["Angstrom\t(a redirect)", "Ångström"])
+        r = sstpipe("suggest", t, "ångström")
+        self.assertEqual(r.stdout.decode().splitlines(), ["Ångström", "Angstrom\t(a redirect)"])
+        r = sstpipe("suggest", t, "an")
+        self.assertEqual(r.stdout.decode().splitlines(), ["Ångström", "Angstrom\t(a redirect)"])
+
+    def test_no_title_index_works_as_before(self):
+        t = self.build_xml("old", dump_xml([_page("Abc", ["x"]), _page("R", ["#REDIRECT [[Abc]]"])]))
+        os.unlink(t + ".titles")
+        self.assertEqual(sstpipe("get", t, "abc").code, 3)
+        r = sstpipe("get", t, "R")
+        self.assertOk(r)
+        self.assertEqual(r.stdout, b"#REDIRECT [[Abc]]\n")
+        r = sstpipe("suggest", t, "ab")
+        self.assertEqual(r.code, 1)
+        self.assertIn(b"no title index", r.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
