@@ -15,6 +15,10 @@ suggestions (issue 32), through the command line.
 - `suggest` folds case and accents in Latin, Greek and Cyrillic and ranks the
   normalised match first, articles before redirects, shorter titles first.
 - A table without a title index answers get exactly as before.
+- serve: /v1/get follows a redirect and names it in X-Sstpipe-Redirect-From
+  and -To (raw=1 the record itself), a redirect to a missing page is a 404
+  saying so; /v1/suggest answers JSON, bad input (empty or over-long q, bad
+  UTF-8, a limit out of range, an unknown parameter) a 400.
 """
 
 import sys
@@ -24,6 +28,7 @@ sys.dont_write_bytecode = True  # keep the source tree clean under ctest
 import os
 import unittest
 
+from serve_client import Server
 from sstpipe_e2e import E2ETest, _page, corpora_dir, sstpipe
 
 ENWIKI = os.path.join(corpora_dir(), "enwiki-206pages.xml.bz2")
@@ -125,6 +130,35 @@ class Corpus(E2ETest):
         r = sstpipe("suggest", ltg, "adolfs")
         self.assertOk(r)
         self.assertIn("Adoļfs Hitlers", r.stdout.decode().splitlines())
+
+
+    def test_serve_get_and_suggest(self):
+        import json
+        server = Server(self.en)
+        server.start(self.path("serve.err"))
+        self.addCleanup(server.stop)
+        c = server.client()
+        self.addCleanup(c.close)
+        st, h, body = c.request("/v1/get?key=AbacuS")
+        self.assertEqual((st, h.get("x-sstpipe-redirect-from"), h.get("x-sstpipe-redirect-to")),
+                         (200, "AbacuS", "Abacus"))
+        self.assertEqual(body + b"\n", self.text_of("Abacus"))
+        st, h, body = c.request("/v1/get?key=AssistiveTechnology")
+        self.assertEqual(h.get("x-sstpipe-redirect-to"), "Assistive%20technology")
+        st, h, body = c.request("/v1/get?key=abraham_Lincoln")
+        self.assertEqual((st, h.get("x-sstpipe-redirect-from")), (200, None))
+        self.assertEqual(body + b"\n", self.text_of("Abraham Lincoln"))
+        st, h, body = c.request("/v1/get?key=AbacuS&raw=1")
+        self.assertEqual((st, h.get("x-sstpipe-redirect-from")), (200, None))
+        self.assertTrue(body.startswith(b"#REDIRECT [[Abacus]]"), body)
+        st, _, body = c.request("/v1/suggest?q=ANARCH&limit=2")
+        self.assertEqual(st, 200)
+        self.assertEqual(json.loads(body), {"query": "ANARCH", "suggestions": [
+            {"title": "Anarchism", "redirect": False}, {"title": "AnarchY", "redirect": True}]})
+        for bad in ("q=", "limit=3", "q=a&limit=0", "q=a&limit=101", "q=a&limit=x", "q=%FF",
+                    "q=" + "x" * 321, "q=a&bogus=1"):
+            st, _, body = c.request("/v1/suggest?" + bad)
+            self.assertEqual(st, 400, (bad, body))
 
 
 class Rules(E2ETest):
