@@ -80,12 +80,11 @@ static void set_text(char *dst, size_t *dlen, const void *src, size_t n) {
 }
 
 /* The title to read: title itself when the table holds it, else its
- * normalised form when that is there; 1 with res->title set, 0 neither. */
+ * normalised form when that is there; 1 with res->title and its record
+ * set, 0 neither. */
 static int find_title(const sstpipe_table *t, const uint8_t *title, size_t n,
                       sstpipe_lookup_result *res, char **errmsg) {
-    const void *v;
-    size_t vlen;
-    int found = sstpipe_table_get(t, title, n, &v, &vlen, errmsg);
+    int found = sstpipe_table_get(t, title, n, &res->value, &res->vlen, errmsg);
     if (found)
         set_text(res->title, &res->title_len, title, n);
     if (found || !t->titles)
@@ -94,7 +93,7 @@ static int find_title(const sstpipe_table *t, const uint8_t *title, size_t n,
     size_t nlen = sp_title_normalise(t->rules, title, n, norm, sizeof norm);
     if (nlen == 0 || (nlen == n && !memcmp(norm, title, n)))
         return 0;
-    found = sstpipe_table_get(t, norm, nlen, &v, &vlen, errmsg);
+    found = sstpipe_table_get(t, norm, nlen, &res->value, &res->vlen, errmsg);
     if (found)
         set_text(res->title, &res->title_len, norm, nlen);
     return found;
@@ -146,8 +145,14 @@ int sstpipe_lookup(sstpipe_table *t, const void *title, size_t len, unsigned fla
     if (!sstpipe_key_may_exist(len))
         return 0;
     int found = find_title(t, title, len, res, errmsg);
-    if (found == 1 && t->titles && !(flags & SSTPIPE_LOOKUP_RAW))
-        found = follow(t, res, errmsg);
+    const uint8_t *target;
+    size_t tlen;
+    /* Only a record that reads as a redirect asks the title index, so an
+     * article costs what sstpipe_get does. */
+    if (found != 1 || !t->titles || (flags & SSTPIPE_LOOKUP_RAW) ||
+        !sp_title_redirect_target(res->value, res->vlen, &target, &tlen))
+        return found;
+    found = follow(t, res, errmsg);
     if (found != 1)
         return found;
     return sstpipe_table_get(t, res->title, res->title_len, &res->value, &res->vlen, errmsg);
