@@ -11,6 +11,8 @@
 
 #include "stages/common/title_rules.h"
 #include "stages/common/utf8.h"
+#include "stages/sst/sstpipe_iter.h"
+#include "stages/sst/sstpipe_set.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -137,7 +139,7 @@ int sstpipe_lookup(sstpipe_table *t, const void *title, size_t len, unsigned fla
     memset(res, 0, sizeof *res);
     if (t->set) {
         /* A set's shards carry no title index (yet): the exact key. */
-        int found = sstpipe_get(t, title, len, &res->value, &res->vlen, errmsg);
+        int found = sstpipe_set_get(t->set, title, len, &res->value, &res->vlen, errmsg);
         if (found == 1)
             set_text(res->title, &res->title_len, title, len);
         return found;
@@ -171,9 +173,11 @@ static bool better(const sstpipe_suggestion *a, bool a_exact, const sstpipe_sugg
 int sstpipe_suggest(sstpipe_table *t, const void *text, size_t len, size_t limit,
                     sstpipe_suggestion *out, char **errmsg) {
     sp_error err = {0};
+    /* A table set's shards carry none (yet). */
+    const char *path = t->set ? t->set->path : sstpipe_table_path(t);
     if (!t->titles)
-        sp_errorf(&err, "%s has no title index (%s%s): build it again to suggest titles",
-                  sstpipe_path(t), sstpipe_path(t), SP_TITLES_SUFFIX);
+        sp_errorf(&err, "%s has no title index (%s%s): build it again to suggest titles", path,
+                  path, SP_TITLES_SUFFIX);
     else if (limit < 1 || limit > SSTPIPE_SUGGEST_MAX)
         sp_errorf(&err, "a limit is 1 to %d", SSTPIPE_SUGGEST_MAX);
     else if (len == 0 || len > SSTPIPE_TITLE_MAX || !sp_utf8_valid(text, len, NULL))
@@ -189,7 +193,7 @@ int sstpipe_suggest(sstpipe_table *t, const void *text, size_t len, size_t limit
         return -1;
     }
     size_t nlen = sp_title_normalise(t->rules, text, len, norm, sizeof norm);
-    sstpipe_iter *it = sstpipe_iter_new(t->titles, NULL, 0, prefix, plen);
+    sstpipe_iter *it = sstpipe_table_iter_new(t->titles, NULL, 0, prefix, plen);
     if (!it) {
         sp_errorf(&err, "out of memory");
         sstpipe_report_error(errmsg, &err);
@@ -201,7 +205,7 @@ int sstpipe_suggest(sstpipe_table *t, const void *text, size_t len, size_t limit
     for (int scanned = 0; scanned < SUGGEST_SCAN; scanned++) {
         const void *k, *v;
         size_t klen, vlen;
-        rc = sstpipe_iter_next(it, &k, &klen, &v, &vlen, errmsg);
+        rc = sstpipe_table_iter_next(it, &k, &klen, &v, &vlen, errmsg);
         if (rc <= 0)
             break;
         const uint8_t *zero = memchr(k, 0, klen);
