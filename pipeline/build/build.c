@@ -216,11 +216,17 @@ int build_run(const char *input, const char *output, const build_options *opts, 
     /* The write phase includes the title index, the table's index, footer
      * and fsync; the title index is published first. */
     double w = sp_clock_seconds(), c = sp_process_cpu_seconds();
-    if (rc == 0 && titles)
-        rc = title_index_finish(titles, err);
-    title_index_destroy(titles);
+    bool titles_published = rc == 0 && titles && title_index_finish(titles, err) == 0;
+    if (rc == 0 && titles && !titles_published)
+        rc = -1;
     if (rc == 0)
         rc = table_writer_finish(tw, err);
+    /* The table failed after its title index went out: no index beside a
+     * table it was not built for. A signal between the two still leaves it
+     * (cleanup.c knows only temporaries). */
+    if (rc != 0 && titles_published)
+        title_index_unpublish(titles);
+    title_index_destroy(titles);
     stats->write_phase.wall_seconds += sp_clock_seconds() - w;
     stats->write_phase.cpu_seconds += sp_process_cpu_seconds() - c;
     stats->table = *table_writer_stats(tw);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 struct title_index {
     char *path;
@@ -110,6 +111,10 @@ int title_index_finish(title_index *x, sp_error *err) {
         rc = table_writer_finish(tw, err);
     table_writer_destroy(tw);
     return rc;
+}
+
+void title_index_unpublish(title_index *x) {
+    unlink(x->path);
 }
 
 void title_index_destroy(title_index *x) {

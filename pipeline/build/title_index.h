@@ -27,6 +27,9 @@ title_index *title_index_init(const char *table_path, const sp_title_rules *rule
 sp_sink title_index_tee(title_index *x, const sp_sink *to);
 /* Sorts and writes the index, and publishes it. */
 int title_index_finish(title_index *x, sp_error *err);
+/* Takes a published index back (the table it was for was not published):
+ * removes it. */
+void title_index_unpublish(title_index *x);
 /* Frees x; an index not published leaves nothing behind. */
 void title_index_destroy(title_index *x);
 
