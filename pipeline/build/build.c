@@ -213,19 +213,24 @@ int build_run(const char *input, const char *output, const build_options *opts, 
         to_table = title_index_tee(titles, &to_writer);
     }
     int rc = build_sorted(input, opts, &to_table, stats, err);
-    /* The write phase includes the title index, the table's index, footer
-     * and fsync; the title index is published first. */
+    /* The write phase includes the table's index, footer and fsync, and
+     * the title index: written for the complete table's identity and
+     * published first (title_index.h). */
     double w = sp_clock_seconds(), c = sp_process_cpu_seconds();
-    bool titles_published = rc == 0 && titles && title_index_finish(titles, err) == 0;
+    sp_table_identity id;
+    if (rc == 0 && titles)
+        rc = table_writer_seal(tw, &id, err);
+    bool titles_published = rc == 0 && titles && title_index_finish(titles, &id, err) == 0;
     if (rc == 0 && titles && !titles_published)
         rc = -1;
     if (rc == 0)
         rc = table_writer_finish(tw, err);
     /* The table failed after its title index went out: no index beside a
-     * table it was not built for. A signal between the two still leaves it
-     * (cleanup.c knows only temporaries). */
-    if (rc != 0 && titles_published)
+     * table it was not built for. */
+    if (titles_published && rc != 0)
         title_index_unpublish(titles);
+    else if (titles_published)
+        title_index_keep(titles);
     title_index_destroy(titles);
     stats->write_phase.wall_seconds += sp_clock_seconds() - w;
     stats->write_phase.cpu_seconds += sp_process_cpu_seconds() - c;

@@ -4,6 +4,7 @@
  */
 #include "pipeline/build/title_index.h"
 
+#include "stages/common/cleanup.h"
 #include "stages/sst/format.h"
 
 #include <stdio.h>
@@ -14,11 +15,10 @@
 struct title_index {
     char *path;
     sp_title_rules rules;
-    uint8_t *rules_text; /* the rules record's value */
-    size_t rules_len;
     sorter *sort;
     table_options table;
-    sp_sink to; /* the table's sink, which the tee hands records on to */
+    sp_sink to;       /* the table's sink, which the tee hands records on to */
+    int cleanup_slot; /* the published index's, until its table is in place; or -1 */
 };
 
 title_index *title_index_init(const char *table_path, const sp_title_rules *rules,
@@ -31,10 +31,17 @@ title_index *title_index_init(const char *table_path, const sp_title_rules *rule
         return NULL;
     }
     snprintf(x->path, n, "%s%s", table_path, SP_TITLES_SUFFIX);
+    x->cleanup_slot = -1;
     x->rules = *rules;
     x->table = *table;
     x->table.background = false;
-    if (!(x->rules_text = sp_title_rules_encode(rules, &x->rules_len))) {
+    /* The rules record's bound: its text with the widest identity (the
+     * table's is known only at the end). */
+    x->rules.table = (sp_table_identity){.file_size = UINT64_MAX, .footer_checksum = UINT64_MAX};
+    size_t rules_len;
+    uint8_t *widest = sp_title_rules_encode(&x->rules, &rules_len);
+    free(widest);
+    if (!widest) {
         sp_errorf(err, "%s: out of memory", table_path);
         title_index_destroy(x);
         return NULL;
@@ -42,8 +49,8 @@ title_index *title_index_init(const char *table_path, const sp_title_rules *rule
     /* A page record's value is its kind and a title; the rules record's
      * may be longer. */
     x->table.max_value_bytes = 1 + SP_MAX_KEY_BYTES;
-    if (x->rules_len > x->table.max_value_bytes)
-        x->table.max_value_bytes = (uint32_t)x->rules_len;
+    if (rules_len > x->table.max_value_bytes)
+        x->table.max_value_bytes = (uint32_t)rules_len;
     /* The table's blocks, or the smallest that hold such a record when
      * the table's are smaller (its values may be cut shorter). */
     while (x->table.block_size < SST_MAX_BLOCK_SIZE &&
@@ -94,34 +101,54 @@ sp_sink title_index_tee(title_index *x, const sp_sink *to) {
     return (sp_sink){.put = tee_put, .ctx = x};
 }
 
-int title_index_finish(title_index *x, sp_error *err) {
+int title_index_finish(title_index *x, const sp_table_identity *table, sp_error *err) {
+    x->rules.table = *table;
+    size_t rules_len;
+    uint8_t *rules_text = sp_title_rules_encode(&x->rules, &rules_len);
+    if (!rules_text)
+        return sp_errorf(err, "%s: out of memory", x->path);
     table_writer *tw = table_writer_init(x->path, &x->table, err);
-    if (!tw)
+    if (!tw) {
+        free(rules_text);
         return -1;
+    }
     sp_record first = {.key = (const uint8_t *)SP_TITLES_RULES_KEY,
                        .key_len = SP_TITLES_RULES_KEY_LEN,
-                       .value = x->rules_text,
-                       .value_len = x->rules_len,
+                       .value = rules_text,
+                       .value_len = rules_len,
                        .value_fd = -1};
     int rc = table_writer_add(tw, &first, err);
+    free(rules_text);
     sp_sink to = table_writer_sink(tw);
     if (!rc)
         rc = sorter_finish(x->sort, &to, err);
     if (!rc)
         rc = table_writer_finish(tw, err);
     table_writer_destroy(tw);
+    /* Registered once in place (a signal just before leaves an index that
+     * names another table than the one beside it, which readers ignore). */
+    if (!rc && (x->cleanup_slot = sp_cleanup_add(x->path)) < 0) {
+        unlink(x->path);
+        rc = sp_errorf(err, "%s: no room to register it for removal on a signal", x->path);
+    }
     return rc;
+}
+
+void title_index_keep(title_index *x) {
+    sp_cleanup_remove(x->cleanup_slot);
+    x->cleanup_slot = -1;
 }
 
 void title_index_unpublish(title_index *x) {
     unlink(x->path);
+    title_index_keep(x);
 }
 
 void title_index_destroy(title_index *x) {
     if (!x)
         return;
+    sp_cleanup_remove(x->cleanup_slot);
     sorter_destroy(x->sort);
-    free(x->rules_text);
     free(x->path);
     free(x);
 }

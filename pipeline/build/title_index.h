@@ -6,8 +6,13 @@
  * The table's records come in title order; the index is in folded-title
  * order, so its records go through a sorter of their own (spilling past
  * its budget like the build's) and are written when the table's last
- * record is in. The index is published before the table: a reader that
- * sees the new table finds its index beside it.
+ * record is in, after the table's file is complete (sealed, not yet in
+ * place), so that the index records the table's identity (title_rules.h).
+ * The index is published before the table: a reader that sees the new
+ * table finds its index beside it. Until the table is in place too, the
+ * published index is registered with cleanup.h, so a signal takes it
+ * back; after SIGKILL between the two renames it stays beside the old
+ * table, whose identity it does not carry, and every reader ignores it.
  */
 #ifndef SSTPIPE_BUILD_TITLE_INDEX_H
 #define SSTPIPE_BUILD_TITLE_INDEX_H
@@ -25,8 +30,12 @@ title_index *title_index_init(const char *table_path, const sp_title_rules *rule
                               const sort_options *sort, const table_options *table, sp_error *err);
 /* A sink that hands each record to `to` and its title to the index. */
 sp_sink title_index_tee(title_index *x, const sp_sink *to);
-/* Sorts and writes the index, and publishes it. */
-int title_index_finish(title_index *x, sp_error *err);
+/* Sorts and writes the index for the table of identity `table` (sealed,
+ * not yet in place), and publishes it; a signal removes it until
+ * title_index_keep or title_index_unpublish. */
+int title_index_finish(title_index *x, const sp_table_identity *table, sp_error *err);
+/* Its table is in place too: the index stays, whatever comes. */
+void title_index_keep(title_index *x);
 /* Takes a published index back (the table it was for was not published):
  * removes it. */
 void title_index_unpublish(title_index *x);

@@ -14,6 +14,7 @@
 #include <utf8proc.h>
 
 void sp_title_rules_init(sp_title_rules *r) {
+    r->table = (sp_table_identity){0};
     r->first_letter = true;
     r->ns_count = 0;
 }
@@ -39,14 +40,20 @@ static const char *case_word(bool first_letter) {
     return first_letter ? "first-letter" : "case-sensitive";
 }
 
+bool sp_table_identity_equal(const sp_table_identity *a, const sp_table_identity *b) {
+    return a->file_size == b->file_size && a->footer_checksum == b->footer_checksum;
+}
+
 uint8_t *sp_title_rules_encode(const sp_title_rules *r, size_t *len) {
-    size_t cap = 32;
+    size_t cap = 80;
     for (size_t i = 0; i < r->ns_count; i++)
         cap += 48 + r->ns[i].name_len;
     char *out = malloc(cap);
     if (!out)
         return NULL;
-    size_t n = (size_t)snprintf(out, cap, "case=%s\n", case_word(r->first_letter));
+    size_t n = (size_t)snprintf(
+        out, cap, "table=%llu %016llx\ncase=%s\n", (unsigned long long)r->table.file_size,
+        (unsigned long long)r->table.footer_checksum, case_word(r->first_letter));
     for (size_t i = 0; i < r->ns_count; i++) {
         const sp_title_ns *ns = &r->ns[i];
         n += (size_t)snprintf(out + n, cap - n, "ns=%ld %s ", ns->key, case_word(ns->first_letter));
@@ -60,6 +67,19 @@ uint8_t *sp_title_rules_encode(const sp_title_rules *r, size_t *len) {
 
 /* One line of the rules record, without its newline. */
 static int decode_line(const char *s, size_t n, sp_title_rules *r) {
+    if (n > 6 && !memcmp(s, "table=", 6)) {
+        char line[64];
+        if (n >= sizeof line)
+            return -1;
+        memcpy(line, s, n);
+        line[n] = '\0';
+        unsigned long long size, sum;
+        int used = 0;
+        if (sscanf(line + 6, "%llu %16llx%n", &size, &sum, &used) != 2 || (size_t)used != n - 6)
+            return -1;
+        r->table = (sp_table_identity){.file_size = size, .footer_checksum = sum};
+        return 0;
+    }
     if (n > 5 && !memcmp(s, "case=", 5)) {
         r->first_letter = sp_title_case_first_letter(s + 5, n - 5);
         return 0;

@@ -12,8 +12,10 @@
  *
  * The title index is an ordinary table. Its first record, under a key of
  * one 0x00 byte (no title holds that byte, so it sorts first), is the
- * rules as text, one a line: "case=first-letter" (or "case-sensitive"),
- * then "ns=KEY CASE NAME" for each namespace. Every page then has a record
+ * rules as text, one a line: "table=SIZE CHECKSUM" (the identity of the
+ * table it was built for, below), "case=first-letter" (or
+ * "case-sensitive"), then "ns=KEY CASE NAME" for each namespace. Every
+ * page then has a record
  * keyed by its folded title (casefolded and accents stripped, so a prefix
  * typed any way finds it in key order), a 0x00 byte and the exact title;
  * its value is "a" for an article, or "r" and the normalised target for a
@@ -49,7 +51,26 @@ typedef struct sp_title_ns {
     uint8_t name[SP_TITLE_NS_NAME_MAX];
 } sp_title_ns;
 
+/*
+ * The table a title index was built for: its file size and footer
+ * checksum, taken from the table's complete file before either is
+ * published. The two files are published one after the other, so a
+ * process stopped between the renames can leave a new index beside the
+ * old table; an index whose identity is not its table's is ignored by
+ * every reader (and reported by verify), never used for another table.
+ */
+typedef struct sp_table_identity {
+    uint64_t file_size;
+    uint64_t footer_checksum;
+} sp_table_identity;
+
+/* Whether a and b name the same table. */
+bool sp_table_identity_equal(const sp_table_identity *a, const sp_table_identity *b);
+
 typedef struct sp_title_rules {
+    /* The table the index holding these rules was built for (zero when
+     * the record names none: then it matches no table). */
+    sp_table_identity table;
     bool first_letter; /* the site's <case>, for namespaces not listed */
     size_t ns_count;
     sp_title_ns ns[SP_TITLE_NS_MAX];

@@ -47,7 +47,10 @@ int sstpipe_titles_open(sstpipe_table *t, const sstpipe_options *opt, sp_error *
         else if (!rc && (found == 0 || sp_title_rules_decode(v, vlen, t->rules)))
             rc = sp_errorf(err, "%s: not a title index (no title rules record)", tpath);
         free(msg);
-        if (rc)
+        /* An index built for another table (a build stopped between the
+         * two publishes) is left alone: t answers as a table without one. */
+        sp_table_identity mine = sst_reader_identity(t->r);
+        if (rc || !sp_table_identity_equal(&t->rules->table, &mine))
             sstpipe_titles_close(t);
     }
     free(tpath);

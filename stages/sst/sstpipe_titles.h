@@ -9,8 +9,10 @@
 
 #include "stages/sst/sstpipe_table.h"
 
-/* Opens t's title index when there is one beside it (t->titles stays NULL
- * when not): -1 with err set when it is there but cannot be read. */
+/* Opens t's title index when there is one beside it, built for t (its
+ * identity, title_rules.h); t->titles stays NULL when there is none or it
+ * was built for another table. -1 with err set when it is there but cannot
+ * be read. */
 int sstpipe_titles_open(sstpipe_table *t, const sstpipe_options *opt, sp_error *err);
 /* Closes t's title index, if any. */
 void sstpipe_titles_close(sstpipe_table *t);

@@ -15,6 +15,11 @@ suggestions (issue 32), through the command line.
 - `suggest` folds case and accents in Latin, Greek and Cyrillic and ranks the
   normalised match first, articles before redirects, shorter titles first.
 - A table without a title index answers get exactly as before.
+- The pair: the index records its table's identity (file size, footer
+  checksum). A build killed (SIGKILL, held by the fault shim at the table's
+  rename) between the two publishes leaves the new index beside the old
+  table: every reader ignores it (get and suggest answer as without an
+  index), verify of the index reports it, and the next build puts both right.
 - serve: /v1/get follows a redirect and names it in X-Sstpipe-Redirect-From
   and -To (raw=1 the record itself), a redirect to a missing page is a 404
   saying so; /v1/suggest answers JSON, bad input (empty or over-long q, bad
@@ -26,10 +31,16 @@ import sys
 sys.dont_write_bytecode = True  # keep the source tree clean under ctest
 
 import os
+import signal
+import subprocess
 import unittest
 
-from serve_client import Server
-from sstpipe_e2e import E2ETest, _page, corpora_dir, sstpipe
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "faults"))
+
+import faultlib  # noqa: E402
+from faultlib import sha  # noqa: E402
+from serve_client import Server  # noqa: E402
+from sstpipe_e2e import E2ETest, _page, corpora_dir, sstpipe, sstpipe_bin  # noqa: E402
 
 ENWIKI = os.path.join(corpora_dir(), "enwiki-206pages.xml.bz2")
 LTGWIKI = os.path.join(corpora_dir(), "ltgwiki-2004pages.xml")
@@ -71,8 +82,10 @@ class Corpus(E2ETest):
         titles = self.en + ".titles"
         self.assertOk(sstpipe("verify", titles))
         recs = [line for line in sstpipe("dump", titles).stdout.decode().splitlines()]
-        self.assertTrue(recs[0].startswith('{"key": "\\u0000", "value": "case=first-letter\\n'),
-                        recs[0])
+        # The table it was built for, then the rules.
+        size = os.path.getsize(self.en)
+        self.assertRegex(recs[0], '^{"key": "\\\\u0000", "value": "table=%d [0-9a-f]{16}\\\\n'
+                         'case=first-letter\\\\n' % size)
         self.assertIn("ns=2 first-letter User\\n", recs[0])
         self.assertIn('{"key": "abacus\\u0000AbacuS", "value": "rAbacus"}', recs)
         self.assertIn('{"key": "assistivetechnology\\u0000AssistiveTechnology", '
@@ -230,6 +243,72 @@ class Rules(E2ETest):
         r = sstpipe("suggest", t, "ab")
         self.assertEqual(r.code, 1)
         self.assertIn(b"no title index", r.stderr)
+
+
+
+class Pair(E2ETest):
+    def build_xml(self, name, xml):
+        return self.write_file(name + ".xml", xml.encode())
+
+    def test_kill_between_the_publishes(self):
+        """SIGKILL while the table's rename is held, its index already in
+        place: the old table reads as before, with the new index beside it
+        ignored; verify names the index; the next build mends the pair."""
+        old = self.build_xml("old", dump_xml([_page("Abc", ["x"]), _page("R", ["#REDIRECT [[Abc]]"])]))
+        new = self.build_xml("new", dump_xml([_page("Xyz", ["y"]), _page("Q", ["#REDIRECT [[Xyz]]"])]))
+        out_dir = self.path("out")
+        os.mkdir(out_dir)
+        t = os.path.join(out_dir, "t.sst")
+        argv = [sstpipe_bin(), "build", new, "-o", t, "-q"]
+        # The table's rename, counted on a build of the same into a copy.
+        copy = self.path("copy")
+        os.mkdir(copy)
+        traced = faultlib.run(argv[:4] + [os.path.join(copy, "t.sst"), "-q"], fault_dir=copy,
+                              trace=True)
+        self.assertEqual(traced.code, 0, traced.describe())
+        renames = [(op, n) for op, n, path in traced.calls
+                   if op.startswith("rename") and os.path.basename(path).startswith("t.sst.tmp.")]
+        self.assertEqual(len(renames), 1, f"the table's renames: {traced.calls}")
+        self.build(old, t, "-q")
+        old_table, old_index = sha(t), sha(t + ".titles")
+        self.assertOk(sstpipe("get", t, "abc"))
+        proc = []
+        with faultlib.Held("%s:%d" % renames[0], out_dir,
+                           lambda path: os.kill(proc[0].pid, signal.SIGKILL)) as held:
+            proc.append(subprocess.Popen(argv, env=held.env, stdout=subprocess.DEVNULL,
+                                         stderr=subprocess.PIPE))
+            _, err = proc[0].communicate(timeout=faultlib.PATIENCE)
+        self.assertTrue(os.path.basename(held.path).startswith("t.sst.tmp."), held.path)
+        self.assertEqual(proc[0].returncode, -signal.SIGKILL, err.decode(errors="replace"))
+        self.assertEqual(sha(t), old_table, "the old table was replaced")
+        self.assertNotEqual(sha(t + ".titles"), old_index, "the new index was not published")
+        # The old table's exact keys, as a table without an index answers.
+        r = sstpipe("get", t, "Abc")
+        self.assertOk(r)
+        self.assertEqual(r.stdout, b"x\n")
+        r = sstpipe("get", t, "R")
+        self.assertOk(r)
+        self.assertEqual(r.stdout, b"#REDIRECT [[Abc]]\n")
+        r = sstpipe("get", t, "abc")
+        self.assertEqual(r.code, 3, r.describe())
+        self.assertEqual(sstpipe("get", t, "Xyz").code, 3)
+        r = sstpipe("suggest", t, "ab")
+        self.assertEqual(r.code, 1, r.describe())
+        self.assertIn(b"no title index", r.stderr)
+        self.assertOk(sstpipe("verify", t))
+        r = sstpipe("verify", t + ".titles")
+        self.assertEqual(r.code, 3, r.describe())
+        self.assertIn("title index built for another table than " + t,
+                      r.stdout.decode() + r.stderr.decode())
+        # The next build mends the pair (the killed one's named temporary,
+        # which no build sweeps, aside).
+        self.build(new, t, "-q")
+        self.assertEqual(sorted(n for n in os.listdir(out_dir) if ".tmp." not in n),
+                         ["t.sst", "t.sst.titles"])
+        self.assertOk(sstpipe("verify", t + ".titles"))
+        r = sstpipe("get", t, "xyz")
+        self.assertOk(r)
+        self.assertEqual(r.stdout, b"y\n")
 
 
 if __name__ == "__main__":
