@@ -20,6 +20,7 @@ suggestions (issue 32), through the command line.
   rename) between the two publishes leaves the new index beside the old
   table: every reader ignores it (get and suggest answer as without an
   index), verify of the index reports it, and the next build puts both right.
+  SIGTERM there takes the new index back.
 - serve: /v1/get follows a redirect and names it in X-Sstpipe-Redirect-From
   and -To (raw=1 the record itself), a redirect to a missing page is a 404
   saying so; /v1/suggest answers JSON, bad input (empty or over-long q, bad
@@ -250,16 +251,18 @@ class Pair(E2ETest):
     def build_xml(self, name, xml):
         return self.write_file(name + ".xml", xml.encode())
 
-    def test_kill_between_the_publishes(self):
-        """SIGKILL while the table's rename is held, its index already in
-        place: the old table reads as before, with the new index beside it
-        ignored; verify names the index; the next build mends the pair."""
+    def held_build(self, sig):
+        """The old dump's table built into out/t.sst, then the new dump's
+        build sent sig while its table's rename is held (its index already
+        in place). Returns the table's path, the old table's and index's
+        sha and the build's exit code and stderr."""
         old = self.build_xml("old", dump_xml([_page("Abc", ["x"]), _page("R", ["#REDIRECT [[Abc]]"])]))
-        new = self.build_xml("new", dump_xml([_page("Xyz", ["y"]), _page("Q", ["#REDIRECT [[Xyz]]"])]))
-        out_dir = self.path("out")
-        os.mkdir(out_dir)
-        t = os.path.join(out_dir, "t.sst")
-        argv = [sstpipe_bin(), "build", new, "-o", t, "-q"]
+        self.new = self.build_xml(
+            "new", dump_xml([_page("Xyz", ["y"]), _page("Q", ["#REDIRECT [[Xyz]]"])]))
+        self.out_dir = self.path("out")
+        os.mkdir(self.out_dir)
+        t = os.path.join(self.out_dir, "t.sst")
+        argv = [sstpipe_bin(), "build", self.new, "-o", t, "-q"]
         # The table's rename, counted on a build of the same into a copy.
         copy = self.path("copy")
         os.mkdir(copy)
@@ -273,14 +276,31 @@ class Pair(E2ETest):
         old_table, old_index = sha(t), sha(t + ".titles")
         self.assertOk(sstpipe("get", t, "abc"))
         proc = []
-        with faultlib.Held("%s:%d" % renames[0], out_dir,
-                           lambda path: os.kill(proc[0].pid, signal.SIGKILL)) as held:
+        with faultlib.Held("%s:%d" % renames[0], self.out_dir,
+                           lambda path: os.kill(proc[0].pid, sig)) as held:
             proc.append(subprocess.Popen(argv, env=held.env, stdout=subprocess.DEVNULL,
                                          stderr=subprocess.PIPE))
             _, err = proc[0].communicate(timeout=faultlib.PATIENCE)
         self.assertTrue(os.path.basename(held.path).startswith("t.sst.tmp."), held.path)
-        self.assertEqual(proc[0].returncode, -signal.SIGKILL, err.decode(errors="replace"))
         self.assertEqual(sha(t), old_table, "the old table was replaced")
+        return t, old_index, proc[0].returncode, err.decode(errors="replace")
+
+    def test_sigterm_between_the_publishes(self):
+        """SIGTERM there: the handler takes the new index back with the
+        table's temporary; the old table is left, with no index."""
+        t, _, code, err = self.held_build(signal.SIGTERM)
+        self.assertEqual(code, 128 + signal.SIGTERM, err)
+        self.assertEqual(os.listdir(self.out_dir), ["t.sst"])
+        r = sstpipe("get", t, "Abc")
+        self.assertOk(r)
+        self.assertEqual(r.stdout, b"x\n")
+
+    def test_kill_between_the_publishes(self):
+        """SIGKILL there: the old table reads as before, with the new index
+        beside it ignored; verify names the index; the next build mends the
+        pair."""
+        t, old_index, code, err = self.held_build(signal.SIGKILL)
+        self.assertEqual(code, -signal.SIGKILL, err)
         self.assertNotEqual(sha(t + ".titles"), old_index, "the new index was not published")
         # The old table's exact keys, as a table without an index answers.
         r = sstpipe("get", t, "Abc")
@@ -302,8 +322,8 @@ class Pair(E2ETest):
                       r.stdout.decode() + r.stderr.decode())
         # The next build mends the pair (the killed one's named temporary,
         # which no build sweeps, aside).
-        self.build(new, t, "-q")
-        self.assertEqual(sorted(n for n in os.listdir(out_dir) if ".tmp." not in n),
+        self.build(self.new, t, "-q")
+        self.assertEqual(sorted(n for n in os.listdir(self.out_dir) if ".tmp." not in n),
                          ["t.sst", "t.sst.titles"])
         self.assertOk(sstpipe("verify", t + ".titles"))
         r = sstpipe("get", t, "xyz")
