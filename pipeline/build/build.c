@@ -225,9 +225,10 @@ int build_run(const char *input, const char *output, const build_options *opts, 
         rc = -1;
     if (rc == 0)
         rc = table_writer_finish(tw, err);
-    /* The table failed after its title index went out: no index beside a
-     * table it was not built for. */
-    if (titles_published && rc != 0)
+    /* The table failed before its rename, after its title index went out:
+     * no index beside a table it was not built for. (Failed after the
+     * rename, the table is in place, with its index.) */
+    if (titles_published && !table_writer_in_place(tw))
         title_index_unpublish(titles);
     else if (titles_published)
         title_index_keep(titles);

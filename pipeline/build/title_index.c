@@ -17,8 +17,13 @@ struct title_index {
     sp_title_rules rules;
     sorter *sort;
     table_options table;
-    sp_sink to;       /* the table's sink, which the tee hands records on to */
-    int cleanup_slot; /* the published index's, until its table is in place; or -1 */
+    sp_sink to; /* the table's sink, which the tee hands records on to */
+    /* Its publish, undoable until its table is in place (title_index_keep
+     * or title_index_unpublish), and the cleanup.h slots of the new index
+     * and of the earlier one it replaced (at pub.from), or -1. */
+    sp_published pub;
+    bool published;
+    int cleanup_slot, earlier_slot;
 };
 
 title_index *title_index_init(const char *table_path, const sp_title_rules *rules,
@@ -31,7 +36,7 @@ title_index *title_index_init(const char *table_path, const sp_title_rules *rule
         return NULL;
     }
     snprintf(x->path, n, "%s%s", table_path, SP_TITLES_SUFFIX);
-    x->cleanup_slot = -1;
+    x->cleanup_slot = x->earlier_slot = -1;
     x->rules = *rules;
     x->table = *table;
     x->table.background = false;
@@ -123,31 +128,58 @@ int title_index_finish(title_index *x, const sp_table_identity *table, sp_error 
     if (!rc)
         rc = sorter_finish(x->sort, &to, err);
     if (!rc)
-        rc = table_writer_finish(tw, err);
+        rc = table_writer_finish_undoable(tw, &x->pub, err);
     table_writer_destroy(tw);
-    /* Registered once in place (a signal just before leaves an index that
-     * names another table than the one beside it, which readers ignore). */
-    if (!rc && (x->cleanup_slot = sp_cleanup_add(x->path)) < 0) {
-        unlink(x->path);
-        rc = sp_errorf(err, "%s: no room to register it for removal on a signal", x->path);
+    if (rc)
+        return -1;
+    x->published = true;
+    /* Until its table is in place, a signal removes the new index and the
+     * earlier one it replaced (left at the temporary name): no index then,
+     * rather than one for another table. Registered once in place (a
+     * signal just before leaves an index naming another table than the
+     * one beside it, which readers ignore). */
+    x->cleanup_slot = sp_cleanup_add(x->path);
+    x->earlier_slot = x->pub.exchanged ? sp_cleanup_add(x->pub.from) : -1;
+    if (x->cleanup_slot < 0 || (x->pub.exchanged && x->earlier_slot < 0)) {
+        title_index_unpublish(x);
+        return sp_errorf(err, "%s: no room to register it for removal on a signal", x->path);
     }
-    return rc;
+    return 0;
+}
+
+/* Forgets the paths registered for a signal. */
+static void unregister(title_index *x) {
+    sp_cleanup_remove(x->cleanup_slot);
+    sp_cleanup_remove(x->earlier_slot);
+    x->cleanup_slot = x->earlier_slot = -1;
+    x->published = false;
 }
 
 void title_index_keep(title_index *x) {
-    sp_cleanup_remove(x->cleanup_slot);
-    x->cleanup_slot = -1;
+    if (x->published && x->pub.exchanged)
+        unlink(x->pub.from);
+    unregister(x);
 }
 
 void title_index_unpublish(title_index *x) {
-    unlink(x->path);
-    title_index_keep(x);
+    if (!x->published)
+        return;
+    /* The earlier index back (or none), the new one at the temporary name
+     * to remove; when that fails, no index at all. */
+    if (sp_publish_undo(&x->pub, NULL) == 0) {
+        unlink(x->pub.from);
+    } else {
+        unlink(x->path);
+        if (x->pub.exchanged)
+            unlink(x->pub.from);
+    }
+    unregister(x);
 }
 
 void title_index_destroy(title_index *x) {
     if (!x)
         return;
-    sp_cleanup_remove(x->cleanup_slot);
+    unregister(x);
     sorter_destroy(x->sort);
     free(x->path);
     free(x);

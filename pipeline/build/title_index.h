@@ -9,10 +9,12 @@
  * record is in, after the table's file is complete (sealed, not yet in
  * place), so that the index records the table's identity (title_rules.h).
  * The index is published before the table: a reader that sees the new
- * table finds its index beside it. Until the table is in place too, the
- * published index is registered with cleanup.h, so a signal takes it
- * back; after SIGKILL between the two renames it stays beside the old
- * table, whose identity it does not carry, and every reader ignores it.
+ * table finds its index beside it. It replaces the earlier index by an
+ * exchange, so a table that then fails puts the earlier index back; until
+ * the table is in place too, both are registered with cleanup.h, so a
+ * signal leaves no index rather than the wrong one. After SIGKILL between
+ * the two renames the new index stays beside the old table, whose
+ * identity it does not carry, and every reader ignores it.
  */
 #ifndef SSTPIPE_BUILD_TITLE_INDEX_H
 #define SSTPIPE_BUILD_TITLE_INDEX_H
@@ -31,13 +33,14 @@ title_index *title_index_init(const char *table_path, const sp_title_rules *rule
 /* A sink that hands each record to `to` and its title to the index. */
 sp_sink title_index_tee(title_index *x, const sp_sink *to);
 /* Sorts and writes the index for the table of identity `table` (sealed,
- * not yet in place), and publishes it; a signal removes it until
- * title_index_keep or title_index_unpublish. */
+ * not yet in place), and publishes it, undoably: title_index_unpublish
+ * puts the earlier index back; until it or title_index_keep, a signal
+ * removes both. */
 int title_index_finish(title_index *x, const sp_table_identity *table, sp_error *err);
-/* Its table is in place too: the index stays, whatever comes. */
+/* Its table is in place too: the index stays, the earlier one goes. */
 void title_index_keep(title_index *x);
 /* Takes a published index back (the table it was for was not published):
- * removes it. */
+ * the earlier index, if any, is back in place. */
 void title_index_unpublish(title_index *x);
 /* Frees x; an index not published leaves nothing behind. */
 void title_index_destroy(title_index *x);

@@ -666,16 +666,29 @@ int table_writer_seal(table_writer *w, sp_table_identity *id, sp_error *err) {
     return 0;
 }
 
-int table_writer_finish(table_writer *w, sp_error *err) {
+/* table_writer_finish, or with pub, table_writer_finish_undoable. */
+static int finish(table_writer *w, sp_published *pub, sp_error *err) {
     if (!w->sealed && table_writer_seal(w, NULL, err))
         return -1;
     uint64_t t0 = sp_clock_ns();
-    if (sp_outfile_commit(&w->out, err))
+    if (pub ? sp_outfile_commit_undoable(&w->out, pub, err) : sp_outfile_commit(&w->out, err))
         return -1;
     w->stats.commit_ns = sp_clock_ns() - t0;
     w->finished = true;
     w->stats.file_size = w->identity.file_size;
     return 0;
+}
+
+int table_writer_finish(table_writer *w, sp_error *err) {
+    return finish(w, NULL, err);
+}
+
+int table_writer_finish_undoable(table_writer *w, sp_published *pub, sp_error *err) {
+    return finish(w, pub, err);
+}
+
+bool table_writer_in_place(const table_writer *w) {
+    return w->out.placed;
 }
 
 const table_stats *table_writer_stats(const table_writer *w) {
