@@ -179,9 +179,10 @@ int sstpipe_get_many(sstpipe_table *t, size_t n, const void *const *keys, const 
 
 /*
  * Titles (1.3). A table built from a dump has a title index beside it,
- * FILE.titles (sstpipe_open opens it when it is there; a table without one
- * answers sstpipe_lookup exactly as sstpipe_get, and sstpipe_suggest with
- * an error). With it, a title is looked up the way people type it: the
+ * FILE.titles (sstpipe_open opens it when it is there and was built for
+ * this table, which it names by size and footer checksum; a table without
+ * one, or beside one built for another table, answers sstpipe_lookup
+ * exactly as sstpipe_get, and sstpipe_suggest with an error). With it, a title is looked up the way people type it: the
  * exact key first, then the title as MediaWiki would store it by the
  * dump's rules (an underscore is a space, surrounding spaces go, the first
  * letter is upper-cased where the title's namespace is first-letter, a
