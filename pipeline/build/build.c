@@ -14,14 +14,18 @@
  */
 #include "pipeline/build/build.h"
 
+#include "pipeline/build/title_index.h"
+
 #include "stages/common/clock.h"
 #include "stages/common/usage.h"
 #include "stages/extract/extract_progress.h"
+#include "stages/extract/site_rules.h"
 #include "stages/truncate/truncate.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 void build_options_init(build_options *opts) {
     memset(opts, 0, sizeof *opts);
@@ -167,6 +171,13 @@ int build_sorted(const char *input, const build_options *opts, const sp_sink *si
     return rc;
 }
 
+/* A table written to a device or a pipe has no file beside it for a title
+ * index; a regular file (or a new one) has. */
+static bool wants_title_index(const char *output) {
+    struct stat st;
+    return stat(output, &st) != 0 || S_ISREG(st.st_mode);
+}
+
 int build_run(const char *input, const char *output, const build_options *opts, build_stats *stats,
               sp_error *err) {
     build_stats local;
@@ -184,12 +195,44 @@ int build_run(const char *input, const char *output, const build_options *opts, 
     table_writer *tw = table_writer_init(output, &topts, err);
     if (!tw)
         return -1;
-    sp_sink to_table = table_writer_sink(tw);
+    /* The title index: the dump's title rules, and every title on its way
+     * to the table, through a sort of a quarter of the build's budget
+     * (the build's own sort is merging, which needs less). */
+    sp_title_rules rules;
+    sort_options xsort = opts->sort;
+    xsort.memory = xsort.memory / 4 < SORT_MIN_MEMORY ? SORT_MIN_MEMORY : xsort.memory / 4;
+    title_index *titles = NULL;
+    sp_sink to_writer = table_writer_sink(tw), to_table = to_writer;
+    if (wants_title_index(output)) {
+        if (site_rules_read(input, &rules, err) == 0)
+            titles = title_index_init(output, &rules, &xsort, &topts, err);
+        if (!titles) {
+            table_writer_destroy(tw);
+            return -1;
+        }
+        to_table = title_index_tee(titles, &to_writer);
+    }
     int rc = build_sorted(input, opts, &to_table, stats, err);
-    /* The write phase includes the table's index, footer and fsync. */
+    /* The write phase includes the table's index, footer and fsync, and
+     * the title index: written for the complete table's identity and
+     * published first (title_index.h). */
     double w = sp_clock_seconds(), c = sp_process_cpu_seconds();
+    sp_table_identity id;
+    if (rc == 0 && titles)
+        rc = table_writer_seal(tw, &id, err);
+    bool titles_published = rc == 0 && titles && title_index_finish(titles, &id, err) == 0;
+    if (rc == 0 && titles && !titles_published)
+        rc = -1;
     if (rc == 0)
         rc = table_writer_finish(tw, err);
+    /* The table failed before its rename, after its title index went out:
+     * no index beside a table it was not built for. (Failed after the
+     * rename, the table is in place, with its index.) */
+    if (titles_published && !table_writer_in_place(tw))
+        title_index_unpublish(titles);
+    else if (titles_published)
+        title_index_keep(titles);
+    title_index_destroy(titles);
     stats->write_phase.wall_seconds += sp_clock_seconds() - w;
     stats->write_phase.cpu_seconds += sp_process_cpu_seconds() - c;
     stats->table = *table_writer_stats(tw);

@@ -15,10 +15,10 @@
 #include <string.h>
 
 const sp_command *const sp_commands[] = {
-    &build_command,   &extract_command, &truncate_command, &sort_command, &write_command,
-    &merge_command,   &get_command,     &dump_command,     &info_command, &verify_command,
-    &profile_command, &config_command,  &iotest_command,   &tune_command, &nightly_command,
-    &serve_command,   &report_command,  &task_command,     NULL,
+    &build_command,   &extract_command, &truncate_command, &sort_command,   &write_command,
+    &merge_command,   &get_command,     &suggest_command,  &dump_command,   &info_command,
+    &verify_command,  &profile_command, &config_command,   &iotest_command, &tune_command,
+    &nightly_command, &serve_command,   &report_command,   &task_command,   NULL,
 };
 
 const sp_command *sp_command_find(const char *name) {

@@ -15,6 +15,7 @@ extern const sp_command sort_command;
 extern const sp_command write_command;
 extern const sp_command merge_command;
 extern const sp_command get_command;
+extern const sp_command suggest_command;
 extern const sp_command dump_command;
 extern const sp_command info_command;
 extern const sp_command verify_command;

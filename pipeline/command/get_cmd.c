@@ -9,6 +9,11 @@
  * that serves reads in flight together serves them at once. Exit 0 every
  * key found, SP_EXIT_NO one or more not found, SP_EXIT_FAIL error,
  * SP_EXIT_USAGE an empty key or one longer than a key can be among them.
+ *
+ * One KEY is a title as a person types it (sstpipe_lookup): tried exactly,
+ * then as MediaWiki would store it, and a redirect followed to its target's
+ * record, which stderr notes; --raw prints the record of the key itself. A
+ * miss says "not found" on stderr with up to three suggestions.
  */
 #include "pipeline/command/commands.h"
 #include "pipeline/command/front.h"
@@ -25,6 +30,16 @@
 /* Keys looked up together: the blocks of a batch are held at once, so
  * keys from stdin, of any number, go in batches of this many. */
 #define GET_BATCH 512
+
+/* Suggestions printed with a miss. */
+#define GET_SUGGESTIONS 3
+
+enum { F_RAW };
+static const sp_flag flags[] = {
+    [F_RAW] = {"raw", 0, NULL, 0, NULL,
+               "one KEY: the record stored under it, a redirect not followed", SP_COMPLETE_NONE,
+               NULL},
+};
 
 static const sp_operand operands[] = {{"FILE", SP_COMPLETE_FILE, NULL},
                                       {"KEY", SP_COMPLETE_NONE, NULL}};
@@ -156,25 +171,50 @@ static int get_many(sstpipe_table *t, char *const *keys, int n) {
     return code;
 }
 
-/* One key: its value as it is, and a newline. */
-static int get_one(sstpipe_table *t, const char *key) {
+/* A miss, on stderr: why, and the titles the key may have meant. */
+static void say_not_found(sstpipe_table *t, const char *key, const sstpipe_lookup_result *res) {
+    if (res->missing_target_len)
+        fprintf(stderr, "sstpipe: not found: %s redirects to %s, which is not in the table\n",
+                res->redirect_from, res->missing_target);
+    else
+        fprintf(stderr, "sstpipe: not found: %s\n", key);
+    sstpipe_suggestion s[GET_SUGGESTIONS];
+    char *msg = NULL;
+    int n = sstpipe_suggest(t, key, strlen(key), GET_SUGGESTIONS, s, &msg);
+    sstpipe_free(msg);
+    if (n > 0)
+        fprintf(stderr, "did you mean:\n");
+    for (int i = 0; i < n; i++)
+        fprintf(stderr, "  %s%s\n", s[i].title, s[i].redirect ? " (a redirect)" : "");
+}
+
+/* One key: its record as it is, and a newline. */
+static int get_one(sstpipe_table *t, const char *key, bool raw) {
     int code = check_key(strlen(key), 0);
     if (code)
         return code;
-    const void *value;
-    size_t vlen;
-    char *msg = NULL;
-    int found = sstpipe_get(t, key, strlen(key), &value, &vlen, &msg);
+    sstpipe_lookup_result *res = malloc(sizeof *res);
     sp_error err = {0};
+    if (!res) {
+        sp_errorf(&err, "out of memory");
+        return sp_cli_report(&err, SP_EXIT_FAIL);
+    }
+    char *msg = NULL;
+    int found = sstpipe_lookup(t, key, strlen(key), raw ? SSTPIPE_LOOKUP_RAW : 0, res, &msg);
     if (found < 0) {
         code = sp_cli_report_msg(msg, SP_EXIT_FAIL);
         sstpipe_free(msg);
     } else if (found == 0) {
+        say_not_found(t, key, res);
         code = SP_EXIT_NO;
-    } else if (sp_write_all(STDOUT_FILENO, value, vlen, "stdout", &err) ||
-               sp_write_all(STDOUT_FILENO, "\n", 1, "stdout", &err)) {
-        code = sp_cli_report(&err, SP_EXIT_FAIL);
+    } else {
+        if (res->redirect_from_len)
+            fprintf(stderr, "sstpipe: %s redirects to %s\n", res->redirect_from, res->title);
+        if (sp_write_all(STDOUT_FILENO, res->value, res->vlen, "stdout", &err) ||
+            sp_write_all(STDOUT_FILENO, "\n", 1, "stdout", &err))
+            code = sp_cli_report(&err, SP_EXIT_FAIL);
     }
+    free(res);
     return code;
 }
 
@@ -186,10 +226,11 @@ static int run(sp_cmdline *cl) {
         return code;
     char *const *keys = cl->operands + 1;
     int n = cl->n_operands - 1;
-    code = n == 1 && strcmp(keys[0], "-") ? get_one(t, keys[0]) : get_many(t, keys, n);
+    code = n == 1 && strcmp(keys[0], "-") ? get_one(t, keys[0], cl->count[F_RAW] > 0)
+                                          : get_many(t, keys, n);
     sstpipe_close(t);
     return code;
 }
 
-const sp_command get_command =
-    SP_COMMAND(get, run, SP_OPERANDS(operands, 2, -1, "expected FILE and one or more KEY"));
+const sp_command get_command = SP_COMMAND(
+    get, run, SP_FLAGS(flags), SP_OPERANDS(operands, 2, -1, "expected FILE and one or more KEY"));

@@ -154,7 +154,9 @@ void *sp_io_alloc(size_t n) {
     return posix_memalign(&p, 4096, n ? n : 1) == 0 ? p : NULL;
 }
 
-int sp_outfile_commit(sp_outfile *f, sp_error *err) {
+static int commit(sp_outfile *f, unsigned flags, sp_published *pub, sp_error *err) {
+    if (pub)
+        memset(pub, 0, sizeof *pub);
     if (f->direct) {
         /* Nothing to sync or rename: a device or pipe takes the bytes as
          * they are written. */
@@ -185,15 +187,19 @@ int sp_outfile_commit(sp_outfile *f, sp_error *err) {
         return -1;
     }
     f->fd = -1;
-    /* Too late to undo once renamed: the old file is gone. Say exactly what
-     * is known. */
+    /* Renamed (not exchanged), too late to undo: the old file is gone.
+     * Say exactly what is known. */
     sp_error pub_err = {0};
-    int rc = sp_publish(f->tmp_path, f->path, 0, NULL, &pub_err);
+    int rc = sp_publish(f->tmp_path, f->path, flags, pub, &pub_err);
     if (rc == -1) {
-        sp_errorf_errno(err, "%s: cannot rename into place", f->path);
+        if (flags & SP_PUBLISH_UNDO)
+            sp_errorf(err, "%s: not put in place: %s", f->path, pub_err.msg);
+        else
+            sp_errorf_errno(err, "%s: cannot rename into place", f->path);
         sp_outfile_abort(f);
         return -1;
     }
+    f->placed = true;
     sp_cleanup_remove(f->cleanup_slot);
     f->cleanup_slot = -1;
     free(f->tmp_path);
@@ -203,6 +209,14 @@ int sp_outfile_commit(sp_outfile *f, sp_error *err) {
                   f->path, pub_err.msg);
     sp_outfile_abort(f);
     return rc ? -1 : 0;
+}
+
+int sp_outfile_commit(sp_outfile *f, sp_error *err) {
+    return commit(f, 0, NULL, err);
+}
+
+int sp_outfile_commit_undoable(sp_outfile *f, sp_published *pub, sp_error *err) {
+    return commit(f, SP_PUBLISH_EXCHANGE | SP_PUBLISH_UNDO, pub, err);
 }
 
 void sp_outfile_abort(sp_outfile *f) {

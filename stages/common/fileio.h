@@ -30,6 +30,7 @@
 #define SSTPIPE_COMMON_FILEIO_H
 
 #include "stages/common/error.h"
+#include "stages/common/publish.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -66,6 +67,9 @@ typedef struct sp_outfile {
     char *tmp_path; /* its temporary name, while it has one */
     bool anonymous; /* O_TMPFILE: no name at all until committed */
     bool direct;    /* path is no regular file: written as it is (see above) */
+    /* Renamed into place by sp_outfile_commit, even when it then failed
+     * (the directory's fsync): kept through sp_outfile_abort. */
+    bool placed;
     int cleanup_slot;
 } sp_outfile;
 
@@ -75,6 +79,13 @@ int sp_outfile_open(sp_outfile *f, const char *path, sp_error *err);
 /* fsync, rename over path, fsync the directory (sp_publish); closes the
  * file. */
 int sp_outfile_commit(sp_outfile *f, sp_error *err);
+/* The same, undoably: an earlier file at path is exchanged with the new
+ * one (renameat2 RENAME_EXCHANGE), so it is left at pub->from when
+ * pub->exchanged, for the caller to remove, or to put back with
+ * sp_publish_undo (publish.h), which leaves the new file at pub->from; a
+ * failed fsync of the directory after the exchange is undone, and the
+ * commit fails. Not for a direct output. */
+int sp_outfile_commit_undoable(sp_outfile *f, sp_published *pub, sp_error *err);
 /* Removes the temporary file (if not committed) and frees f. Safe to call twice. */
 void sp_outfile_abort(sp_outfile *f);
 

@@ -6,12 +6,13 @@
  * element depth and which of the few interesting elements is open:
  *
  *   depth 1  <mediawiki>
- *   depth 2    <page>                  (anything else: skipped)
- *   depth 3      <title> <ns> <redirect/> <revision>
- *   depth 4        <text>              (inside <revision>)
+ *   depth 2    <page>                  (<siteinfo> read too; anything else: skipped)
+ *   depth 3      <title> <ns> <redirect/> <revision>     (<siteinfo>: <case>)
+ *   depth 4        <text>              (inside <revision>; <namespace> in <siteinfo>)
  *
- * Character data is kept only while one of <title>, <ns>, <text> is the
- * innermost open element (text of any element nested in them is dropped).
+ * Character data is kept only while one of <title>, <ns>, <text>, <case>,
+ * <namespace> is the innermost open element (text of any element nested in
+ * them is dropped).
  */
 #include "stages/extract/wikixml.h"
 
@@ -61,6 +62,8 @@ typedef enum capture {
     CAPTURE_TITLE,
     CAPTURE_NS,
     CAPTURE_TEXT,
+    CAPTURE_CASE,
+    CAPTURE_NAMESPACE,
 } capture;
 
 struct wiki_parser {
@@ -109,6 +112,15 @@ struct wiki_parser {
     long ns;
     bool redirect;
     long page_line;
+
+    /* <siteinfo>: the title rules so far, whether it closed, and the
+     * <case> or <namespace> being read (its key and case attribute). */
+    sp_title_rules *site;
+    bool in_siteinfo, site_done;
+    uint8_t site_text[SP_TITLE_NS_NAME_MAX];
+    size_t site_len;
+    long site_ns_key;
+    bool site_ns_first_letter;
 };
 
 static long current_line(const wiki_parser *p) {
@@ -211,6 +223,45 @@ static void end_page(wiki_parser *p) {
         xml.xmlStopParser(p->ctxt);
 }
 
+/* The value of attribute `want` among a SAX2 start tag's, as libxml2
+ * gives them (localname, prefix, URI, value start, value end); NULL when
+ * absent. */
+static const char *attribute(int n, const xmlChar **attrs, const char *want, size_t *len) {
+    for (int i = 0; i < n; i++, attrs += 5)
+        if (!strcmp((const char *)attrs[0], want)) {
+            *len = (size_t)(attrs[4] - attrs[3]);
+            return (const char *)attrs[3];
+        }
+    return NULL;
+}
+
+static void begin_site_namespace(wiki_parser *p, int n, const xmlChar **attrs) {
+    size_t len = 0;
+    const char *key = attribute(n, attrs, "key", &len);
+    char num[24];
+    if (!key || len == 0 || len >= sizeof num)
+        return;
+    memcpy(num, key, len);
+    num[len] = '\0';
+    char *end;
+    p->site_ns_key = strtol(num, &end, 10);
+    if (*end)
+        return;
+    const char *word = attribute(n, attrs, "case", &len);
+    p->site_ns_first_letter = word ? sp_title_case_first_letter(word, len) : p->site->first_letter;
+    p->capture = CAPTURE_NAMESPACE;
+    p->capture_depth = p->depth;
+    p->site_len = 0;
+}
+
+static void end_site_text(wiki_parser *p, capture was) {
+    if (was == CAPTURE_CASE)
+        p->site->first_letter = sp_title_case_first_letter((const char *)p->site_text, p->site_len);
+    else
+        sp_title_rules_add(p->site, p->site_ns_key, p->site_ns_first_letter, p->site_text,
+                           p->site_len);
+}
+
 static void end_ns(wiki_parser *p) {
     p->ns_text[p->ns_len] = '\0';
     char *end;
@@ -250,7 +301,7 @@ static void on_start(void *ctx, const xmlChar *localname, const xmlChar *prefix,
                      int nb_namespaces, const xmlChar **namespaces, int nb_attributes,
                      int nb_defaulted, const xmlChar **attributes) {
     (void)prefix, (void)uri, (void)nb_namespaces, (void)namespaces;
-    (void)nb_attributes, (void)nb_defaulted, (void)attributes;
+    (void)nb_defaulted;
     wiki_parser *p = ctx;
     const char *name = (const char *)localname;
     p->depth++;
@@ -268,8 +319,15 @@ static void on_start(void *ctx, const xmlChar *localname, const xmlChar *prefix,
     case DEPTH_PAGE:
         if (!strcmp(name, "page"))
             begin_page(p);
+        else if (!strcmp(name, "siteinfo") && p->site)
+            p->in_siteinfo = true;
         break;
     case DEPTH_PAGE_CHILD:
+        if (p->in_siteinfo && !strcmp(name, "case")) {
+            p->capture = CAPTURE_CASE;
+            p->capture_depth = p->depth;
+            p->site_len = 0;
+        }
         if (!p->in_page)
             break;
         if (!strcmp(name, "title")) {
@@ -290,6 +348,8 @@ static void on_start(void *ctx, const xmlChar *localname, const xmlChar *prefix,
         }
         break;
     case DEPTH_REVISION_CHILD:
+        if (p->in_siteinfo && !strcmp(name, "namespace"))
+            begin_site_namespace(p, nb_attributes, attributes);
         if (p->in_revision && !strcmp(name, "text") && page_skip(p) == WIKI_KEEP) {
             p->capture = CAPTURE_TEXT;
             p->capture_depth = p->depth;
@@ -323,11 +383,20 @@ static void on_end(void *ctx, const xmlChar *localname, const xmlChar *prefix, c
     case DEPTH_PAGE:
         if (p->in_page)
             end_page(p);
+        if (p->in_siteinfo)
+            p->site_done = true;
+        p->in_siteinfo = false;
         break;
     case DEPTH_PAGE_CHILD:
         if (was == CAPTURE_NS)
             end_ns(p);
+        if (was == CAPTURE_CASE)
+            end_site_text(p, was);
         p->in_revision = false;
+        break;
+    case DEPTH_REVISION_CHILD:
+        if (was == CAPTURE_NAMESPACE)
+            end_site_text(p, was);
         break;
     default:
         break;
@@ -357,6 +426,15 @@ static void on_characters(void *ctx, const xmlChar *ch, int len) {
         }
         memcpy(p->ns_text + p->ns_len, ch, (size_t)len);
         p->ns_len += (size_t)len;
+        break;
+    case CAPTURE_CASE:
+    case CAPTURE_NAMESPACE:
+        /* Longer text is no rule MediaWiki writes: cut, so it matches
+         * nothing. */
+        if ((size_t)len > sizeof p->site_text - p->site_len)
+            len = (int)(sizeof p->site_text - p->site_len);
+        memcpy(p->site_text + p->site_len, ch, (size_t)len);
+        p->site_len += (size_t)len;
         break;
     case CAPTURE_TEXT:
         if (p->text_in_aside) {
@@ -653,6 +731,15 @@ int wiki_parser_feed(wiki_parser *p, const void *buf, size_t n, sp_error *err) {
         n -= (size_t)k;
     }
     return 0;
+}
+
+void wiki_parser_read_site(wiki_parser *p, sp_title_rules *rules) {
+    sp_title_rules_init(rules);
+    p->site = rules;
+}
+
+bool wiki_parser_site_done(const wiki_parser *p) {
+    return p->site_done;
 }
 
 void wiki_parser_set_aside(wiki_parser *p, text_aside *aside) {

@@ -17,6 +17,7 @@
 #define SSTPIPE_EXTRACT_WIKIXML_H
 
 #include "stages/common/error.h"
+#include "stages/common/title_rules.h"
 #include "stages/extract/extract.h"
 #include "stages/extract/text_aside.h"
 #include "stages/extract/text_buffer.h"
@@ -65,6 +66,15 @@ typedef struct wiki_parser wiki_parser;
 wiki_parser *wiki_parser_init(const char *name, const extract_options *filter, text_buffer *text,
                               wiki_page_fn on_page, void *ctx, sp_error *err);
 int wiki_parser_feed(wiki_parser *p, const void *buf, size_t n, sp_error *err);
+/*
+ * Reads the document's <siteinfo> title rules (its <case> and each
+ * <namespace>'s key, case and name) into *rules, which is set to
+ * MediaWiki's defaults now and must outlive the parse; to be called
+ * before the first feed. wiki_parser_site_done says when </siteinfo> was
+ * read. Without it <siteinfo> is skipped like everything else.
+ */
+void wiki_parser_read_site(wiki_parser *p, sp_title_rules *rules);
+bool wiki_parser_site_done(const wiki_parser *p);
 /*
  * When the bytes fed come from a text filter that sets text aside into
  * `aside` (text_skip_set_aside), from the same place in the document: to be

@@ -24,6 +24,7 @@ typedef enum serve_endpoint {
     SERVE_EP_INFO,
     SERVE_EP_HEALTHZ,
     SERVE_EP_METRICS,
+    SERVE_EP_SUGGEST,
     SERVE_EP_PAGE,  /* the nightly's HTML pages (serve_pages.h) */
     SERVE_EP_OTHER, /* unknown paths */
     SERVE_EP_COUNT

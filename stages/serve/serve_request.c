@@ -169,9 +169,36 @@ static int check_query(const serve_request *req, const char *endpoint, const cha
     return 0;
 }
 
+/* A flag's value (keys_only, raw): 1 or true, 0 or false; -1 anything else (a 400). */
+static int parse_flag(const char *text) {
+    if (!text || !strcmp(text, "0") || !strcmp(text, "false"))
+        return 0;
+    return !strcmp(text, "1") || !strcmp(text, "true") ? 1 : -1;
+}
+
+/* title[0..n) percent-encoded into out (3 * n + 1 bytes), for a header:
+ * every byte but the unreserved ones of RFC 3986. */
+static void percent_encode(const char *title, size_t n, char *out) {
+    static const char hex[] = "0123456789ABCDEF";
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)title[i];
+        if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+            strchr("-._~", c)) {
+            *out++ = (char)c;
+        } else {
+            *out++ = '%';
+            *out++ = hex[c >> 4];
+            *out++ = hex[c & 15];
+        }
+    }
+    *out = '\0';
+}
+
+/* /v1/get?key=K[&raw=1]: K as people type a title (sstpipe_lookup), a
+ * redirect followed and named in two headers; raw=1 the record itself. */
 static void handle_get(const serve_handler *h, const serve_request *req, served_table *t,
                        serve_reply *out) {
-    static const char *const names[] = {"key", NULL};
+    static const char *const names[] = {"key", "raw", NULL};
     if (check_query(req, "/v1/get", names, out))
         return;
     uint8_t key[SP_MAX_KEY_BYTES];
@@ -180,22 +207,96 @@ static void handle_get(const serve_handler *h, const serve_request *req, served_
         reply_text(out, 400, "missing parameter 'key'");
     if (klen < 0)
         return;
-    const void *value;
-    size_t vlen;
+    const char *raw_text = req->param(req->param_ctx, "raw");
+    int raw = raw_text ? parse_flag(raw_text) : 0;
+    if (raw < 0) {
+        reply_text(out, 400, "raw: '%.16s' is not 0 or 1", raw_text);
+        return;
+    }
+    sstpipe_lookup_result *res = malloc(sizeof *res);
+    if (!res) {
+        reply_text(out, 500, "out of memory");
+        return;
+    }
     char *msg = NULL;
-    int found = sstpipe_get(t->table, key, (size_t)klen, &value, &vlen, &msg);
+    int found =
+        sstpipe_lookup(t->table, key, (size_t)klen, raw ? SSTPIPE_LOOKUP_RAW : 0, res, &msg);
     if (found < 0) {
         table_error(out, t, msg, "lookup failed");
         sstpipe_free(msg);
     } else if (found == 0) {
         out->missed = true;
-        reply_text(out, 404, "key not found");
+        if (res->missing_target_len)
+            reply_text(out, 404, "not found: %s redirects to %s, which is not in the table",
+                       res->redirect_from, res->missing_target);
+        else
+            reply_text(out, 404, "key not found");
     } else {
         out->status = 200;
         out->content_type = TEXT;
         out->kind = h->copy_values ? SERVE_BODY_COPY : SERVE_BODY_TABLE;
-        out->body = value;
-        out->len = vlen;
+        out->body = res->value;
+        out->len = res->vlen;
+        if (res->redirect_from_len) {
+            percent_encode(res->redirect_from, res->redirect_from_len, out->redirect_from);
+            percent_encode(res->title, res->title_len, out->redirect_to);
+        }
+    }
+    free(res);
+}
+
+/* /v1/suggest?q=TEXT[&limit=N]: sstpipe_suggest as JSON,
+ * {"query": ..., "suggestions": [{"title": ..., "redirect": bool}, ...]}. */
+static void handle_suggest(const serve_request *req, served_table *t, serve_reply *out) {
+    static const char *const names[] = {"q", "limit", NULL};
+    if (check_query(req, "/v1/suggest", names, out))
+        return;
+    uint8_t q[SSTPIPE_TITLE_MAX];
+    long qlen = param(req, "q", q, sizeof q, out);
+    if (qlen == -1 || qlen == 0)
+        reply_text(out, 400, "missing or empty parameter 'q'");
+    if (qlen <= 0)
+        return;
+    uint8_t lim[8];
+    long llen = param(req, "limit", lim, sizeof lim - 1, out);
+    if (llen == -2)
+        return;
+    size_t limit = 10;
+    if (llen >= 0) {
+        lim[llen] = '\0';
+        char *end;
+        unsigned long v = strtoul((const char *)lim, &end, 10);
+        if (llen == 0 || *end) {
+            reply_text(out, 400, "limit: '%s' is not a number", (const char *)lim);
+            return;
+        }
+        limit = v; /* its range is sstpipe_suggest's to check */
+    }
+    sstpipe_suggestion *s =
+        calloc(limit < SSTPIPE_SUGGEST_MAX ? limit : SSTPIPE_SUGGEST_MAX, sizeof *s);
+    char *msg = NULL;
+    int n = s ? sstpipe_suggest(t->table, q, (size_t)qlen, limit, s, &msg) : -1;
+    json_t *o =
+        n >= 0 ? json_pack("{s:s%, s:[]}", "query", (const char *)q, (size_t)qlen, "suggestions")
+               : NULL;
+    json_t *arr = json_object_get(o, "suggestions");
+    for (int i = 0; o && i < n; i++) {
+        json_t *one = json_pack("{s:s%, s:b}", "title", s[i].title, s[i].title_len, "redirect",
+                                s[i].redirect);
+        if (!one || json_array_append_new(arr, one))
+            json_decref(o), o = NULL;
+    }
+    char *body = o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+    json_decref(o);
+    free(s);
+    if (n < 0 && msg) {
+        /* No title index, or text it refuses: the request's fault. */
+        reply_text(out, 400, "%s", msg);
+        sstpipe_free(msg);
+    } else if (!body) {
+        reply_text(out, 500, "out of memory");
+    } else {
+        reply_owned(out, JSON, body, strlen(body));
     }
 }
 
@@ -211,13 +312,6 @@ static void handle_get_many(const serve_request *req, served_table *t, serve_rep
         table_error(out, t, reason, "lookup failed");
     else
         reply_text(out, status, "%s", reason);
-}
-
-/* keys_only's value: 1 or true, 0 or false; -1 anything else (a 400). */
-static int parse_flag(const char *text) {
-    if (!text || !strcmp(text, "0") || !strcmp(text, "false"))
-        return 0;
-    return !strcmp(text, "1") || !strcmp(text, "true") ? 1 : -1;
 }
 
 static void handle_prefix(const serve_handler *h, const serve_request *req, served_table *t,
@@ -350,9 +444,10 @@ void serve_handle(const serve_handler *h, const serve_request *req, served_table
         const char *path;
         serve_endpoint ep;
     } routes[] = {
-        {"/v1/get", SERVE_EP_GET},       {SERVE_GET_MANY_PATH, SERVE_EP_GET_MANY},
-        {"/v1/prefix", SERVE_EP_PREFIX}, {"/v1/info", SERVE_EP_INFO},
-        {"/healthz", SERVE_EP_HEALTHZ},  {"/metrics", SERVE_EP_METRICS},
+        {"/v1/get", SERVE_EP_GET},         {SERVE_GET_MANY_PATH, SERVE_EP_GET_MANY},
+        {"/v1/prefix", SERVE_EP_PREFIX},   {"/v1/info", SERVE_EP_INFO},
+        {"/healthz", SERVE_EP_HEALTHZ},    {"/metrics", SERVE_EP_METRICS},
+        {"/v1/suggest", SERVE_EP_SUGGEST},
     };
     out->endpoint = SERVE_EP_OTHER;
     for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++)
@@ -363,7 +458,7 @@ void serve_handle(const serve_handler *h, const serve_request *req, served_table
     if (out->endpoint == SERVE_EP_OTHER) {
         reply_text(out, 404,
                    "no such endpoint: %.100s (see /v1/get, /v1/get_many, /v1/prefix, "
-                   "/v1/info, /healthz, /metrics)",
+                   "/v1/suggest, /v1/info, /healthz, /metrics)",
                    req->path);
         return;
     }
@@ -388,6 +483,9 @@ void serve_handle(const serve_handler *h, const serve_request *req, served_table
         break;
     case SERVE_EP_PREFIX:
         handle_prefix(h, req, t, out);
+        break;
+    case SERVE_EP_SUGGEST:
+        handle_suggest(req, t, out);
         break;
     case SERVE_EP_INFO:
         handle_info(t, out);

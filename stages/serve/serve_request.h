@@ -34,6 +34,8 @@
 #include "stages/serve/serve_metrics.h"
 #include "stages/serve/serve_params.h"
 
+#include "stages/sst/sstpipe.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -73,6 +75,11 @@ typedef struct serve_reply {
     size_t len;
     char text[SERVE_REASON_CAP + 64];  /* short bodies: reasons, "ok" */
     char error[SERVE_REASON_CAP + 64]; /* a table error (the 500) in full, for the log; or "" */
+    /* A /v1/get that followed a redirect: the title that redirected and
+     * the one whose record it is, percent-encoded (the X-Sstpipe-Redirect-
+     * From and -To headers); else "". */
+    char redirect_from[3 * SSTPIPE_TITLE_MAX + 1];
+    char redirect_to[3 * SSTPIPE_TITLE_MAX + 1];
 } serve_reply;
 
 typedef struct serve_handler {

@@ -11,12 +11,17 @@
 #include "stages/sst/sstpipe_iter.h"
 #include "stages/sst/sstpipe_set.h"
 #include "stages/sst/sstpipe_table.h"
+#include "stages/sst/sstpipe_titles.h"
 #include "stages/sst/table_set.h"
 
 sstpipe_table *sstpipe_open_with(const char *path, const sstpipe_options *opt, char **errmsg) {
     sp_error err = {0};
     sstpipe_table *t = table_set_is_set_path(path) ? sstpipe_set_open(path, opt, &err)
                                                    : sstpipe_table_open(path, opt, &err);
+    if (t && !t->set && sstpipe_titles_open(t, opt, &err)) {
+        sstpipe_table_close(t);
+        t = NULL;
+    }
     if (!t)
         sstpipe_report_error(errmsg, &err);
     return t;
@@ -29,10 +34,12 @@ sstpipe_table *sstpipe_open(const char *path, char **errmsg) {
 void sstpipe_close(sstpipe_table *t) {
     if (!t)
         return;
-    if (t->set)
+    if (t->set) {
         sstpipe_set_close(t);
-    else
+    } else {
+        sstpipe_titles_close(t);
         sstpipe_table_close(t);
+    }
 }
 
 void sstpipe_info_get(const sstpipe_table *t, sstpipe_info *info) {

@@ -193,6 +193,67 @@ int sstpipe_get(sstpipe_table *t, const void *key, size_t klen, const void **val
 int sstpipe_get_many(sstpipe_table *t, size_t n, const void *const *keys, const size_t *klens,
                      const void **values, size_t *vlens, char **errmsg);
 
+/*
+ * Titles (1.3). A table built from a dump has a title index beside it,
+ * FILE.titles (sstpipe_open opens it when it is there and was built for
+ * this table, which it names by size and footer checksum; a table without
+ * one, or beside one built for another table, answers sstpipe_lookup
+ * exactly as sstpipe_get, and sstpipe_suggest with an error). With it, a title is looked up the way people type it: the
+ * exact key first, then the title as MediaWiki would store it by the
+ * dump's rules (an underscore is a space, surrounding spaces go, the first
+ * letter is upper-cased where the title's namespace is first-letter, a
+ * namespace prefix is recognised in any case). A redirect is followed to
+ * its target's record (SSTPIPE_REDIRECT_HOPS at most, a loop stopped, a
+ * "#section" dropped). Both calls are thread-safe; the strings of a result
+ * are the caller's.
+ */
+#define SSTPIPE_TITLE_MAX 320
+#define SSTPIPE_REDIRECT_HOPS 5
+/* sstpipe_lookup's flags: the record of the title itself, a redirect not
+ * followed. */
+#define SSTPIPE_LOOKUP_RAW 1u
+
+typedef struct sstpipe_lookup_result {
+    const void *value; /* the record found (see Lifetimes) */
+    size_t vlen;
+    char title[SSTPIPE_TITLE_MAX + 1]; /* its key, NUL-terminated */
+    size_t title_len;
+    /* The title that redirected there, as stored; empty when the title
+     * looked up was no redirect. */
+    char redirect_from[SSTPIPE_TITLE_MAX + 1];
+    size_t redirect_from_len;
+    /* When 0 is returned for a redirect: the target it names that is not
+     * in the table; else empty. */
+    char missing_target[SSTPIPE_TITLE_MAX + 1];
+    size_t missing_target_len;
+} sstpipe_lookup_result;
+
+/* A title's record, redirects followed unless flags has
+ * SSTPIPE_LOOKUP_RAW. 1 found (*res filled), 0 absent (res->redirect_from
+ * and missing_target say when a redirect's target is what is absent), -1
+ * error with *errmsg set. */
+int sstpipe_lookup(sstpipe_table *t, const void *title, size_t len, unsigned flags,
+                   sstpipe_lookup_result *res, char **errmsg);
+
+/* The most suggestions a call returns. */
+#define SSTPIPE_SUGGEST_MAX 100
+
+typedef struct sstpipe_suggestion {
+    char title[SSTPIPE_TITLE_MAX + 1]; /* NUL-terminated */
+    size_t title_len;
+    bool redirect;
+} sstpipe_suggestion;
+
+/* Up to limit (1..SSTPIPE_SUGGEST_MAX) titles starting with text, case and
+ * accents ignored (Unicode casefolding and marks stripped), into out: the
+ * title text normalises to first, then articles before redirects, then
+ * shorter titles; among the first matches in the index's order (a prefix
+ * matching very many titles is ranked among a sample). Their count, or -1
+ * with *errmsg set: an error, no title index, text empty or not valid
+ * UTF-8, or limit out of range. */
+int sstpipe_suggest(sstpipe_table *t, const void *text, size_t len, size_t limit,
+                    sstpipe_suggestion *out, char **errmsg);
+
 typedef struct sstpipe_iter sstpipe_iter;
 
 /* An iterator in key order over the keys >= from (NULL or flen 0: from the

@@ -35,6 +35,10 @@ struct sstpipe_table {
     sst_reader *r;           /* a plain table's; NULL for a set */
     bool direct_io;          /* lookups read with O_DIRECT (the reader's block source) */
     struct sstpipe_set *set; /* a table set's shards (sstpipe_set.h), or NULL */
+    /* Its title index (FILE.titles) when it has one, and the rules it
+     * records (sstpipe_titles.h). */
+    struct sstpipe_table *titles;
+    struct sp_title_rules *rules;
 };
 
 /* Opens path as a plain table, never as a set (shards are opened this way,

@@ -140,6 +140,11 @@ const sst_footer *sst_reader_footer(const sst_reader *r) {
     return &r->footer;
 }
 
+sp_table_identity sst_reader_identity(const sst_reader *r) {
+    const sst_footer *f = sst_reader_footer(r);
+    return (sp_table_identity){.file_size = f->file_size, .footer_checksum = f->footer_checksum};
+}
+
 const char *sst_reader_path(const sst_reader *r) {
     return r->path;
 }

@@ -22,6 +22,7 @@
 #define SSTPIPE_SST_TABLE_READER_H
 
 #include "stages/common/error.h"
+#include "stages/common/title_rules.h"
 #include "stages/sst/block.h"
 #include "stages/sst/block_source.h"
 #include "stages/sst/format.h"
@@ -46,6 +47,8 @@ sst_reader *sst_reader_open_streamed(const char *path, sp_error *err);
 void sst_reader_close(sst_reader *r);
 
 const sst_footer *sst_reader_footer(const sst_reader *r);
+/* The table's identity (title_rules.h), from its footer. */
+sp_table_identity sst_reader_identity(const sst_reader *r);
 const char *sst_reader_path(const sst_reader *r);
 int sst_reader_fd(const sst_reader *r);
 /* The table's data blocks (block_source.h): every read of a block and its

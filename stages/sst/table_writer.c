@@ -102,6 +102,8 @@ struct table_writer {
     table_options opts;
     char *path;
     sp_outfile out;
+    bool sealed; /* index and footer written (table_writer_seal) */
+    sp_table_identity identity;
     bool finished;
     block_builder *block;
     uint8_t *batch;
@@ -610,7 +612,7 @@ void table_writer_flush_copies(table_writer *w) {
     }
 }
 
-int table_writer_finish(table_writer *w, sp_error *err) {
+int table_writer_seal(table_writer *w, sp_table_identity *id, sp_error *err) {
     if (deferred(w, err))
         return -1;
     const uint64_t bs = w->opts.block_size, cs = w->opts.cluster_size;
@@ -656,13 +658,37 @@ int table_writer_finish(table_writer *w, sp_error *err) {
         flush(w, err))
         return -1;
     bg_stop(w);
+    w->sealed = true;
+    w->identity =
+        (sp_table_identity){.file_size = f.file_size, .footer_checksum = f.footer_checksum};
+    if (id)
+        *id = w->identity;
+    return 0;
+}
+
+/* table_writer_finish, or with pub, table_writer_finish_undoable. */
+static int finish(table_writer *w, sp_published *pub, sp_error *err) {
+    if (!w->sealed && table_writer_seal(w, NULL, err))
+        return -1;
     uint64_t t0 = sp_clock_ns();
-    if (sp_outfile_commit(&w->out, err))
+    if (pub ? sp_outfile_commit_undoable(&w->out, pub, err) : sp_outfile_commit(&w->out, err))
         return -1;
     w->stats.commit_ns = sp_clock_ns() - t0;
     w->finished = true;
-    w->stats.file_size = f.file_size;
+    w->stats.file_size = w->identity.file_size;
     return 0;
+}
+
+int table_writer_finish(table_writer *w, sp_error *err) {
+    return finish(w, NULL, err);
+}
+
+int table_writer_finish_undoable(table_writer *w, sp_published *pub, sp_error *err) {
+    return finish(w, pub, err);
+}
+
+bool table_writer_in_place(const table_writer *w) {
+    return w->out.placed;
 }
 
 const table_stats *table_writer_stats(const table_writer *w) {

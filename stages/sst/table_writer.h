@@ -11,7 +11,9 @@
 #define SSTPIPE_SST_TABLE_WRITER_H
 
 #include "stages/common/error.h"
+#include "stages/common/publish.h"
 #include "stages/common/record.h"
+#include "stages/common/title_rules.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -89,8 +91,19 @@ int table_writer_copy_block(table_writer *w, const table_block_copy *c, sp_error
  * called from a hook that cannot fail (table_source_on_release): a failure
  * is kept and returned by the writer's next call. */
 void table_writer_flush_copies(table_writer *w);
-/* Writes index and footer, fsyncs and renames into place. */
+/* Writes index and footer: the file is complete, not yet in place; its
+ * identity (title_rules.h) into *id when id is not NULL. Nothing may be
+ * added after it. */
+int table_writer_seal(table_writer *w, sp_table_identity *id, sp_error *err);
+/* Seals the table if not yet sealed, fsyncs and renames into place. */
 int table_writer_finish(table_writer *w, sp_error *err);
+/* The same, undoably (sp_outfile_commit_undoable, fileio.h): an earlier
+ * file at the path is left at pub->from when pub->exchanged. */
+int table_writer_finish_undoable(table_writer *w, sp_published *pub, sp_error *err);
+/* Whether table_writer_finish put the table in place: true after it
+ * succeeded, and after it failed past the rename (the directory's fsync;
+ * its error says so). */
+bool table_writer_in_place(const table_writer *w);
 const table_stats *table_writer_stats(const table_writer *w);
 /* The `-v` line, without its newline, into buf (cap bytes; 256 hold it):
  * "write: records=N data_blocks=N key_bytes=N value_bytes=N file_size=N".

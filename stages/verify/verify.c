@@ -35,9 +35,12 @@
 
 #include "stages/common/clock.h"
 #include "stages/common/fileio.h"
+#include "stages/common/record.h"
+#include "stages/common/title_rules.h"
 #include "stages/sst/block.h"
 #include "stages/sst/format.h"
 #include "stages/sst/table_check.h"
+#include "stages/sst/table_reader.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -249,6 +252,40 @@ static int check_shard_file(checker *c, sp_error *err) {
     return 0;
 }
 
+/* A title index (a FILE.titles whose first record holds title rules)
+ * against the table beside it: one built for another table, which readers
+ * ignore, is a problem of the index. Anything else is no title index, or
+ * has no table to compare with, and is left as it is. */
+static void check_title_index(checker *c) {
+    const char *path = c->rep->path;
+    size_t n = strlen(path), sn = strlen(SP_TITLES_SUFFIX);
+    if (n <= sn || strcmp(path + n - sn, SP_TITLES_SUFFIX) != 0)
+        return;
+    char *table = strndup(path, n - sn);
+    sp_error ignored = {0};
+    sst_reader *x = sst_reader_open(path, &ignored);
+    sst_reader *t = table ? sst_reader_open(table, &ignored) : NULL;
+    const void *v;
+    size_t vlen;
+    sp_title_rules rules;
+    if (x && t &&
+        sst_reader_get(x, SP_TITLES_RULES_KEY, SP_TITLES_RULES_KEY_LEN, &v, &vlen, &ignored) == 1 &&
+        sp_title_rules_decode(v, vlen, &rules) == 0) {
+        sp_table_identity have = sst_reader_identity(t);
+        if (!sp_table_identity_equal(&rules.table, &have))
+            checker_problem(c, -1, 0,
+                            "title index built for another table than %s (for %llu bytes, footer "
+                            "checksum %016llx; it has %llu bytes, %016llx): lookups ignore it",
+                            table, (unsigned long long)rules.table.file_size,
+                            (unsigned long long)rules.table.footer_checksum,
+                            (unsigned long long)have.file_size,
+                            (unsigned long long)have.footer_checksum);
+    }
+    sst_reader_close(t);
+    sst_reader_close(x);
+    free(table);
+}
+
 static int check_file(checker *c, sp_error *err) {
     c->end = c->size;
     int r = footer_at(c, c->size, true, err);
@@ -326,6 +363,8 @@ int verify_file(const char *path, verify_report *rep, sp_error *err) {
     rc = check_file(&c, err);
     if (rc == 0 && rep->opts.shard)
         rc = check_shard_file(&c, err);
+    if (rc == 0 && !rep->opts.shard)
+        check_title_index(&c);
     rep->records = c.records;
     if (rep->opts.progress) {
         sp_progress_store(&rep->opts.progress->in_bytes, rep->bytes);

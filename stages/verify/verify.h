@@ -21,6 +21,10 @@
  * checked against the shard's range, the footer's options against the
  * set's, and the records, size and XXH3-128 checksum of the file against
  * the manifest (that checksum costs a second read of the file).
+ *
+ * A title index (FILE.titles, title_rules.h) is a table too; on top, its
+ * recorded identity is checked against FILE's, and one built for another
+ * table is a problem of the index.
  */
 #ifndef SSTPIPE_VERIFY_VERIFY_H
 #define SSTPIPE_VERIFY_VERIFY_H

@@ -118,7 +118,9 @@ class Client:
         return r.status, {k.lower(): v for k, v in r.getheaders()}, body
 
     def get(self, key):
-        return self.request("/v1/get?key=" + quote(key))
+        """The record stored under key itself (raw=1: a redirect not
+        followed), as the tests compare it with the table's."""
+        return self.request("/v1/get?key=" + quote(key) + "&raw=1")
 
     def prefix(self, prefix, limit=None, start=None, keys_only=None):
         """(status, headers, the page {"records", "more"[, "next"]} or the

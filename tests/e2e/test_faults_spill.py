@@ -24,7 +24,7 @@ import unittest
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "faults"))
 
 import faultlib  # noqa: E402
-from faultlib import sha, temp_leftovers  # noqa: E402
+from faultlib import output_sha, temp_leftovers  # noqa: E402
 from sstpipe_e2e import E2ETest, sstpipe_bin, wikigen  # noqa: E402
 
 
@@ -47,11 +47,12 @@ class SpillFaults(E2ETest):
         self.build(self.prev_dump, out)
         argv = [sstpipe_bin(), "build", self.dump, "-o", out, "--tmp", tmp, *extra]
         counts = faultlib.count_calls(self, argv, tmp, env=env)
-        self.assertEqual(sha(out), sha(ref), "the counting run's output differs from the reference")
+        self.assertEqual(output_sha(out), output_sha(ref),
+                         "the counting run's output differs from the reference")
         self.assertGreater(counts["pwrite"], 10, f"the build did not spill: {counts}")
         def reset():
             self.build(self.prev_dump, out)
-            return sha(out)
+            return output_sha(out)
 
         def check_after(what, r):
             self.assertEqual(temp_leftovers(out_dir), [], what + r.describe())
@@ -61,7 +62,7 @@ class SpillFaults(E2ETest):
         # byte was already written and read back. (The shim counts calls
         # under --tmp only, so the output's own calls are never hit.)
         tally = faultlib.sweep_one_output(self, area, argv, tmp, counts, brief_limit, out=out,
-                                          ref=sha(ref), reset=reset, check_after=check_after,
+                                          ref=output_sha(ref), reset=reset, check_after=check_after,
                                           absorbable=lambda op, path: op == "close", env=env,
                                           alternate=True)
         self.assertGreater(tally.failed_cleanly, 0)

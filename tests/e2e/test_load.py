@@ -87,7 +87,7 @@ class Load(E2ETest):
 
         def readers():
             while not stop.is_set():
-                g = subprocess.run([sstpipe_bin(), "get", self.table, key], capture_output=True)
+                g = subprocess.run([sstpipe_bin(), "get", "--raw", self.table, key], capture_output=True)
                 v = subprocess.run([sstpipe_bin(), "verify", self.table], capture_output=True)
                 with lock:
                     counts["gets"] += 1

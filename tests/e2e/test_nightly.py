@@ -107,7 +107,8 @@ class NightlyTest(E2ETest):
         build = os.path.join(self.out, "builds", name)
         self.assertEqual(sorted(os.listdir(build)), ["manifest.json", "nightly.log",
                                                      "profile.json", "report.html",
-                                                     "table.sst", "verify.json"])
+                                                     "table.sst", "table.sst.titles",
+                                                     "verify.json"])
         table = os.path.join(self.out, "current", "table.sst")
 
         # The same bytes as `sstpipe build` with the same options.
@@ -208,10 +209,11 @@ class NightlyTest(E2ETest):
         (first,) = self.builds()
         before = xxh3_64(os.path.join(self.out, "builds", first, "table.sst"))
 
-        # Verify's first open of the staged table (the second open of an
-        # existing file under out, after the staging directory's for its
-        # fsync) is held while one byte of the table is flipped.
-        with faultlib.Held("open_read:2", self.out,
+        # Verify's first open of the staged table (the third open of an
+        # existing file under out, after the staging directory's for the
+        # fsyncs of the title index's publish and the table's) is held while
+        # one byte of the table is flipped.
+        with faultlib.Held("open_read:3", self.out,
                            lambda path: faultlib.flip_byte(path, 1000)) as held:
             p = self.nightly(ini, self.corpus, env=held.env)
         self.assertRegex(held.path, r"/\.staging-[^/]+/table\.sst$", "the call held")

@@ -74,7 +74,7 @@ class OutputSpecial(E2ETest):
             r = sstpipe(*argv, "-o", dev)
             self.assertOk(r)
             self.assertTrue(stat.S_ISCHR(os.lstat(dev).st_mode), f"{argv[0]} replaced the device")
-            self.assertEqual(sorted(os.listdir(self.tmp)), ["null", "r.rec", "t.sst"])
+            self.assertEqual(sorted(os.listdir(self.tmp)), ["null", "r.rec", "t.sst", "t.sst.titles"])
 
 
 if __name__ == "__main__":

@@ -272,9 +272,10 @@ class ReportTest(E2ETest):
         for dump, corrupt in [(dumps[0], None), (dumps[1], None), (corpus, None),
                               (dumps[1], 5000), (dumps[2], None)]:
             # Made to fail: verify's first open of the staged table (the
-            # second open of an existing file under out) is held while one
-            # byte of the table is flipped.
-            held = faultlib.Held("open_read:2", cls.out,
+            # third open of an existing file under out, after the
+            # directory's fsyncs for the title index and the table) is held
+            # while one byte of the table is flipped.
+            held = faultlib.Held("open_read:3", cls.out,
                                  lambda path, at=corrupt: faultlib.flip_byte(path, at)) \
                 if corrupt else None
             saved = dict(os.environ)

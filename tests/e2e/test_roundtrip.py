@@ -105,7 +105,7 @@ class RoundTrip(E2ETest):
             picked = sorted({0, picked[len(picked) // 2], len(records) - 1, *wide[:1]})
         for i in picked:
             key, value = records[i]
-            r = sstpipe("get", sst, "--", key)
+            r = sstpipe("get", "--raw", sst, "--", key)
             self.assertEqual((r.code, r.stdout), (0, value + b"\n"),
                              f"{what}: get {key!r}" + r.describe())
         keys = {k for k, _ in records}
@@ -114,7 +114,7 @@ class RoundTrip(E2ETest):
                   "\U0010FFFF absent (sorts last)".encode()]
         for key in absent:
             self.assertNotIn(key, keys)
-            r = sstpipe("get", sst, "--", key)
+            r = sstpipe("get", "--raw", sst, "--", key)
             self.assertEqual((r.code, r.stdout), (3, b""),
                              f"{what}: get of absent key {key!r}" + r.describe())
 

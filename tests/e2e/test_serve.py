@@ -212,7 +212,7 @@ class ServeTest(E2ETest):
             ("/v1/get?key=ab%4", 400, "bad percent-encoding at byte 2"),
             ("/v1/get?key=%C3%28", 400, "not valid UTF-8"),
             ("/v1/get", 400, "missing parameter 'key'"),
-            ("/v1/get?kye=A", 400, "unknown parameter 'kye' (/v1/get takes key)"),
+            ("/v1/get?kye=A", 400, "unknown parameter 'kye' (/v1/get takes key, raw)"),
             ("/v1/get?key=A&key=B", 400, "parameter 'key' given twice"),
             ("/v1/get?key=A&limit=3", 400, "unknown parameter 'limit'"),
             ("/v1/get?key", 400, "parameter 'key' without a value"),
@@ -323,7 +323,7 @@ class ServeTest(E2ETest):
         self.assertEqual([g[:2] for g in got], [
             (f"GET /v1/get?key={first} HTTP/1.1", 500),
             ("GET /v1/prefix?prefix=&limit=3 HTTP/1.1", 500)] * 3 + [
-            (f"GET /v1/get?key={quote(last_key)} HTTP/1.1", 200),
+            (f"GET /v1/get?key={quote(last_key)}&raw=1 HTTP/1.1", 200),
             ("HEAD /healthz HTTP/1.1", 200), ("GET /nope HTTP/1.1", 404)])
         self.assertEqual(got[6][2], str(len(last_value)))
         self.assertEqual(got[7][2], "-")  # HEAD: no body sent
@@ -691,7 +691,7 @@ class ServeTest(E2ETest):
         then the end of the connection at once, not at the idle timeout."""
         s = self.serve(self.table_b, "--threads", "2", "--set", f"serve.timeout={BOUND}")
         key, value = self.records_b[3]
-        one = f"GET /v1/get?key={quote(key)} HTTP/1.1\r\nHost: x\r\n\r\n".encode()
+        one = f"GET /v1/get?key={quote(key)}&raw=1 HTTP/1.1\r\nHost: x\r\n\r\n".encode()
         # The race (the end read with the request, or after it) differs
         # from one try to the next: many tries, each bounded well below
         # the idle timeout.

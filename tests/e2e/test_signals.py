@@ -40,7 +40,7 @@ import unittest
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "faults"))
 
 import faultlib  # noqa: E402
-from faultlib import sha, temp_leftovers  # noqa: E402
+from faultlib import TITLES, output_names, output_sha, sha, temp_leftovers  # noqa: E402
 from sstpipe_e2e import E2ETest, sstpipe, sstpipe_bin, wikigen  # noqa: E402
 
 KILL_ITERATIONS = 60 if faultlib.LONG else faultlib.brief(15)
@@ -266,12 +266,22 @@ class Signals(E2ETest):
 
     def stage_signals(self, argv, out, tmp, what):
         """Sends SIGINT then SIGTERM at random points of argv, which writes
-        out (a previous version of which exists) with spill files in tmp."""
-        prev = sha(out)
+        out (a previous version of which exists, and is at self.prev_copy)
+        with spill files in tmp. A build's output is its table with its
+        title index (output_sha), both or neither."""
+        def restore():
+            shutil.copy(self.prev_copy, out)
+            if os.path.exists(self.prev_copy + TITLES):
+                shutil.copy(self.prev_copy + TITLES, out + TITLES)
+
+        def names():
+            return output_names(out, os.path.exists(out + TITLES))
+
+        prev = output_sha(out)
         full = cpu_run(argv)
-        done_sha = sha(out)
+        done_sha = output_sha(out)
         self.assertNotEqual(done_sha, prev, "the fault-free run did not replace the output")
-        shutil.copy(self.prev_copy, out)
+        restore()
         interrupted = 0
         for sig in (signal.SIGINT, signal.SIGTERM):
             for i in range(SIGNAL_TRIES * 3):
@@ -280,20 +290,25 @@ class Signals(E2ETest):
                 done, err = interrupt(self, argv, sig, delay, w)
                 if done:
                     self.assertEqual(err, "", w + ": finished, with something to report")
-                    self.assertEqual(sorted(os.listdir(os.path.dirname(out))),
-                                     [os.path.basename(out)], w + ": finished, files left")
+                    self.assertEqual(sorted(os.listdir(os.path.dirname(out))), names(),
+                                     w + ": finished, files left")
                     self.assertEqual(os.listdir(tmp), [], w + ": finished, --tmp not empty")
-                    self.assertEqual(sha(out), done_sha, w + ": finished, not the complete output")
-                    shutil.copy(self.prev_copy, out)
+                    self.assertEqual(output_sha(out), done_sha,
+                                     w + ": finished, not the complete output")
+                    restore()
                     continue
                 interrupted += 1
                 self.assertEqual(err, "", w + ": a signal is not an error to report")
-                self.assertEqual(sorted(os.listdir(os.path.dirname(out))),
-                                 [os.path.basename(out)], w + ": temporary files left")
+                self.assertEqual(sorted(os.listdir(os.path.dirname(out))), names(),
+                                 w + ": temporary files left")
                 self.assertEqual(os.listdir(tmp), [], w + ": --tmp not empty")
-                # The previous output, or (signalled after the rename) the complete new one.
-                self.assertIn(sha(out), (prev, done_sha), w + ": the output is neither")
-                shutil.copy(self.prev_copy, out)
+                # The previous output, or (signalled after the rename) the
+                # complete new one; or, signalled between the title index's
+                # rename and the table's, the previous table with the new
+                # index taken back (the old one it replaced is gone).
+                self.assertIn(output_sha(out), (prev, done_sha, (prev[0], None)),
+                              w + ": the output is neither")
+                restore()
         print(f"SIGNALS {what}: interrupted={interrupted}")
         self.assertGreater(interrupted, 0, f"{what}: every run finished before its signal")
 
@@ -304,6 +319,7 @@ class Signals(E2ETest):
         self.build(self.small, out)
         self.prev_copy = self.path("prev.sst")
         shutil.copy(out, self.prev_copy)
+        shutil.copy(out + TITLES, self.prev_copy + TITLES)
         argv = [sstpipe_bin(), "build", self.big, "-o", out, "--memory", "4M", "--tmp",
                 self.path("spill")]
         self.stage_signals(argv, out, self.path("spill"), "build")

@@ -118,11 +118,15 @@ class TableSetTest(E2ETest):
             # third of them past 300 keys; a tenth of them in a sanitized
             # build, where each get costs many times more).
             step = 10 if SANITIZED else 3 if len(keys) > 300 else 1
+            # Exact keys on both sides: a set's shards have no title index
+            # (README, Titles), so the table's is put aside for this.
+            if os.path.exists(one + ".titles"):
+                os.rename(one + ".titles", one + ".titles.aside")
             for k in keys[::step]:
                 for probe in (k, k + b" ~", k[:-1]):
                     if probe.startswith(b"-") or not probe:
                         continue
-                    a, b = sstpipe("get", one, probe), sstpipe("get", s, probe)
+                    a, b = sstpipe("get", "--raw", one, probe), sstpipe("get", "--raw", s, probe)
                     self.assertEqual((a.code, a.stdout), (b.code, b.stdout), probe)
             # info: the sums; --json lists the shards.
             i1 = json.loads(sstpipe("info", one, "--json").stdout)

@@ -310,3 +310,44 @@ def test_prefix_takes_str_and_bytes_as_get(table):
         decoded = [(k.decode(), v.decode()) for k, v in want]
         assert list(t.prefix(p)) == list(t.prefix(p.decode())) == decoded
         assert type(t.get(want[0][0])) is str
+
+
+def test_lookup_titles_as_typed(table):
+    """lookup: the exact key, else the title as MediaWiki stores it, a
+    redirect followed (its source an attribute), raw=True the record itself,
+    None when absent (issue 32)."""
+    path, recs = table
+    values = dict(recs)
+    with sstpipe.open(path, decode=True) as t:
+        for typed in ("anarchism", "Anarchism ", "Anarchism"):
+            r = t.lookup(typed)
+            assert (r.title, r.redirect_from) == ("Anarchism", None), typed
+            assert r.value.encode() == values[b"Anarchism"]
+        for typed in ("Abraham_Lincoln", "abraham Lincoln"):
+            assert t.lookup(typed).title == "Abraham Lincoln"
+        r = t.lookup("AbacuS")
+        assert (r.title, r.redirect_from) == ("Abacus", "AbacuS")
+        assert r.value.encode() == values[b"Abacus"]
+        r = t.lookup(b"AssistiveTechnology")
+        assert (r.title, r.redirect_from) == ("Assistive technology", "AssistiveTechnology")
+        assert t.lookup("AbacuS", raw=True).value.startswith("#REDIRECT [[Abacus]]")
+        assert t.lookup("no such title at all") is None
+    with sstpipe.open(path) as t:
+        assert t.lookup("abacus").title == b"Abacus"
+
+
+def test_suggest(table):
+    path, _ = table
+    with sstpipe.open(path, decode=True) as t:
+        s = t.suggest("anarch", limit=3)
+        assert s[0] == ("Anarchism", False)
+        assert s[0].title == "Anarchism" and not s[0].redirect
+        assert len(s) == 3 and all(x.redirect for x in s[1:])
+        assert [x.title for x in t.suggest("ABACUS")] == ["Abacus", "AbacuS"]
+        assert t.suggest("zzzzq") == []
+        for bad in ("", "x" * 321, b"\xff"):
+            with pytest.raises(sstpipe.Error):
+                t.suggest(bad)
+        for limit in (0, 101):
+            with pytest.raises(ValueError):
+                t.suggest("a", limit=limit)

@@ -13,6 +13,8 @@
  *   t.prefix(p)  t.range(lo, hi)   -> (key, value) in key order
  *   t.info (dict of the footer's counts)  t.close()  with sstpipe.open(...) as t:
  *   t.shards (a table set's shards: path, lo, hi, records, file_size each)
+ *   t.lookup(title, raw=False) -> Lookup(value, title, redirect_from) or None
+ *   t.suggest(text, limit=10)  -> [Suggestion(title, redirect), ...]
  *
  * path may be a table set (its directory or tableset.json): the library
  * reads it as one table, so every call above works on it unchanged.
@@ -195,6 +197,18 @@ static int lookup(Table *t, PyObject *key, PyObject **value) {
     if (rc == 1 && !(*value = out(t, v, vlen)))
         return -1;
     return rc;
+}
+
+/* The named tuples of lookup and suggest (collections.namedtuple), made at
+ * import. */
+static PyObject *LookupType, *SuggestionType;
+
+static PyObject *make_namedtuple(const char *name, const char *fields) {
+    PyObject *collections = PyImport_ImportModule("collections");
+    PyObject *type =
+        collections ? PyObject_CallMethod(collections, "namedtuple", "ss", name, fields) : NULL;
+    Py_XDECREF(collections);
+    return type;
 }
 
 /* ------------------------------------------------------------------ Table */
@@ -528,7 +542,100 @@ static PyObject *table_exit(PyObject *self, PyObject *args) {
     return table_close((PyObject *)t, NULL);
 }
 
+/* lookup(title, raw=False): sstpipe_lookup, the title as people type it,
+ * redirects followed. */
+static PyObject *table_lookup(PyObject *self, PyObject *args, PyObject *kw) {
+    Table *t = (Table *)self;
+    static char *names[] = {"title", "raw", NULL};
+    PyObject *title;
+    int raw = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|p", names, &title, &raw) || check_open(t))
+        return NULL;
+    Py_buffer view;
+    PyObject *owned;
+    if (key_buffer(title, &view, &owned))
+        return NULL;
+    sstpipe_lookup_result *res = PyMem_Malloc(sizeof *res);
+    if (!res) {
+        key_release(&view, owned);
+        return PyErr_NoMemory();
+    }
+    char *msg = NULL;
+    int rc =
+        sstpipe_lookup(t->t, view.buf, (size_t)view.len, raw ? SSTPIPE_LOOKUP_RAW : 0, res, &msg);
+    key_release(&view, owned);
+    PyObject *result = NULL;
+    if (rc < 0) {
+        raise_msg(msg);
+    } else if (rc == 0) {
+        result = Py_None;
+        Py_INCREF(result);
+    } else {
+        PyObject *v = out(t, res->value, res->vlen), *k = out(t, res->title, res->title_len);
+        PyObject *from = res->redirect_from_len ? out(t, res->redirect_from, res->redirect_from_len)
+                                                : (Py_INCREF(Py_None), Py_None);
+        if (v && k && from)
+            result = PyObject_CallFunctionObjArgs(LookupType, v, k, from, NULL);
+        Py_XDECREF(v);
+        Py_XDECREF(k);
+        Py_XDECREF(from);
+    }
+    PyMem_Free(res);
+    return result;
+}
+
+/* suggest(text, limit=10): sstpipe_suggest. */
+static PyObject *table_suggest(PyObject *self, PyObject *args, PyObject *kw) {
+    Table *t = (Table *)self;
+    static char *names[] = {"text", "limit", NULL};
+    PyObject *text;
+    Py_ssize_t limit = 10;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|n", names, &text, &limit) || check_open(t))
+        return NULL;
+    if (limit < 1 || limit > SSTPIPE_SUGGEST_MAX) {
+        PyErr_Format(PyExc_ValueError, "a limit is 1 to %d", SSTPIPE_SUGGEST_MAX);
+        return NULL;
+    }
+    Py_buffer view;
+    PyObject *owned;
+    if (key_buffer(text, &view, &owned))
+        return NULL;
+    sstpipe_suggestion *s = PyMem_Calloc((size_t)limit, sizeof *s);
+    char *msg = NULL;
+    int n = s ? sstpipe_suggest(t->t, view.buf, (size_t)view.len, (size_t)limit, s, &msg) : -1;
+    key_release(&view, owned);
+    PyObject *list = NULL;
+    if (!s)
+        PyErr_NoMemory();
+    else if (n < 0)
+        raise_msg(msg);
+    else if ((list = PyList_New(n)))
+        for (int i = 0; i < n; i++) {
+            PyObject *title = out(t, s[i].title, s[i].title_len);
+            PyObject *item = title ? PyObject_CallFunction(SuggestionType, "OO", title,
+                                                           s[i].redirect ? Py_True : Py_False)
+                                   : NULL;
+            Py_XDECREF(title);
+            if (!item) {
+                Py_CLEAR(list);
+                break;
+            }
+            PyList_SET_ITEM(list, i, item);
+        }
+    PyMem_Free(s);
+    return list;
+}
+
 static PyMethodDef table_methods[] = {
+    {"lookup", METH(table_lookup), METH_VARARGS | METH_KEYWORDS,
+     "lookup(title, raw=False): the record of title as people type it (exactly, else as "
+     "MediaWiki stores it, by the rules in the table's title index), a redirect followed unless "
+     "raw: Lookup(value, title, redirect_from), title the record's key and redirect_from the "
+     "title that redirected (None when none); None when absent"},
+    {"suggest", METH(table_suggest), METH_VARARGS | METH_KEYWORDS,
+     "suggest(text, limit=10): up to limit (1 to 100) titles starting with text, case and "
+     "accents ignored, ranked: [Suggestion(title, redirect), ...]; sstpipe.Error without a "
+     "title index or for text empty, over 320 bytes or not UTF-8"},
     {"get", METH(table_get), METH_FASTCALL,
      "get(key, default=None): the value, or default when key is absent"},
     {"get_many", METH(table_get_many), METH_O,
@@ -719,6 +826,12 @@ PyMODINIT_FUNC PyInit_sstpipe(void) {
         PyModule_AddStringConstant(m, "__version__", SSTPIPE_PY_VERSION) < 0) {
         Py_XDECREF(SstpipeError);
         Py_XDECREF(ErrorClasses);
+        Py_DECREF(m);
+        return NULL;
+    }
+    LookupType = make_namedtuple("Lookup", "value title redirect_from");
+    SuggestionType = make_namedtuple("Suggestion", "title redirect");
+    if (!LookupType || !SuggestionType) {
         Py_DECREF(m);
         return NULL;
     }

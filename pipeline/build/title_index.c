@@ -1,0 +1,186 @@
+/*
+ * title_index.c: a table's title index, built from its records; see
+ * title_index.h.
+ */
+#include "pipeline/build/title_index.h"
+
+#include "stages/common/cleanup.h"
+#include "stages/sst/format.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct title_index {
+    char *path;
+    sp_title_rules rules;
+    sorter *sort;
+    table_options table;
+    sp_sink to; /* the table's sink, which the tee hands records on to */
+    /* Its publish, undoable until its table is in place (title_index_keep
+     * or title_index_unpublish), and the cleanup.h slots of the new index
+     * and of the earlier one it replaced (at pub.from), or -1. */
+    sp_published pub;
+    bool published;
+    int cleanup_slot, earlier_slot;
+};
+
+title_index *title_index_init(const char *table_path, const sp_title_rules *rules,
+                              const sort_options *sort, const table_options *table, sp_error *err) {
+    title_index *x = calloc(1, sizeof *x);
+    size_t n = strlen(table_path) + sizeof SP_TITLES_SUFFIX;
+    if (!x || !(x->path = malloc(n))) {
+        free(x);
+        sp_errorf(err, "%s: out of memory", table_path);
+        return NULL;
+    }
+    snprintf(x->path, n, "%s%s", table_path, SP_TITLES_SUFFIX);
+    x->cleanup_slot = x->earlier_slot = -1;
+    x->rules = *rules;
+    x->table = *table;
+    x->table.background = false;
+    /* The rules record's bound: its text with the widest identity (the
+     * table's is known only at the end). */
+    x->rules.table = (sp_table_identity){.file_size = UINT64_MAX, .footer_checksum = UINT64_MAX};
+    size_t rules_len;
+    uint8_t *widest = sp_title_rules_encode(&x->rules, &rules_len);
+    free(widest);
+    if (!widest) {
+        sp_errorf(err, "%s: out of memory", table_path);
+        title_index_destroy(x);
+        return NULL;
+    }
+    /* A page record's value is its kind and a title; the rules record's
+     * may be longer. */
+    x->table.max_value_bytes = 1 + SP_MAX_KEY_BYTES;
+    if (rules_len > x->table.max_value_bytes)
+        x->table.max_value_bytes = (uint32_t)rules_len;
+    /* The table's blocks, or the smallest that hold such a record when
+     * the table's are smaller (its values may be cut shorter). */
+    while (x->table.block_size < SST_MAX_BLOCK_SIZE &&
+           SP_MAX_KEY_BYTES + x->table.max_value_bytes > sst_max_record_bytes(x->table.block_size))
+        x->table.block_size *= 2;
+    if (x->table.cluster_size < x->table.block_size)
+        x->table.cluster_size = x->table.block_size;
+    if (!(x->sort = sorter_init(sort, err))) {
+        title_index_destroy(x);
+        return NULL;
+    }
+    return x;
+}
+
+/* The index's record for one of the table's. */
+static int add_title(title_index *x, const sp_record *rec, sp_error *err) {
+    uint8_t key[SP_MAX_KEY_BYTES], value[1 + SP_MAX_KEY_BYTES];
+    size_t klen = sp_title_index_key(rec->key, rec->key_len, key);
+    if (klen == 0)
+        return 0;
+    size_t vlen = 1;
+    value[0] = SP_TITLE_ARTICLE;
+    const uint8_t *target;
+    size_t tlen;
+    /* A redirect's page is a line; one whose text was spilled is no
+     * redirect. */
+    if (rec->value_fd < 0 && sp_title_redirect_target(rec->value, rec->value_len, &target, &tlen)) {
+        size_t norm = sp_title_normalise(&x->rules, target, tlen, value + 1, sizeof value - 1);
+        if (norm > 0) {
+            value[0] = SP_TITLE_REDIRECT;
+            vlen += norm;
+        }
+    }
+    sp_record out = {
+        .key = key, .key_len = (uint32_t)klen, .value = value, .value_len = vlen, .value_fd = -1};
+    return sorter_add(x->sort, &out, err);
+}
+
+static int tee_put(void *ctx, const sp_record *rec, sp_error *err) {
+    title_index *x = ctx;
+    if (sp_sink_put(&x->to, rec, err))
+        return -1;
+    return add_title(x, rec, err);
+}
+
+sp_sink title_index_tee(title_index *x, const sp_sink *to) {
+    x->to = *to;
+    return (sp_sink){.put = tee_put, .ctx = x};
+}
+
+int title_index_finish(title_index *x, const sp_table_identity *table, sp_error *err) {
+    x->rules.table = *table;
+    size_t rules_len;
+    uint8_t *rules_text = sp_title_rules_encode(&x->rules, &rules_len);
+    if (!rules_text)
+        return sp_errorf(err, "%s: out of memory", x->path);
+    table_writer *tw = table_writer_init(x->path, &x->table, err);
+    if (!tw) {
+        free(rules_text);
+        return -1;
+    }
+    sp_record first = {.key = (const uint8_t *)SP_TITLES_RULES_KEY,
+                       .key_len = SP_TITLES_RULES_KEY_LEN,
+                       .value = rules_text,
+                       .value_len = rules_len,
+                       .value_fd = -1};
+    int rc = table_writer_add(tw, &first, err);
+    free(rules_text);
+    sp_sink to = table_writer_sink(tw);
+    if (!rc)
+        rc = sorter_finish(x->sort, &to, err);
+    if (!rc)
+        rc = table_writer_finish_undoable(tw, &x->pub, err);
+    table_writer_destroy(tw);
+    if (rc)
+        return -1;
+    x->published = true;
+    /* Until its table is in place, a signal removes the new index and the
+     * earlier one it replaced (left at the temporary name): no index then,
+     * rather than one for another table. Registered once in place (a
+     * signal just before leaves an index naming another table than the
+     * one beside it, which readers ignore). */
+    x->cleanup_slot = sp_cleanup_add(x->path);
+    x->earlier_slot = x->pub.exchanged ? sp_cleanup_add(x->pub.from) : -1;
+    if (x->cleanup_slot < 0 || (x->pub.exchanged && x->earlier_slot < 0)) {
+        title_index_unpublish(x);
+        return sp_errorf(err, "%s: no room to register it for removal on a signal", x->path);
+    }
+    return 0;
+}
+
+/* Forgets the paths registered for a signal. */
+static void unregister(title_index *x) {
+    sp_cleanup_remove(x->cleanup_slot);
+    sp_cleanup_remove(x->earlier_slot);
+    x->cleanup_slot = x->earlier_slot = -1;
+    x->published = false;
+}
+
+void title_index_keep(title_index *x) {
+    if (x->published && x->pub.exchanged)
+        unlink(x->pub.from);
+    unregister(x);
+}
+
+void title_index_unpublish(title_index *x) {
+    if (!x->published)
+        return;
+    /* The earlier index back (or none), the new one at the temporary name
+     * to remove; when that fails, no index at all. */
+    if (sp_publish_undo(&x->pub, NULL) == 0) {
+        unlink(x->pub.from);
+    } else {
+        unlink(x->path);
+        if (x->pub.exchanged)
+            unlink(x->pub.from);
+    }
+    unregister(x);
+}
+
+void title_index_destroy(title_index *x) {
+    if (!x)
+        return;
+    unregister(x);
+    sorter_destroy(x->sort);
+    free(x->path);
+    free(x);
+}

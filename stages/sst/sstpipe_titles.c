@@ -1,0 +1,236 @@
+/*
+ * sstpipe_titles.c: titles as people type them, redirects followed, and
+ * suggestions by a folded prefix, over a table's title index; see
+ * sstpipe_titles.h and sstpipe.h ("Titles").
+ *
+ * Under direct I/O a value is only valid until the thread's next lookup,
+ * so a lookup asks the title index everything first (which title, which
+ * kind, where a redirect goes) and reads the table's record last.
+ */
+#include "stages/sst/sstpipe_titles.h"
+
+#include "stages/common/title_rules.h"
+#include "stages/common/utf8.h"
+#include "stages/sst/sstpipe_iter.h"
+#include "stages/sst/sstpipe_set.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Matches read for one sstpipe_suggest, among which the best are picked. */
+#define SUGGEST_SCAN 1000
+
+int sstpipe_titles_open(sstpipe_table *t, const sstpipe_options *opt, sp_error *err) {
+    const char *path = sstpipe_table_path(t);
+    size_t n = strlen(path) + sizeof SP_TITLES_SUFFIX;
+    char *tpath = malloc(n);
+    if (!tpath)
+        return sp_errorf(err, "%s: out of memory", path);
+    snprintf(tpath, n, "%s%s", path, SP_TITLES_SUFFIX);
+    int rc = 0;
+    if (access(tpath, F_OK) == 0) {
+        t->titles = sstpipe_table_open(tpath, opt, err);
+        t->rules = malloc(sizeof *t->rules);
+        rc = t->titles && t->rules ? 0 : -1;
+        if (t->titles && !t->rules)
+            sp_errorf(err, "%s: out of memory", tpath);
+        const void *v;
+        size_t vlen;
+        char *msg = NULL;
+        int found = rc ? 0
+                       : sstpipe_table_get(t->titles, SP_TITLES_RULES_KEY, SP_TITLES_RULES_KEY_LEN,
+                                           &v, &vlen, &msg);
+        if (!rc && found < 0)
+            rc = sp_errorf(err, "%s", msg ? msg : "out of memory");
+        else if (!rc && (found == 0 || sp_title_rules_decode(v, vlen, t->rules)))
+            rc = sp_errorf(err, "%s: not a title index (no title rules record)", tpath);
+        free(msg);
+        /* An index built for another table (a build stopped between the
+         * two publishes) is left alone: t answers as a table without one. */
+        sp_table_identity mine = sst_reader_identity(t->r);
+        if (rc || !sp_table_identity_equal(&t->rules->table, &mine))
+            sstpipe_titles_close(t);
+    }
+    free(tpath);
+    return rc;
+}
+
+void sstpipe_titles_close(sstpipe_table *t) {
+    sstpipe_table_close(t->titles);
+    free(t->rules);
+    t->titles = NULL;
+    t->rules = NULL;
+}
+
+/* The title index's word on title: 1 and its record's value (kind, and a
+ * redirect's target), 0 not indexed, -1 error. */
+static int title_kind(const sstpipe_table *t, const uint8_t *title, size_t n, const uint8_t **v,
+                      size_t *vlen, char **errmsg) {
+    uint8_t key[SP_MAX_KEY_BYTES];
+    size_t klen = sp_title_index_key(title, n, key);
+    if (klen == 0)
+        return 0;
+    const void *value;
+    int found = sstpipe_table_get(t->titles, key, klen, &value, vlen, errmsg);
+    *v = value;
+    return found == 1 && *vlen == 0 ? 0 : found;
+}
+
+static void set_text(char *dst, size_t *dlen, const void *src, size_t n) {
+    memcpy(dst, src, n);
+    dst[n] = '\0';
+    *dlen = n;
+}
+
+/* The title to read: title itself when the table holds it, else its
+ * normalised form when that is there; 1 with res->title and its record
+ * set, 0 neither. */
+static int find_title(const sstpipe_table *t, const uint8_t *title, size_t n,
+                      sstpipe_lookup_result *res, char **errmsg) {
+    int found = sstpipe_table_get(t, title, n, &res->value, &res->vlen, errmsg);
+    if (found)
+        set_text(res->title, &res->title_len, title, n);
+    if (found || !t->titles)
+        return found;
+    uint8_t norm[SSTPIPE_TITLE_MAX];
+    size_t nlen = sp_title_normalise(t->rules, title, n, norm, sizeof norm);
+    if (nlen == 0 || (nlen == n && !memcmp(norm, title, n)))
+        return 0;
+    found = sstpipe_table_get(t, norm, nlen, &res->value, &res->vlen, errmsg);
+    if (found)
+        set_text(res->title, &res->title_len, norm, nlen);
+    return found;
+}
+
+/* Follows res->title's redirects: res->title becomes the last title
+ * reached; 1, or 0 when a target is absent (res->missing_target set). */
+static int follow(const sstpipe_table *t, sstpipe_lookup_result *res, char **errmsg) {
+    char seen[SSTPIPE_REDIRECT_HOPS + 1][SSTPIPE_TITLE_MAX + 1];
+    size_t seen_len[SSTPIPE_REDIRECT_HOPS + 1];
+    for (int hop = 0; hop < SSTPIPE_REDIRECT_HOPS; hop++) {
+        set_text(seen[hop], &seen_len[hop], res->title, res->title_len);
+        const uint8_t *v;
+        size_t vlen;
+        int kind = title_kind(t, (const uint8_t *)res->title, res->title_len, &v, &vlen, errmsg);
+        if (kind <= 0 || v[0] != SP_TITLE_REDIRECT || vlen < 2)
+            return kind < 0 ? -1 : 1;
+        const uint8_t *target = v + 1;
+        size_t tlen = vlen - 1;
+        /* A loop ends at the redirect that closes it. */
+        for (int i = 0; i <= hop; i++)
+            if (seen_len[i] == tlen && !memcmp(seen[i], target, tlen))
+                return 1;
+        if (hop == 0)
+            set_text(res->redirect_from, &res->redirect_from_len, res->title, res->title_len);
+        const void *tv;
+        size_t tvlen;
+        int found = sstpipe_table_get(t, target, tlen, &tv, &tvlen, errmsg);
+        if (found <= 0) {
+            if (found == 0)
+                set_text(res->missing_target, &res->missing_target_len, target, tlen);
+            return found;
+        }
+        set_text(res->title, &res->title_len, target, tlen);
+    }
+    return 1;
+}
+
+int sstpipe_lookup(sstpipe_table *t, const void *title, size_t len, unsigned flags,
+                   sstpipe_lookup_result *res, char **errmsg) {
+    memset(res, 0, sizeof *res);
+    if (t->set) {
+        /* A set's shards carry no title index (yet): the exact key. */
+        int found = sstpipe_set_get(t->set, title, len, &res->value, &res->vlen, errmsg);
+        if (found == 1)
+            set_text(res->title, &res->title_len, title, len);
+        return found;
+    }
+    if (!sstpipe_key_may_exist(len))
+        return 0;
+    int found = find_title(t, title, len, res, errmsg);
+    const uint8_t *target;
+    size_t tlen;
+    /* Only a record that reads as a redirect asks the title index, so an
+     * article costs what sstpipe_get does. */
+    if (found != 1 || !t->titles || (flags & SSTPIPE_LOOKUP_RAW) ||
+        !sp_title_redirect_target(res->value, res->vlen, &target, &tlen))
+        return found;
+    found = follow(t, res, errmsg);
+    if (found != 1)
+        return found;
+    return sstpipe_table_get(t, res->title, res->title_len, &res->value, &res->vlen, errmsg);
+}
+
+/* Whether a ranks before b. */
+static bool better(const sstpipe_suggestion *a, bool a_exact, const sstpipe_suggestion *b,
+                   bool b_exact) {
+    if (a_exact != b_exact)
+        return a_exact;
+    if (a->redirect != b->redirect)
+        return !a->redirect;
+    return a->title_len < b->title_len;
+}
+
+int sstpipe_suggest(sstpipe_table *t, const void *text, size_t len, size_t limit,
+                    sstpipe_suggestion *out, char **errmsg) {
+    sp_error err = {0};
+    /* A table set's shards carry none (yet). */
+    const char *path = t->set ? t->set->path : sstpipe_table_path(t);
+    if (!t->titles)
+        sp_errorf(&err, "%s has no title index (%s%s): build it again to suggest titles", path,
+                  path, SP_TITLES_SUFFIX);
+    else if (limit < 1 || limit > SSTPIPE_SUGGEST_MAX)
+        sp_errorf(&err, "a limit is 1 to %d", SSTPIPE_SUGGEST_MAX);
+    else if (len == 0 || len > SSTPIPE_TITLE_MAX || !sp_utf8_valid(text, len, NULL))
+        sp_errorf(&err, "the text to suggest titles for must be 1 to %d bytes of UTF-8",
+                  SSTPIPE_TITLE_MAX);
+    uint8_t prefix[SP_MAX_KEY_BYTES], norm[SSTPIPE_TITLE_MAX];
+    size_t plen = err.msg[0] ? 0 : sp_title_fold(text, len, prefix, sizeof prefix);
+    if (!err.msg[0] && plen == 0)
+        sp_errorf(&err, "the text to suggest titles for must be 1 to %d bytes of UTF-8",
+                  SSTPIPE_TITLE_MAX);
+    if (err.msg[0]) {
+        sstpipe_report_error(errmsg, &err);
+        return -1;
+    }
+    size_t nlen = sp_title_normalise(t->rules, text, len, norm, sizeof norm);
+    sstpipe_iter *it = sstpipe_table_iter_new(t->titles, NULL, 0, prefix, plen);
+    if (!it) {
+        sp_errorf(&err, "out of memory");
+        sstpipe_report_error(errmsg, &err);
+        return -1;
+    }
+    bool exact[SSTPIPE_SUGGEST_MAX];
+    size_t n = 0;
+    int rc = 0;
+    for (int scanned = 0; scanned < SUGGEST_SCAN; scanned++) {
+        const void *k, *v;
+        size_t klen, vlen;
+        rc = sstpipe_table_iter_next(it, &k, &klen, &v, &vlen, errmsg);
+        if (rc <= 0)
+            break;
+        const uint8_t *zero = memchr(k, 0, klen);
+        if (!zero || vlen == 0)
+            continue;
+        sstpipe_suggestion s;
+        set_text(s.title, &s.title_len, zero + 1, klen - (size_t)(zero + 1 - (const uint8_t *)k));
+        s.redirect = ((const uint8_t *)v)[0] == SP_TITLE_REDIRECT;
+        bool ex = s.title_len == nlen && !memcmp(s.title, norm, nlen);
+        /* Insertion into the ranked list, the worst dropped at limit. */
+        size_t at = n;
+        while (at > 0 && better(&s, ex, &out[at - 1], exact[at - 1]))
+            at--;
+        if (at == limit)
+            continue;
+        size_t keep = n < limit ? n : limit - 1;
+        memmove(out + at + 1, out + at, (keep - at) * sizeof *out);
+        memmove(exact + at + 1, exact + at, (keep - at) * sizeof *exact);
+        out[at] = s;
+        exact[at] = ex;
+        n = keep + 1;
+    }
+    sstpipe_iter_free(it);
+    return rc < 0 ? -1 : (int)n;
+}
