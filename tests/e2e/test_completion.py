@@ -74,7 +74,7 @@ class CompletionTest(E2ETest):
         build = self.complete("build", "-")
         for f in ("-o", "--output", "-v", "--verbose", "-q", "--quiet", "-c", "--config", "-h"):
             self.assertIn(f, build)
-        self.assertEqual(self.complete("get", "-"), ["--config", "--help", "--set", "-c", "-h"])
+        self.assertEqual(self.complete("get", "-"), ["--config", "--help", "--raw", "--set", "-c", "-h"])
         self.write_file("enwiki.sst", b"")
         self.assertEqual(self.complete("build", "dump.xml", "-v", "-o", "en"), ["enwiki.sst"])
         # A switch takes no argument: the word after it is an operand.
