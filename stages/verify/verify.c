@@ -38,6 +38,7 @@
 #include "stages/common/record.h"
 #include "stages/common/title_rules.h"
 #include "stages/sst/block.h"
+#include "stages/sst/block_source.h"
 #include "stages/sst/format.h"
 #include "stages/sst/table_check.h"
 #include "stages/sst/table_reader.h"
@@ -120,17 +121,24 @@ static int find_inner_footer(checker *c, sp_error *err) {
     return 0;
 }
 
-/* The block size that makes the first bytes of the file a valid block, or 0. */
+/* The block size that makes the first bytes of the file a valid block, or 0:
+ * one read of the largest candidate, each size then decoded by the block
+ * source's one decoder. */
 static uint32_t guess_block_size(checker *c, sp_error *err, int *rc) {
     *rc = 0;
-    for (uint64_t bs = SST_MIN_BLOCK_SIZE; bs <= SST_MAX_BLOCK_SIZE && bs <= c->size; bs *= 2) {
-        if (sp_pread_exact(c->fd, c->buf, (size_t)bs, 0, c->rep->path, err)) {
-            *rc = -1;
-            return 0;
-        }
+    uint64_t have = c->size < SST_MAX_BLOCK_SIZE ? c->size : SST_MAX_BLOCK_SIZE;
+    if (have < SST_MIN_BLOCK_SIZE)
+        return 0;
+    if (sp_pread_exact(c->fd, c->buf, (size_t)have, 0, c->rep->path, err)) {
+        *rc = -1;
+        return 0;
+    }
+    for (uint64_t bs = SST_MIN_BLOCK_SIZE; bs <= have; bs *= 2) {
+        sst_blocks b;
+        sst_blocks_init(&b, c->rep->path, c->fd, (uint32_t)bs, 1);
         block_view v;
         sp_error e = {0};
-        if (block_open(&v, c->buf, (uint32_t)bs, "", &e) == 0)
+        if (sst_blocks_decode(&b, c->buf, &v, &e) == 0)
             return (uint32_t)bs;
     }
     return 0;
