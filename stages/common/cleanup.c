@@ -1,6 +1,7 @@
 /* cleanup.c: removal of temporary paths on signals; see cleanup.h. */
 #include "stages/common/cleanup.h"
 
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -14,7 +15,20 @@
 static char paths[SLOTS][PATH_CAP];
 static atomic_int used[SLOTS];
 
+/* A signal is delivered to any thread that does not hold it, so holding
+ * signals on the thread that creates a path is not enough: another
+ * thread's handler could scan the slots between the creation and the
+ * registration. The handler first sets dying, then waits until no
+ * creation is under way; a creation starts only while dying is unset
+ * (both are sequentially consistent, so one of the two always sees the
+ * other), and one that would start later never does. */
+static atomic_int creating;
+static atomic_int dying;
+
 static void on_signal(int sig) {
+    atomic_store(&dying, 1);
+    while (atomic_load(&creating))
+        ;
     /* Files first, then directories, which are empty only once their files
      * are gone; rmdir of an already unlinked file fails harmlessly. */
     for (int i = 0; i < SLOTS; i++)
@@ -39,6 +53,23 @@ void sp_cleanup_install(void) {
     int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
     for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
         sigaction(sigs[i], &sa, NULL);
+}
+
+void sp_cleanup_create(void (*create)(void *), void *arg) {
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    atomic_fetch_add(&creating, 1);
+    if (atomic_load(&dying)) {
+        /* A handler is removing what is registered and will end the
+         * process; this thread creates nothing more and waits for it. */
+        atomic_fetch_sub(&creating, 1);
+        for (;;)
+            pause();
+    }
+    create(arg);
+    atomic_fetch_sub(&creating, 1);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 int sp_cleanup_add(const char *path) {

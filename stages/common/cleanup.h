@@ -19,5 +19,10 @@ void sp_cleanup_install(void);
 /* Registers a path (copied) to unlink on a signal; returns a slot or -1 if full. */
 int sp_cleanup_add(const char *path);
 void sp_cleanup_remove(int slot);
+/* Runs create(arg), which makes a path and registers it (or unlinks it)
+ * before it returns, so that no handler, on this thread or another, finds
+ * the path made but not yet registered. With every signal held on this
+ * thread for the duration; never call it from inside create. */
+void sp_cleanup_create(void (*create)(void *), void *arg);
 
 #endif

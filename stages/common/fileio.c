@@ -9,7 +9,6 @@
 #include <fcntl.h>
 #include <libgen.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,16 +39,6 @@ static int open_tmpfile(const char *dir, mode_t mode) {
  * full disk, EIO, a missing directory) is the caller's error. */
 static bool no_o_tmpfile(int e) {
     return e == EOPNOTSUPP || e == EISDIR;
-}
-
-/* Runs fn with every signal held, so that a file it creates is registered
- * for cleanup (or unlinked) before a signal handler could look for it. */
-static void with_signals_held(void (*fn)(void *), void *arg) {
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_BLOCK, &all, &old);
-    fn(arg);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 static void create_named(void *arg) {
@@ -110,7 +99,7 @@ int sp_outfile_open(sp_outfile *f, const char *path, sp_error *err) {
         f->anonymous = true;
     } else {
         if (no_o_tmpfile(errno))
-            with_signals_held(create_named, f);
+            sp_cleanup_create(create_named, f);
         if (f->fd < 0) {
             int e = errno;
             free(f->tmp_path);
@@ -173,7 +162,7 @@ static int commit(sp_outfile *f, unsigned flags, sp_published *pub, sp_error *er
     /* An anonymous file gets a temporary name only now, complete and
      * synced, for the moment until rename puts it in place. */
     if (f->anonymous) {
-        with_signals_held(link_anonymous, f);
+        sp_cleanup_create(link_anonymous, f);
         if (f->anonymous) {
             sp_errorf_errno(err, "%s: cannot name the new file", f->path);
             sp_outfile_abort(f);
@@ -261,13 +250,13 @@ int sp_tmpfile_open(const char *dir, sp_error *err) {
     if (!no_o_tmpfile(errno))
         return sp_errorf_errno(err, "%s: cannot create a scratch file", dir);
     /* File systems without O_TMPFILE: create, then unlink at once, with
-     * signals held so that no handler runs while the name exists. */
+     * sp_cleanup_create, so that no handler runs while the name exists. */
     size_t n = strlen(dir) + 32;
     scratch_named s = {malloc(n), -1, 0};
     if (!s.path)
         return sp_errorf(err, "%s: out of memory", dir);
     snprintf(s.path, n, "%s/" SP_SCRATCH_PREFIX "XXXXXX", dir);
-    with_signals_held(create_scratch_named, &s);
+    sp_cleanup_create(create_scratch_named, &s);
     free(s.path);
     if (s.fd < 0) {
         errno = s.error;

@@ -34,6 +34,19 @@ int sp_remove_tree(const char *path, sp_error *err) {
     return 0;
 }
 
+typedef struct dir_made {
+    sp_scratch_dir *dir;
+    int error; /* mkdtemp's errno, 0 when it made the directory */
+} dir_made;
+
+static void create_registered(void *arg) {
+    dir_made *m = arg;
+    if (!mkdtemp(m->dir->path))
+        m->error = errno;
+    else
+        m->dir->cleanup_slot = sp_cleanup_add(m->dir->path);
+}
+
 int sp_scratch_dir_create(sp_scratch_dir *d, const char *base, const char *prefix, sp_error *err) {
     d->path = NULL;
     d->cleanup_slot = -1;
@@ -45,14 +58,14 @@ int sp_scratch_dir_create(sp_scratch_dir *d, const char *base, const char *prefi
         d->path = NULL;
         return sp_errorf(err, "out of memory");
     }
-    if (!mkdtemp(d->path)) {
-        int e = errno;
+    dir_made m = {d, 0};
+    sp_cleanup_create(create_registered, &m);
+    if (m.error) {
         free(d->path);
         d->path = NULL;
-        errno = e;
+        errno = m.error;
         return sp_errorf_errno(err, "%s: cannot create the scratch directory", base);
     }
-    d->cleanup_slot = sp_cleanup_add(d->path);
     return 0;
 }
 
