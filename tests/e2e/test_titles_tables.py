@@ -1,0 +1,127 @@
+"""test_titles_tables.py: the title index (FILE.titles) of every table that is
+published, not only build's (issue 32), through the command line.
+
+- merge: the output's index is merged from the inputs' (the later input's
+  record of a title wins, as in the table), so it holds what the index of a
+  build of the inputs' dumps concatenated holds, and names the output;
+  titles are looked up as typed and suggested in the merged table.
+- An input without an index: the output gets none, and merge says so on
+  stderr; an index left beside the output's path by an earlier table is
+  removed with the table it was for, never left beside the new one.
+- write (the stage pipeline, which has no dump's rules) publishes its table
+  without an index, and removes one left there by an earlier build.
+"""
+
+import sys
+
+sys.dont_write_bytecode = True  # keep the source tree clean under ctest
+
+import json
+import os
+import unittest
+
+from sstpipe_e2e import E2ETest, _page, sstpipe  # noqa: E402
+from test_titles import dump_xml  # noqa: E402
+
+OLD = [_page("Abc", ["x"]), _page("R", ["#REDIRECT [[Abc]]"]), _page("Zeta", ["z"])]
+# Overrides R (now an article) and adds a redirect to Zeta.
+NEW = [_page("R", ["now an article"]), _page("Ålesund", ["#REDIRECT [[zeta]]"])]
+
+
+def index_records(t):
+    """The title index's records: the rules record's lines but its first
+    (the table it names), then the page records."""
+    recs = [json.loads(line) for line in
+            sstpipe("dump", t + ".titles", "--jsonl").stdout.decode().splitlines()]
+    rules = recs[0]["value"].split("\n")
+    return rules[1:], recs[1:]
+
+
+class Merge(E2ETest):
+    def dump(self, name, pages):
+        return self.write_file(name + ".xml", dump_xml(pages).encode())
+
+    def built(self, name, pages):
+        t = self.path(name + ".sst")
+        self.build(self.dump(name, pages), t, "-q")
+        return t
+
+    def test_merged_index_is_the_concatenated_build_s(self):
+        a, b = self.built("a", OLD), self.built("b", NEW)
+        both = self.built("both", OLD + NEW)
+        out = self.path("m.sst")
+        r = sstpipe("merge", "-o", out, a, b)
+        self.assertOk(r)
+        self.assertEqual(r.stderr, b"")
+        self.assertEqual(index_records(out), index_records(both))
+        self.assertOk(sstpipe("verify", out + ".titles"))
+        # It names the merged table: typed titles and redirects work there.
+        r = sstpipe("get", out, "alesund")
+        self.assertEqual(r.code, 3, r.describe())
+        r = sstpipe("get", out, "Ålesund")
+        self.assertOk(r)
+        self.assertEqual(r.stdout, b"z\n")
+        self.assertIn(b"redirects to Zeta", r.stderr)
+        r = sstpipe("get", out, "r")
+        self.assertOk(r)
+        self.assertEqual(r.stdout, b"now an article\n")
+        r = sstpipe("suggest", out, "ale")
+        self.assertOk(r)
+        self.assertEqual(r.stdout, "Ålesund\t(a redirect)\n".encode())
+
+    def test_input_without_index(self):
+        """The output gets none, with a note; the index the output's path
+        had (built for the table merged over) is gone, not left beside a
+        table it was not built for."""
+        a, b = self.built("a", OLD), self.built("b", NEW)
+        os.unlink(b + ".titles")
+        out = self.built("out", OLD)
+        r = sstpipe("merge", "-o", out, a, b)
+        self.assertOk(r)
+        self.assertIn(("sstpipe merge: note: %s has no title index built for it" % b).encode(),
+                      r.stderr)
+        self.assertFalse(os.path.exists(out + ".titles"))
+        r = sstpipe("suggest", out, "ab")
+        self.assertEqual(r.code, 1, r.describe())
+        self.assertIn(b"no title index", r.stderr)
+        # An index built for another table is none either.
+        os.rename(self.built("c", OLD) + ".titles", b + ".titles")
+        r = sstpipe("merge", "-o", out, a, b)
+        self.assertOk(r)
+        self.assertIn(b"note: ", r.stderr)
+        self.assertFalse(os.path.exists(out + ".titles"))
+
+    def test_merge_over_a_built_table(self):
+        """T built, then something else merged into T's name: T.titles is
+        the merged table's."""
+        t = self.built("t", OLD)
+        b = self.built("b", NEW)
+        c = self.built("c", [_page("Omega", ["o"])])
+        r = sstpipe("merge", "-o", t, b, c)
+        self.assertOk(r)
+        self.assertOk(sstpipe("verify", t + ".titles"))
+        self.assertEqual(index_records(t), index_records(self.built("bc", NEW + [_page(
+            "Omega", ["o"])])))
+        self.assertEqual(sstpipe("get", t, "omega").stdout, b"o\n")
+
+
+class Write(E2ETest):
+    def test_write_removes_a_stale_index(self):
+        xml = self.write_file("d.xml", dump_xml([_page("Abc", ["x"])]).encode())
+        t = self.path("t.sst")
+        self.build(xml, t, "-q")
+        self.assertTrue(os.path.exists(t + ".titles"))
+        stream = self.path("s.rec")
+        self.assertOk(sstpipe("extract", xml, "-o", stream))
+        cut = self.path("cut.rec")
+        self.assertOk(sstpipe("truncate", stream, "-o", cut))
+        sorted_stream = self.path("sorted.rec")
+        self.assertOk(sstpipe("sort", cut, "-o", sorted_stream))
+        self.assertOk(sstpipe("write", sorted_stream, "-o", t))
+        self.assertEqual(sorted(os.listdir(self.tmp)), ["cut.rec", "d.xml", "s.rec", "sorted.rec", "t.sst"])
+        self.assertEqual(sstpipe("get", t, "Abc").stdout, b"x\n")
+        self.assertEqual(sstpipe("get", t, "abc").code, 3)
+
+
+if __name__ == "__main__":
+    unittest.main()
