@@ -163,6 +163,72 @@ int sstpipe_lookup(sstpipe_table *t, const void *title, size_t len, unsigned fla
     return sstpipe_table_get(t, res->title, res->title_len, &res->value, &res->vlen, errmsg);
 }
 
+/* Any table's batch: a set's or a plain table's. */
+static int get_many(sstpipe_table *t, size_t n, const void *const *keys, const size_t *klens,
+                    const void **values, size_t *vlens, char **errmsg) {
+    return t->set ? sstpipe_set_get_many(t->set, n, keys, klens, values, vlens, errmsg)
+                  : sstpipe_table_get_many(t, n, keys, klens, values, vlens, errmsg);
+}
+
+int sstpipe_lookup_many(sstpipe_table *t, size_t n, const void *const *titles, const size_t *lens,
+                        unsigned flags, sstpipe_lookup_result *res, char **errmsg) {
+    const void **keys = malloc((n ? n : 1) * sizeof *keys);
+    const void **values = malloc((n ? n : 1) * sizeof *values);
+    size_t *klens = malloc((n ? n : 1) * sizeof *klens);
+    size_t *vlens = malloc((n ? n : 1) * sizeof *vlens);
+    int rc = keys && values && klens && vlens ? 0 : -1;
+    if (rc) {
+        sp_error err = {0};
+        sp_errorf(&err, "out of memory");
+        sstpipe_report_error(errmsg, &err);
+    }
+    if (!rc)
+        rc = get_many(t, n, titles, lens, values, vlens, errmsg);
+    /* The exact keys answered together; a miss or a redirect then looked
+     * up alone, and, since under direct I/O a lookup ends the batch's
+     * values, every record found read again together. */
+    bool again = false;
+    for (size_t i = 0; !rc && i < n; i++) {
+        memset(&res[i], 0, sizeof res[i]);
+        const uint8_t *target;
+        size_t tlen;
+        bool as_is = values[i] && ((flags & SSTPIPE_LOOKUP_RAW) || !t->titles ||
+                                   !sp_title_redirect_target(values[i], vlens[i], &target, &tlen));
+        if (as_is || (!values[i] && !t->titles)) {
+            res[i].value = values[i];
+            res[i].vlen = vlens[i];
+            if (values[i])
+                set_text(res[i].title, &res[i].title_len, titles[i], lens[i]);
+            continue;
+        }
+        int found = sstpipe_lookup(t, titles[i], lens[i], flags, &res[i], errmsg);
+        if (found < 0)
+            rc = -1;
+        else if (found == 0)
+            res[i].value = NULL;
+        again = true;
+    }
+    if (!rc && again) {
+        size_t m = 0;
+        for (size_t i = 0; i < n; i++)
+            if (res[i].value) {
+                keys[m] = res[i].title;
+                klens[m++] = res[i].title_len;
+            }
+        rc = get_many(t, m, keys, klens, values, vlens, errmsg);
+        for (size_t i = 0, j = 0; !rc && i < n; i++)
+            if (res[i].value) {
+                res[i].value = values[j];
+                res[i].vlen = vlens[j++];
+            }
+    }
+    free(keys);
+    free(values);
+    free(klens);
+    free(vlens);
+    return rc;
+}
+
 /* Whether a ranks before b. */
 static bool better(const sstpipe_suggestion *a, bool a_exact, const sstpipe_suggestion *b,
                    bool b_exact) {

@@ -8,6 +8,10 @@ published, not only build's (issue 32), through the command line.
 - An input without an index: the output gets none, and merge says so on
   stderr; an index left beside the output's path by an earlier table is
   removed with the table it was for, never left beside the new one.
+- get of several keys, or keys from stdin ("-"), follows titles as get of
+  one does (typed titles, redirects, named in the JSON line by
+  "redirect_from" and "redirect_to"); --raw keeps the exact keys' records;
+  serve's POST /v1/get_many answers the same items.
 - write (the stage pipeline, which has no dump's rules) publishes its table
   without an index, and removes one left there by an earlier build.
 """
@@ -21,6 +25,7 @@ import os
 import unittest
 
 from sstpipe_e2e import E2ETest, _page, sstpipe  # noqa: E402
+from serve_client import Server  # noqa: E402
 from test_titles import dump_xml  # noqa: E402
 
 OLD = [_page("Abc", ["x"]), _page("R", ["#REDIRECT [[Abc]]"]), _page("Zeta", ["z"])]
@@ -103,6 +108,53 @@ class Merge(E2ETest):
         self.assertEqual(index_records(t), index_records(self.built("bc", NEW + [_page(
             "Omega", ["o"])])))
         self.assertEqual(sstpipe("get", t, "omega").stdout, b"o\n")
+
+
+class GetMany(E2ETest):
+    WANT = [{"key": "abc", "value": "x"},
+            {"key": "R", "value": "x", "redirect_from": "R", "redirect_to": "Abc"},
+            {"key": "nope", "value": None},
+            {"key": "Zeta", "value": "z"},
+            {"key": "dangling", "value": None, "redirect_from": "Dangling",
+             "redirect_to": "Nowhere"}]
+
+    RAW = [{"key": "abc", "value": None}, {"key": "R", "value": "#REDIRECT [[Abc]]"},
+           {"key": "nope", "value": None}, {"key": "Zeta", "value": "z"},
+           {"key": "dangling", "value": None}]
+
+    def setUp(self):
+        super().setUp()
+        pages = OLD + [_page("Dangling", ["#REDIRECT [[Nowhere]]"])]
+        self.t = self.path("t.sst")
+        self.build(self.write_file("d.xml", dump_xml(pages).encode()), self.t, "-q")
+        self.keys = [w["key"] for w in self.WANT]
+
+    def lines(self, r):
+        self.assertEqual(r.code, 3, r.describe())
+        return [json.loads(line) for line in r.stdout.decode().splitlines()]
+
+    def test_cli(self):
+        self.assertEqual(self.lines(sstpipe("get", self.t, *self.keys)), self.WANT)
+        stdin = ("\n".join(self.keys) + "\n").encode()
+        self.assertEqual(self.lines(sstpipe("get", self.t, "-", input_bytes=stdin)), self.WANT)
+        self.assertEqual(self.lines(sstpipe("get", "--raw", self.t, *self.keys)), self.RAW)
+
+    def test_serve(self):
+        server = Server(self.t)
+        server.start(self.path("serve.err"))
+        self.addCleanup(server.stop)
+        c = server.client()
+        self.addCleanup(c.close)
+        st, _, body = c.request("/v1/get_many", method="POST",
+                                body=json.dumps(self.keys).encode(),
+                                headers={"Content-Type": "application/json"})
+        self.assertEqual(st, 200, body)
+        self.assertEqual(json.loads(body), self.WANT)
+        st, _, body = c.request("/v1/get_many?raw=1", method="POST",
+                                body=json.dumps(self.keys).encode(),
+                                headers={"Content-Type": "application/json"})
+        self.assertEqual(st, 200, body)
+        self.assertEqual(json.loads(body), self.RAW)
 
 
 class Write(E2ETest):
