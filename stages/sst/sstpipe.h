@@ -198,7 +198,9 @@ int sstpipe_get_many(sstpipe_table *t, size_t n, const void *const *keys, const 
  * FILE.titles (sstpipe_open opens it when it is there and was built for
  * this table, which it names by size and footer checksum; a table without
  * one, or beside one built for another table, answers sstpipe_lookup
- * exactly as sstpipe_get, and sstpipe_suggest with an error). With it, a
+ * exactly as sstpipe_get, and sstpipe_suggest with an error; a table set
+ * has one beside each shard, and without one beside every shard answers
+ * the same way). With it, a
  * title is looked up the way people type it: the exact key first, then the
  * title as MediaWiki would store it by the dump's rules (an underscore is
  * a space, surrounding spaces go, the first letter is upper-cased where

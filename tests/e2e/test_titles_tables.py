@@ -12,6 +12,11 @@ published, not only build's (issue 32), through the command line.
   one does (typed titles, redirects, named in the JSON line by
   "redirect_from" and "redirect_to"); --raw keeps the exact keys' records;
   serve's POST /v1/get_many answers the same items.
+- A table set whose shards each have their title index (tests/make_tableset.c
+  --titles, as a sharded build's): get, get of several keys, suggest and
+  serve's /v1/suggest answer as on the one table, a redirect followed
+  across shards and suggestions of every shard ranked as one; a shard
+  without its index: the set answers exact keys alone.
 - write (the stage pipeline, which has no dump's rules) publishes its table
   without an index, and removes one left there by an earlier build.
 """
@@ -24,7 +29,7 @@ import json
 import os
 import unittest
 
-from sstpipe_e2e import E2ETest, _page, sstpipe  # noqa: E402
+from sstpipe_e2e import E2ETest, _page, env_path, run, sstpipe  # noqa: E402
 from serve_client import Server  # noqa: E402
 from test_titles import dump_xml  # noqa: E402
 
@@ -155,6 +160,64 @@ class GetMany(E2ETest):
                                 headers={"Content-Type": "application/json"})
         self.assertEqual(st, 200, body)
         self.assertEqual(json.loads(body), self.RAW)
+
+
+class Sets(E2ETest):
+    PAGES = OLD + [_page("Mid", ["m"]), _page("Ålesund", ["#REDIRECT [[zeta]]"]),
+                   _page("Alpha", ["#REDIRECT [[Zeta]]"]), _page("Ab", ["#REDIRECT [[Abc]]"])]
+
+    def setUp(self):
+        super().setUp()
+        self.t = self.path("t.sst")
+        self.build(self.write_file("d.xml", dump_xml(self.PAGES).encode()), self.t, "-q")
+        self.set = self.path("set")
+        # Shard 0 below "M", shard 1 from it: R redirects across them.
+        r = run([env_path("MAKE_TABLESET"), "--titles", self.t, self.set, b"M".hex()])
+        self.assertOk(r)
+        self.assertEqual(sorted(os.listdir(self.set)),
+                         ["shard-0000.sst", "shard-0000.sst.titles", "shard-0001.sst",
+                          "shard-0001.sst.titles", "tableset.json"])
+
+    def same(self, *args):
+        a, b = sstpipe(*args[:1], self.t, *args[1:]), sstpipe(*args[:1], self.set, *args[1:])
+        self.assertEqual((b.code, b.stdout, b.stderr.replace(self.set.encode(), b"T")),
+                         (a.code, a.stdout, a.stderr.replace(self.t.encode(), b"T")), args)
+        return b
+
+    def test_as_the_table(self):
+        self.assertEqual(self.same("get", "r").stdout, b"x\n")
+        self.assertIn(b"R redirects to Abc", self.same("get", "r").stderr)
+        self.same("get", "ålesund")
+        self.same("get", "--raw", "R")
+        self.same("get", "abz")
+        self.same("get", "abc", "r", "mid", "Ålesund", "nope")
+        self.assertEqual(self.same("suggest", "a").stdout.decode().splitlines(),
+                         ["Abc", "Ab\t(a redirect)", "Alpha\t(a redirect)",
+                          "Ålesund\t(a redirect)"])
+        self.same("suggest", "al", "--limit", "1")
+        self.same("suggest", "m")
+        server = Server(self.set)
+        server.start(self.path("serve.err"))
+        self.addCleanup(server.stop)
+        c = server.client()
+        self.addCleanup(c.close)
+        st, _, body = c.request("/v1/suggest?q=A&limit=3")
+        self.assertEqual((st, json.loads(body)["suggestions"]),
+                         (200, [{"title": "Abc", "redirect": False},
+                                {"title": "Ab", "redirect": True},
+                                {"title": "Alpha", "redirect": True}]))
+        st, h, body = c.request("/v1/get?key=r")
+        self.assertEqual((st, h.get("x-sstpipe-redirect-to"), body), (200, "Abc", b"x"))
+
+    def test_a_shard_without_its_index(self):
+        os.unlink(os.path.join(self.set, "shard-0001.sst.titles"))
+        self.assertEqual(sstpipe("get", self.set, "abc").code, 3)
+        r = sstpipe("get", self.set, "R")
+        self.assertOk(r)
+        self.assertEqual(r.stdout, b"#REDIRECT [[Abc]]\n")
+        r = sstpipe("suggest", self.set, "a")
+        self.assertEqual(r.code, 1, r.describe())
+        self.assertIn(b"has no title index", r.stderr)
 
 
 class Write(E2ETest):
