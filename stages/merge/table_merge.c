@@ -190,6 +190,27 @@ static int run_merge(merge_run *r, table_source *base, unsigned base_i, sp_error
     return 0;
 }
 
+/* Whether a title is one the merge leaves out (title_merge_filter): below
+ * lo, at or above hi, or dropped. */
+static bool title_left_out(const void *ctx, const uint8_t *t, uint32_t tl) {
+    const table_merge_options *o = ctx;
+    if ((o->lo.key && sp_key_cmp(t, tl, o->lo.key, o->lo.len) < 0) ||
+        (o->hi.key && sp_key_cmp(t, tl, o->hi.key, o->hi.len) >= 0))
+        return true;
+    size_t lo = 0, hi = o->n_drop;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = sp_key_cmp(o->drop[mid].key, o->drop[mid].len, t, tl);
+        if (c == 0)
+            return true;
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return false;
+}
+
 /* The base is about to release the memory of blocks it offered: the
  * writer writes the copied ones it still points to. */
 static void base_released(void *w) {
@@ -267,8 +288,8 @@ int table_merge(const char *out, const char *const *inputs, unsigned n,
             r.others[k] = table_source_merge_source(r.tables[i]);
             r.other_index[k++] = i;
         }
-    if (o->titles &&
-        title_merge_read(out, inputs, r.tables, n, o, &opts, &titles, &st->titles_missing, err))
+    if (o->titles && title_merge_read(out, inputs, r.tables, n, o->read_bytes, title_left_out, o,
+                                      &opts, &titles, &st->titles_missing, err))
         goto done;
     if (!(r.w = table_writer_init(out, &opts, err)))
         goto done;

@@ -4,8 +4,6 @@
  */
 #include "stages/merge/title_merge.h"
 
-#include "stages/common/key.h"
-
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,8 +16,8 @@
 /* Opens input's title index and reads its rules record into *rules: 1,
  * with *src open at its first page record; 0 when there is none built for
  * the input (footer f); -1 on error. */
-static int open_index(const char *input, const sst_footer *f, table_merge_options const *o,
-                      table_source **src, sp_title_rules *rules, sp_error *err) {
+static int open_index(const char *input, const sst_footer *f, size_t read_bytes, table_source **src,
+                      sp_title_rules *rules, sp_error *err) {
     size_t n = strlen(input) + sizeof SP_TITLES_SUFFIX;
     char *path = malloc(n);
     if (!path)
@@ -27,7 +25,7 @@ static int open_index(const char *input, const sst_footer *f, table_merge_option
     snprintf(path, n, "%s%s", input, SP_TITLES_SUFFIX);
     int rc = 0;
     if (access(path, F_OK) == 0) {
-        *src = table_source_open(path, o->read_bytes, err);
+        *src = table_source_open(path, read_bytes, err);
         merge_source *s = *src ? table_source_merge_source(*src) : NULL;
         const uint8_t *v;
         rc = !s ? -1 : s->ops->next(s, err);
@@ -46,38 +44,16 @@ static int open_index(const char *input, const sst_footer *f, table_merge_option
     return rc;
 }
 
-/* Whether the title of an index record (its key's part after the fold) is
- * one the merge leaves out. */
-static bool left_out(const table_merge_options *o, const uint8_t *key, uint32_t len) {
-    const uint8_t *zero = memchr(key, 0, len);
-    if (!zero)
-        return true;
-    const uint8_t *t = zero + 1;
-    uint32_t tl = (uint32_t)(len - (uint32_t)(t - key));
-    if ((o->lo.key && sp_key_cmp(t, tl, o->lo.key, o->lo.len) < 0) ||
-        (o->hi.key && sp_key_cmp(t, tl, o->hi.key, o->hi.len) >= 0))
-        return true;
-    size_t lo = 0, hi = o->n_drop;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        int c = sp_key_cmp(o->drop[mid].key, o->drop[mid].len, t, tl);
-        if (c == 0)
-            return true;
-        if (c < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return false;
-}
-
 /* Adds the page records of the index open at src to x. */
-static int read_pages(title_index *x, table_source *src, const table_merge_options *o,
-                      sp_error *err) {
+static int read_pages(title_index *x, table_source *src, title_merge_filter left_out,
+                      const void *ctx, sp_error *err) {
     merge_source *s = table_source_merge_source(src);
     int got;
     while ((got = s->ops->next(s, err)) == 1) {
-        if (left_out(o, s->key, s->key_len))
+        /* The title: the key's part after its fold. */
+        const uint8_t *zero = memchr(s->key, 0, s->key_len);
+        if (!zero ||
+            left_out(ctx, zero + 1, (uint32_t)(s->key_len - (uint32_t)(zero + 1 - s->key))))
             continue;
         sp_record rec = {
             .key = s->key, .key_len = s->key_len, .value_len = s->value_len, .value_fd = -1};
@@ -88,8 +64,8 @@ static int read_pages(title_index *x, table_source *src, const table_merge_optio
 }
 
 int title_merge_read(const char *out, const char *const *inputs, table_source *const *tables,
-                     unsigned n, const table_merge_options *o, const table_options *topts,
-                     title_index **x, int *missing, sp_error *err) {
+                     unsigned n, size_t read_bytes, title_merge_filter left_out, const void *ctx,
+                     const table_options *topts, title_index **x, int *missing, sp_error *err) {
     *x = NULL;
     *missing = -1;
     table_source **src = calloc(n, sizeof *src);
@@ -98,7 +74,8 @@ int title_merge_read(const char *out, const char *const *inputs, table_source *c
     sp_title_rules rules;
     int rc = 0;
     for (unsigned i = 0; i < n && !rc && *missing < 0; i++) {
-        int got = open_index(inputs[i], table_source_footer(tables[i]), o, &src[i], &rules, err);
+        int got =
+            open_index(inputs[i], table_source_footer(tables[i]), read_bytes, &src[i], &rules, err);
         if (got < 0)
             rc = -1;
         else if (got == 0)
@@ -111,7 +88,7 @@ int title_merge_read(const char *out, const char *const *inputs, table_source *c
         *x = title_index_init(out, &rules, &so, topts, err);
         rc = *x ? 0 : -1;
         for (unsigned i = 0; i < n && !rc; i++)
-            rc = read_pages(*x, src[i], o, err);
+            rc = read_pages(*x, src[i], left_out, ctx, err);
         if (rc) {
             title_index_destroy(*x);
             *x = NULL;
