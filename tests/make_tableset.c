@@ -4,19 +4,22 @@
  * looks, so the readers of sets are tested on sets of real data before and
  * beside the cluster build that writes them:
  *
- *   make_tableset SRC OUT_DIR [HEX_SPLIT...]
+ *   make_tableset [--titles] SRC OUT_DIR [HEX_SPLIT...]
  *
  * Shard i holds SRC's keys in [split_{i-1}, split_i) (hex, lowercase, in
  * increasing order; none: one shard), written with SRC's block size,
  * cluster size and value bound by the ordinary table writer, as
  * OUT_DIR/shard-NNNN.sst; then the manifest, through the same writer the
  * cluster build calls (table_set_write_manifest). SRC may itself be a set.
- * A split with no key of SRC in its range gives an empty shard.
+ * A split with no key of SRC in its range gives an empty shard. With
+ * --titles each shard gets its title index beside it, as a sharded build's
+ * would have, built from its records under the rules of SRC's index.
  */
 #include "stages/common/hex.h"
 #include "stages/sst/sstpipe.h"
 #include "stages/sst/table_set.h"
 #include "stages/sst/table_writer.h"
+#include "stages/sst/title_index.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -40,9 +43,27 @@ static int die(const char *msg) {
     return 1;
 }
 
+/* The title rules of src's index into *r: 0, or -1 when it has none. */
+static int read_rules(const char *src, sp_title_rules *r) {
+    char path[4096], *msg = NULL;
+    snprintf(path, sizeof path, "%s%s", src, SP_TITLES_SUFFIX);
+    sstpipe_table *t = sstpipe_open(path, &msg);
+    sstpipe_free(msg);
+    const void *v;
+    size_t vlen;
+    int rc = t && sstpipe_get(t, SP_TITLES_RULES_KEY, SP_TITLES_RULES_KEY_LEN, &v, &vlen, NULL) == 1
+                 ? sp_title_rules_decode(v, vlen, r)
+                 : -1;
+    sstpipe_close(t);
+    return rc;
+}
+
 int main(int argc, char **argv) {
+    bool titles = argc > 1 && !strcmp(argv[1], "--titles");
+    argc -= titles;
+    argv += titles;
     if (argc < 3)
-        return die("usage: make_tableset SRC OUT_DIR [HEX_SPLIT...]");
+        return die("usage: make_tableset [--titles] SRC OUT_DIR [HEX_SPLIT...]");
     const char *src = argv[1], *out = argv[2];
     size_t n = (size_t)argc - 2;
     char *msg = NULL;
@@ -70,6 +91,14 @@ int main(int argc, char **argv) {
     int rc = sstpipe_iter_next(it, &k, &klen, &v, &vlen, &msg);
     sp_error err = {0};
     int status = 0;
+    sp_title_rules rules;
+    sort_options so;
+    sort_options_init(&so);
+    so.memory = SORT_MIN_MEMORY;
+    if (titles && read_rules(src, &rules)) {
+        status = die("SRC has no title index");
+        goto done;
+    }
     for (size_t i = 0; i < n; i++) {
         table_set_shard *s = &shards[i];
         if (i > 0) {
@@ -91,7 +120,11 @@ int main(int argc, char **argv) {
         sprintf(path, "%s/%s", out, name);
         s->file = strdup(name);
         table_writer *w = table_writer_init(path, &opt, &err);
-        if (!w) {
+        title_index *x = w && titles ? title_index_init(path, &rules, &so, &opt, &err) : NULL;
+        sp_sink to = w ? table_writer_sink(w) : (sp_sink){0};
+        sp_sink sink = x ? title_index_tee(x, &to) : to;
+        if (!w || (titles && !x)) {
+            table_writer_destroy(w);
             free(path);
             status = die(err.msg);
             goto done;
@@ -102,12 +135,13 @@ int main(int argc, char **argv) {
                            .value = v,
                            .value_len = (uint32_t)vlen,
                            .value_fd = -1};
-            if (table_writer_add(w, &r, &err))
+            if (sp_sink_put(&sink, &r, &err))
                 break;
             rc = sstpipe_iter_next(it, &k, &klen, &v, &vlen, &msg);
         }
         /* Destroyed before exiting, so a failed shard leaves no temporary file. */
-        if (err.set || rc < 0 || table_writer_finish(w, &err)) {
+        if (err.set || rc < 0 || title_index_publish(x, w, path, &err)) {
+            title_index_destroy(x);
             table_writer_destroy(w);
             free(path);
             status = die(rc < 0 ? msg : err.msg);
@@ -115,6 +149,7 @@ int main(int argc, char **argv) {
         }
         s->records = table_writer_stats(w)->records;
         s->bytes = table_writer_stats(w)->file_size;
+        title_index_destroy(x);
         table_writer_destroy(w);
         int sum_rc = table_set_file_checksum(path, sums[i], &err);
         free(path);

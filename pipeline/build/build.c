@@ -14,7 +14,7 @@
  */
 #include "pipeline/build/build.h"
 
-#include "pipeline/build/title_index.h"
+#include "stages/sst/title_index.h"
 
 #include "stages/common/clock.h"
 #include "stages/common/usage.h"
@@ -217,21 +217,8 @@ int build_run(const char *input, const char *output, const build_options *opts, 
      * the title index: written for the complete table's identity and
      * published first (title_index.h). */
     double w = sp_clock_seconds(), c = sp_process_cpu_seconds();
-    sp_table_identity id;
-    if (rc == 0 && titles)
-        rc = table_writer_seal(tw, &id, err);
-    bool titles_published = rc == 0 && titles && title_index_finish(titles, &id, err) == 0;
-    if (rc == 0 && titles && !titles_published)
-        rc = -1;
     if (rc == 0)
-        rc = table_writer_finish(tw, err);
-    /* The table failed before its rename, after its title index went out:
-     * no index beside a table it was not built for. (Failed after the
-     * rename, the table is in place, with its index.) */
-    if (titles_published && !table_writer_in_place(tw))
-        title_index_unpublish(titles);
-    else if (titles_published)
-        title_index_keep(titles);
+        rc = title_index_publish(titles, tw, output, err);
     title_index_destroy(titles);
     stats->write_phase.wall_seconds += sp_clock_seconds() - w;
     stats->write_phase.cpu_seconds += sp_process_cpu_seconds() - c;

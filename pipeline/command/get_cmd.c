@@ -10,10 +10,13 @@
  * key found, SP_EXIT_NO one or more not found, SP_EXIT_FAIL error,
  * SP_EXIT_USAGE an empty key or one longer than a key can be among them.
  *
- * One KEY is a title as a person types it (sstpipe_lookup): tried exactly,
- * then as MediaWiki would store it, and a redirect followed to its target's
- * record, which stderr notes; --raw prints the record of the key itself. A
- * miss says "not found" on stderr with up to three suggestions.
+ * Every KEY is a title as a person types it (sstpipe_lookup, and
+ * sstpipe_lookup_many for several): tried exactly, then as MediaWiki would
+ * store it, and a redirect followed to its target's record, which stderr
+ * notes for one KEY and the JSON line names for several ("redirect_from",
+ * "redirect_to"); --raw prints the record of the key itself (several: the
+ * exact keys, as sstpipe_get_many answers them). A miss of one KEY says
+ * "not found" on stderr with up to three suggestions.
  */
 #include "pipeline/command/commands.h"
 #include "pipeline/command/front.h"
@@ -36,9 +39,8 @@
 
 enum { F_RAW };
 static const sp_flag flags[] = {
-    [F_RAW] = {"raw", 0, NULL, 0, NULL,
-               "one KEY: the record stored under it, a redirect not followed", SP_COMPLETE_NONE,
-               NULL},
+    [F_RAW] = {"raw", 0, NULL, 0, NULL, "the record stored under KEY, a redirect not followed",
+               SP_COMPLETE_NONE, NULL},
 };
 
 static const sp_operand operands[] = {{"FILE", SP_COMPLETE_FILE, NULL},
@@ -52,6 +54,8 @@ typedef struct batch {
     bool owned[GET_BATCH];
     const void *values[GET_BATCH];
     size_t vlens[GET_BATCH];
+    sstpipe_lookup_result res[GET_BATCH]; /* titles followed (not --raw) */
+    bool raw;
     size_t n;
     uint64_t seen; /* keys before this batch, to name a key by its place */
     bool missing;  /* a key was not found */
@@ -66,12 +70,22 @@ static int check_key(size_t klen, uint64_t at) {
     return 0;
 }
 
-/* One line: {"key": K, "value": V or null}. */
-static int print_line(const void *key, size_t klen, const void *value, size_t vlen, uint64_t at) {
+/* One line: {"key": K, "value": V or null}, and where a redirect was
+ * followed (res not NULL), "redirect_from" the title that redirected and
+ * "redirect_to" its target. */
+static int print_line(const void *key, size_t klen, const void *value, size_t vlen,
+                      const sstpipe_lookup_result *res, uint64_t at) {
     sp_error err = {0};
     json_t *o = json_object(), *k = json_stringn(key, klen);
     json_t *v = value ? json_stringn(value, vlen) : json_null();
-    if (!o || !k || !v || json_object_set_new(o, "key", k) || json_object_set_new(o, "value", v)) {
+    bool redirected = res && res->redirect_from_len;
+    const char *to = !res ? NULL : value ? res->title : res->missing_target;
+    size_t to_len = !res ? 0 : value ? res->title_len : res->missing_target_len;
+    if (!o || !k || !v || json_object_set_new(o, "key", k) || json_object_set_new(o, "value", v) ||
+        (redirected &&
+         (json_object_set_new(o, "redirect_from",
+                              json_stringn(res->redirect_from, res->redirect_from_len)) ||
+          json_object_set_new(o, "redirect_to", json_stringn(to, to_len))))) {
         json_decref(o);
         return sp_cli_usage_error("get", "key %llu: %s is not valid UTF-8; JSON cannot hold it",
                                   (unsigned long long)at + 1, !k ? "the key" : "its value");
@@ -90,14 +104,20 @@ static int print_line(const void *key, size_t klen, const void *value, size_t vl
 static int flush(sstpipe_table *t, batch *b) {
     char *msg = NULL;
     int code = 0;
-    if (sstpipe_get_many(t, b->n, b->keys, b->klens, b->values, b->vlens, &msg) < 0) {
+    if ((b->raw ? sstpipe_get_many(t, b->n, b->keys, b->klens, b->values, b->vlens, &msg)
+                : sstpipe_lookup_many(t, b->n, b->keys, b->klens, 0, b->res, &msg)) < 0) {
         code = sp_cli_report_msg(msg, SP_EXIT_FAIL);
         sstpipe_free(msg);
     }
     for (size_t i = 0; i < b->n; i++) {
-        if (!code) {
+        if (!code && !b->raw) {
+            b->missing |= !b->res[i].value;
+            code = print_line(b->keys[i], b->klens[i], b->res[i].value, b->res[i].vlen, &b->res[i],
+                              b->seen + i);
+        } else if (!code) {
             b->missing |= !b->values[i];
-            code = print_line(b->keys[i], b->klens[i], b->values[i], b->vlens[i], b->seen + i);
+            code =
+                print_line(b->keys[i], b->klens[i], b->values[i], b->vlens[i], NULL, b->seen + i);
         }
         if (b->owned[i])
             free((void *)b->keys[i]);
@@ -153,13 +173,14 @@ static int add_stdin(sstpipe_table *t, batch *b) {
 }
 
 /* Several keys, or "-": JSON lines, in batches. */
-static int get_many(sstpipe_table *t, char *const *keys, int n) {
+static int get_many(sstpipe_table *t, char *const *keys, int n, bool raw) {
     batch *b = calloc(1, sizeof *b);
     if (!b) {
         sp_error err = {0};
         sp_errorf(&err, "out of memory");
         return sp_cli_report(&err, SP_EXIT_FAIL);
     }
+    b->raw = raw;
     int code = 0;
     for (int i = 0; !code && i < n; i++)
         code = strcmp(keys[i], "-") ? add(t, b, keys[i], strlen(keys[i]), false) : add_stdin(t, b);
@@ -226,8 +247,8 @@ static int run(sp_cmdline *cl) {
         return code;
     char *const *keys = cl->operands + 1;
     int n = cl->n_operands - 1;
-    code = n == 1 && strcmp(keys[0], "-") ? get_one(t, keys[0], cl->count[F_RAW] > 0)
-                                          : get_many(t, keys, n);
+    bool raw = cl->count[F_RAW] > 0;
+    code = n == 1 && strcmp(keys[0], "-") ? get_one(t, keys[0], raw) : get_many(t, keys, n, raw);
     sstpipe_close(t);
     return code;
 }

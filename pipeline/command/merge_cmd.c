@@ -10,6 +10,7 @@
 #include "pipeline/command/front.h"
 #include "stages/common/cli.h"
 #include "stages/common/size.h"
+#include "stages/common/title_rules.h"
 #include "stages/merge/table_merge.h"
 #include "stages/sst/format.h"
 
@@ -64,6 +65,12 @@ static int run(sp_cmdline *cl) {
     table_merge_stats st;
     int rc = table_merge(out_path, (const char *const *)cl->operands, (unsigned)cl->n_operands, &o,
                          &st, &err);
+    if (rc == 0 && st.titles_missing >= 0)
+        fprintf(stderr,
+                "sstpipe merge: note: %s has no title index built for it (%s%s), so %s gets "
+                "none: titles are then looked up exactly and not suggested\n",
+                cl->operands[st.titles_missing], cl->operands[st.titles_missing], SP_TITLES_SUFFIX,
+                out_path);
     if (rc == 0)
         SP_FRONT_STATS(sp_cmdline_has(cl, F_VERBOSE), table_merge_stats_format, &st);
     return sp_front_exit(rc, &err);

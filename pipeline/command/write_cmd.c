@@ -5,12 +5,13 @@
  * The stream header states the value bound and whether the stream is
  * sorted, so a stream that skipped truncate or sort, and a block size no
  * record could be guaranteed to fit, are refused before the output file is
- * created. The value bound of the table is the stream's. Block and cluster size come from [sst] of
+ * created. The value bound of the table is the stream's; it has no title
+ * index (title_index.h). Block and cluster size come from [sst] of
  * the config (-c FILE,
  * --set), which the flags override.
  */
-#include "pipeline/command/config_apply.h"
 #include "pipeline/command/commands.h"
+#include "pipeline/command/config_apply.h"
 #include "pipeline/command/flags.h"
 #include "pipeline/command/front.h"
 #include "stages/common/cli.h"
@@ -18,6 +19,7 @@
 #include "stages/common/recstream.h"
 #include "stages/sst/format.h"
 #include "stages/sst/table_writer.h"
+#include "stages/sst/title_index.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -61,8 +63,10 @@ static int write_table(rs_reader *in, const char *in_name, const char *out_path,
         sp_progress_store(&prog->records, n);
         sp_progress_store(&prog->in_bytes, rs_reader_offset(in));
     }
+    /* A stream carries no dump's title rules: the table goes out without a
+     * title index, and one an earlier table left beside it goes. */
     if (rc == 0)
-        rc = table_writer_finish(w, err);
+        rc = title_index_publish(NULL, w, out_path, err);
     SP_FRONT_STATS(rc == 0 && verbose, table_stats_format, table_writer_stats(w));
     table_writer_destroy(w);
     return rc ? SP_EXIT_FAIL : SP_EXIT_OK;

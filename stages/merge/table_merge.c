@@ -17,6 +17,7 @@
 #include "stages/common/clock.h"
 #include "stages/common/key.h"
 #include "stages/merge/table_source.h"
+#include "stages/merge/title_merge.h"
 #include "stages/sort/merge.h"
 #include "stages/sst/table_writer.h"
 
@@ -35,7 +36,7 @@
 #define INDEX_MEMORY (256u << 10)
 
 void table_merge_options_init(table_merge_options *o) {
-    *o = (table_merge_options){.read_bytes = DEFAULT_READ_BYTES};
+    *o = (table_merge_options){.read_bytes = DEFAULT_READ_BYTES, .titles = true};
 }
 
 /* What the merge is doing, for the phase times (table_merge_stats). */
@@ -189,6 +190,27 @@ static int run_merge(merge_run *r, table_source *base, unsigned base_i, sp_error
     return 0;
 }
 
+/* Whether a title is one the merge leaves out (title_merge_filter): below
+ * lo, at or above hi, or dropped. */
+static bool title_left_out(const void *ctx, const uint8_t *t, uint32_t tl) {
+    const table_merge_options *o = ctx;
+    if ((o->lo.key && sp_key_cmp(t, tl, o->lo.key, o->lo.len) < 0) ||
+        (o->hi.key && sp_key_cmp(t, tl, o->hi.key, o->hi.len) >= 0))
+        return true;
+    size_t lo = 0, hi = o->n_drop;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = sp_key_cmp(o->drop[mid].key, o->drop[mid].len, t, tl);
+        if (c == 0)
+            return true;
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return false;
+}
+
 /* The base is about to release the memory of blocks it offered: the
  * writer writes the copied ones it still points to. */
 static void base_released(void *w) {
@@ -212,7 +234,8 @@ int table_merge(const char *out, const char *const *inputs, unsigned n,
     memset(st, 0, sizeof *st);
     uint64_t t0 = sp_clock_ns();
     st->inputs = n;
-    st->failed_input = -1;
+    st->failed_input = st->titles_missing = -1;
+    title_index *titles = NULL;
     if (n == 0)
         return sp_errorf(err, "merge: no input tables");
     merge_run r = {
@@ -265,6 +288,9 @@ int table_merge(const char *out, const char *const *inputs, unsigned n,
             r.others[k] = table_source_merge_source(r.tables[i]);
             r.other_index[k++] = i;
         }
+    if (o->titles && title_merge_read(out, inputs, r.tables, n, o->read_bytes, title_left_out, o,
+                                      &opts, &titles, &st->titles_missing, err))
+        goto done;
     if (!(r.w = table_writer_init(out, &opts, err)))
         goto done;
     if (base_i >= 0)
@@ -274,7 +300,7 @@ int table_merge(const char *out, const char *const *inputs, unsigned n,
                   err))
         goto done;
     uint64_t t1 = sp_clock_ns();
-    if (table_writer_finish(r.w, err))
+    if (title_index_publish(titles, r.w, out, err))
         goto done;
     const table_stats *ts = table_writer_stats(r.w);
     st->commit_ns = ts->commit_ns;
@@ -287,6 +313,7 @@ done:
     for (unsigned i = 0; rc && r.tables && i < n; i++)
         if (r.tables[i] && table_source_failed(r.tables[i]))
             st->failed_input = (int)i;
+    title_index_destroy(titles);
     table_writer_destroy(r.w);
     for (unsigned i = 0; r.tables && i < n; i++)
         table_source_destroy(r.tables[i]);

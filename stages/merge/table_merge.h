@@ -21,7 +21,8 @@
  * batch and 256 KiB of the output's index (the rest waits in a scratch
  * file beside the output until the data is written), whatever the table
  * sizes. A table set input costs what one of its shards does: they are
- * opened one at a time, in key order (table_source.h).
+ * opened one at a time, in key order (table_source.h). The output's title
+ * index adds one read chunk per input and a sort's budget (title_merge.c).
  */
 #ifndef SSTPIPE_MERGE_TABLE_MERGE_H
 #define SSTPIPE_MERGE_TABLE_MERGE_H
@@ -53,6 +54,12 @@ typedef struct table_merge_options {
      * merged with the keys of other tables in its range (the nightly of a
      * set). A base block is copied only when it lies wholly in the range. */
     table_merge_key lo, hi;
+    /* Whether the output gets a title index (title_rules.h), merged from
+     * the inputs' (title_merge.h) and published with it, both or neither
+     * (title_index.h): true unless the caller says otherwise. Without one
+     * (an input without its index, or false) the output has none: an
+     * earlier output's index is removed with the table it was for. */
+    bool titles;
 } table_merge_options;
 
 typedef struct table_merge_stats {
@@ -78,6 +85,9 @@ typedef struct table_merge_stats {
      * damaged or unreadable), or -1 when the error was not an input's
      * (the output, memory). */
     int failed_input;
+    /* The first input without a title index built for it (the output
+     * then has none), or -1. */
+    int titles_missing;
 } table_merge_stats;
 
 void table_merge_options_init(table_merge_options *o);

@@ -3,9 +3,10 @@
  *
  * The body is parsed whole by jansson (it is bounded), every key checked
  * before any lookup, so a bad request costs no read; then one
- * sstpipe_get_many answers all the keys, and the reply's JSON copies the
- * values at once (with direct I/O they live in this thread's buffer only
- * until its next lookup).
+ * sstpipe_lookup_many answers all the keys (as titles: the exact keys
+ * together, redirects followed), and the reply's JSON copies the values at
+ * once (with direct I/O they live in this thread's buffer only until its
+ * next lookup).
  */
 #include "stages/serve/serve_get_many.h"
 
@@ -51,17 +52,27 @@ static unsigned check_keys(json_t *a, const void **keys, size_t *klens,
     return 0;
 }
 
-/* The reply's array: {"key", "value" or null} for each key, in order. */
-static unsigned reply(json_t *a, const void **values, const size_t *vlens, char **json,
-                      size_t *json_len, bool *missed, char reason[SERVE_REASON_CAP]) {
+/* The reply's array: {"key", "value" or null} for each key, in order,
+ * with "redirect_from" and "redirect_to" where a redirect was followed. */
+static unsigned reply(json_t *a, const sstpipe_lookup_result *res, char **json, size_t *json_len,
+                      bool *missed, char reason[SERVE_REASON_CAP]) {
     json_t *out = json_array();
     size_t n = json_array_size(a);
     for (size_t i = 0; out && i < n; i++) {
-        json_t *v = values[i] ? json_stringn(values[i], vlens[i]) : json_null();
+        const sstpipe_lookup_result *r = &res[i];
+        json_t *v = r->value ? json_stringn(r->value, r->vlen) : json_null();
         json_t *rec = v ? json_object() : NULL;
-        *missed |= !values[i];
-        if (!rec || json_object_set(rec, "key", json_array_get(a, i)) ||
-            json_object_set_new(rec, "value", v) || json_array_append_new(out, rec)) {
+        *missed |= !r->value;
+        bool bad = !rec || json_object_set(rec, "key", json_array_get(a, i)) ||
+                   json_object_set_new(rec, "value", v);
+        if (!bad && r->redirect_from_len)
+            bad = json_object_set_new(rec, "redirect_from",
+                                      json_stringn(r->redirect_from, r->redirect_from_len)) ||
+                  json_object_set_new(rec, "redirect_to",
+                                      r->value
+                                          ? json_stringn(r->title, r->title_len)
+                                          : json_stringn(r->missing_target, r->missing_target_len));
+        if (bad || json_array_append_new(out, rec)) {
             json_decref(rec);
             json_decref(out);
             snprintf(reason, SERVE_REASON_CAP,
@@ -79,8 +90,23 @@ static unsigned reply(json_t *a, const void **values, const size_t *vlens, char 
     return 200;
 }
 
-unsigned serve_get_many(sstpipe_table *t, const uint8_t *body, size_t len, bool over, char **json,
-                        size_t *json_len, bool *missed, char reason[SERVE_REASON_CAP]) {
+/* The keys' records into res: as titles, or raw the exact keys'. */
+static int lookup(sstpipe_table *t, bool raw, size_t n, const void **keys, const size_t *klens,
+                  sstpipe_lookup_result *res, char **msg) {
+    if (!raw)
+        return sstpipe_lookup_many(t, n, keys, klens, 0, res, msg);
+    const void *values[SERVE_GET_MANY_MAX_KEYS];
+    size_t vlens[SERVE_GET_MANY_MAX_KEYS];
+    if (sstpipe_get_many(t, n, keys, klens, values, vlens, msg) < 0)
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        res[i] = (sstpipe_lookup_result){.value = values[i], .vlen = vlens[i]};
+    return 0;
+}
+
+unsigned serve_get_many(sstpipe_table *t, bool raw, const uint8_t *body, size_t len, bool over,
+                        char **json, size_t *json_len, bool *missed,
+                        char reason[SERVE_REASON_CAP]) {
     *json = NULL;
     *missed = false;
     if (over) {
@@ -99,19 +125,25 @@ unsigned serve_get_many(sstpipe_table *t, const uint8_t *body, size_t len, bool 
         json_decref(a);
         return 400;
     }
-    const void *keys[SERVE_GET_MANY_MAX_KEYS], *values[SERVE_GET_MANY_MAX_KEYS];
-    size_t klens[SERVE_GET_MANY_MAX_KEYS], vlens[SERVE_GET_MANY_MAX_KEYS];
+    const void *keys[SERVE_GET_MANY_MAX_KEYS];
+    size_t klens[SERVE_GET_MANY_MAX_KEYS];
     unsigned status = check_keys(a, keys, klens, reason);
-    if (status == 0) {
+    /* A result holds three titles: too many for a server thread's stack. */
+    sstpipe_lookup_result *res = status ? NULL : malloc(json_array_size(a) * sizeof *res);
+    if (status == 0 && !res) {
+        snprintf(reason, SERVE_REASON_CAP, "out of memory");
+        status = 503;
+    } else if (status == 0) {
         char *msg = NULL;
-        if (sstpipe_get_many(t, json_array_size(a), keys, klens, values, vlens, &msg) < 0) {
+        if (lookup(t, raw, json_array_size(a), keys, klens, res, &msg) < 0) {
             snprintf(reason, SERVE_REASON_CAP, "%s", msg ? msg : "lookup failed");
             sstpipe_free(msg);
             status = 500;
         } else {
-            status = reply(a, values, vlens, json, json_len, missed, reason);
+            status = reply(a, res, json, json_len, missed, reason);
         }
     }
+    free(res);
     json_decref(a);
     return status;
 }

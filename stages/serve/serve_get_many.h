@@ -2,8 +2,11 @@
  * serve_get_many.h: POST /v1/get_many, batched lookups over HTTP. The body
  * is a JSON array of keys (strings, 1 to 320 bytes of UTF-8 each); the
  * answer, in their order, is [{"key": K, "value": V or null}, ...], the
- * lookups made by one sstpipe_get_many, whose blocks are read together (a
- * networked disk serves reads in flight together). A request is bounded in
+ * lookups made by one sstpipe_lookup_many, whose exact keys' blocks are
+ * read together (a networked disk serves reads in flight together): keys
+ * are titles as people type them, a redirect followed and named in its
+ * item ("redirect_from", "redirect_to"); with raw (?raw=1), the exact
+ * keys' records, by one sstpipe_get_many. A request is bounded in
  * keys and in body bytes, so that one request holds at most that many
  * blocks (with direct I/O, in its thread's buffer) and that much JSON.
  */
@@ -33,7 +36,7 @@ bool serve_get_many_wants_body(const char *method, const char *path);
  * 5xx with reason set (400 a body that is not a JSON array of 1 to
  * SERVE_GET_MANY_MAX_KEYS keys of 1 to 320 bytes, 413 a body over the
  * bound, 500 a table error, 503 out of memory). */
-unsigned serve_get_many(sstpipe_table *t, const uint8_t *body, size_t len, bool over, char **json,
-                        size_t *json_len, bool *missed, char reason[SERVE_REASON_CAP]);
+unsigned serve_get_many(sstpipe_table *t, bool raw, const uint8_t *body, size_t len, bool over,
+                        char **json, size_t *json_len, bool *missed, char reason[SERVE_REASON_CAP]);
 
 #endif

@@ -304,8 +304,14 @@ static void handle_get_many(const serve_request *req, served_table *t, serve_rep
     char *body;
     size_t len;
     char reason[SERVE_REASON_CAP];
-    unsigned status = serve_get_many(t->table, req->body, req->body_len, req->body_over, &body,
-                                     &len, &out->missed, reason);
+    const char *raw_text = req->param(req->param_ctx, "raw");
+    int raw = parse_flag(raw_text);
+    if (raw < 0) {
+        reply_text(out, 400, "raw: '%.16s' is not 0 or 1", raw_text);
+        return;
+    }
+    unsigned status = serve_get_many(t->table, raw == 1, req->body, req->body_len, req->body_over,
+                                     &body, &len, &out->missed, reason);
     if (status == 200)
         reply_owned(out, JSON, body, len);
     else if (status == 500)

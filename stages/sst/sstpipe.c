@@ -18,8 +18,12 @@ sstpipe_table *sstpipe_open_with(const char *path, const sstpipe_options *opt, c
     sp_error err = {0};
     sstpipe_table *t = table_set_is_set_path(path) ? sstpipe_set_open(path, opt, &err)
                                                    : sstpipe_table_open(path, opt, &err);
-    if (t && !t->set && sstpipe_titles_open(t, opt, &err)) {
-        sstpipe_table_close(t);
+    /* A table's title index beside it; a set's beside each shard. */
+    bool failed = t && !t->set && sstpipe_titles_open(t, opt, &err);
+    for (size_t i = 0; t && t->set && !failed && i < t->set->n; i++)
+        failed = sstpipe_titles_open(t->set->shards[i], opt, &err) != 0;
+    if (failed) {
+        sstpipe_close(t);
         t = NULL;
     }
     if (!t)
@@ -35,6 +39,8 @@ void sstpipe_close(sstpipe_table *t) {
     if (!t)
         return;
     if (t->set) {
+        for (size_t i = 0; i < t->set->n; i++)
+            sstpipe_titles_close(t->set->shards[i]);
         sstpipe_set_close(t);
     } else {
         sstpipe_titles_close(t);

@@ -198,13 +198,16 @@ int sstpipe_get_many(sstpipe_table *t, size_t n, const void *const *keys, const 
  * FILE.titles (sstpipe_open opens it when it is there and was built for
  * this table, which it names by size and footer checksum; a table without
  * one, or beside one built for another table, answers sstpipe_lookup
- * exactly as sstpipe_get, and sstpipe_suggest with an error). With it, a title is looked up the way people type it: the
- * exact key first, then the title as MediaWiki would store it by the
- * dump's rules (an underscore is a space, surrounding spaces go, the first
- * letter is upper-cased where the title's namespace is first-letter, a
- * namespace prefix is recognised in any case). A redirect is followed to
- * its target's record (SSTPIPE_REDIRECT_HOPS at most, a loop stopped, a
- * "#section" dropped). Both calls are thread-safe; the strings of a result
+ * exactly as sstpipe_get, and sstpipe_suggest with an error; a table set
+ * has one beside each shard, and without one beside every shard answers
+ * the same way). With it, a
+ * title is looked up the way people type it: the exact key first, then the
+ * title as MediaWiki would store it by the dump's rules (an underscore is
+ * a space, surrounding spaces go, the first letter is upper-cased where
+ * the title's namespace is first-letter, a namespace prefix is recognised
+ * in any case). A redirect is followed to its target's record
+ * (SSTPIPE_REDIRECT_HOPS at most, a loop stopped, a "#section" dropped).
+ * The calls are thread-safe; the strings of a result
  * are the caller's.
  */
 #define SSTPIPE_TITLE_MAX 320
@@ -234,6 +237,14 @@ typedef struct sstpipe_lookup_result {
  * error with *errmsg set. */
 int sstpipe_lookup(sstpipe_table *t, const void *title, size_t len, unsigned flags,
                    sstpipe_lookup_result *res, char **errmsg);
+
+/* Since 1.4: sstpipe_lookup of n titles (lens[i] bytes each), into
+ * res[0..n): the exact keys looked up together (as sstpipe_get_many), then
+ * each one absent or a redirect (unless flags has SSTPIPE_LOOKUP_RAW) as
+ * sstpipe_lookup does; a title not found has res[i].value NULL. The values
+ * stay valid together (see Lifetimes). 0 done, -1 error with *errmsg set. */
+int sstpipe_lookup_many(sstpipe_table *t, size_t n, const void *const *titles, const size_t *lens,
+                        unsigned flags, sstpipe_lookup_result *res, char **errmsg);
 
 /* The most suggestions a call returns. */
 #define SSTPIPE_SUGGEST_MAX 100

@@ -169,11 +169,14 @@ __attribute__((noinline)) int sstpipe_set_get(const sstpipe_set *s, const void *
     return sstpipe_table_get(shard, key, klen, value, vlen, errmsg);
 }
 
+const sstpipe_table *sstpipe_set_shard_for(const sstpipe_set *s, const void *key, size_t klen) {
+    return s->shards[table_set_find(s->manifest, key, klen)];
+}
+
 /* A key's shard, for a batch over the set's shards together, so that all
  * their reads are in flight at once. */
 static const sstpipe_table *route_shard(const void *ctx, const void *key, size_t klen) {
-    const sstpipe_set *s = ctx;
-    return s->shards[table_set_find(s->manifest, key, klen)];
+    return sstpipe_set_shard_for(ctx, key, klen);
 }
 
 int sstpipe_set_get_many(const sstpipe_set *s, size_t n, const void *const *keys,

@@ -34,6 +34,8 @@ sstpipe_table *sstpipe_set_open(const char *path, const sstpipe_options *opt, sp
 void sstpipe_set_close(sstpipe_table *t);
 
 const void *sstpipe_set_first_key(const sstpipe_set *s, uint64_t i, size_t *klen);
+/* The shard whose range holds key. */
+const sstpipe_table *sstpipe_set_shard_for(const sstpipe_set *s, const void *key, size_t klen);
 int sstpipe_set_get(const sstpipe_set *s, const void *key, size_t klen, const void **value,
                     size_t *vlen, char **errmsg);
 int sstpipe_set_get_many(const sstpipe_set *s, size_t n, const void *const *keys,

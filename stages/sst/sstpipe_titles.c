@@ -64,6 +64,27 @@ void sstpipe_titles_close(sstpipe_table *t) {
     t->rules = NULL;
 }
 
+/* The plain table that holds key: t, or the shard of t's set for it; its
+ * title index is the one for the titles in its key range. */
+static const sstpipe_table *home(const sstpipe_table *t, const void *key, size_t klen) {
+    return t->set ? sstpipe_set_shard_for(t->set, key, klen) : t;
+}
+
+/* Whether t has title indexes: its own, or one beside every shard. */
+static bool has_titles(const sstpipe_table *t) {
+    if (!t->set)
+        return t->titles != NULL;
+    for (size_t i = 0; i < t->set->n; i++)
+        if (!t->set->shards[i]->titles)
+            return false;
+    return t->set->n > 0;
+}
+
+/* The dump's rules (a set's shards are of one dump: the first's). */
+static const sp_title_rules *rules_of(const sstpipe_table *t) {
+    return t->set ? t->set->shards[0]->rules : t->rules;
+}
+
 /* The title index's word on title: 1 and its record's value (kind, and a
  * redirect's target), 0 not indexed, -1 error. */
 static int title_kind(const sstpipe_table *t, const uint8_t *title, size_t n, const uint8_t **v,
@@ -73,7 +94,7 @@ static int title_kind(const sstpipe_table *t, const uint8_t *title, size_t n, co
     if (klen == 0)
         return 0;
     const void *value;
-    int found = sstpipe_table_get(t->titles, key, klen, &value, vlen, errmsg);
+    int found = sstpipe_table_get(home(t, title, n)->titles, key, klen, &value, vlen, errmsg);
     *v = value;
     return found == 1 && *vlen == 0 ? 0 : found;
 }
@@ -89,16 +110,16 @@ static void set_text(char *dst, size_t *dlen, const void *src, size_t n) {
  * set, 0 neither. */
 static int find_title(const sstpipe_table *t, const uint8_t *title, size_t n,
                       sstpipe_lookup_result *res, char **errmsg) {
-    int found = sstpipe_table_get(t, title, n, &res->value, &res->vlen, errmsg);
+    int found = sstpipe_table_get(home(t, title, n), title, n, &res->value, &res->vlen, errmsg);
     if (found)
         set_text(res->title, &res->title_len, title, n);
-    if (found || !t->titles)
+    if (found || !has_titles(t))
         return found;
     uint8_t norm[SSTPIPE_TITLE_MAX];
-    size_t nlen = sp_title_normalise(t->rules, title, n, norm, sizeof norm);
+    size_t nlen = sp_title_normalise(rules_of(t), title, n, norm, sizeof norm);
     if (nlen == 0 || (nlen == n && !memcmp(norm, title, n)))
         return 0;
-    found = sstpipe_table_get(t, norm, nlen, &res->value, &res->vlen, errmsg);
+    found = sstpipe_table_get(home(t, norm, nlen), norm, nlen, &res->value, &res->vlen, errmsg);
     if (found)
         set_text(res->title, &res->title_len, norm, nlen);
     return found;
@@ -126,7 +147,7 @@ static int follow(const sstpipe_table *t, sstpipe_lookup_result *res, char **err
             set_text(res->redirect_from, &res->redirect_from_len, res->title, res->title_len);
         const void *tv;
         size_t tvlen;
-        int found = sstpipe_table_get(t, target, tlen, &tv, &tvlen, errmsg);
+        int found = sstpipe_table_get(home(t, target, tlen), target, tlen, &tv, &tvlen, errmsg);
         if (found <= 0) {
             if (found == 0)
                 set_text(res->missing_target, &res->missing_target_len, target, tlen);
@@ -140,13 +161,6 @@ static int follow(const sstpipe_table *t, sstpipe_lookup_result *res, char **err
 int sstpipe_lookup(sstpipe_table *t, const void *title, size_t len, unsigned flags,
                    sstpipe_lookup_result *res, char **errmsg) {
     memset(res, 0, sizeof *res);
-    if (t->set) {
-        /* A set's shards carry no title index (yet): the exact key. */
-        int found = sstpipe_set_get(t->set, title, len, &res->value, &res->vlen, errmsg);
-        if (found == 1)
-            set_text(res->title, &res->title_len, title, len);
-        return found;
-    }
     if (!sstpipe_key_may_exist(len))
         return 0;
     int found = find_title(t, title, len, res, errmsg);
@@ -154,13 +168,80 @@ int sstpipe_lookup(sstpipe_table *t, const void *title, size_t len, unsigned fla
     size_t tlen;
     /* Only a record that reads as a redirect asks the title index, so an
      * article costs what sstpipe_get does. */
-    if (found != 1 || !t->titles || (flags & SSTPIPE_LOOKUP_RAW) ||
+    if (found != 1 || !has_titles(t) || (flags & SSTPIPE_LOOKUP_RAW) ||
         !sp_title_redirect_target(res->value, res->vlen, &target, &tlen))
         return found;
     found = follow(t, res, errmsg);
     if (found != 1)
         return found;
-    return sstpipe_table_get(t, res->title, res->title_len, &res->value, &res->vlen, errmsg);
+    return sstpipe_table_get(home(t, res->title, res->title_len), res->title, res->title_len,
+                             &res->value, &res->vlen, errmsg);
+}
+
+/* Any table's batch: a set's or a plain table's. */
+static int get_many(sstpipe_table *t, size_t n, const void *const *keys, const size_t *klens,
+                    const void **values, size_t *vlens, char **errmsg) {
+    return t->set ? sstpipe_set_get_many(t->set, n, keys, klens, values, vlens, errmsg)
+                  : sstpipe_table_get_many(t, n, keys, klens, values, vlens, errmsg);
+}
+
+int sstpipe_lookup_many(sstpipe_table *t, size_t n, const void *const *titles, const size_t *lens,
+                        unsigned flags, sstpipe_lookup_result *res, char **errmsg) {
+    const void **keys = malloc((n ? n : 1) * sizeof *keys);
+    const void **values = malloc((n ? n : 1) * sizeof *values);
+    size_t *klens = malloc((n ? n : 1) * sizeof *klens);
+    size_t *vlens = malloc((n ? n : 1) * sizeof *vlens);
+    int rc = keys && values && klens && vlens ? 0 : -1;
+    if (rc) {
+        sp_error err = {0};
+        sp_errorf(&err, "out of memory");
+        sstpipe_report_error(errmsg, &err);
+    }
+    if (!rc)
+        rc = get_many(t, n, titles, lens, values, vlens, errmsg);
+    /* The exact keys answered together; a miss or a redirect then looked
+     * up alone, and, since under direct I/O a lookup ends the batch's
+     * values, every record found read again together. */
+    bool again = false, titled = has_titles(t);
+    for (size_t i = 0; !rc && i < n; i++) {
+        memset(&res[i], 0, sizeof res[i]);
+        const uint8_t *target;
+        size_t tlen;
+        bool as_is = values[i] && ((flags & SSTPIPE_LOOKUP_RAW) || !titled ||
+                                   !sp_title_redirect_target(values[i], vlens[i], &target, &tlen));
+        if (as_is || (!values[i] && !titled)) {
+            res[i].value = values[i];
+            res[i].vlen = vlens[i];
+            if (values[i])
+                set_text(res[i].title, &res[i].title_len, titles[i], lens[i]);
+            continue;
+        }
+        int found = sstpipe_lookup(t, titles[i], lens[i], flags, &res[i], errmsg);
+        if (found < 0)
+            rc = -1;
+        else if (found == 0)
+            res[i].value = NULL;
+        again = true;
+    }
+    if (!rc && again) {
+        size_t m = 0;
+        for (size_t i = 0; i < n; i++)
+            if (res[i].value) {
+                keys[m] = res[i].title;
+                klens[m++] = res[i].title_len;
+            }
+        rc = get_many(t, m, keys, klens, values, vlens, errmsg);
+        for (size_t i = 0, j = 0; !rc && i < n; i++)
+            if (res[i].value) {
+                res[i].value = values[j];
+                res[i].vlen = vlens[j++];
+            }
+    }
+    free(keys);
+    free(values);
+    free(klens);
+    free(vlens);
+    return rc;
 }
 
 /* Whether a ranks before b. */
@@ -173,37 +254,19 @@ static bool better(const sstpipe_suggestion *a, bool a_exact, const sstpipe_sugg
     return a->title_len < b->title_len;
 }
 
-int sstpipe_suggest(sstpipe_table *t, const void *text, size_t len, size_t limit,
-                    sstpipe_suggestion *out, char **errmsg) {
-    sp_error err = {0};
-    /* A table set's shards carry none (yet). */
-    const char *path = t->set ? t->set->path : sstpipe_table_path(t);
-    if (!t->titles)
-        sp_errorf(&err, "%s has no title index (%s%s): build it again to suggest titles", path,
-                  path, SP_TITLES_SUFFIX);
-    else if (limit < 1 || limit > SSTPIPE_SUGGEST_MAX)
-        sp_errorf(&err, "a limit is 1 to %d", SSTPIPE_SUGGEST_MAX);
-    else if (len == 0 || len > SSTPIPE_TITLE_MAX || !sp_utf8_valid(text, len, NULL))
-        sp_errorf(&err, "the text to suggest titles for must be 1 to %d bytes of UTF-8",
-                  SSTPIPE_TITLE_MAX);
-    uint8_t prefix[SP_MAX_KEY_BYTES], norm[SSTPIPE_TITLE_MAX];
-    size_t plen = err.msg[0] ? 0 : sp_title_fold(text, len, prefix, sizeof prefix);
-    if (!err.msg[0] && plen == 0)
-        sp_errorf(&err, "the text to suggest titles for must be 1 to %d bytes of UTF-8",
-                  SSTPIPE_TITLE_MAX);
-    if (err.msg[0]) {
-        sstpipe_report_error(errmsg, &err);
-        return -1;
-    }
-    size_t nlen = sp_title_normalise(t->rules, text, len, norm, sizeof norm);
-    sstpipe_iter *it = sstpipe_table_iter_new(t->titles, NULL, 0, prefix, plen);
+/* Ranks the first SUGGEST_SCAN titles of the index titles starting with
+ * prefix into out[0..*n) (exact[] saying which are norm itself), the best
+ * limit kept. 0, or -1 with *errmsg set. */
+static int scan(sstpipe_table *titles, const uint8_t *prefix, size_t plen, const uint8_t *norm,
+                size_t nlen, size_t limit, sstpipe_suggestion *out, bool *exact, size_t *n,
+                char **errmsg) {
+    sstpipe_iter *it = sstpipe_table_iter_new(titles, NULL, 0, prefix, plen);
     if (!it) {
+        sp_error err = {0};
         sp_errorf(&err, "out of memory");
         sstpipe_report_error(errmsg, &err);
         return -1;
     }
-    bool exact[SSTPIPE_SUGGEST_MAX];
-    size_t n = 0;
     int rc = 0;
     for (int scanned = 0; scanned < SUGGEST_SCAN; scanned++) {
         const void *k, *v;
@@ -219,18 +282,52 @@ int sstpipe_suggest(sstpipe_table *t, const void *text, size_t len, size_t limit
         s.redirect = ((const uint8_t *)v)[0] == SP_TITLE_REDIRECT;
         bool ex = s.title_len == nlen && !memcmp(s.title, norm, nlen);
         /* Insertion into the ranked list, the worst dropped at limit. */
-        size_t at = n;
+        size_t at = *n;
         while (at > 0 && better(&s, ex, &out[at - 1], exact[at - 1]))
             at--;
         if (at == limit)
             continue;
-        size_t keep = n < limit ? n : limit - 1;
+        size_t keep = *n < limit ? *n : limit - 1;
         memmove(out + at + 1, out + at, (keep - at) * sizeof *out);
         memmove(exact + at + 1, exact + at, (keep - at) * sizeof *exact);
         out[at] = s;
         exact[at] = ex;
-        n = keep + 1;
+        *n = keep + 1;
     }
     sstpipe_iter_free(it);
-    return rc < 0 ? -1 : (int)n;
+    return rc < 0 ? -1 : 0;
+}
+
+int sstpipe_suggest(sstpipe_table *t, const void *text, size_t len, size_t limit,
+                    sstpipe_suggestion *out, char **errmsg) {
+    sp_error err = {0};
+    const char *path = t->set ? t->set->path : sstpipe_table_path(t);
+    if (!has_titles(t))
+        sp_errorf(&err, "%s has no title index (%s%s): build it again to suggest titles", path,
+                  t->set ? "beside each shard: shard-NN.sst" : path, SP_TITLES_SUFFIX);
+    else if (limit < 1 || limit > SSTPIPE_SUGGEST_MAX)
+        sp_errorf(&err, "a limit is 1 to %d", SSTPIPE_SUGGEST_MAX);
+    else if (len == 0 || len > SSTPIPE_TITLE_MAX || !sp_utf8_valid(text, len, NULL))
+        sp_errorf(&err, "the text to suggest titles for must be 1 to %d bytes of UTF-8",
+                  SSTPIPE_TITLE_MAX);
+    uint8_t prefix[SP_MAX_KEY_BYTES], norm[SSTPIPE_TITLE_MAX];
+    size_t plen = err.msg[0] ? 0 : sp_title_fold(text, len, prefix, sizeof prefix);
+    if (!err.msg[0] && plen == 0)
+        sp_errorf(&err, "the text to suggest titles for must be 1 to %d bytes of UTF-8",
+                  SSTPIPE_TITLE_MAX);
+    if (err.msg[0]) {
+        sstpipe_report_error(errmsg, &err);
+        return -1;
+    }
+    size_t nlen = sp_title_normalise(rules_of(t), text, len, norm, sizeof norm);
+    /* A set's titles are ranked as one: each shard's index holds the
+     * titles of its key range, any of which may start with the text. */
+    bool exact[SSTPIPE_SUGGEST_MAX];
+    size_t n = 0, shards = t->set ? t->set->n : 1;
+    for (size_t i = 0; i < shards; i++) {
+        sstpipe_table *titles = t->set ? t->set->shards[i]->titles : t->titles;
+        if (scan(titles, prefix, plen, norm, nlen, limit, out, exact, &n, errmsg))
+            return -1;
+    }
+    return (int)n;
 }

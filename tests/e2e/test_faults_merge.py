@@ -14,8 +14,12 @@ ENOSPC or EIO is a failure, not "unsupported"), the previous output
 byte-identical, no temporary file. test_merge_reflink.py does the same on a
 file system with reflinks. Then SIGKILL at call indices spread over the run: nothing
 left behind, the old output intact, and the next merge gives the reference
-bytes (killed right at the rename, the temporary name holds the complete
-new table, the one file a kill can leave, as for build). The inputs live outside the faulted directory and are never changed.
+bytes (killed right at a rename, the temporary name holds the complete
+new file, as for build). The output's title index, merged from the
+inputs', is published just before the table, both or neither: every check
+judges the two together (faultlib.output_sha), and a kill between the
+publishes may leave the earlier index at its temporary name, or the new
+index beside the old table (which readers ignore: test_titles' Pair). The inputs live outside the faulted directory and are never changed.
 
 MergeSpillFaults does it again where the output's index spills: tables of
 512-byte blocks and 299-byte keys (test_merge_memory.py) whose 1,000-block
@@ -42,7 +46,8 @@ import unittest
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "faults"))
 
 import faultlib  # noqa: E402
-from faultlib import OPS, TITLES, Tally, check_error_line, output_sha, sha, temp_leftovers  # noqa: E402
+from faultlib import (OPS, TITLES, Tally, check_error_line, output_names, output_sha, sha,  # noqa: E402
+                      temp_leftovers)
 from sstpipe_e2e import E2ETest, corpora_dir, sstpipe, sstpipe_bin, wikigen  # noqa: E402
 from test_merge import edited, split_dump  # noqa: E402
 from test_merge_memory import long_key_tables  # noqa: E402
@@ -80,15 +85,15 @@ class MergeFaults(E2ETest):
         self.inputs = (sha(self.base), sha(self.incr))
 
     def reset_output(self):
-        # merge writes no title index (yet): the earlier output is a table
-        # alone, as a merge leaves it.
+        # The earlier output: a built table and its title index.
         self.build(self.prev_dump, self.out)
-        os.unlink(self.out + TITLES)
         return output_sha(self.out)
 
     def check_after(self, what, r):
         self.assertEqual(temp_leftovers(self.out_dir), [], what + r.describe())
-        self.assertEqual(sorted(os.listdir(self.out_dir)), ["table.sst"], what + r.describe())
+        self.assertEqual(sorted(os.listdir(self.out_dir)),
+                         output_names(self.out, os.path.exists(self.out + TITLES)),
+                         what + r.describe())
         self.assertEqual((sha(self.base), sha(self.incr)), self.inputs, what + ": inputs changed")
 
     def test_errors_at_every_call(self):
@@ -121,18 +126,24 @@ class MergeFaults(E2ETest):
         what = f"merge {op}:{n}:SIGKILL"
         r = faultlib.run(self.argv, fault=f"{op}:{n}:SIGKILL", fault_dir=self.out_dir)
         self.assertEqual(r.code, -9, what + r.describe())
-        if op == "rename":
-            # Killed between linking the finished file under its
-            # temporary name and the rename (no call replaces a file
-            # atomically from an anonymous one): that name holds the
-            # complete new table, as with build; only then is a file left.
-            left = temp_leftovers(self.out_dir)
-            self.assertEqual(len(left), 1, what)
-            self.assertEqual(sha(left[0]), sha(self.ref), what + ": the left file is partial")
-            os.unlink(left[0])
+        ref = output_sha(self.ref)
+        # Killed between naming a finished file (the title index, or then
+        # the table) and its rename: only then is a file left, the complete
+        # new one; and between the index's exchange and the table's rename,
+        # the earlier index at the temporary name.
+        left = temp_leftovers(self.out_dir)
+        self.assertLessEqual(len(left), 2, what)
+        for path in left:
+            self.assertIn(sha(path), (ref[0], ref[1], prev[1]), what + ": a left file is partial")
+            os.unlink(path)
         self.check_after(what, r)
-        # Killed before the rename: the old table; at or after it: the new one.
-        self.assertIn(output_sha(self.out), {prev, output_sha(self.ref)}, what)
+        # Killed before the first rename: the old table and index; after the
+        # last: the new ones; between them, the old table with the new
+        # index; or, an output without an index, the new table before the
+        # old index is removed: either index names another table than the
+        # one beside it, which readers ignore.
+        self.assertIn(output_sha(self.out),
+                      {prev, ref, (prev[0], ref[1]), (ref[0], prev[1])}, what)
         r2 = faultlib.run(self.argv, fault_dir=self.out_dir)
         self.assertEqual(r2.code, 0, what + ": the next run failed" + r2.describe())
         self.assertEqual(output_sha(self.out), output_sha(self.ref), what + ": the next run's bytes")

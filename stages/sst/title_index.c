@@ -1,15 +1,17 @@
 /*
- * title_index.c: a table's title index, built from its records; see
- * title_index.h.
+ * title_index.c: a table's title index, built from its records or merged
+ * from other indexes; see title_index.h.
  */
-#include "pipeline/build/title_index.h"
+#include "stages/sst/title_index.h"
 
 #include "stages/common/cleanup.h"
 #include "stages/sst/format.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 struct title_index {
@@ -94,6 +96,10 @@ static int add_title(title_index *x, const sp_record *rec, sp_error *err) {
     return sorter_add(x->sort, &out, err);
 }
 
+int title_index_add_entry(title_index *x, const sp_record *rec, sp_error *err) {
+    return sorter_add(x->sort, rec, err);
+}
+
 static int tee_put(void *ctx, const sp_record *rec, sp_error *err) {
     title_index *x = ctx;
     if (sp_sink_put(&x->to, rec, err))
@@ -174,6 +180,34 @@ void title_index_unpublish(title_index *x) {
             unlink(x->pub.from);
     }
     unregister(x);
+}
+
+int title_index_publish(title_index *x, table_writer *tw, const char *table_path, sp_error *err) {
+    sp_table_identity id;
+    int rc = x ? table_writer_seal(tw, &id, err) : 0;
+    bool published = rc == 0 && x && title_index_finish(x, &id, err) == 0;
+    if (rc == 0 && x && !published)
+        rc = -1;
+    if (rc == 0)
+        rc = table_writer_finish(tw, err);
+    /* Failed after the rename, the table is in place: its index stays. */
+    if (published && !table_writer_in_place(tw))
+        title_index_unpublish(x);
+    else if (published)
+        title_index_keep(x);
+    struct stat st;
+    if (!x && table_writer_in_place(tw) && stat(table_path, &st) == 0 && S_ISREG(st.st_mode)) {
+        size_t n = strlen(table_path) + sizeof SP_TITLES_SUFFIX;
+        char *stale = malloc(n);
+        if (!stale)
+            return rc ? rc : sp_errorf(err, "%s: out of memory", table_path);
+        snprintf(stale, n, "%s%s", table_path, SP_TITLES_SUFFIX);
+        if (unlink(stale) && errno != ENOENT && !rc)
+            rc = sp_errorf(err, "%s: cannot remove the title index of the table it replaced: %s",
+                           stale, strerror(errno));
+        free(stale);
+    }
+    return rc;
 }
 
 void title_index_destroy(title_index *x) {
