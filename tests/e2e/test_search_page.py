@@ -15,11 +15,11 @@ still shows exact titles and says suggestions need one.
 In Debian's headless Chromium, driven through the DevTools protocol over
 --remote-debugging-pipe (standard library only): typing a prefix shows
 suggestions; down and enter, or a click, shows the record and makes the
-address /?title=...; a redirect is shown as one; escape closes the list;
-every request the page makes goes to the server, its Content-Security-Policy
-refuses nothing, and the page throws nothing. Those tests are skipped (exit
-77 through tests/skip_status) only when chromium is absent;
-pipeline/install-deps installs it on CI.
+address /?title=..., and back the page before it; a redirect is shown as
+one; escape closes the list; every request the page makes goes to the
+server, its Content-Security-Policy refuses nothing, and the page throws
+nothing. Those tests are skipped (exit 77 through tests/skip_status) only
+when chromium is absent; pipeline/install-deps installs it on CI.
 """
 
 import sys
@@ -362,11 +362,15 @@ class Chromium:
 
     def wait(self, expression, what):
         deadline = time.monotonic() + PATIENCE
+        last = None
         while time.monotonic() < deadline:
-            if self.js(expression):
-                return
+            try:
+                if self.js(expression):
+                    return
+            except AssertionError as e:  # a page being replaced has no context to ask
+                last = e
             time.sleep(0.05)
-        raise AssertionError(f"timed out waiting for {what} ({expression})")
+        raise AssertionError(f"timed out waiting for {what} ({expression}); last error: {last}")
 
     def open(self, url):
         self.send("Page.navigate", url=url)
@@ -461,6 +465,11 @@ class InChromium(Serving):
                          ("/?title=Anarchism", record(TABLES["en"], "Anarchism"), None))
         self.assertEqual(self.b.js(f"{LIVE}.length"), 0)
         self.assertIn("Cut at 1024 bytes", self.b.js("document.querySelector('.cut').textContent"))
+        # Back is the page before the record.
+        self.b.js("history.back()")
+        self.b.wait("location.search === '' && !document.querySelector('#result h2.title') && "
+                    "document.querySelector('#result').textContent.includes('Type the start')",
+                    "the page before the record")
 
     def test_click_a_redirect(self):
         self.open("en")
