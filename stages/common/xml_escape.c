@@ -1,9 +1,12 @@
 /* xml_escape.c: escaping text for XML output; see xml_escape.h. */
 #include "stages/common/xml_escape.h"
 
-void sp_xml_escape(FILE *o, const char *s) {
-    for (; *s; s++) {
-        switch (*s) {
+#include <stdbool.h>
+#include <string.h>
+
+static void escape(FILE *o, const unsigned char *s, size_t n, bool lines) {
+    for (size_t i = 0; i < n; i++) {
+        switch (s[i]) {
         case '<':
             fputs("&lt;", o);
             break;
@@ -16,8 +19,21 @@ void sp_xml_escape(FILE *o, const char *s) {
         case '"':
             fputs("&quot;", o);
             break;
+        case '\t':
+        case '\n':
+        case '\r':
+            fputc(lines ? s[i] : '?', o);
+            break;
         default:
-            fputc((unsigned char)*s < 0x20 ? '?' : *s, o);
+            fputc(s[i] < 0x20 ? '?' : s[i], o);
         }
     }
+}
+
+void sp_xml_escape(FILE *o, const char *s) {
+    escape(o, (const unsigned char *)s, strlen(s), false);
+}
+
+void sp_xml_escape_text(FILE *o, const void *s, size_t n) {
+    escape(o, s, n, true);
 }

@@ -308,6 +308,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         mhd.MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, rep.content_type);
     if (ok == MHD_YES && rep.allow)
         ok = mhd.MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, rep.allow);
+    if (ok == MHD_YES && rep.csp)
+        ok = mhd.MHD_add_response_header(resp, "Content-Security-Policy", rep.csp);
     if (ok == MHD_YES && rep.redirect_from[0])
         ok = mhd.MHD_add_response_header(resp, "X-Sstpipe-Redirect-From", rep.redirect_from);
     if (ok == MHD_YES && rep.redirect_to[0])

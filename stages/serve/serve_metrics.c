@@ -12,8 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const endpoint_names[SERVE_EP_COUNT] = {
-    "get", "get_many", "prefix", "info", "healthz", "metrics", "suggest", "page", "other"};
+static const char *const endpoint_names[SERVE_EP_COUNT] = {"get",     "get_many", "prefix",  "info",
+                                                           "healthz", "metrics",  "suggest", "page",
+                                                           "search",  "other"};
 
 /* Seconds: from a warm lookup (microseconds) to a stalled client. */
 static const double bucket_le[SERVE_LATENCY_BUCKETS] = {

@@ -25,8 +25,9 @@ typedef enum serve_endpoint {
     SERVE_EP_HEALTHZ,
     SERVE_EP_METRICS,
     SERVE_EP_SUGGEST,
-    SERVE_EP_PAGE,  /* the nightly's HTML pages (serve_pages.h) */
-    SERVE_EP_OTHER, /* unknown paths */
+    SERVE_EP_PAGE,   /* the nightly's HTML pages (serve_pages.h) */
+    SERVE_EP_SEARCH, /* the search page at / (serve_search.h) */
+    SERVE_EP_OTHER,  /* unknown paths */
     SERVE_EP_COUNT
 } serve_endpoint;
 

@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 bool serve_page_path(const char *path) {
-    return !strcmp(path, "/") || !strcmp(path, "/index.html") || !strncmp(path, "/builds/", 8) ||
+    return !strcmp(path, "/index.html") || !strncmp(path, "/builds/", 8) ||
            !strncmp(path, "/failed/", 8);
 }
 
@@ -26,7 +26,7 @@ static const struct {
  * type; 0 when the path names no page. */
 static int components(const char *path, char parts[3][256], const char **type) {
     *type = build_files[0].type;
-    if (!strcmp(path, "/") || !strcmp(path, "/index.html")) {
+    if (!strcmp(path, "/index.html")) {
         snprintf(parts[0], 256, "index.html");
         return 1;
     }

@@ -2,8 +2,8 @@
  * serve_pages.h: the nightly's HTML pages (pipeline/nightly), served read-only
  * from the output directory `sstpipe serve NIGHTLY_DIR` follows:
  *
- *   GET /                              NIGHTLY_DIR/index.html
- *   GET /index.html                    the same
+ *   GET /index.html                    NIGHTLY_DIR/index.html, which the
+ *                                      search page at / links
  *   GET /builds/<name>/report.html     NIGHTLY_DIR/builds/<name>/report.html
  *   GET /failed/<name>/report.html     NIGHTLY_DIR/failed/<name>/report.html
  *   GET /builds/<name>/nightly.log     the build's log (text/plain), which
@@ -27,7 +27,7 @@
 #define SERVE_PAGE_MAX (64u << 20)
 
 /* Whether path (decoded, without the query) is in the pages' namespace
- * ("/", "/index.html", "/builds/...", "/failed/..."). */
+ * ("/index.html", "/builds/...", "/failed/..."). */
 bool serve_page_path(const char *path);
 
 /* Reads the page at path (percent-encoded, as the index links it) under

@@ -70,3 +70,20 @@ int serve_parse_limit(const char *text, uint32_t max, uint32_t *out,
     *out = v > max ? max : (uint32_t)v;
     return 0;
 }
+
+void serve_percent_encode(const void *text, size_t n, char *out) {
+    static const char hex[] = "0123456789ABCDEF";
+    const unsigned char *t = text;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = t[i];
+        if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+            (c && strchr("-._~", c))) {
+            *out++ = (char)c;
+        } else {
+            *out++ = '%';
+            *out++ = hex[c >> 4];
+            *out++ = hex[c & 15];
+        }
+    }
+    *out = '\0';
+}

@@ -29,4 +29,9 @@ long serve_decode_param(const char *name, const char *in, uint8_t *out, size_t c
  * configured cap). Returns 0, or -1 with reason set. */
 int serve_parse_limit(const char *text, uint32_t max, uint32_t *out, char reason[SERVE_REASON_CAP]);
 
+/* text[0..n) percent-encoded into out (3 * n + 1 bytes): every byte but
+ * RFC 3986's unreserved ones, so it is safe in a header, a query value and
+ * an HTML attribute (a redirect's headers, the search page's links). */
+void serve_percent_encode(const void *text, size_t n, char *out);
+
 #endif

@@ -14,6 +14,7 @@
 #include "stages/read/info_json.h"
 #include "stages/serve/serve_get_many.h"
 #include "stages/serve/serve_pages.h"
+#include "stages/serve/serve_search.h"
 
 #include <jansson.h>
 #include <stdarg.h>
@@ -176,24 +177,6 @@ static int parse_flag(const char *text) {
     return !strcmp(text, "1") || !strcmp(text, "true") ? 1 : -1;
 }
 
-/* title[0..n) percent-encoded into out (3 * n + 1 bytes), for a header:
- * every byte but the unreserved ones of RFC 3986. */
-static void percent_encode(const char *title, size_t n, char *out) {
-    static const char hex[] = "0123456789ABCDEF";
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)title[i];
-        if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-            strchr("-._~", c)) {
-            *out++ = (char)c;
-        } else {
-            *out++ = '%';
-            *out++ = hex[c >> 4];
-            *out++ = hex[c & 15];
-        }
-    }
-    *out = '\0';
-}
-
 /* /v1/get?key=K[&raw=1]: K as people type a title (sstpipe_lookup), a
  * redirect followed and named in two headers; raw=1 the record itself. */
 static void handle_get(const serve_handler *h, const serve_request *req, served_table *t,
@@ -238,8 +221,8 @@ static void handle_get(const serve_handler *h, const serve_request *req, served_
         out->body = res->value;
         out->len = res->vlen;
         if (res->redirect_from_len) {
-            percent_encode(res->redirect_from, res->redirect_from_len, out->redirect_from);
-            percent_encode(res->title, res->title_len, out->redirect_to);
+            serve_percent_encode(res->redirect_from, res->redirect_from_len, out->redirect_from);
+            serve_percent_encode(res->title, res->title_len, out->redirect_to);
         }
     }
     free(res);
@@ -443,6 +426,51 @@ static void handle_page(const serve_handler *h, const serve_request *req, serve_
     reply_owned(out, type, body, len);
 }
 
+/* The search page at / (serve_search.h); a request refused is the page
+ * saying why, as the 400 of check_query or param words it. */
+static void handle_search(const serve_handler *h, const serve_request *req, served_table *t,
+                          serve_reply *out) {
+    static const char *const names[] = {"q", "title", NULL};
+    serve_search_request s = {.kind = SERVE_SEARCH_REFUSED, .reports = h->pages_dir != NULL};
+    bool has_title = req->param(req->param_ctx, "title") != NULL;
+    uint8_t text[SSTPIPE_TITLE_MAX];
+    long n = 0;
+    if (!check_query(req, "/", names, out)) {
+        if (has_title && req->param(req->param_ctx, "q"))
+            reply_text(out, 400,
+                       "give q (titles starting with it) or title (its record), "
+                       "not both");
+        else if ((n = param(req, has_title ? "title" : "q", text, sizeof text, out)) == -1)
+            s.kind = SERVE_SEARCH_EMPTY;
+        else if (n == 0)
+            reply_text(out, 400, "%s is empty: type a title, or its start",
+                       has_title ? "title" : "q");
+        else if (n > 0)
+            s.kind = has_title ? SERVE_SEARCH_TITLE : SERVE_SEARCH_QUERY;
+    }
+    if (s.kind == SERVE_SEARCH_REFUSED) {
+        s.text = (const uint8_t *)out->text;
+        s.len = strcspn(out->text, "\n");
+    } else {
+        s.text = text;
+        s.len = n > 0 ? (size_t)n : 0;
+    }
+    char *body, *msg;
+    size_t len;
+    unsigned status = serve_search_page(t->table, &s, &body, &len, &msg);
+    if (status == 500) {
+        table_error(out, t, msg, "lookup failed");
+        sstpipe_free(msg);
+    } else if (!body) {
+        reply_text(out, 503, "out of memory");
+    } else {
+        reply_owned(out, "text/html; charset=utf-8", body, len);
+        out->status = status;
+        out->missed = status == 404;
+        out->csp = SERVE_SEARCH_CSP;
+    }
+}
+
 void serve_handle(const serve_handler *h, const serve_request *req, served_table *t,
                   serve_reply *out) {
     memset(out, 0, sizeof *out);
@@ -453,7 +481,7 @@ void serve_handle(const serve_handler *h, const serve_request *req, served_table
         {"/v1/get", SERVE_EP_GET},         {SERVE_GET_MANY_PATH, SERVE_EP_GET_MANY},
         {"/v1/prefix", SERVE_EP_PREFIX},   {"/v1/info", SERVE_EP_INFO},
         {"/healthz", SERVE_EP_HEALTHZ},    {"/metrics", SERVE_EP_METRICS},
-        {"/v1/suggest", SERVE_EP_SUGGEST},
+        {"/v1/suggest", SERVE_EP_SUGGEST}, {SERVE_SEARCH_PATH, SERVE_EP_SEARCH},
     };
     out->endpoint = SERVE_EP_OTHER;
     for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++)
@@ -463,7 +491,7 @@ void serve_handle(const serve_handler *h, const serve_request *req, served_table
         out->endpoint = SERVE_EP_PAGE;
     if (out->endpoint == SERVE_EP_OTHER) {
         reply_text(out, 404,
-                   "no such endpoint: %.100s (see /v1/get, /v1/get_many, /v1/prefix, "
+                   "no such endpoint: %.100s (see /, /v1/get, /v1/get_many, /v1/prefix, "
                    "/v1/suggest, /v1/info, /healthz, /metrics)",
                    req->path);
         return;
@@ -501,6 +529,9 @@ void serve_handle(const serve_handler *h, const serve_request *req, served_table
         break;
     case SERVE_EP_PAGE:
         handle_page(h, req, out);
+        break;
+    case SERVE_EP_SEARCH:
+        handle_search(h, req, t, out);
         break;
     default:
         handle_metrics(h, t, out);

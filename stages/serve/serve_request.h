@@ -14,7 +14,9 @@
  *   GET /v1/info                              200 what `sstpipe info --json` prints
  *   GET /healthz                              200 "ok"
  *   GET /metrics                              200 Prometheus text
- *   GET /, /builds/<name>/report.html, ...    the nightly's HTML pages, when
+ *   GET /, /?q=TEXT, /?title=T                the search page (serve_search.h)
+ *   GET /index.html, /builds/<name>/report.html, ...
+ *                                             the nightly's HTML pages, when
  *                                             serving a nightly directory
  *                                             (serve_pages.h)
  *
@@ -70,6 +72,7 @@ typedef struct serve_reply {
     bool missed; /* a lookup of an absent key */
     const char *content_type;
     const char *allow; /* the Allow header of a 405, else NULL */
+    const char *csp;   /* the Content-Security-Policy header of a page, else NULL */
     serve_body kind;
     const void *body;
     size_t len;

@@ -22,10 +22,11 @@ non-ASCII, leave report.html in every build directory and index.html in
   url(), so no request to any host, Chromium's own included, can come from
   it.
 
-`sstpipe serve NIGHTLY_DIR` serves index.html at / and every report its
-links name, byte for byte, and answers 404 to everything else: the table,
-manifests and logs, "..", encoded "..", a build that is a symlink to /, a
-report that is a symlink to a file outside, a missing build.
+`sstpipe serve NIGHTLY_DIR` serves index.html at /index.html (linked from
+the search page at /) and every report its links name, byte for byte, and
+answers 404 to everything else: the table, manifests and logs, "..",
+encoded "..", a build that is a symlink to /, a report that is a symlink to
+a file outside, a missing build.
 
 Also: a failed build's report shows the failure (stage, error, verify's
 problem); `sstpipe report DIR` rewrites the same bytes, sweeping the
@@ -691,8 +692,9 @@ class ReportTest(E2ETest):
         self.assertEqual(temp_leftovers(out), [])
 
     def test_serve_pages(self):
-        """`sstpipe serve NIGHTLY_DIR` serves index.html at / and each report
-        beside it, read-only, and nothing else of the directory."""
+        """`sstpipe serve NIGHTLY_DIR` serves index.html at /index.html, which
+        the search page at / links, and each report beside it, read-only,
+        and nothing else of the directory."""
         copy = self.path("served")
         shutil.copytree(self.out, copy, symlinks=True)
         one = sorted(glob.glob(os.path.join(copy, "builds", "*")))[0]
@@ -713,10 +715,13 @@ class ReportTest(E2ETest):
         c = srv.client()
         with open(os.path.join(copy, "index.html"), "rb") as f:
             index = f.read()
-        for path in ["/", "/index.html"]:
-            status, headers, body = c.request(path)
-            self.assertEqual((status, headers["content-type"], body),
-                             (200, "text/html; charset=utf-8", index), path)
+        status, headers, body = c.request("/index.html")
+        self.assertEqual((status, headers["content-type"], body),
+                         (200, "text/html; charset=utf-8", index))
+        # / is the search page (test_search_page.py), which links the index.
+        status, headers, body = c.request("/")
+        self.assertEqual((status, headers["content-type"]), (200, "text/html; charset=utf-8"))
+        self.assertIn(b'<a href="/index.html">Nightly reports</a>', body)
         # Every link of the index, as the index writes it, is its report.
         links = re.findall(r'href="([^"]*)"', index.decode())
         self.assertEqual(len(links), 5)
@@ -768,12 +773,16 @@ class ReportTest(E2ETest):
         self.assertGreaterEqual(m['sstpipe_serve_requests_total{endpoint="page",status="404"}'], 10)
         c.close()
         self.assertEqual(srv.stop(), 0, srv.stderr())
-        # Serving a table file, there are no pages.
+        # Serving a table file, there are no pages, and the search page
+        # links none.
         srv = Server(os.path.join(one, "table.sst")).start(self.path("serve2.err"))
         self.addCleanup(srv.kill)
         c = srv.client()
-        status, _, _ = c.request("/")
+        status, _, _ = c.request("/index.html")
         self.assertEqual(status, 404)
+        status, _, body = c.request("/")
+        self.assertEqual(status, 200)
+        self.assertNotIn(b"/index.html", body)
         c.close()
         self.assertEqual(srv.stop(), 0, srv.stderr())
 

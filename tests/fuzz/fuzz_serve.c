@@ -17,9 +17,14 @@
  * key asked, in order, each with its stored value or null. The nightly
  * pages (serve_pages.h) are served from a small directory with symlinks
  * leading out of it: a page served must be one of its two pages, never the
- * file outside.
+ * file outside. The search page at / (serve_search.h) is its fixed start
+ * and end around what the server wrote, in which no text of the request or
+ * the table is markup (no "<script" whatever q or title held), and a 200
+ * for a stored title shows its value, escaped.
  */
 #include "fuzz_file.h"
+#include "stages/common/xml_escape.h"
+#include "stages/serve/search_page.h"
 #include "stages/serve/serve_request.h"
 #include "stages/sst/table_writer.h"
 
@@ -28,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -287,6 +293,43 @@ static void check_page(const serve_reply *r) {
         fuzz_fail("served something that is not a page: %.*s", (int)r->len, (const char *)r->body);
 }
 
+static void check_search(const query *q, const serve_reply *r) {
+    if (r->status == 405)
+        return;
+    size_t head = strlen(serve_search_page_head), tail = strlen(serve_search_page_tail);
+    const char *b = r->body;
+    if (r->len < head + tail || memcmp(b, serve_search_page_head, head) ||
+        memcmp(b + r->len - tail, serve_search_page_tail, tail))
+        fuzz_fail("the search page is not its start and end around the server's part");
+    /* The server's part, NUL-terminated for the searches below. */
+    char *mid = strndup(b + head, r->len - head - tail);
+    if (!mid)
+        fuzz_fail("out of memory");
+    for (const char *p = mid; (p = strchr(p, '<')); p++)
+        if (!strncasecmp(p, "<script", 7))
+            fuzz_fail("markup from the request or the table in the search page: %s", mid);
+    const char *raw = lookup((void *)q, "title");
+    uint8_t key[SP_MAX_KEY_BYTES];
+    char reason[SERVE_REASON_CAP];
+    long klen = raw ? serve_decode_param("title", raw, key, sizeof key, reason) : -1;
+    long i = klen < 0 ? -1 : find_key(key, (size_t)klen);
+    if (r->status == 200 && i >= 0) {
+        char v[128], *want = NULL;
+        size_t want_len = 0;
+        FILE *o = open_memstream(&want, &want_len);
+        if (!o)
+            fuzz_fail("out of memory");
+        fputs("<pre class=\"record\">", o);
+        value_of((size_t)i, v, sizeof v);
+        sp_xml_escape_text(o, v, strlen(v));
+        fputs("</pre>", o);
+        if (fclose(o) || !strstr(mid, want))
+            fuzz_fail("the search page does not show the record of %s: %s", keys[i], mid);
+        free(want);
+    }
+    free(mid);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (!served.table)
         make_table();
@@ -332,7 +375,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         ok |= r.status == allowed[i];
     if (!ok)
         fuzz_fail("status %u for %s %s", r.status, line, path);
-    if (r.status >= 400) {
+    if (r.status >= 400 && r.endpoint != SERVE_EP_SEARCH) {
         const char *nl = memchr(r.body, '\n', r.len);
         if (!r.len || nl != (const char *)r.body + r.len - 1)
             fuzz_fail("error body is not one line: %.*s", (int)r.len, (const char *)r.body);
@@ -345,6 +388,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         check_prefix(&q, &r);
     else if (r.endpoint == SERVE_EP_GET_MANY)
         check_get_many(body, body_len, &r);
+    else if (r.endpoint == SERVE_EP_SEARCH)
+        check_search(&q, &r);
     serve_metrics_record(&metrics, r.endpoint, r.status, 1000, r.missed);
     serve_reply_destroy(&r);
     free(raw_query);
