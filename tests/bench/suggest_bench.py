@@ -110,6 +110,9 @@ def make_zim(sstpipe, table, work):
     if os.path.exists(zim + ".stamp") and open(zim + ".stamp").read() == stamp:
         with open(titles_file) as f:
             return zim, f.read().split("\n")[:-1]
+    # The stamp goes first: a run stopped while the ZIM is made leaves none.
+    if os.path.exists(zim + ".stamp"):
+        os.unlink(zim + ".stamp")
     pages = tempfile.mkdtemp(prefix="zim-pages-", dir=work)
     try:
         titles = []
