@@ -299,9 +299,10 @@ def kiwix_text(runs):
             (f"died in {died} of {len(runs)} runs" if died else "survived"))
 
 
-def rows(r, row, paired, med):
+def rows(r, row, paired):
     """The table rows of measure()'s results r; paired is tests/bench/run's
     (report's), which keeps the per-run ratios."""
+    med = serve_bench.med
     ours = [x["p50_us"] for x in r["suggest_c1"]]
     get = [x["p50_us"] for x in r["get_c1"]]
     row("serve /v1/suggest 1-conn p50 vs /v1/get (us)", med(ours), med(get), paired(ours, get),
@@ -345,17 +346,7 @@ def main():
     a = ap.parse_args()
     raw = measure(a.sstpipe, a.table, a.data_dir or os.path.dirname(os.path.abspath(a.table)),
                   a.reps, a.seconds, a.prefixes)
-    from importlib.machinery import SourceFileLoader
-    from importlib.util import module_from_spec, spec_from_loader
-    loader = SourceFileLoader("report", os.path.join(SRC, "tests/bench/report"))
-    report = module_from_spec(spec_from_loader("report", loader))
-    loader.exec_module(report)
-    table = []
-    rows(raw, lambda *x: table.append(report.make_row(*x)), report.paired, serve_bench.med)
-    print("\n".join(report.table_lines(table)))
-    if a.json:
-        with open(a.json, "w") as f:
-            json.dump({"table_rows": table, "suggest": raw}, f, indent=1)
+    serve_bench.print_rows(raw, rows, a.json, "suggest")
 
 
 if __name__ == "__main__":
