@@ -117,7 +117,10 @@ static int next_block(sstpipe_iter *it, sp_error *err) {
 }
 
 static int advance(sstpipe_iter *it, sp_error *err) {
-    sp_error e = {0};
+    /* Cleared, not zeroed: this runs once a record, and zeroing all of an
+     * sp_error was most of a suggestion's scan of its prefix's titles. */
+    sp_error e;
+    sp_error_clear(&e);
     int rc = sst_walk_next(&it->walk, &e);
     if (rc < 0)
         return sst_blocks_error(sst_reader_blocks(it->r), it->block, &e, err);

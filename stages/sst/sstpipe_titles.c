@@ -277,10 +277,14 @@ static int scan(sstpipe_table *titles, const uint8_t *prefix, size_t plen, const
         const uint8_t *zero = memchr(k, 0, klen);
         if (!zero || vlen == 0)
             continue;
+        const uint8_t *title = zero + 1;
+        size_t tlen = klen - (size_t)(title - (const uint8_t *)k);
+        /* Ranked on its kind and length first; its title is copied only
+         * when it makes the list, as most of the scanned ones do not. */
         sstpipe_suggestion s;
-        set_text(s.title, &s.title_len, zero + 1, klen - (size_t)(zero + 1 - (const uint8_t *)k));
+        s.title_len = tlen;
         s.redirect = ((const uint8_t *)v)[0] == SP_TITLE_REDIRECT;
-        bool ex = s.title_len == nlen && !memcmp(s.title, norm, nlen);
+        bool ex = tlen == nlen && !memcmp(title, norm, nlen);
         /* Insertion into the ranked list, the worst dropped at limit. */
         size_t at = *n;
         while (at > 0 && better(&s, ex, &out[at - 1], exact[at - 1]))
@@ -290,7 +294,8 @@ static int scan(sstpipe_table *titles, const uint8_t *prefix, size_t plen, const
         size_t keep = *n < limit ? *n : limit - 1;
         memmove(out + at + 1, out + at, (keep - at) * sizeof *out);
         memmove(exact + at + 1, exact + at, (keep - at) * sizeof *exact);
-        out[at] = s;
+        out[at].redirect = s.redirect;
+        set_text(out[at].title, &out[at].title_len, title, tlen);
         exact[at] = ex;
         *n = keep + 1;
     }

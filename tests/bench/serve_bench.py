@@ -189,12 +189,14 @@ def fetch_values(port, keys):
     return values
 
 
-def wrk(port, paths_file, lua, conns, threads, seconds):
+def wrk(port, paths_file, lua, conns, threads, seconds, errors_fail=True):
+    """wrk's figures for one run; a failed request ends the bench unless
+    errors_fail is False (the result's `errors` then counts them)."""
     out = subprocess.run(["wrk", f"-t{threads}", f"-c{conns}", f"-d{seconds}s", "-s", lua,
                           f"http://127.0.0.1:{port}/"], capture_output=True, text=True,
                          env=dict(os.environ, PATHS=paths_file), check=True).stdout
     res = json.loads(out[out.rindex("{"):])
-    if res["errors"]:
+    if res["errors"] and errors_fail:
         sys.exit(f"serve bench: wrk saw {res['errors']} errors on port {port}: {out}")
     res["rps"] = res["requests"] / res["seconds"]
     return res
@@ -303,6 +305,25 @@ def rows(r, row, paired):
         paired(ours, floor), "<= 1.2", None)
 
 
+def print_rows(raw, rows_of, json_path, key):
+    """Alone (not from tests/bench/run): prints the rows that rows_of (a
+    bench module's rows()) makes of its results raw, through
+    tests/bench/report as tests/bench/run does, and writes both, raw under
+    key, to json_path when given."""
+    from importlib.machinery import SourceFileLoader
+    from importlib.util import module_from_spec, spec_from_loader
+    loader = SourceFileLoader("report", os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                                     "report"))
+    report = module_from_spec(spec_from_loader("report", loader))
+    loader.exec_module(report)
+    table = []
+    rows_of(raw, lambda *x: table.append(report.make_row(*x)), report.paired)
+    print("\n".join(report.table_lines(table)))
+    if json_path:
+        with open(json_path, "w") as f:
+            json.dump({"table_rows": table, key: raw}, f, indent=1)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("sstpipe")
@@ -315,18 +336,7 @@ def main():
     a = ap.parse_args()
     raw = measure(a.sstpipe, a.table, a.data_dir or os.path.dirname(
         os.path.abspath(a.table)), a.reps, a.seconds, a.keys)
-    from importlib.machinery import SourceFileLoader
-    from importlib.util import module_from_spec, spec_from_loader
-    loader = SourceFileLoader("report", os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                                     "report"))
-    report = module_from_spec(spec_from_loader("report", loader))
-    loader.exec_module(report)
-    table = []
-    rows(raw, lambda *x: table.append(report.make_row(*x)), report.paired)
-    print("\n".join(report.table_lines(table)))
-    if a.json:
-        with open(a.json, "w") as f:
-            json.dump({"table_rows": table, "serve": raw}, f, indent=1)
+    print_rows(raw, rows, a.json, "serve")
 
 
 if __name__ == "__main__":
