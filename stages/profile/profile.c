@@ -110,9 +110,9 @@ static sstpipe_table *open_table(const char *path, bool cold, sp_error *err) {
     return t;
 }
 
-/* Drops every file of t from the page cache, so that what the drawing of
- * the keys read there does not answer the lookups (direct I/O bypasses
- * the cache; this also empties it of the index's neighbours). */
+/* Drops every file of t from the page cache, as --cold always has: the
+ * blocks that drawing the keys read through the cache go, and the
+ * lookups' O_DIRECT reads find nothing there to write back first. */
 static int drop_cache(sstpipe_table *t, sp_error *err) {
     for (size_t i = 0; i < sstpipe_shard_count(t); i++) {
         const char *p = sstpipe_path(sstpipe_shard(t, i));
