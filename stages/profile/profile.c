@@ -1,21 +1,21 @@
 /*
  * profile.c: running a profile and reducing its timings to figures; see
- * profile.h. The keys are drawn first (profile_keys.c), the file is then
- * dropped from the page cache in cold mode, and only the lookups themselves
- * (profile_io.c) are timed.
+ * profile.h. The table (or set) is opened once, through libsstpipe, as a
+ * user would open it; the keys are drawn from it (profile_keys.c), its
+ * files are then dropped from the page cache in cold mode, and only the
+ * library's calls themselves (profile_io.c) are timed.
  */
 #include "stages/profile/profile.h"
 
-#include "stages/common/clock.h"
 #include "stages/profile/profile_io.h"
 #include "stages/profile/profile_keys.h"
-#include "stages/sst/table_reader.h"
+#include "stages/sst/block_source.h"
+#include "stages/sst/sstpipe.h"
 
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 void profile_options_init(profile_options *opts) {
@@ -61,19 +61,23 @@ static uint64_t percentile(const uint64_t *v, uint64_t n, double p) {
     return v[rank - 1];
 }
 
-static void reduce(profile_result *res, const uint32_t *reads, double seconds) {
+static void reduce(profile_result *res, const double *reads, double seconds) {
     uint64_t n = res->lookups;
     uint64_t *lat = res->latencies_ns;
     uint64_t sum = 0;
-    res->min_reads_per_lookup = UINT64_MAX;
+    double all_reads = 0;
+    res->min_reads_per_lookup = reads[0];
+    res->max_reads_per_lookup = reads[0];
     for (uint64_t i = 0; i < n; i++) {
         sum += lat[i];
-        res->reads += reads[i];
+        all_reads += reads[i];
         if (reads[i] < res->min_reads_per_lookup)
             res->min_reads_per_lookup = reads[i];
         if (reads[i] > res->max_reads_per_lookup)
             res->max_reads_per_lookup = reads[i];
     }
+    /* Each key's share of its call's reads, summed back to whole reads. */
+    res->reads = (uint64_t)(all_reads + 0.5);
     qsort(lat, n, sizeof *lat, cmp_u64);
     res->min_ns = lat[0];
     res->max_ns = lat[n - 1];
@@ -89,38 +93,44 @@ static void reduce(profile_result *res, const uint32_t *reads, double seconds) {
     res->bytes_per_lookup = (double)res->bytes_read / (double)n;
 }
 
-/* Opens the file for the timed reads: through the page cache, or (cold)
- * dropped from it and opened for direct I/O, so every read reaches the disk. */
-static int open_for_lookups(const char *path, bool cold, int *fd, sp_error *err) {
-    *fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (*fd < 0)
-        return sp_errorf_errno(err, "%s: cannot open", path);
-    if (!cold)
-        return 0;
-    int e = posix_fadvise(*fd, 0, 0, POSIX_FADV_DONTNEED);
-    close(*fd);
-    if (e)
-        return sp_errorf(err, "%s: cannot drop the file from the page cache: %s", path,
-                         strerror(e));
-    *fd = open(path, O_RDONLY | O_CLOEXEC | O_DIRECT);
-    if (*fd < 0)
-        return sp_errorf_errno(err, "%s: cannot open for direct I/O (--cold)", path);
+/* Opens path once, as the lookups will read it: mapped, or (cold) with
+ * direct I/O, every lookup's block read from the device. */
+static sstpipe_table *open_table(const char *path, bool cold, sp_error *err) {
+    char *msg = NULL;
+    sstpipe_table *t = NULL;
+    sstpipe_options *o = cold ? sstpipe_options_new() : NULL;
+    if (cold && o)
+        sstpipe_options_set_direct_io(o, true);
+    if (!cold || o)
+        t = sstpipe_open_with(path, o, &msg);
+    sstpipe_options_free(o);
+    if (!t)
+        sp_errorf(err, "%s", msg ? msg : "out of memory");
+    sstpipe_free(msg);
+    return t;
+}
+
+/* Drops every file of t from the page cache, as --cold always has: the
+ * blocks that drawing the keys read through the cache go, and the
+ * lookups' O_DIRECT reads find nothing there to write back first. */
+static int drop_cache(sstpipe_table *t, sp_error *err) {
+    for (size_t i = 0; i < sstpipe_shard_count(t); i++) {
+        const char *p = sstpipe_path(sstpipe_shard(t, i));
+        int fd = open(p, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            return sp_errorf_errno(err, "%s: cannot open", p);
+        int e = posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+        close(fd);
+        if (e)
+            return sp_errorf(err, "%s: cannot drop the file from the page cache: %s", p,
+                             strerror(e));
+    }
     return 0;
 }
 
-/* The table's figures and the keys, drawn through libsstpipe
- * (profile_keys.h), which also checks a set whole (its manifest, every
- * shard against it); the table is closed again before the lookups, which
- * read through their own readers. */
-static int draw_keys(const char *path, uint64_t n, const profile_options *opts, profile_keys *keys,
+/* The table's figures (of a set: the sums) and the keys. */
+static int draw_keys(sstpipe_table *t, uint64_t n, const profile_options *opts, profile_keys *keys,
                      profile_result *res, sp_error *err) {
-    char *msg = NULL;
-    sstpipe_table *t = sstpipe_open(path, &msg);
-    if (!t) {
-        sp_errorf(err, "%s", msg ? msg : "out of memory");
-        sstpipe_free(msg);
-        return -1;
-    }
     sstpipe_info f;
     sstpipe_info_get(t, &f);
     res->file_size = f.file_size;
@@ -129,34 +139,25 @@ static int draw_keys(const char *path, uint64_t n, const profile_options *opts, 
     res->block_size = f.block_size;
     res->cluster_size = f.cluster_size;
     res->shards = sstpipe_shard_count(t);
-    int rc = profile_keys_draw(t, n, opts->misses_pct, opts->seed, keys, err);
-    sstpipe_close(t);
-    return rc;
+    return profile_keys_draw(t, n, opts->misses_pct, opts->seed, keys, err);
 }
 
-/* Opens the lookups' reader and descriptor of each shard (the table alone
- * when not a set): mapped, or for reads (cold: dropped from the cache,
- * O_DIRECT). */
-static int open_shards(const char *path, const table_set *set, bool cold, bool mapped,
-                       profile_shard *sh, size_t n, sp_error *err) {
-    for (size_t i = 0; i < n; i++) {
-        const char *p = set ? table_set_shard_path(set, i) : path;
-        int fd;
-        if (!(sh[i].r = sst_reader_open(p, err)) || open_for_lookups(p, cold, &fd, err))
-            return -1;
-        /* The reader's block source reads the lookups' blocks on fd, and
-         * closes it with the reader. */
-        sst_reader_blocks_mut(sh[i].r)->lookup_fd = fd;
-        if (mapped && sst_reader_map(sh[i].r, SST_READER_DIR_BUDGET, err))
-            return -1;
-    }
+/* Whether an io_uring of the batch's depth can be set up here: a cold
+ * batch's reads go through one, and a depth the kernel refuses is said
+ * up front rather than read one after another unnoticed. */
+static int uring_probe(unsigned depth, sp_error *err) {
+    sst_block_ring *ring = sst_block_ring_new(depth, err);
+    if (!ring)
+        return -1;
+    sst_block_ring_free(ring);
     return 0;
 }
 
 int profile_run(const char *path, const profile_options *opts, profile_result *res, sp_error *err) {
     if (check_options(opts, err))
         return -1;
-    if (opts->queue_depth > 1 && lookup_uring_probe(opts->queue_depth, err))
+    bool batched = opts->queue_depth > 1;
+    if (opts->cold && batched && uring_probe(opts->queue_depth, err))
         return -1;
     res->opts = *opts;
     if (!(res->path = strdup(path)))
@@ -165,75 +166,71 @@ int profile_run(const char *path, const profile_options *opts, profile_result *r
     uint64_t n = opts->n;
     unsigned threads = opts->threads;
     profile_keys keys = {0};
-    table_set *set = NULL;
-    profile_shard *shards = NULL;
-    size_t n_shards = 0;
     int rc = -1;
-    uint32_t *reads = calloc(n, sizeof *reads);
+    double *reads = calloc(n, sizeof *reads);
     lookup_job *jobs = calloc(threads, sizeof *jobs);
     pthread_t *tids = calloc(threads, sizeof *tids);
     res->latencies_ns = calloc(n, sizeof *res->latencies_ns);
-    if (draw_keys(path, n, opts, &keys, res, err))
+    sstpipe_table *t = open_table(path, opts->cold, err);
+    if (!t || draw_keys(t, n, opts, &keys, res, err))
         goto out;
     res->key_sequence_hash = keys.hash;
     res->misses_requested = keys.n_absent;
-    if (table_set_is_set_path(path) && !(set = table_set_read(path, err)))
-        goto out;
-    n_shards = set ? table_set_count(set) : 1;
-    if (!reads || !jobs || !tids || !res->latencies_ns ||
-        !(shards = calloc(n_shards, sizeof *shards))) {
+    if (!reads || !jobs || !tids || !res->latencies_ns) {
         sp_errorf(err, "out of memory for %llu lookups", (unsigned long long)n);
         goto out;
     }
-    bool mapped = !opts->cold && opts->queue_depth == 1;
-    res->io = mapped ? "mapped" : opts->queue_depth > 1 ? "io_uring" : "pread";
-    if (open_shards(path, set, opts->cold, mapped, shards, n_shards, err))
+    if (opts->cold && drop_cache(t, err))
         goto out;
-    for (unsigned t = 0; t < threads; t++)
-        jobs[t] = (lookup_job){.shards = shards,
-                               .set = set,
-                               .mapped = mapped,
+    res->io = !opts->cold ? "mapped" : batched ? "io_uring" : "pread";
+    for (unsigned k = 0; k < threads; k++)
+        jobs[k] = (lookup_job){.t = t,
                                .keys = &keys,
-                               .first = n * t / threads,
-                               .count = n * (t + 1) / threads - n * t / threads,
-                               .queue_depth = opts->queue_depth,
+                               .first = n * k / threads,
+                               .count = n * (k + 1) / threads - n * k / threads,
+                               .batch = opts->queue_depth,
+                               .reads_are =
+                                   opts->cold && batched ? LOOKUP_DISK_BLOCKS : LOOKUP_READ_CALLS,
+                               .block_size = res->block_size,
                                .lat_ns = res->latencies_ns,
                                .reads = reads};
     if (opts->progress)
         sp_progress_phase(opts->progress, SP_PHASE_PROFILING);
-    double t0 = sp_clock_seconds();
     unsigned started = 0;
     for (; started < threads; started++)
         if (pthread_create(&tids[started], NULL, lookup_job_run, &jobs[started]) != 0)
             break;
-    for (unsigned t = 0; t < started; t++)
-        pthread_join(tids[t], NULL);
-    double seconds = sp_clock_seconds() - t0;
+    for (unsigned k = 0; k < started; k++)
+        pthread_join(tids[k], NULL);
     if (started < threads) {
         sp_errorf(err, "cannot start %u lookup threads", threads);
         goto out;
     }
-    for (unsigned t = 0; t < threads; t++) {
-        if (jobs[t].rc) {
-            sp_errorf(err, "%s", jobs[t].err.msg);
+    uint64_t busy_ns = 0;
+    for (unsigned k = 0; k < threads; k++) {
+        if (jobs[k].rc) {
+            sp_errorf(err, "%s", jobs[k].err.msg);
             goto out;
         }
-        res->hits += jobs[t].hits;
-        res->misses += jobs[t].misses;
-        res->bytes_read += jobs[t].bytes;
-        res->blocks_searched += jobs[t].blocks;
+        res->hits += jobs[k].hits;
+        res->misses += jobs[k].misses;
+        res->bytes_read += jobs[k].bytes;
+        if (jobs[k].busy_ns > busy_ns)
+            busy_ns = jobs[k].busy_ns;
     }
     res->lookups = n;
+    /* Every key drawn lies in the range of one block, the one its lookup
+     * searches. */
+    res->blocks_searched = n;
     if (opts->progress)
         sp_progress_store(&opts->progress->records, n);
-    reduce(res, reads, seconds);
+    /* The threads ran side by side: the phase took as long as the
+     * busiest one spent in its calls (the counting between them not
+     * included). */
+    reduce(res, reads, (double)busy_ns / 1e9);
     rc = 0;
 out:
-    for (size_t i = 0; shards && i < n_shards; i++) {
-        sst_reader_close(shards[i].r);
-    }
-    free(shards);
-    table_set_free(set);
+    sstpipe_close(t);
     profile_keys_destroy(&keys);
     free(reads);
     free(jobs);

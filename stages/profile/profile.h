@@ -1,18 +1,20 @@
 /*
  * profile.h: `sstpipe profile`, timed point lookups against an SSTable.
  *
- * profile_run draws N keys (a given share of them guaranteed absent) with a
- * seeded generator, then looks each up on its own and times it: find the
- * block in the in-memory index, read that one block (warm: through a
- * read-only mapping of the data region, each block fully checked on its
- * first lookup; cold: one O_DIRECT pread after dropping the file from the
- * cache; io_uring with several reads in flight when queue_depth > 1), and
- * search it. The result holds every figure and the sorted
- * latencies, so callers (the command, `sstpipe nightly`, `sstpipe tune`)
- * can print, write JSON or draw the distribution.
+ * profile_run opens the table once through libsstpipe, draws N keys (a
+ * given share of them guaranteed absent) with a seeded generator, then
+ * times the library's own calls: sstpipe_get for each key on its own, or
+ * sstpipe_get_many for batches of queue_depth keys. Warm: the table mapped,
+ * each block checked whole on its first lookup; cold: opened with direct
+ * I/O and its files dropped from the page cache, every block read from the
+ * device (a batch's together through io_uring). What each call read is
+ * counted outside the library, by the kernel (profile_io.h). The result
+ * holds every figure and the sorted latencies, so callers (the command,
+ * `sstpipe nightly`, `sstpipe tune`) can print, write JSON or draw the
+ * distribution.
  *
  * path may be a table set: keys are drawn from the whole set and each
- * lookup goes to its shard first, as libsstpipe's would (profile_io.h).
+ * lookup is the set's, routed to its shard by the library.
  */
 #ifndef SSTPIPE_PROFILE_PROFILE_H
 #define SSTPIPE_PROFILE_PROFILE_H
@@ -29,7 +31,7 @@ typedef struct profile_options {
     uint64_t n;            /* lookups, > 0 */
     bool cold;             /* drop the file from the page cache, read with O_DIRECT */
     unsigned threads;      /* lookup threads, each doing its share of n (default 1) */
-    unsigned queue_depth;  /* reads in flight per thread; > 1 uses io_uring (default 1) */
+    unsigned queue_depth;  /* keys per call: 1 sstpipe_get, > 1 sstpipe_get_many (default 1) */
     double misses_pct;     /* percent of lookups for absent keys, 0..100 (default 0) */
     uint64_t seed;         /* same seed, same file -> same key sequence */
     sp_progress *progress; /* NULL, or where the lookups done are counted */
@@ -46,12 +48,15 @@ typedef struct profile_result {
     uint64_t lookups, hits, misses;
     uint64_t misses_requested; /* absent keys drawn; each must come back a miss */
     const char *io;            /* how blocks were read: "mapped", "pread" or "io_uring" */
-    uint64_t blocks_searched;  /* blocks whose search answered a lookup */
+    uint64_t blocks_searched;  /* one per lookup: every key drawn lies in one block's range */
     double blocks_per_lookup;
-    uint64_t reads, bytes_read; /* read calls made and the bytes they returned (none mapped) */
-    uint64_t min_reads_per_lookup, max_reads_per_lookup;
+    /* As the kernel counted them (profile_io.h): reads made (read system
+     * calls; io_uring: blocks the disk delivered) and the bytes the disk
+     * delivered. A key of a batch counts its share of the batch's reads. */
+    uint64_t reads, bytes_read;
+    double min_reads_per_lookup, max_reads_per_lookup;
     double reads_per_lookup, bytes_per_lookup;
-    double seconds; /* wall time of the lookup phase */
+    double seconds; /* the lookup phase: the busiest thread's time in its calls */
     double lookups_per_sec;
     /* latency of one lookup, nanoseconds */
     uint64_t min_ns, p50_ns, p90_ns, p99_ns, p999_ns, max_ns;

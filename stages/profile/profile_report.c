@@ -46,9 +46,9 @@ void profile_print(const profile_result *r, FILE *out) {
     if (strcmp(r->io, "mapped") == 0)
         fprintf(out, "reads:       none (blocks read in place through the mapping)\n");
     else
-        fprintf(out, "reads:       %.2f per lookup (min %llu, max %llu), %.0f bytes per lookup\n",
-                r->reads_per_lookup, (unsigned long long)r->min_reads_per_lookup,
-                (unsigned long long)r->max_reads_per_lookup, r->bytes_per_lookup);
+        fprintf(out, "reads:       %.2f per lookup (min %g, max %g), %.0f bytes per lookup\n",
+                r->reads_per_lookup, r->min_reads_per_lookup, r->max_reads_per_lookup,
+                r->bytes_per_lookup);
     fprintf(out, "\nProfile results for %llu lookups:\n", (unsigned long long)r->lookups);
     fprintf(out, "Average time: %s\n", profile_fmt_ns(r->avg_ns, a, sizeof a));
     fprintf(out, "Min time: %s\n", profile_fmt_ns((double)r->min_ns, a, sizeof a));
@@ -87,17 +87,16 @@ json_t *profile_result_to_json(const profile_result *r) {
     snprintf(hash, sizeof hash, "%016llx", (unsigned long long)r->key_sequence_hash);
     json_object_update_new(
         root,
-        json_pack("{s:I, s:I, s:I, s:s, s:I, s:f, s:I, s:I, s:f, s:I, s:I, s:f, s:f, s:f, s:o, "
+        json_pack("{s:I, s:I, s:I, s:s, s:I, s:f, s:I, s:I, s:f, s:f, s:f, s:f, s:f, s:f, s:o, "
                   "s:s}",
                   "hits", (json_int_t)r->hits, "misses", (json_int_t)r->misses, "misses_requested",
                   (json_int_t)r->misses_requested, "io", r->io, "blocks_searched",
                   (json_int_t)r->blocks_searched, "blocks_per_lookup", r->blocks_per_lookup,
                   "reads", (json_int_t)r->reads, "bytes_read", (json_int_t)r->bytes_read,
                   "reads_per_lookup", r->reads_per_lookup, "min_reads_per_lookup",
-                  (json_int_t)r->min_reads_per_lookup, "max_reads_per_lookup",
-                  (json_int_t)r->max_reads_per_lookup, "bytes_per_lookup", r->bytes_per_lookup,
-                  "seconds", r->seconds, "lookups_per_sec", r->lookups_per_sec, "latency_ns", lat,
-                  "key_sequence_hash", hash));
+                  r->min_reads_per_lookup, "max_reads_per_lookup", r->max_reads_per_lookup,
+                  "bytes_per_lookup", r->bytes_per_lookup, "seconds", r->seconds, "lookups_per_sec",
+                  r->lookups_per_sec, "latency_ns", lat, "key_sequence_hash", hash));
     json_object_set_new(root, "shards", json_integer((json_int_t)r->shards));
     json_object_set_new(root, "latency_chart", chart_json(r));
     return root;

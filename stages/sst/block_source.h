@@ -7,8 +7,8 @@
  * A block is read one of four ways, each here once: in place through a
  * read-only mapping of the data region (warm lookups); one aligned pread
  * of block_size bytes (a lookup, buffered or O_DIRECT); several such reads
- * in flight together through io_uring (a batch of lookups, or profile's
- * queue depth), one after the other where the kernel refuses io_uring; and
+ * in flight together through io_uring (a batch of lookups), one after the
+ * other where the kernel refuses io_uring; and
  * a sequential reader's large preads of runs of blocks (scans, merge,
  * verify), which the kernel's read-ahead follows.
  *
@@ -109,8 +109,8 @@ int sst_blocks_read_batch(const sst_block_req *req, size_t n, sp_error *err);
  * failure only loses the reads' overlap. */
 void sst_blocks_will_need(const sst_block_req *req, size_t n);
 
-/* A queue of block reads in flight through io_uring, for a caller that
- * keeps it full as reads complete (profile's queue depth). */
+/* A queue of block reads in flight through io_uring, kept full as reads
+ * complete (a batch's reads, more of them than its depth). */
 typedef struct sst_block_ring sst_block_ring;
 
 /* A ring of depth reads, or NULL with err when the kernel refuses. */

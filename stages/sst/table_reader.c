@@ -268,7 +268,7 @@ static block_dir *check_mapped_block(const sst_reader *r, uint64_t i, const uint
 /* The mapped block's search, inlined into both of its callers, the thin
  * exported sst_reader_get_in_block and sst_reader_get (libsstpipe's
  * lookup), so that the library's lookup makes no more calls than a caller
- * of the reader's two halves (profile). gcc -O3 would not inline it on its
+ * of the reader's two halves (a batch's searches). gcc -O3 would not inline it on its
  * own: its 1 KiB sp_error grows the caller's frame past inlining's limit. */
 static inline __attribute__((always_inline)) int get_in_block(const sst_reader *r, uint64_t i,
                                                               const uint8_t *key, size_t klen,

@@ -4,8 +4,9 @@
  *
  *   get_vs_profile TABLE N SEED ROUNDS
  *
- * The two run the same lookup code (sstpipe_get is the reader's find-block
- * and get-in-block behind the public API) and their p50s sit near 1 us, so
+ * The two time the same call (profile times sstpipe_get itself, issue 30;
+ * it also reads the kernel's read counts between calls, which this
+ * measures the effect of) and their p50s sit near 1 us, so
  * the figure is a ratio near 1 that one process's luck (where its pages and
  * keys land, the machine's moment) moves by more than any cost of the API:
  * timed as two programs one after the other, the p50 of one program varied
@@ -14,8 +15,8 @@
  * own seed (SEED + round):
  *
  *   - profile: profile_run, the function `sstpipe profile TABLE N --seed S`
- *     runs (warm, mapped, 1 thread): its own fresh reader, so the first
- *     lookup of a block pays the block's full check, and its p50;
+ *     runs (warm, mapped, 1 thread): its own fresh sstpipe_open, so the
+ *     first lookup of a block pays the block's full check, and its p50;
  *   - get: the same keys (profile_keys_draw, its hash checked against
  *     profile's), a fresh sstpipe_open (so each block is checked on its
  *     first lookup here too), each key looked up once with sstpipe_get

@@ -52,8 +52,8 @@ def measure(keysgen, libbench, pydir, sst, data, lookups, reps, log):
             pass
     for rep in range(reps):
         log(f"rep {rep + 1}/{reps}: libsstpipe get vs profile, threads, Python")
-        # The two run the same lookup code (sstpipe_get is the reader's
-        # find-block and get-in-block behind the public API), so the ratio
+        # The two time the same call (profile times sstpipe_get itself,
+        # with the kernel's read counts read between calls), so the ratio
         # sits near 1, and timed as two programs one after the other a
         # program's p50 moved by up to 40% between runs: get_vs_profile
         # pairs them in one process, interleaved, so both share its luck.

@@ -77,7 +77,8 @@ class Load(E2ETest):
         def other_profiles():
             while not stop.is_set():
                 code, err, _, res = profile_run(
-                    self.table, [50000, "--threads", 4, "--queue-depth", 8, "--misses", 20],
+                    self.table, [50000, "--cold", "--threads", 4, "--queue-depth", 8,
+                                 "--misses", 20],
                     self.path("uring.json"))
                 with lock:
                     counts["uring_runs"] += 1
@@ -174,10 +175,10 @@ class Load(E2ETest):
     @unittest.skipUnless(shutil.which("valgrind"), "valgrind is not installed")
     @unittest.skipIf("ASAN_OPTIONS" in os.environ, "the binary under test is the sanitized one")
     def test_profile_under_valgrind(self):
-        # Blocks read through io_uring are filled by the kernel where
-        # valgrind cannot see, so that run checks leaks only.
+        # Blocks read through io_uring (cold batches) are filled by the
+        # kernel where valgrind cannot see, so that run checks leaks only.
         for extra, checks in ((["--threads", "4", "--misses", "10"], []),
-                              (["--threads", "4", "--queue-depth", "4"],
+                              (["--cold", "--threads", "4", "--queue-depth", "4"],
                                ["--undef-value-errors=no"])):
             p = subprocess.run(["valgrind", "--leak-check=full", "--show-leak-kinds=definite",
                                 "--errors-for-leak-kinds=definite", "--error-exitcode=99",
