@@ -5,6 +5,9 @@ published, not only build's (issue 32), through the command line.
   record of a title wins, as in the table), so it holds what the index of a
   build of the inputs' dumps concatenated holds, and names the output;
   titles are looked up as typed and suggested in the merged table.
+- SIGTERM between the index's publish and the table's (held by the fault
+  shim at the table's rename): the new index is taken back, the old table
+  left without one, as for build (test_titles' Pair).
 - An input without an index: the output gets none, and merge says so on
   stderr; an index left beside the output's path by an earlier table is
   removed with the table it was for, never left beside the new one.
@@ -27,9 +30,15 @@ sys.dont_write_bytecode = True  # keep the source tree clean under ctest
 
 import json
 import os
+import signal
+import subprocess
 import unittest
 
-from sstpipe_e2e import E2ETest, _page, env_path, run, sstpipe  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "faults"))
+
+import faultlib  # noqa: E402
+
+from sstpipe_e2e import E2ETest, _page, env_path, run, sstpipe, sstpipe_bin  # noqa: E402
 from serve_client import Server  # noqa: E402
 from test_titles import dump_xml  # noqa: E402
 
@@ -78,6 +87,33 @@ class Merge(E2ETest):
         r = sstpipe("suggest", out, "ale")
         self.assertOk(r)
         self.assertEqual(r.stdout, "Ålesund\t(a redirect)\n".encode())
+
+    def test_sigterm_between_the_publishes(self):
+        a, b = self.built("a", OLD), self.built("b", NEW)
+        out_dir, copy = self.path("out"), self.path("copy")
+        os.mkdir(out_dir)
+        os.mkdir(copy)
+        t = os.path.join(out_dir, "t.sst")
+        for d in (out_dir, copy):
+            self.build(self.dump("c", [_page("Omega", ["o"])]), os.path.join(d, "t.sst"), "-q")
+        argv = [sstpipe_bin(), "merge", "-o", t, a, b]
+        traced = faultlib.run(argv[:3] + [os.path.join(copy, "t.sst"), a, b], fault_dir=copy,
+                              trace=True)
+        self.assertEqual(traced.code, 0, traced.describe())
+        renames = [(op, n) for op, n, path in traced.calls
+                   if op.startswith("rename") and os.path.basename(path).startswith("t.sst.tmp.")]
+        self.assertEqual(len(renames), 1, f"the table's renames: {traced.calls}")
+        old_table = faultlib.sha(t)
+        proc = []
+        with faultlib.Held("%s:%d" % renames[0], out_dir,
+                           lambda path: os.kill(proc[0].pid, signal.SIGTERM)) as held:
+            proc.append(subprocess.Popen(argv, env=held.env, stdout=subprocess.DEVNULL,
+                                         stderr=subprocess.PIPE))
+            _, err = proc[0].communicate(timeout=faultlib.PATIENCE)
+        self.assertEqual(proc[0].returncode, 128 + signal.SIGTERM, err)
+        self.assertEqual(faultlib.sha(t), old_table)
+        self.assertEqual(os.listdir(out_dir), ["t.sst"])
+        self.assertEqual(sstpipe("get", t, "Omega").stdout, b"o\n")
 
     def test_input_without_index(self):
         """The output gets none, with a note; the index the output's path
