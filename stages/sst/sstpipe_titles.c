@@ -196,7 +196,8 @@ int sstpipe_suggest(sstpipe_table *t, const void *text, size_t len, size_t limit
         return -1;
     }
     size_t nlen = sp_title_normalise(t->rules, text, len, norm, sizeof norm);
-    sstpipe_iter *it = sstpipe_table_iter_new(t->titles, NULL, 0, prefix, plen);
+    sstpipe_iter *it =
+        sstpipe_iter_over(sst_cursor_table(t->titles->r, &err), NULL, 0, prefix, plen);
     if (!it) {
         sp_errorf(&err, "out of memory");
         sstpipe_report_error(errmsg, &err);
@@ -208,7 +209,7 @@ int sstpipe_suggest(sstpipe_table *t, const void *text, size_t len, size_t limit
     for (int scanned = 0; scanned < SUGGEST_SCAN; scanned++) {
         const void *k, *v;
         size_t klen, vlen;
-        rc = sstpipe_table_iter_next(it, &k, &klen, &v, &vlen, errmsg);
+        rc = sstpipe_iter_next(it, &k, &klen, &v, &vlen, errmsg);
         if (rc <= 0)
             break;
         const uint8_t *zero = memchr(k, 0, klen);
