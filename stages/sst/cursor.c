@@ -55,6 +55,10 @@ int sst_cursor_next(sst_cursor *c) {
     }
 }
 
+int sst_cursor_moved(sst_cursor *c, int rc) {
+    return settle(c, rc);
+}
+
 const sp_error *sst_cursor_error(const sst_cursor *c) {
     return &c->err;
 }
@@ -286,6 +290,10 @@ static void set_destroy(sst_cursor *c) {
 }
 
 static const sst_cursor_ops set_ops = {.seek = set_seek, .next = set_next, .destroy = set_destroy};
+
+sst_cursor *sst_cursor_set_shard(const sst_cursor *c) {
+    return c->ops == &set_ops ? ((const set_cursor *)c)->part : NULL;
+}
 
 sst_cursor *sst_cursor_set(const table_set *m, sst_cursor_open_fn open, void *ctx, sp_error *err) {
     set_cursor *s = calloc(1, sizeof *s);

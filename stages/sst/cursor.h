@@ -4,8 +4,9 @@
  * key, next, the current key and value, the end, the error) that a single
  * table and a table set each expose, so that a scan is written once
  * whatever it reads. libsstpipe's iterators (sstpipe_iter.c, which dump,
- * serve's prefix lookups and the Python module use) and a set's checks at
- * open read through it.
+ * serve's prefix lookups and the Python module use), a set's checks at
+ * open and the merge's input chain of a set's shards
+ * (stages/merge/table_source.c) read through it.
  *
  * A table's cursor reads its blocks with the block source's sequential
  * reader (block_source.h), each block checked in full before any of its
@@ -88,6 +89,13 @@ void sst_cursor_set_prefix_end(sst_cursor *c, const uint8_t *prefix, size_t plen
 int sst_cursor_seek(sst_cursor *c, const uint8_t *key, size_t klen);
 /* Moves to the next record (the first when not sought yet): 1, 0, -1. */
 int sst_cursor_next(sst_cursor *c);
+/* Records rc (1, 0, -1 with c's error set) as where c now is, after a move
+ * made by a call of its own kind rather than through the two above (the
+ * merge's skip of a whole block). Returns rc, or 0 past the end. */
+int sst_cursor_moved(sst_cursor *c, int rc);
+/* A set's cursor: the shard's cursor it is at, or NULL (none open); NULL
+ * for any other cursor. */
+sst_cursor *sst_cursor_set_shard(const sst_cursor *c);
 /* The error the cursor stays at after a -1. */
 const sp_error *sst_cursor_error(const sst_cursor *c);
 /* NULL is a no-op. */

@@ -3,7 +3,8 @@
  * The same records as one table and as a set of three shards cut at
  * "k0200" and "k0400" answer alike: a whole walk, seeks before, inside and
  * after each shard boundary and past either end, next across shards, an
- * end and a prefix's end (the set then opening no shard past it). A
+ * end and a prefix's end (the set then opening no shard past it); a move
+ * recorded from outside on a set's shard cursor (sst_cursor_moved). A
  * damaged middle block of the middle shard stops the set's walk at the
  * last record before it with an error naming the shard file and the
  * block, and the cursor stays at that error.
@@ -223,6 +224,26 @@ static void test_walks(void **state) {
     }
 }
 
+/* A move made outside seek and next (the merge's skip of a whole block)
+ * recorded on a set's shard cursor: at the shard's end, the set's next
+ * record is the next shard's first. */
+static void test_moved(void **state) {
+    fixture *f = *state;
+    sst_cursor *c = cursor(f, false);
+    is_at(f, c, seek_str(c, "k0150"), 150);
+    assert_null(sst_cursor_set_shard(c));
+    sst_cursor_free(c);
+    c = cursor(f, true);
+    assert_null(sst_cursor_set_shard(c));
+    is_at(f, c, seek_str(c, "k0150"), 150);
+    sst_cursor *shard = sst_cursor_set_shard(c);
+    assert_non_null(shard);
+    is_at(f, shard, 1, 150);
+    assert_int_equal(sst_cursor_moved(shard, 0), 0);
+    is_at(f, c, sst_cursor_next(c), bound(1));
+    sst_cursor_free(c);
+}
+
 static void test_damaged_shard(void **state) {
     fixture *f = *state;
     /* Block 1 of the middle shard damaged: its index is whole, so it opens. */
@@ -262,6 +283,7 @@ static void test_damaged_shard(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_walks),
+        cmocka_unit_test(test_moved),
         cmocka_unit_test(test_damaged_shard),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
