@@ -15,8 +15,8 @@
  */
 #include "stages/verify/verify.h"
 
-#include "pipeline/command/config_apply.h"
 #include "pipeline/command/commands.h"
+#include "pipeline/command/config_apply.h"
 #include "pipeline/command/flags.h"
 #include "pipeline/command/front.h"
 #include "stages/common/cli.h"
@@ -110,15 +110,7 @@ static int run(sp_cmdline *cl) {
     for (int i = 0; i < n; i++) {
         sp_error err = {0};
         const job *jb = &jobs[i];
-        if (jb->set) {
-            opts.tableset = table_set_manifest_path(jb->set);
-            opts.shard = table_set_shard_at(jb->set, jb->shard);
-            opts.set_options = table_set_get_options(jb->set);
-        } else {
-            opts.tableset = NULL;
-            opts.shard = NULL;
-            opts.set_options = NULL;
-        }
+        verify_options_shard(&opts, jb->set, jb->shard);
         if (jb->error) {
             verify_report_init(&reps[i], &opts);
             reps[i].path = strdup(jb->path);

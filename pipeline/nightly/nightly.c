@@ -210,9 +210,7 @@ static int verify_set(nightly_run_state *r, const verify_options *vo, const char
     size_t done = 0;
     for (; rc == 0 && done < n; done++) {
         verify_options so = *vo;
-        so.tableset = table_set_manifest_path(set);
-        so.shard = table_set_shard_at(set, done);
-        so.set_options = table_set_get_options(set);
+        verify_options_shard(&so, set, done);
         verify_report_init(&reps[done], &so);
         if (verify_file(table_set_shard_path(set, done), &reps[done], &r->err) ||
             add_shard_report(&r->verify, &reps[done], &r->err))

@@ -7,10 +7,13 @@
  * made for lookups and record scans, does not and should not expose.
  *
  * A table set (stages/sst/TABLESET.md) is one source too: its shards, each
- * a table source of its own, one after the other. The shards' ranges are
- * disjoint and in order (the manifest's rules, checked when it is read),
- * so the chain yields the set's records in key order, and its blocks are
- * still whole blocks of files, each with its own descriptor and offset:
+ * a table source of its own, one after the other, chained by the set's
+ * cursor (stages/sst/cursor.h), which every scan of a set shares: each
+ * table source is also a cursor over its records for that chain. The
+ * shards' ranges are disjoint and in order (the manifest's rules, checked
+ * when it is read), so the chain yields the set's records in key order,
+ * and its blocks are still whole blocks of files, each with its own
+ * descriptor and offset:
  * the merge copies them exactly as a table's. Only one shard is open at a
  * time, streamed as a table is, and closed before the next one opens, so
  * a set costs what its largest shard's buffers cost, not the sum of its
@@ -35,9 +38,11 @@
 #include "stages/merge/table_source.h"
 
 #include "stages/common/key.h"
+#include "stages/sst/cursor.h"
 #include "stages/sst/table_check.h"
 #include "stages/sst/table_set.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +52,7 @@
 
 struct table_source {
     merge_source src;
+    sst_cursor cur;        /* its records as a cursor, for a set's chain */
     sst_reader *r;         /* streamed: no index in memory */
     sst_index_cursor *idx; /* the first keys, block after block */
     const sst_footer *f;
@@ -69,12 +75,10 @@ struct table_source {
     const uint8_t *lo, *hi;
     uint32_t lo_len, hi_len;
     bool past_hi;
-    /* A table set: its manifest, the shard being read (NULL before the
-     * first and between shards), the next one to open, the chunk bound
-     * for them, the manifest's sums. */
+    /* A table set: its manifest, the cursor chaining its shards' sources,
+     * the chunk bound for them, the manifest's sums. */
     table_set *set;
-    table_source *part;
-    size_t next_part;
+    sst_cursor *chain;
     size_t read_bytes;
     sst_footer sum;
     /* table_source_on_release's hook, or NULL. */
@@ -92,10 +96,61 @@ static int source_value(merge_source *s, const uint8_t **value, sp_error *err) {
 
 static const merge_source_ops table_source_ops = {.next = source_next, .value = source_value};
 
+static table_source *of_cursor(const sst_cursor *c) {
+    return (table_source *)((char *)c - offsetof(table_source, cur));
+}
+
+/* The shard source a set is reading, or NULL (before the first, between
+ * shards, or a plain table). */
+static table_source *part_of(const table_source *t) {
+    const sst_cursor *c = t->chain ? sst_cursor_set_shard(t->chain) : NULL;
+    return c ? of_cursor(c) : NULL;
+}
+
+/* ---- a table source as a cursor, for a set's chain ---- */
+
+/* The source's current record (rc 1) is the cursor's. */
+static int part_take(table_source *t, int rc) {
+    if (rc == 1) {
+        t->cur.key = t->it.key;
+        t->cur.key_len = t->it.key_len;
+        t->cur.value = t->it.value;
+        t->cur.value_len = t->it.value_len;
+    }
+    return rc;
+}
+
+/* A merge input is streamed from its first record: its index is read
+ * forward only, so the chain, never sought itself, seeks no shard to a key. */
+static int part_next(sst_cursor *c, sp_error *err) {
+    table_source *t = of_cursor(c);
+    return part_take(t, source_next(&t->src, err));
+}
+
+static int part_seek(sst_cursor *c, const uint8_t *key, size_t klen, sp_error *err) {
+    (void)klen;
+    if (key)
+        return sp_errorf(err, "%s: a merge input is read from its first record",
+                         sst_reader_path(of_cursor(c)->r));
+    return part_next(c, err);
+}
+
+static void released(const table_source *t);
+
+/* A shard done with: the memory of its blocks goes with it. */
+static void part_destroy(sst_cursor *c) {
+    table_source *t = of_cursor(c);
+    released(t);
+    table_source_destroy(t);
+}
+
+static const sst_cursor_ops part_ops = {
+    .seek = part_seek, .next = part_next, .destroy = part_destroy};
+
 static int set_next(merge_source *s, sp_error *err);
 
 static int set_value(merge_source *s, const uint8_t **value, sp_error *err) {
-    merge_source *p = &((table_source *)s)->part->src;
+    merge_source *p = &part_of((table_source *)s)->src;
     return p->ops->value(p, value, err);
 }
 
@@ -112,6 +167,7 @@ table_source *table_source_open(const char *path, size_t read_bytes, sp_error *e
         return NULL;
     }
     t->src.ops = &table_source_ops;
+    t->cur.ops = &part_ops;
     if (!(t->r = sst_reader_open_streamed(path, err)) ||
         !(t->idx = sst_index_cursor_open(sst_reader_path(t->r), sst_reader_fd(t->r),
                                          sst_reader_footer(t->r), NULL, INDEX_READ_BYTES, err))) {
@@ -127,8 +183,9 @@ table_source *table_source_open(const char *path, size_t read_bytes, sp_error *e
 
 void table_source_set_read_bytes(table_source *t, size_t read_bytes) {
     t->read_bytes = read_bytes;
-    if (t->part)
-        table_source_set_read_bytes(t->part, read_bytes);
+    table_source *p = part_of(t);
+    if (p)
+        table_source_set_read_bytes(p, read_bytes);
     t->chunk_blocks = read_bytes / t->f->block_size;
     if (t->chunk_blocks == 0)
         t->chunk_blocks = 1;
@@ -137,8 +194,9 @@ void table_source_set_read_bytes(table_source *t, size_t read_bytes) {
 
 void table_source_set_range(table_source *t, const uint8_t *lo, uint32_t lo_len, const uint8_t *hi,
                             uint32_t hi_len) {
-    if (t->part)
-        table_source_set_range(t->part, lo, lo_len, hi, hi_len);
+    table_source *p = part_of(t);
+    if (p)
+        table_source_set_range(p, lo, lo_len, hi, hi_len);
     t->lo = lo;
     t->lo_len = lo_len;
     t->hi = hi;
@@ -154,7 +212,32 @@ static bool at_or_above_hi(const table_source *t, const uint8_t *key, uint32_t l
 }
 
 bool table_source_failed(const table_source *t) {
-    return t->failed || (t->part && table_source_failed(t->part));
+    const table_source *p = part_of(t);
+    return t->failed || (p && table_source_failed(p));
+}
+
+/* Opens shard k of the set at ctx, held against the manifest, as the
+ * chain's cursor over it. */
+static sst_cursor *open_part(void *ctx, size_t k, sp_error *err) {
+    table_source *t = ctx;
+    table_source *p = table_source_open(table_set_shard_path(t->set, k), t->read_bytes, err);
+    if (!p)
+        return NULL;
+    const sst_footer *f = p->f;
+    table_set_options o = {.format_version = f->format_version,
+                           .block_size = f->block_size,
+                           .cluster_size = f->cluster_size,
+                           .max_value_bytes = f->max_value_bytes,
+                           .restart_interval = f->restart_interval};
+    if (table_set_check_footer(t->set, k, f->records, f->file_size, &o, err)) {
+        table_source_destroy(p);
+        return NULL;
+    }
+    p->shard_of = t->set;
+    p->shard_i = k;
+    table_source_set_range(p, t->lo, t->lo_len, t->hi, t->hi_len);
+    table_source_on_release(p, t->release_fn, t->release_ctx);
+    return &p->cur;
 }
 
 /* The set at path: its manifest read and checked (with each shard file
@@ -165,7 +248,9 @@ static table_source *set_open(const char *path, size_t read_bytes, sp_error *err
         sp_errorf(err, "%s: out of memory", path);
         return NULL;
     }
-    if (!(t->set = table_set_read(path, err))) {
+    if (!(t->set = table_set_read(path, err)) ||
+        !(t->chain = sst_cursor_set(t->set, open_part, t, err))) {
+        table_set_free(t->set);
         free(t);
         return NULL;
     }
@@ -187,32 +272,10 @@ static table_source *set_open(const char *path, size_t read_bytes, sp_error *err
     return t;
 }
 
-/* Opens shard k as the set's current part, held against the manifest. */
-static int open_part(table_source *t, size_t k, sp_error *err) {
-    table_source *p = table_source_open(table_set_shard_path(t->set, k), t->read_bytes, err);
-    if (!p)
-        return -1;
-    const sst_footer *f = p->f;
-    table_set_options o = {.format_version = f->format_version,
-                           .block_size = f->block_size,
-                           .cluster_size = f->cluster_size,
-                           .max_value_bytes = f->max_value_bytes,
-                           .restart_interval = f->restart_interval};
-    if (table_set_check_footer(t->set, k, f->records, f->file_size, &o, err)) {
-        table_source_destroy(p);
-        return -1;
-    }
-    p->shard_of = t->set;
-    p->shard_i = k;
-    table_source_set_range(p, t->lo, t->lo_len, t->hi, t->hi_len);
-    table_source_on_release(p, t->release_fn, t->release_ctx);
-    t->part = p;
-    return 0;
-}
-
 void table_source_on_release(table_source *t, void (*fn)(void *ctx), void *ctx) {
-    if (t->part)
-        table_source_on_release(t->part, fn, ctx);
+    table_source *p = part_of(t);
+    if (p)
+        table_source_on_release(p, fn, ctx);
     t->release_fn = fn;
     t->release_ctx = ctx;
 }
@@ -223,17 +286,10 @@ static void released(const table_source *t) {
         t->release_fn(t->release_ctx);
 }
 
-static void close_part(table_source *t) {
-    released(t);
-    t->failed |= table_source_failed(t->part);
-    table_source_destroy(t->part);
-    t->part = NULL;
-}
-
 /* The set's current record is its current shard's. */
 static int set_take(table_source *t, int rc) {
     if (rc == 1) {
-        const merge_source *p = &t->part->src;
+        const merge_source *p = &part_of(t)->src;
         t->src.key = p->key;
         t->src.key_len = p->key_len;
         t->src.prefix = p->prefix;
@@ -244,28 +300,24 @@ static int set_take(table_source *t, int rc) {
 }
 
 /* The next record: of this shard, or else the first of the next shard
- * that has one, each shard closed once it is done. */
+ * that has one, each shard closed once it is done (the chain's walk). */
 static int set_next(merge_source *s, sp_error *err) {
     table_source *t = (table_source *)s;
-    for (;;) {
-        if (!t->part) {
-            if (t->next_part == table_set_count(t->set))
-                return 0;
-            if (open_part(t, t->next_part++, err))
-                return set_take(t, -1);
-        }
-        merge_source *p = &t->part->src;
-        int rc = p->ops->next(p, err);
-        if (rc != 0)
-            return set_take(t, rc);
-        close_part(t);
-    }
+    int rc = sst_cursor_next(t->chain);
+    if (rc < 0)
+        *err = *sst_cursor_error(t->chain);
+    return set_take(t, rc);
 }
 
 void table_source_destroy(table_source *t) {
     if (!t)
         return;
-    table_source_destroy(t->part);
+    /* A shard still open goes with the set, not as a shard done with: the
+     * caller's hook is not called. */
+    table_source *p = part_of(t);
+    if (p)
+        p->release_fn = NULL;
+    sst_cursor_free(t->chain);
     table_set_free(t->set);
     sst_block_seq_free(&t->chunk);
     sst_index_cursor_destroy(t->idx);
@@ -411,8 +463,10 @@ static int source_next(merge_source *s, sp_error *err) {
 }
 
 bool table_source_at_block_start(const table_source *t, table_source_block *b) {
-    if (t->set)
-        return t->part && table_source_at_block_start(t->part, b);
+    if (t->set) {
+        const table_source *p = part_of(t);
+        return p && table_source_at_block_start(p, b);
+    }
     if (!t->loaded || t->it.index != 1 || below_lo(t, t->info.first, t->info.first_len) ||
         at_or_above_hi(t, t->info.last, t->info.last_len))
         return false;
@@ -422,11 +476,13 @@ bool table_source_at_block_start(const table_source *t, table_source_block *b) {
 
 int table_source_skip_block(table_source *t, sp_error *err) {
     if (t->set) {
-        int rc = table_source_skip_block(t->part, err);
-        if (rc != 0)
-            return set_take(t, rc);
-        close_part(t);
-        return set_next(&t->src, err);
+        /* The shard's cursor is moved too, so that the chain, asked for
+         * the next record at the shard's end, moves to the next shard. */
+        table_source *p = part_of(t);
+        int rc = sst_cursor_moved(&p->cur, part_take(p, table_source_skip_block(p, &p->cur.err)));
+        if (rc < 0)
+            *err = p->cur.err;
+        return rc == 0 ? set_next(&t->src, err) : set_take(t, rc);
     }
     uint64_t next = t->block + 1;
     t->loaded = false;

@@ -2,9 +2,11 @@
  * sstpipe.c: libsstpipe's calls that take either a plain table or a table
  * set (sstpipe.h is the contract): the one place that tells them apart,
  * by the path at open and by the table's set afterwards, and hands each
- * call to its layer, sstpipe_table.c and sstpipe_iter.c for a plain table,
- * sstpipe_set.c for a set. The calls that need no such choice (options,
- * the version, sstpipe_free, sstpipe_iter_free) are in their layer's file.
+ * call to its layer, sstpipe_table.c for a plain table, sstpipe_set.c for
+ * a set, and an iterator (sstpipe_iter.c) to the cursor (cursor.h) of
+ * either. The calls that need no such choice (options, the version,
+ * sstpipe_free, sstpipe_iter_next and sstpipe_iter_free) are in their
+ * layer's file.
  */
 #include "stages/sst/sstpipe.h"
 
@@ -77,14 +79,9 @@ int sstpipe_get_many(sstpipe_table *t, size_t n, const void *const *keys, const 
 
 sstpipe_iter *sstpipe_iter_new(sstpipe_table *t, const void *from, size_t flen, const void *prefix,
                                size_t plen) {
-    return t->set ? sstpipe_set_iter_new(t->set, from, flen, prefix, plen)
-                  : sstpipe_table_iter_new(t, from, flen, prefix, plen);
-}
-
-int sstpipe_iter_next(sstpipe_iter *it, const void **key, size_t *klen, const void **value,
-                      size_t *vlen, char **errmsg) {
-    return it->set ? sstpipe_set_iter_next(it, key, klen, value, vlen, errmsg)
-                   : sstpipe_table_iter_next(it, key, klen, value, vlen, errmsg);
+    sp_error err = {0}; /* only out of memory, which the NULL says */
+    sst_cursor *c = t->set ? sstpipe_set_cursor(t->set, &err) : sst_cursor_table(t->r, &err);
+    return sstpipe_iter_over(c, from, flen, prefix, plen);
 }
 
 bool sstpipe_is_set(const sstpipe_table *t) {

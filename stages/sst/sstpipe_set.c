@@ -17,11 +17,8 @@
  * After open nothing changes: lookups and iterators only read the shard
  * array, so a set serves any number of threads as a table does.
  *
- * A set's iterator walks its shards in order, one shard's scan at a time:
- * the first from the shard holding the start key, each later one from its
- * first key. Shard ranges are disjoint and increasing (checked at open),
- * so the records come out in key order. A prefix scan stops at the first
- * shard whose lower bound lies past every key with the prefix.
+ * A set's scans are the set cursor's (cursor.h) over its shards' plain
+ * tables, which are open with the set.
  */
 #include "stages/sst/sstpipe_set.h"
 
@@ -31,31 +28,26 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The last key of shard t (which has records): the end of its last block. */
+/* The last key of shard t (which has records): the end of its last block,
+ * through a cursor sought to that block's first key. */
 static int last_key(sstpipe_table *t, uint8_t *out, size_t *olen, sp_error *err) {
     sstpipe_info info;
     sstpipe_table_info(t, &info);
     size_t flen = 0;
     const void *first = sstpipe_table_first_key(t, info.data_blocks - 1, &flen);
-    sstpipe_iter *it = sstpipe_table_iter_new(t, first, flen, NULL, 0);
-    if (!it)
-        return sp_errorf(err, "%s: out of memory", sstpipe_table_path(t));
-    const void *k, *v;
-    size_t klen, vlen;
-    char *msg = NULL;
+    sst_cursor *c = sst_cursor_table(t->r, err);
+    if (!c)
+        return -1;
     int rc;
     *olen = 0;
-    while ((rc = sstpipe_table_iter_next(it, &k, &klen, &v, &vlen, &msg)) == 1) {
-        memcpy(out, k, klen);
-        *olen = klen;
+    for (rc = sst_cursor_seek(c, first, flen); rc == 1; rc = sst_cursor_next(c)) {
+        memcpy(out, c->key, c->key_len);
+        *olen = c->key_len;
     }
-    sstpipe_iter_free(it);
-    if (rc < 0) {
-        sp_errorf(err, "%s", msg ? msg : "out of memory");
-        free(msg);
-        return -1;
-    }
-    return 0;
+    if (rc < 0)
+        *err = *sst_cursor_error(c);
+    sst_cursor_free(c);
+    return rc < 0 ? -1 : 0;
 }
 
 /* Shard i, open, against the manifest. */
@@ -195,61 +187,12 @@ void sstpipe_set_shard_range(const sstpipe_set *s, size_t i, const void **lo, si
 
 /* ------------------------------------------------------------------ scans */
 
-sstpipe_iter *sstpipe_set_iter_new(const sstpipe_set *s, const void *from, size_t flen,
-                                   const void *prefix, size_t plen) {
-    sstpipe_iter *it = sstpipe_iter_alloc(from, flen, prefix, plen);
-    if (!it)
-        return NULL;
-    it->set = s;
-    if (it->start_len)
-        it->shard = table_set_find(s->manifest, it->start, it->start_len);
-    return it;
+/* Shard i's cursor: a cursor over its plain table, open with the set. */
+static sst_cursor *open_shard(void *ctx, size_t i, sp_error *err) {
+    const sstpipe_set *s = ctx;
+    return sst_cursor_table(s->shards[i]->r, err);
 }
 
-/* Whether every key of shard i sorts after the keys with the prefix: its
- * lower bound is above the prefix and does not start with it. */
-static bool past_prefix(const sstpipe_iter *it, size_t i) {
-    const void *lo, *hi;
-    size_t lo_len, hi_len;
-    sstpipe_set_shard_range(it->set, i, &lo, &lo_len, &hi, &hi_len);
-    if (!it->prefix_len || !lo)
-        return false;
-    return sp_key_cmp(lo, lo_len, it->prefix, it->prefix_len) > 0 &&
-           (lo_len < it->prefix_len || memcmp(lo, it->prefix, it->prefix_len) != 0);
-}
-
-/* The next record: from the shard being walked, or the next ones. */
-int sstpipe_set_iter_next(sstpipe_iter *it, const void **key, size_t *klen, const void **value,
-                          size_t *vlen, char **errmsg) {
-    if (it->state == IT_ERROR) {
-        sstpipe_report_error(errmsg, &it->err);
-        return -1;
-    }
-    size_t n = it->set->n;
-    while (it->shard < n) {
-        if (!it->inner) {
-            /* The start key only matters in the shard that holds it. */
-            bool first = it->state == IT_START;
-            it->inner =
-                sstpipe_table_iter_new(it->set->shards[it->shard], first ? it->start : NULL,
-                                       first ? it->start_len : 0, it->prefix, it->prefix_len);
-            if (!it->inner) {
-                sp_errorf(&it->err, "%s: out of memory", it->set->path);
-                it->state = IT_ERROR;
-                sstpipe_report_error(errmsg, &it->err);
-                return -1;
-            }
-            it->state = IT_WALK;
-        }
-        int rc = sstpipe_table_iter_next(it->inner, key, klen, value, vlen, errmsg);
-        if (rc != 0)
-            return rc; /* the shard's scan stays at its error, and so does this one */
-        sstpipe_iter_free(it->inner);
-        it->inner = NULL;
-        if (++it->shard < n && past_prefix(it, it->shard))
-            break;
-    }
-    it->shard = n;
-    it->state = IT_END;
-    return 0;
+sst_cursor *sstpipe_set_cursor(const sstpipe_set *s, sp_error *err) {
+    return sst_cursor_set(s->manifest, open_shard, (void *)s, err);
 }

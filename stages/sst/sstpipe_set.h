@@ -1,6 +1,6 @@
 /*
  * sstpipe_set.h: libsstpipe's table sets (TABLESET.md), the layer above a
- * plain table (sstpipe_table.h) and its scans (sstpipe_iter.h): a set is
+ * plain table (sstpipe_table.h): a set is
  * an sstpipe_table whose sstpipe_set holds the checked manifest and one
  * plain table per shard. The calls here are the public ones (sstpipe.h)
  * on a set; sstpipe.c routes a set's calls to them. Private to the
@@ -10,7 +10,7 @@
 #define SSTPIPE_SST_SSTPIPE_SET_H
 
 #include "stages/common/error.h"
-#include "stages/sst/sstpipe_iter.h"
+#include "stages/sst/cursor.h"
 #include "stages/sst/sstpipe_table.h"
 #include "stages/sst/table_set.h"
 
@@ -44,10 +44,8 @@ int sstpipe_set_get_many(const sstpipe_set *s, size_t n, const void *const *keys
 void sstpipe_set_shard_range(const sstpipe_set *s, size_t i, const void **lo, size_t *lo_len,
                              const void **hi, size_t *hi_len);
 
-/* sstpipe_iter_new and sstpipe_iter_next on a set. */
-sstpipe_iter *sstpipe_set_iter_new(const sstpipe_set *s, const void *from, size_t flen,
-                                   const void *prefix, size_t plen);
-int sstpipe_set_iter_next(sstpipe_iter *it, const void **key, size_t *klen, const void **value,
-                          size_t *vlen, char **errmsg);
+/* A cursor over the set's records, its shards' in turn (the set must
+ * outlive it), or NULL with err when out of memory. */
+sst_cursor *sstpipe_set_cursor(const sstpipe_set *s, sp_error *err);
 
 #endif

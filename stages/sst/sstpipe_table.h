@@ -13,9 +13,10 @@
  * A table set (TABLESET.md) is an sstpipe_table too, with no reader of its
  * own: its sstpipe_set (sstpipe_set.h) holds the checked manifest and one
  * plain sstpipe_table per shard, and sstpipe.c routes every public call on
- * a set there. The layers: this file, scans of a table (sstpipe_iter.h),
- * table sets (sstpipe_set.h), and sstpipe.c, which alone tells a set from
- * a plain table.
+ * a set there. The layers: the cursor over a table or a set (cursor.h),
+ * this file, table sets (sstpipe_set.h), iterators over a cursor
+ * (sstpipe_iter.h), and sstpipe.c, which alone tells a set from a plain
+ * table.
  */
 #ifndef SSTPIPE_SST_SSTPIPE_TABLE_H
 #define SSTPIPE_SST_SSTPIPE_TABLE_H

@@ -260,9 +260,9 @@ static bool better(const sstpipe_suggestion *a, bool a_exact, const sstpipe_sugg
 static int scan(sstpipe_table *titles, const uint8_t *prefix, size_t plen, const uint8_t *norm,
                 size_t nlen, size_t limit, sstpipe_suggestion *out, bool *exact, size_t *n,
                 char **errmsg) {
-    sstpipe_iter *it = sstpipe_table_iter_new(titles, NULL, 0, prefix, plen);
+    sp_error err = {0};
+    sstpipe_iter *it = sstpipe_iter_over(sst_cursor_table(titles->r, &err), NULL, 0, prefix, plen);
     if (!it) {
-        sp_error err = {0};
         sp_errorf(&err, "out of memory");
         sstpipe_report_error(errmsg, &err);
         return -1;
@@ -271,7 +271,7 @@ static int scan(sstpipe_table *titles, const uint8_t *prefix, size_t plen, const
     for (int scanned = 0; scanned < SUGGEST_SCAN; scanned++) {
         const void *k, *v;
         size_t klen, vlen;
-        rc = sstpipe_table_iter_next(it, &k, &klen, &v, &vlen, errmsg);
+        rc = sstpipe_iter_next(it, &k, &klen, &v, &vlen, errmsg);
         if (rc <= 0)
             break;
         const uint8_t *zero = memchr(k, 0, klen);

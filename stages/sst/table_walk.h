@@ -1,15 +1,16 @@
 /*
  * table_walk.h: the one walk over a table's data blocks in file order,
- * record by record, shared by libsstpipe's iterator (sstpipe_iter.c, which
- * dump, profile's key sampling and the Python module use) and verify's
- * check of the data blocks (stages/verify/verify_blocks.c).
+ * record by record, shared by the cursor over a table (cursor.c, under
+ * libsstpipe's iterators, which dump, profile's key sampling and the Python
+ * module use) and verify's check of the data blocks
+ * (stages/verify/verify_blocks.c).
  *
  * A walk holds the block being walked (its view and a block_iter) and the
  * last key of the block walked before it, so that it can tell whether a
  * block's first record sorts after the previous block's last: the one
  * order check that no check of a single block can make. Blocks come from
  * the caller (a read buffer, a mapping), which decides how far a block
- * must be trusted: the iterator stops at the first problem, verify reports
+ * must be trusted: the cursor stops at the first problem, verify reports
  * it with the file offset and walks on. Errors are block.h's, prefixed
  * ": " for the caller to name the block and its offset.
  */

@@ -71,6 +71,10 @@ typedef struct verify_report {
 } verify_report;
 
 void verify_options_init(verify_options *opts);
+/* Makes opts name shard i of the set s, the manifest's entry and the set's
+ * options, as `sstpipe verify SET` and nightly's verify of a set check each
+ * shard; s NULL: a plain table. */
+void verify_options_shard(verify_options *opts, const table_set *s, size_t i);
 /* opts NULL: defaults. */
 void verify_report_init(verify_report *rep, const verify_options *opts);
 void verify_report_destroy(verify_report *rep);

@@ -23,6 +23,12 @@ void verify_options_init(verify_options *opts) {
     opts->set_options = NULL;
 }
 
+void verify_options_shard(verify_options *opts, const table_set *s, size_t i) {
+    opts->tableset = s ? table_set_manifest_path(s) : NULL;
+    opts->shard = s ? table_set_shard_at(s, i) : NULL;
+    opts->set_options = s ? table_set_get_options(s) : NULL;
+}
+
 void verify_report_init(verify_report *rep, const verify_options *opts) {
     memset(rep, 0, sizeof *rep);
     if (opts)
