@@ -81,6 +81,7 @@ void sstpipe_iter_free(sstpipe_iter *it) {
     free(it->start);
     free(it->prefix);
     sst_block_seq_free(&it->seq);
+    sst_walk_free(&it->walk);
     free(it);
 }
 
@@ -88,7 +89,7 @@ void sstpipe_iter_free(sstpipe_iter *it) {
  * blocks after it) unless already held, and checked. */
 static int load_block(sstpipe_iter *it, uint64_t i, sp_error *err) {
     const uint8_t *data = sst_block_seq_at(&it->seq, i, err);
-    if (!data || sst_reader_check_block(it->r, i, data, &it->walk.view, err))
+    if (!data || sst_reader_check_block(it->r, i, data, &it->walk.plain, &it->walk.view, err))
         return -1;
     it->block = i;
     sst_walk_start(&it->walk);
