@@ -222,7 +222,19 @@ class MergeTest(E2ETest):
         self.assertOk(r)
         self.assertEqual(parse_stats(self, r.stderr, "merge")["blocks_copied"], 0)
         self.assertRecordsEqual(self.dump(out), self.dump(ref), "compressed base")
-        self.assertEqual(parse_info(self, out)["format_version"], 1)
+        # info names the compression of a version 2 table, and nothing new of version 1.
+        zi, oi = parse_info(self, base), parse_info(self, out)
+        self.assertEqual(oi["format_version"], 1)
+        self.assertNotIn("compression", oi)
+        self.assertEqual(zi["compression"], "zstd")
+        self.assertGreater(zi["compression_ratio"], 1.5)
+        self.assertEqual(zi["plain_bytes"],
+                         round(zi["compression_ratio"] * zi["data_blocks"] * zi["block_size"]))
+        self.assertGreater(zi["dictionary_bytes"], 0)
+        self.assertEqual(zi["filter_bytes"], 0)
+        text = sstpipe("info", base).stdout.decode()
+        self.assertIn("compression:      zstd, ratio ", text)
+        self.assertIn(f"dictionary:       {zi['dictionary_bytes']} bytes", text)
         canon = self.path("zcanon.sst")
         self.assertOk(sstpipe("merge", "--canonical", "-o", canon, base, incr))
         with open(canon, "rb") as a, open(ref, "rb") as b:
