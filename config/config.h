@@ -79,6 +79,9 @@ typedef struct sp_config {
     struct {
         uint64_t block_size;
         uint64_t cluster_size;
+        bool compress; /* zstd: format version 2 */
+        uint64_t compression_level;
+        uint64_t dictionary_size;
     } sst;
     struct {
         uint64_t read_size;

@@ -213,6 +213,11 @@ int config_store(sp_config *cfg, config_key key, const char *text, const char *w
         if (!sp_runner_kind_parse(text, &cfg->cluster.runner))
             return 0;
         return sp_errorf(err, "%s: '%s' must be " SP_RUNNER_CHOICES, what, text);
+    case KT_COMPRESSION:
+        if (strcasecmp(text, "none") && strcasecmp(text, "zstd"))
+            return sp_errorf(err, "%s: '%s' must be none or zstd", what, text);
+        cfg->sst.compress = !strcasecmp(text, "zstd");
+        return 0;
     case KT_SIZE:
     case KT_POW2:
     case KT_COUNT:
@@ -257,6 +262,9 @@ const char *config_value_text(const sp_config *cfg, config_key key, char *buf, s
     case KT_RUNNER:
         snprintf(buf, cap, "%s", sp_runner_kind_name(cfg->cluster.runner));
         break;
+    case KT_COMPRESSION:
+        snprintf(buf, cap, "%s", cfg->sst.compress ? "zstd" : "none");
+        break;
     case KT_SIZE:
     case KT_POW2:
         sp_format_size(*number_field(c, key), buf, cap);
@@ -294,6 +302,8 @@ json_t *config_value_json(const sp_config *cfg, config_key key) {
         return json_string(progress_names[cfg->progress.show]);
     case KT_RUNNER:
         return json_string(sp_runner_kind_name(cfg->cluster.runner));
+    case KT_COMPRESSION:
+        return json_string(cfg->sst.compress ? "zstd" : "none");
     default:
         return json_integer((json_int_t)*number_field(c, key));
     }

@@ -13,18 +13,19 @@
 #include <stdint.h>
 
 typedef enum key_type {
-    KT_STRING,     /* any text */
-    KT_FILENAME,   /* one path component, not one of nightly's own file names */
-    KT_SIZE,       /* 4096, 8K, 64M, 1G; in [min, max] */
-    KT_POW2,       /* a size that is a power of two in [min, max] */
-    KT_COUNT,      /* a whole number in [min, max] */
-    KT_FAN_IN,     /* 0 (automatic) or a whole number in [min, max] */
-    KT_BOOL,       /* true/false, yes/no, on/off, 1/0 */
-    KT_REDIRECTS,  /* keep or skip */
-    KT_NAMESPACES, /* "all" or a comma list of namespace numbers */
-    KT_PERCENT,    /* a number from 0 to 100 */
-    KT_PROGRESS,   /* auto, always or never */
-    KT_RUNNER,     /* a runner name (stages/common/runner_kind.h) */
+    KT_STRING,      /* any text */
+    KT_FILENAME,    /* one path component, not one of nightly's own file names */
+    KT_SIZE,        /* 4096, 8K, 64M, 1G; in [min, max] */
+    KT_POW2,        /* a size that is a power of two in [min, max] */
+    KT_COUNT,       /* a whole number in [min, max] */
+    KT_FAN_IN,      /* 0 (automatic) or a whole number in [min, max] */
+    KT_BOOL,        /* true/false, yes/no, on/off, 1/0 */
+    KT_REDIRECTS,   /* keep or skip */
+    KT_NAMESPACES,  /* "all" or a comma list of namespace numbers */
+    KT_PERCENT,     /* a number from 0 to 100 */
+    KT_PROGRESS,    /* auto, always or never */
+    KT_RUNNER,      /* a runner name (stages/common/runner_kind.h) */
+    KT_COMPRESSION, /* none or zstd */
 } key_type;
 
 /* A key's row of config/keys.def. */

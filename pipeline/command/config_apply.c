@@ -3,6 +3,7 @@
 #include "pipeline/command/config_apply.h"
 
 #include "stages/common/cores.h"
+#include "stages/sst/block_packed.h"
 #include "stages/sst/format.h"
 
 #include <stdio.h>
@@ -39,6 +40,9 @@ void config_apply_table(const sp_config *cfg, table_options *opts) {
     opts->block_size = (uint32_t)cfg->sst.block_size;
     opts->cluster_size = (uint32_t)cfg->sst.cluster_size;
     opts->max_value_bytes = (uint32_t)cfg->truncate.max_bytes;
+    opts->compress = cfg->sst.compress;
+    opts->compression_level = (int)cfg->sst.compression_level;
+    opts->dictionary_size = (uint32_t)cfg->sst.dictionary_size;
 }
 
 void config_apply_build(const sp_config *cfg, build_options *opts) {
@@ -195,6 +199,9 @@ int config_check_nightly(const sp_config *cfg, bool have_input, bool *usage, sp_
                               "incremental too");
     /* Options a record could not fit are refused now, not after the dump is read. */
     *usage = false;
+    if (cfg->sst.compress)
+        return sst_packed_check_fit((uint32_t)cfg->sst.block_size,
+                                    (uint32_t)cfg->truncate.max_bytes, err);
     return sst_check_fit((uint32_t)cfg->sst.block_size, (uint32_t)cfg->truncate.max_bytes, err);
 }
 

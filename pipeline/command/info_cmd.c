@@ -16,6 +16,7 @@
 #include <jansson.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <string.h>
 
 /* "8192 (8K)": the exact count, and the short form when it differs. */
 static const char *bytes(uint64_t n, char *buf, size_t cap) {
@@ -77,6 +78,16 @@ static void print_text(const sstpipe_table *t) {
            bytes(f->block_size, b, sizeof b), bytes(f->cluster_size, c, sizeof c),
            f->max_value_bytes, (unsigned long long)f->index_bytes,
            bytes(f->index_region_bytes, d, sizeof d), info_compactness(f));
+    sstpipe_compression z;
+    sstpipe_compression_get(t, &z);
+    /* A version 1 table's lines stay as they were. */
+    if (strcmp(z.method, "none") != 0)
+        printf("compression:      %s, ratio %.4f (%llu bytes of records in %llu of blocks)\n"
+               "dictionary:       %llu bytes\n"
+               "filter:           %llu bytes\n",
+               z.method, info_compression_ratio(f, &z), (unsigned long long)z.plain_bytes,
+               (unsigned long long)(f->data_blocks * f->block_size),
+               (unsigned long long)z.dictionary_bytes, (unsigned long long)z.filter_bytes);
     if (sstpipe_is_set(t))
         print_shards(t);
 }

@@ -217,12 +217,15 @@ static void base_released(void *w) {
     table_writer_flush_copies(w);
 }
 
-/* The base: the input with the most blocks among those of the output's block size. */
+/* The base: the input with the most blocks among those of the output's
+ * block size and format (the output is version 1: a compressed input's
+ * blocks are rebuilt, never copied). */
 static int pick_base(table_source **t, unsigned n, uint32_t block_size) {
     int best = -1;
     for (unsigned i = 0; i < n; i++) {
         const sst_footer *f = table_source_footer(t[i]);
-        if (f->block_size == block_size && f->data_blocks > 0 &&
+        if (f->block_size == block_size && f->format_version == SST_FORMAT_VERSION &&
+            f->data_blocks > 0 &&
             (best < 0 || f->data_blocks > table_source_footer(t[best])->data_blocks))
             best = (int)i;
     }

@@ -63,6 +63,7 @@ struct table_source {
     bool walked;           /* some block was walked: last holds its last key */
     bool failed;           /* a read or check of this table failed */
     block_view v;
+    block_plain plain; /* a version 2 block's records, unpacked: v's */
     block_iter it;
     table_source_block info; /* of the current block */
     uint8_t last[SP_MAX_KEY_BYTES];
@@ -322,6 +323,7 @@ void table_source_destroy(table_source *t) {
     sst_block_seq_free(&t->chunk);
     sst_index_cursor_destroy(t->idx);
     sst_reader_close(t->r);
+    block_plain_free(&t->plain);
     free(t);
 }
 
@@ -359,7 +361,7 @@ static int load_block(table_source *t, uint64_t i, sp_error *err) {
     const uint8_t *first;
     uint32_t first_len;
     if (next_first_key(t, &first, &first_len, err) ||
-        sst_blocks_check(src, i, data, first, first_len, &t->v, err))
+        sst_blocks_check(src, i, data, first, first_len, &t->plain, &t->v, err))
         return -1;
     table_source_block *b = &t->info;
     bool check_prev = t->walked;

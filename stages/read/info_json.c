@@ -5,9 +5,15 @@
 #include "stages/sst/table_set.h"
 
 #include <stdio.h>
+#include <string.h>
 
 double info_compactness(const sstpipe_info *f) {
     return (double)(f->key_bytes + f->value_bytes) / (double)f->file_size;
+}
+
+double info_compression_ratio(const sstpipe_info *f, const sstpipe_compression *c) {
+    uint64_t blocks = f->data_blocks * f->block_size;
+    return blocks ? (double)c->plain_bytes / (double)blocks : 0;
 }
 
 /* A table set's shards: each one's path, range and counts. */
@@ -51,6 +57,16 @@ json_t *info_json(const sstpipe_table *t) {
          json_object_set_new(o, "shards", shards_json(t))))
         return json_decref(o), NULL;
     if (o && !sstpipe_is_set(t) && json_object_set_new(o, "table_set", json_false()))
+        return json_decref(o), NULL;
+    /* A version 1 table's object stays as it was. */
+    sstpipe_compression z;
+    sstpipe_compression_get(t, &z);
+    if (o && strcmp(z.method, "none") != 0 &&
+        (json_object_set_new(o, "compression", json_string(z.method)) ||
+         json_object_set_new(o, "compression_ratio", json_real(info_compression_ratio(f, &z))) ||
+         json_object_set_new(o, "plain_bytes", json_integer((json_int_t)z.plain_bytes)) ||
+         json_object_set_new(o, "dictionary_bytes", json_integer((json_int_t)z.dictionary_bytes)) ||
+         json_object_set_new(o, "filter_bytes", json_integer((json_int_t)z.filter_bytes))))
         return json_decref(o), NULL;
     return o;
 }

@@ -54,19 +54,12 @@ block_builder *block_builder_init(uint32_t block_size) {
     return b;
 }
 
-static size_t shared_prefix(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen) {
-    size_t n = alen < blen ? alen : blen, i = 0;
-    while (i < n && a[i] == b[i])
-        i++;
-    return i;
-}
-
 /* Entry bytes of the next record, and its shared prefix length. */
 static size_t entry_bytes(const block_builder *b, const uint8_t *key, size_t klen, size_t vlen,
                           size_t *shared) {
     *shared = b->n_records % SST_RESTART_INTERVAL == 0
                   ? 0
-                  : shared_prefix(b->last_key, b->last_len, key, klen);
+                  : entry_shared_prefix(b->last_key, b->last_len, key, klen);
     size_t unshared = klen - *shared;
     return sst_varint_len(*shared) + sst_varint_len(unshared) + sst_varint_len(vlen) + unshared +
            vlen;
@@ -152,13 +145,19 @@ static int open_trailer(block_view *v, const uint8_t *data, uint32_t block_size,
     return 0;
 }
 
-int block_open(block_view *v, const uint8_t *data, uint32_t block_size, const char *what,
-               sp_error *err) {
+int block_checksum(const uint8_t *data, uint32_t block_size, const char *what, sp_error *err) {
     uint64_t stored = sst_get_u64(data + block_size - 8);
     uint64_t computed = XXH3_64bits(data, block_size - 8);
     if (stored != computed)
         return sp_errorf(err, "%s: block checksum mismatch (stored %016llx, computed %016llx)",
                          what, (unsigned long long)stored, (unsigned long long)computed);
+    return 0;
+}
+
+int block_open(block_view *v, const uint8_t *data, uint32_t block_size, const char *what,
+               sp_error *err) {
+    if (block_checksum(data, block_size, what, err))
+        return -1;
     if (open_trailer(v, data, block_size, what, err))
         return -1;
     for (uint32_t i = 0; i < v->n_restarts; i++) {

@@ -51,6 +51,10 @@ typedef struct block_view {
     const uint8_t *restarts; /* n_restarts little-endian u32 */
 } block_view;
 
+/* The block's stored checksum (its last 8 bytes) against its bytes: a
+ * mismatch is an error, never data. Every version's blocks end so. */
+int block_checksum(const uint8_t *data, uint32_t block_size, const char *what, sp_error *err);
+
 /* Checks the checksum and trailer; fills v. what names the block in errors
  * (e.g. "enwiki.sst: block 12 at byte 98304"). */
 int block_open(block_view *v, const uint8_t *data, uint32_t block_size, const char *what,

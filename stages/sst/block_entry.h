@@ -1,9 +1,10 @@
 /*
  * block_entry.h: decoding one entry of a data block (FORMAT.md, "Data
  * blocks"), private to stages/sst. Shared by the block walk and search
- * (block.c) and the record directory (block_dir.c), so that both check
- * every decoded length against the block in the same way, and both look a
- * key up with the same walk.
+ * (block.c), the record directory (block_dir.c) and version 2's groups
+ * (block_packed.c), so that all check every decoded length against the
+ * block in the same way, and look a key up with the same walk; and the
+ * shared prefix every writer of entries stores.
  */
 #ifndef SSTPIPE_SST_BLOCK_ENTRY_H
 #define SSTPIPE_SST_BLOCK_ENTRY_H
@@ -22,6 +23,16 @@ typedef struct entry {
     const uint8_t *suffix; /* unshared key bytes; the value follows them */
     uint32_t next;         /* offset of the following entry */
 } entry;
+
+/* The bytes key b shares with key a from their start: what a writer
+ * stores as an entry's shared prefix (the longest). */
+static inline size_t entry_shared_prefix(const uint8_t *a, size_t alen, const uint8_t *b,
+                                         size_t blen) {
+    size_t n = alen < blen ? alen : blen, i = 0;
+    while (i < n && a[i] == b[i])
+        i++;
+    return i;
+}
 
 /* Decodes the entry at pos, after a key of prev_len bytes; only v->data and
  * v->entries_len are used. */

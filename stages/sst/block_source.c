@@ -88,7 +88,10 @@ int sst_blocks_open_direct(sst_blocks *b, sp_error *err) {
 
 /* ---------------------------------------------------------------- checks */
 
-int sst_blocks_decode(const sst_blocks *b, const uint8_t *data, block_view *v, sp_error *what) {
+int sst_blocks_decode(const sst_blocks *b, const uint8_t *data, block_plain *plain, block_view *v,
+                      sp_error *what) {
+    if (b->packed)
+        return packed_open(v, data, b->block_size, b->packed, plain, "", what);
     return block_open(v, data, b->block_size, "", what);
 }
 
@@ -98,10 +101,10 @@ int sst_blocks_error(const sst_blocks *b, uint64_t i, const sp_error *block_err,
 }
 
 int sst_blocks_check(const sst_blocks *b, uint64_t i, const uint8_t *data, const uint8_t *first,
-                     uint32_t flen, block_view *v, sp_error *err) {
+                     uint32_t flen, block_plain *plain, block_view *v, sp_error *err) {
     sp_error e; /* cleared, not zeroed: every block of a walk comes here */
     sp_error_clear(&e);
-    if (sst_blocks_decode(b, data, v, &e))
+    if (sst_blocks_decode(b, data, plain, v, &e))
         return sst_blocks_error(b, i, &e, err);
     block_iter it;
     block_iter_init(&it, v);
@@ -111,6 +114,24 @@ int sst_blocks_check(const sst_blocks *b, uint64_t i, const uint8_t *data, const
         return sp_errorf(err, "%s: block %llu at byte %llu: first key differs from the index",
                          b->path, (unsigned long long)i, (unsigned long long)(i * b->block_size));
     return 0;
+}
+
+int sst_blocks_find(const sst_blocks *b, uint64_t i, const uint8_t *data, const uint8_t *first,
+                    uint32_t flen, block_plain *plain, const uint8_t *key, size_t klen,
+                    const void **value, size_t *vlen, sp_error *err) {
+    sp_error e;
+    sp_error_clear(&e);
+    int rc;
+    if (b->packed) {
+        rc = packed_find(data, b->block_size, b->packed, first, flen, plain, key, klen, value, vlen,
+                         "", &e);
+    } else {
+        block_view v;
+        if (sst_blocks_check(b, i, data, first, flen, plain, &v, err))
+            return -1;
+        rc = block_find(&v, key, klen, value, vlen, "", &e);
+    }
+    return rc < 0 ? sst_blocks_error(b, i, &e, err) : rc;
 }
 
 /* ---------------------------------------------------------------- reads */

@@ -23,6 +23,7 @@
 
 #include "stages/common/error.h"
 #include "stages/sst/block.h"
+#include "stages/sst/block_packed.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -38,6 +39,9 @@ typedef struct sst_blocks {
     uint64_t count;
     const uint8_t *map; /* the data region mapped (sst_blocks_map), or NULL */
     size_t map_len;
+    /* Version 2 (compressed blocks, block_packed.h): the table's
+     * dictionary; NULL: version 1. */
+    const packed_dict *packed;
 } sst_blocks;
 
 /* A source over fd (kept by the caller) with nothing mapped. */
@@ -62,10 +66,13 @@ int sst_blocks_open_direct(sst_blocks *b, sp_error *err);
 /* ---- the check ---- */
 
 /* Decodes the block at data (block_open: checksum, trailer, restart
- * points) into v. The form that names nothing: on failure what holds the
- * problem as ": what", for a caller that reports it at the block's offset
- * itself (verify) or names the block with sst_blocks_error. */
-int sst_blocks_decode(const sst_blocks *b, const uint8_t *data, block_view *v, sp_error *what);
+ * points; a version 2 block is unpacked into plain, packed_open) into v,
+ * which then lives as long as data and plain are left as they are. The
+ * form that names nothing: on failure what holds the problem as ": what",
+ * for a caller that reports it at the block's offset itself (verify) or
+ * names the block with sst_blocks_error. */
+int sst_blocks_decode(const sst_blocks *b, const uint8_t *data, block_plain *plain, block_view *v,
+                      sp_error *what);
 
 /* Sets err to a block function's message (given an empty "what") prefixed
  * with block i's name and offset. Returns -1. */
@@ -75,7 +82,16 @@ int sst_blocks_error(const sst_blocks *b, uint64_t i, const sp_error *block_err,
  * record against first (flen bytes: the index's key for block i). Every
  * reader that returns a block's records checks it here. Thread-safe. */
 int sst_blocks_check(const sst_blocks *b, uint64_t i, const uint8_t *data, const uint8_t *first,
-                     uint32_t flen, block_view *v, sp_error *err);
+                     uint32_t flen, block_plain *plain, block_view *v, sp_error *err);
+
+/* A point lookup in block i at data, checked as far as the lookup reads
+ * it: sst_blocks_check and block_find, or for a version 2 block its
+ * directory, its first key against first and the one group that may hold
+ * key (packed_find, into plain). 1 found (*value points into data or
+ * plain), 0 not, -1 with err naming the block. Thread-safe. */
+int sst_blocks_find(const sst_blocks *b, uint64_t i, const uint8_t *data, const uint8_t *first,
+                    uint32_t flen, block_plain *plain, const uint8_t *key, size_t klen,
+                    const void **value, size_t *vlen, sp_error *err);
 
 /* ---- single reads ---- */
 

@@ -122,7 +122,7 @@ static int table_take(table_cursor *t, int rc) {
  * blocks after it) unless already held, and checked. */
 static int load_block(table_cursor *t, uint64_t i, sp_error *err) {
     const uint8_t *data = sst_block_seq_at(&t->seq, i, err);
-    if (!data || sst_reader_check_block(t->r, i, data, &t->walk.view, err))
+    if (!data || sst_reader_check_block(t->r, i, data, &t->walk.plain, &t->walk.view, err))
         return -1;
     t->block = i;
     sst_walk_start(&t->walk);
@@ -191,6 +191,7 @@ static int table_seek(sst_cursor *c, const uint8_t *key, size_t klen, sp_error *
 static void table_destroy(sst_cursor *c) {
     table_cursor *t = (table_cursor *)c;
     sst_block_seq_free(&t->seq);
+    sst_walk_free(&t->walk);
     free(t);
 }
 

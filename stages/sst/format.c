@@ -19,7 +19,7 @@ void sst_footer_encode(const sst_footer *f, uint8_t out[SST_FOOTER_BYTES]) {
     for (int i = 0; i < 6; i++)
         sst_put_u32(out + SST_FOOTER_BLOCK_SIZE + 4 * i, u32s[i]);
     sst_put_u64(out + SST_FOOTER_DATA_REGION_LENGTH, f->data_region_length);
-    /* bytes SST_FOOTER_RESERVED .. +8 stay zero */
+    sst_put_u64(out + SST_FOOTER_RESERVED, f->meta_checksum);
     sst_put_u64(out + SST_FOOTER_CHECKSUM, f->footer_checksum);
     memcpy(out + SST_FOOTER_MAGIC, SST_MAGIC, 8);
 }
@@ -35,7 +35,24 @@ void sst_footer_decode(const uint8_t in[SST_FOOTER_BYTES], sst_footer *f) {
     for (int i = 0; i < 6; i++)
         *u32s[i] = sst_get_u32(in + SST_FOOTER_BLOCK_SIZE + 4 * i);
     f->data_region_length = sst_get_u64(in + SST_FOOTER_DATA_REGION_LENGTH);
+    f->meta_checksum = sst_get_u64(in + SST_FOOTER_RESERVED);
     f->footer_checksum = sst_get_u64(in + SST_FOOTER_CHECKSUM);
+}
+
+void sst_meta_encode(const sst_meta *m, uint8_t out[SST_META_HEADER_BYTES]) {
+    sst_put_u32(out, m->compression);
+    sst_put_u32(out + 4, m->dictionary_length);
+    sst_put_u32(out + 8, m->filter_length);
+    sst_put_u32(out + 12, m->filter_hashes);
+    sst_put_u64(out + 16, m->plain_bytes);
+}
+
+void sst_meta_decode(const uint8_t in[SST_META_HEADER_BYTES], sst_meta *m) {
+    m->compression = sst_get_u32(in);
+    m->dictionary_length = sst_get_u32(in + 4);
+    m->filter_length = sst_get_u32(in + 8);
+    m->filter_hashes = sst_get_u32(in + 12);
+    m->plain_bytes = sst_get_u64(in + 16);
 }
 
 uint64_t sst_max_record_bytes(uint32_t block_size) {

@@ -1,7 +1,7 @@
 /*
- * format.h: the sstpipe SSTable file format, version 1. FORMAT.md beside
- * this file is the full specification; this header holds its constants and
- * the footer, the one fixed-layout structure.
+ * format.h: the sstpipe SSTable file format, versions 1 and 2. FORMAT.md
+ * beside this file is the full specification; this header holds its
+ * constants and the footer, the one fixed-layout structure.
  *
  * A file is three regions, each starting at a multiple of cluster_size:
  *
@@ -18,8 +18,13 @@
  *
  * All integers are little-endian. Checksums are XXH3-64 (xxhash, seed 0).
  *
+ * Version 2 (compressed blocks, block_packed.h) adds a meta region between
+ * the index and the footer: the compression, the dictionary and the filter,
+ * covered by meta_checksum.
+ *
  * The 128-byte footer: the fields of sst_footer in declaration order up to
- * data_region_length (bytes 0..103), 8 reserved zero bytes (104..111),
+ * data_region_length (bytes 0..103), meta_checksum (104..111; version 1:
+ * reserved, zero),
  * footer_checksum (112..119), the magic "SSTPIPE1" (120..127).
  * footer_checksum covers the footer region (the last cluster_size bytes)
  * up to itself: [file_size - cluster_size, file_size - 16).
@@ -34,6 +39,7 @@
 
 #define SST_MAGIC "SSTPIPE1"
 #define SST_FORMAT_VERSION 1
+#define SST_FORMAT_VERSION_PACKED 2 /* compressed blocks and the meta region */
 #define SST_CHECKSUM_XXH3_64 1
 #define SST_FOOTER_BYTES 128
 
@@ -57,7 +63,7 @@ static inline bool sst_pow2_in(uint64_t n, uint64_t lo, uint64_t hi) {
 #define SST_FOOTER_INDEX_OFFSET 0 /* nine u64, index_offset .. index_checksum */
 #define SST_FOOTER_BLOCK_SIZE 72  /* six u32, block_size .. checksum_type */
 #define SST_FOOTER_DATA_REGION_LENGTH 96
-#define SST_FOOTER_RESERVED 104 /* u64, zero */
+#define SST_FOOTER_RESERVED 104 /* u64: zero in version 1, meta_checksum in version 2 */
 #define SST_FOOTER_CHECKSUM 112
 #define SST_FOOTER_MAGIC 120
 
@@ -78,6 +84,7 @@ typedef struct sst_footer {
     uint32_t format_version;
     uint32_t checksum_type;
     uint64_t data_region_length; /* data_blocks * block_size, padded to cluster_size */
+    uint64_t meta_checksum;      /* version 2: XXH3-64 of the meta region; version 1: 0 */
     uint64_t footer_checksum;    /* XXH3-64 of the footer region up to this field */
 } sst_footer;
 
@@ -102,6 +109,22 @@ void sst_footer_decode(const uint8_t in[SST_FOOTER_BYTES], sst_footer *f);
  */
 uint64_t sst_max_record_bytes(uint32_t block_size);
 int sst_check_fit(uint32_t block_size, uint32_t max_value_bytes, sp_error *err);
+
+/* The meta region of version 2 (FORMAT.md): its fixed header, then the
+ * dictionary, then the filter. */
+#define SST_META_HEADER_BYTES 24
+#define SST_COMPRESSION_ZSTD 1
+
+typedef struct sst_meta {
+    uint32_t compression;       /* SST_COMPRESSION_ZSTD */
+    uint32_t dictionary_length; /* 0: frames without a dictionary */
+    uint32_t filter_length;     /* 0: no filter */
+    uint32_t filter_hashes;
+    uint64_t plain_bytes; /* the blocks' groups uncompressed */
+} sst_meta;
+
+void sst_meta_encode(const sst_meta *m, uint8_t out[SST_META_HEADER_BYTES]);
+void sst_meta_decode(const uint8_t in[SST_META_HEADER_BYTES], sst_meta *m);
 
 /* Rounds n up to a multiple of align (a power of two). */
 static inline uint64_t sst_align_up(uint64_t n, uint64_t align) {

@@ -16,6 +16,8 @@
 #include "stages/sst/sstpipe_titles.h"
 #include "stages/sst/table_set.h"
 
+#include <string.h>
+
 sstpipe_table *sstpipe_open_with(const char *path, const sstpipe_options *opt, char **errmsg) {
     sp_error err = {0};
     sstpipe_table *t = table_set_is_set_path(path) ? sstpipe_set_open(path, opt, &err)
@@ -55,6 +57,24 @@ void sstpipe_info_get(const sstpipe_table *t, sstpipe_info *info) {
         *info = t->set->info;
     else
         sstpipe_table_info(t, info);
+}
+
+void sstpipe_compression_get(const sstpipe_table *t, sstpipe_compression *c) {
+    if (!t->set) {
+        sstpipe_table_compression(t, c);
+        return;
+    }
+    /* A set's shards are tables of their own, each with its meta region. */
+    *c = (sstpipe_compression){.method = "none"};
+    for (size_t i = 0; i < sstpipe_shard_count(t); i++) {
+        sstpipe_compression s;
+        sstpipe_table_compression(sstpipe_shard(t, i), &s);
+        if (strcmp(s.method, "none") != 0)
+            c->method = s.method;
+        c->plain_bytes += s.plain_bytes;
+        c->dictionary_bytes += s.dictionary_bytes;
+        c->filter_bytes += s.filter_bytes;
+    }
 }
 
 const char *sstpipe_path(const sstpipe_table *t) {

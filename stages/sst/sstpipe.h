@@ -137,6 +137,21 @@ typedef struct sstpipe_info {
 
 /* Thread-safe; never fails on an open table. */
 void sstpipe_info_get(const sstpipe_table *t, sstpipe_info *info);
+
+/* Since 1.5: how the table's data blocks are stored. Format version 1
+ * stores records as they are; version 2 compresses them (zstd, with a
+ * dictionary trained per table), each block still block_size bytes. Of a
+ * set: the sums over its shards, "zstd" when any is compressed. */
+typedef struct sstpipe_compression {
+    const char *method;        /* "none" (version 1) or "zstd" (version 2); static */
+    uint64_t plain_bytes;      /* the blocks' records uncompressed (version 1: the blocks' bytes) */
+    uint64_t dictionary_bytes; /* the compression dictionary's bytes, 0 for none */
+    uint64_t filter_bytes;     /* the absent-key filter's bytes, 0 for none */
+} sstpipe_compression;
+
+/* Thread-safe; never fails on an open table. The compression ratio is
+ * plain_bytes over sstpipe_info's data_blocks * block_size. */
+void sstpipe_compression_get(const sstpipe_table *t, sstpipe_compression *c);
 /* The path t was opened with; valid until sstpipe_close. */
 const char *sstpipe_path(const sstpipe_table *t);
 

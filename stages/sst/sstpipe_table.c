@@ -161,6 +161,19 @@ void sstpipe_table_info(const sstpipe_table *t, sstpipe_info *info) {
     };
 }
 
+void sstpipe_table_compression(const sstpipe_table *t, sstpipe_compression *c) {
+    const sst_footer *f = sst_reader_footer(t->r);
+    const sst_meta *m = sst_reader_meta(t->r);
+    if (!m) {
+        *c = (sstpipe_compression){.method = "none", .plain_bytes = f->data_blocks * f->block_size};
+        return;
+    }
+    *c = (sstpipe_compression){.method = "zstd",
+                               .plain_bytes = m->plain_bytes,
+                               .dictionary_bytes = m->dictionary_length,
+                               .filter_bytes = m->filter_length};
+}
+
 const char *sstpipe_table_path(const sstpipe_table *t) {
     return sst_reader_path(t->r);
 }

@@ -51,6 +51,8 @@ void sstpipe_table_close(sstpipe_table *t);
 /* A plain table's sstpipe_info_get, sstpipe_path, sstpipe_block_first_key
  * and sstpipe_get (sstpipe.h). */
 void sstpipe_table_info(const sstpipe_table *t, sstpipe_info *info);
+/* A plain table's sstpipe_compression_get. */
+void sstpipe_table_compression(const sstpipe_table *t, sstpipe_compression *c);
 const char *sstpipe_table_path(const sstpipe_table *t);
 const void *sstpipe_table_first_key(const sstpipe_table *t, uint64_t i, size_t *klen);
 int sstpipe_table_get(const sstpipe_table *t, const void *key, size_t klen, const void **value,

@@ -18,6 +18,7 @@
 #include "stages/common/key.h"
 #include "stages/common/size.h"
 #include "stages/common/zeros.h"
+#include "stages/sst/block_packed.h"
 
 #include <stdarg.h>
 #include <stdbool.h>
@@ -141,7 +142,11 @@ static int check_tiling(sst_check *c, const sst_footer *f, uint64_t end, bool *o
                     (unsigned long long)f->index_length))
             return -1;
     }
-    if (*ok && f->index_offset + f->index_region_length + cs != end) {
+    /* Version 2's meta region lies between the index and the footer: at
+     * least one cluster, and its own header says how long (sst_check_meta). */
+    uint64_t tail = f->index_offset + f->index_region_length + cs;
+    bool packed = f->format_version == SST_FORMAT_VERSION_PACKED;
+    if (*ok && (packed ? tail + cs > end || (end - tail) % cs != 0 : tail != end)) {
         *ok = false;
         if (problem(c, err, -1, foff + SST_FOOTER_INDEX_OFFSET,
                     "regions (data %llu, index %llu, footer %llu bytes) do not add up to the "
@@ -163,12 +168,13 @@ int sst_check_footer(sst_check *c, const uint8_t raw[SST_FOOTER_BYTES], uint64_t
         problem(c, err, -1, foff + SST_FOOTER_MAGIC,
                 "not an sstpipe SSTable (no \"%s\" magic at the end of the file)", SST_MAGIC))
         return -1;
-    if (f->format_version != SST_FORMAT_VERSION &&
+    if (f->format_version != SST_FORMAT_VERSION && f->format_version != SST_FORMAT_VERSION_PACKED &&
         problem(c, err, -1, foff + SST_FOOTER_BLOCK_SIZE + 16,
-                "SSTable format version %u is not supported (expected %u)", f->format_version,
-                SST_FORMAT_VERSION))
+                "SSTable format version %u is not supported (expected %u or %u)", f->format_version,
+                SST_FORMAT_VERSION, SST_FORMAT_VERSION_PACKED))
         return -1;
-    if (sst_get_u64(raw + SST_FOOTER_RESERVED) != 0 &&
+    bool packed = f->format_version == SST_FORMAT_VERSION_PACKED;
+    if (!packed && f->meta_checksum != 0 &&
         problem(c, err, -1, foff + SST_FOOTER_RESERVED, "footer reserved bytes are not zero"))
         return -1;
     if (!sst_pow2_in(f->cluster_size, SST_MIN_CLUSTER_SIZE, SST_MAX_CLUSTER_SIZE) ||
@@ -209,7 +215,8 @@ int sst_check_footer(sst_check *c, const uint8_t raw[SST_FOOTER_BYTES], uint64_t
                        sp_format_size(SST_MIN_BLOCK_SIZE, lo, sizeof lo),
                        sp_format_size(SST_MAX_BLOCK_SIZE, hi, sizeof hi));
     sp_error fit = {0};
-    if (sst_check_fit(f->block_size, f->max_value_bytes, &fit) &&
+    if ((packed ? sst_packed_check_fit(f->block_size, f->max_value_bytes, &fit)
+                : sst_check_fit(f->block_size, f->max_value_bytes, &fit)) &&
         problem(c, err, -1, foff + SST_FOOTER_BLOCK_SIZE + 8, "footer value bound: %s", fit.msg))
         return -1;
     bool ok;
@@ -439,4 +446,56 @@ int sst_check_index(sst_check *c, const sst_footer *f, uint8_t *index, sst_index
             on_entry(ctx, cur->block - 1, key, klen, cur->entry_pos);
     sst_index_cursor_destroy(cur);
     return rc;
+}
+
+/* ------------------------------------------------------------ the meta region */
+
+int sst_check_meta(sst_check *c, const sst_footer *f, sst_meta *m, uint8_t **body, sp_error *err) {
+    *body = NULL;
+    *m = (sst_meta){0};
+    uint64_t off = f->index_offset + f->index_region_length;
+    uint64_t len = f->file_size - f->cluster_size - off;
+    if (len > SIZE_MAX / 2)
+        return sp_errorf(err, "%s: a meta region of %llu bytes cannot be held", c->path,
+                         (unsigned long long)len);
+    uint8_t *buf = malloc((size_t)len);
+    if (!buf)
+        return sp_errorf(err, "%s: out of memory for a meta region of %llu bytes", c->path,
+                         (unsigned long long)len);
+    if (sp_pread_exact(c->fd, buf, (size_t)len, off, c->path, err)) {
+        free(buf);
+        return -1;
+    }
+    c->bytes += len;
+    uint64_t sum = XXH3_64bits(buf, (size_t)len);
+    if (sum != f->meta_checksum &&
+        problem(c, err, -1, off, "meta region checksum mismatch (stored %016llx, computed %016llx)",
+                (unsigned long long)f->meta_checksum, (unsigned long long)sum)) {
+        free(buf);
+        return -1;
+    }
+    sst_meta_decode(buf, m);
+    uint64_t used = SST_META_HEADER_BYTES + (uint64_t)m->dictionary_length + m->filter_length;
+    int rc = 0;
+    if (m->compression != SST_COMPRESSION_ZSTD)
+        rc = problem(c, err, -1, off, "meta region: compression %u is not known (1: zstd)",
+                     m->compression);
+    else if (used > len || sst_align_up(used, f->cluster_size) != len)
+        rc = problem(c, err, -1, off + 4,
+                     "meta region of %llu bytes does not hold a %u-byte dictionary and a "
+                     "%u-byte filter padded to the cluster size",
+                     (unsigned long long)len, m->dictionary_length, m->filter_length);
+    else if ((m->filter_length == 0) != (m->filter_hashes == 0) || m->filter_hashes > 30)
+        rc = problem(c, err, -1, off + 12, "meta region: %u filter hashes for a %u-byte filter",
+                     m->filter_hashes, m->filter_length);
+    else if (sp_first_nonzero(buf + used, (size_t)(len - used)) < len - used)
+        rc = problem(c, err, -1, off + used + sp_first_nonzero(buf + used, (size_t)(len - used)),
+                     "the meta region's padding is not zero");
+    if (rc < 0 || m->compression != SST_COMPRESSION_ZSTD || used > len) {
+        free(buf);
+        *m = (sst_meta){0};
+        return rc < 0 ? -1 : 0;
+    }
+    *body = buf;
+    return 0;
 }

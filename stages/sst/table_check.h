@@ -85,6 +85,17 @@ int sst_check_index(sst_check *c, const sst_footer *f, uint8_t *index, sst_index
 int sst_check_footer_sum(sst_check *c, uint64_t end, uint32_t cluster_size, uint64_t *sum,
                          sp_error *err);
 
+/*
+ * Version 2's meta region (between the index region and the footer region)
+ * of a table whose footer f passed sst_check_footer: its checksum, its
+ * header's fields against its length, its zero padding. The whole region
+ * is read into *body (the caller frees it: the dictionary at
+ * SST_META_HEADER_BYTES, the filter after it), its header into m. In
+ * collect mode a header that cannot locate the dictionary leaves *body
+ * NULL.
+ */
+int sst_check_meta(sst_check *c, const sst_footer *f, sst_meta *m, uint8_t **body, sp_error *err);
+
 /* ------------------------------------------------------------ the cursor */
 
 typedef struct sst_index_cursor sst_index_cursor;

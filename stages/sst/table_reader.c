@@ -8,6 +8,16 @@
  * size and against each other, the regions' checksums and padding, and
  * every index entry. With each block's own checksum checked when it is
  * read, every byte of the file is covered.
+ *
+ * A version 2 table's meta region is read and checked at open too; its
+ * dictionary stays loaded for the blocks' decompression. A lookup of the
+ * unmapped reader (sst_reader_get) decompresses one group into the
+ * reader's buffer. The lookups that may run on several threads at once
+ * and whose values must outlive the next lookup (mapped, and blocks the
+ * caller read) unpack the block whole on its first lookup and keep it,
+ * with its record directory, until the reader is closed: memory that
+ * grows with the blocks looked up, the first landing's simplest correct
+ * form (a bounded cache of unpacked blocks is the next step).
  */
 #include "stages/sst/table_reader.h"
 
@@ -35,6 +45,13 @@ typedef struct mapping {
 
 static block_dir *const no_dir = (block_dir *)&no_dir;
 
+/* A version 2 block unpacked on its first lookup, kept until close. */
+typedef struct unpacked {
+    block_plain plain;
+    block_view view;
+    block_dir *dir; /* NULL: the directories' budget was spent */
+} unpacked;
+
 struct sst_reader {
     char *path;
     int fd;
@@ -49,6 +66,14 @@ struct sst_reader {
     block_view view;
     sst_blocks blocks; /* where blocks are read and checked */
     mapping *map;      /* sst_reader_map */
+    /* Version 2: the meta region (its header decoded into meta), the
+     * loaded dictionary, the unmapped lookup's unpacked group or block,
+     * and the blocks unpacked whole (see the top of this file). */
+    uint8_t *meta_region;
+    sst_meta meta;
+    packed_dict *dict;
+    block_plain plain;
+    _Atomic(unpacked *) *unpacked;
 };
 
 void sst_reader_close(sst_reader *r) {
@@ -65,6 +90,20 @@ void sst_reader_close(sst_reader *r) {
         }
         free(r->map);
     }
+    if (r->unpacked) {
+        for (uint64_t i = 0; i < r->footer.data_blocks; i++) {
+            unpacked *u = atomic_load_explicit(&r->unpacked[i], memory_order_relaxed);
+            if (u) {
+                block_plain_free(&u->plain);
+                block_dir_destroy(u->dir);
+                free(u);
+            }
+        }
+        free(r->unpacked);
+    }
+    packed_dict_free(r->dict);
+    free(r->meta_region);
+    block_plain_free(&r->plain);
     free(r->path);
     free(r->index);
     free(r->entry_pos);
@@ -122,6 +161,22 @@ static sst_reader *open_reader(const char *path, bool streamed, sp_error *err) {
         goto fail;
     }
     sst_blocks_init(&r->blocks, r->path, r->fd, f->block_size, f->data_blocks);
+    if (f->format_version == SST_FORMAT_VERSION_PACKED) {
+        if (sst_check_meta(&chk, f, &r->meta, &r->meta_region, err))
+            goto fail;
+        sp_error e = {0};
+        if (!(r->dict = packed_dict_new(r->meta_region + SST_META_HEADER_BYTES,
+                                        r->meta.dictionary_length, &e))) {
+            sp_errorf(err, "%s: %s", path, e.msg);
+            goto fail;
+        }
+        r->unpacked = calloc((size_t)f->data_blocks + 1, sizeof *r->unpacked);
+        if (!r->unpacked) {
+            sp_errorf(err, "%s: out of memory", path);
+            goto fail;
+        }
+        r->blocks.packed = r->dict;
+    }
     return r;
 fail:
     sst_reader_close(r);
@@ -189,11 +244,63 @@ int64_t sst_reader_find_block(const sst_reader *r, const uint8_t *key, size_t kl
     return (int64_t)lo - 1;
 }
 
-int sst_reader_check_block(const sst_reader *r, uint64_t i, const uint8_t *data, block_view *v,
-                           sp_error *err) {
+const sst_meta *sst_reader_meta(const sst_reader *r) {
+    return r->dict ? &r->meta : NULL;
+}
+
+int sst_reader_check_block(const sst_reader *r, uint64_t i, const uint8_t *data, block_plain *plain,
+                           block_view *v, sp_error *err) {
     uint32_t flen = 0; /* set by sst_reader_block_first_key; gcc -O3 cannot see it */
     const uint8_t *first = sst_reader_block_first_key(r, i, &flen);
-    return sst_blocks_check(&r->blocks, i, data, first, flen, v, err);
+    return sst_blocks_check(&r->blocks, i, data, first, flen, plain, v, err);
+}
+
+/* Version 2: block i (its bytes at data) unpacked whole, checked, with its
+ * record directory while the budget lasts, kept until close. Two threads
+ * may both unpack it; the first to publish wins. */
+static unpacked *unpack_kept(const sst_reader *r, uint64_t i, const uint8_t *data,
+                             size_t dir_budget, _Atomic size_t *dir_bytes, sp_error *err) {
+    unpacked *u = atomic_load_explicit(&r->unpacked[i], memory_order_acquire);
+    if (u)
+        return u;
+    if (!(u = calloc(1, sizeof *u))) {
+        sp_errorf(err, "%s: out of memory", r->path);
+        return NULL;
+    }
+    if (sst_reader_check_block(r, i, data, &u->plain, &u->view, err))
+        goto fail;
+    if (!dir_bytes || atomic_load_explicit(dir_bytes, memory_order_relaxed) < dir_budget) {
+        sp_error e = {0};
+        if (!(u->dir = block_dir_build(&u->view, "", &e))) {
+            sst_blocks_error(&r->blocks, i, &e, err);
+            goto fail;
+        }
+        if (dir_bytes)
+            atomic_fetch_add_explicit(dir_bytes, block_dir_bytes(u->dir), memory_order_relaxed);
+    }
+    unpacked *expected = NULL;
+    if (!atomic_compare_exchange_strong_explicit(&r->unpacked[i], &expected, u,
+                                                 memory_order_release, memory_order_acquire)) {
+        block_plain_free(&u->plain);
+        block_dir_destroy(u->dir);
+        free(u);
+        u = expected;
+    }
+    return u;
+fail:
+    block_plain_free(&u->plain);
+    free(u);
+    return NULL;
+}
+
+/* A lookup in a kept unpacked block. */
+static int find_unpacked(const sst_reader *r, uint64_t i, const unpacked *u, const uint8_t *key,
+                         size_t klen, const void **value, size_t *vlen, sp_error *err) {
+    sp_error e;
+    sp_error_clear(&e);
+    int rc = u->dir ? block_dir_find(u->dir, u->view.data, key, klen, value, vlen, "", &e)
+                    : block_find(&u->view, key, klen, value, vlen, "", &e);
+    return rc < 0 ? sst_blocks_error(&r->blocks, i, &e, err) : rc;
 }
 
 static int find_in_view(const sst_reader *r, uint64_t i, const block_view *v, const uint8_t *key,
@@ -207,13 +314,18 @@ static int find_in_view(const sst_reader *r, uint64_t i, const block_view *v, co
 int sst_reader_read_block(sst_reader *r, uint64_t i, uint8_t *buf, block_view *v, sp_error *err) {
     if (sst_blocks_read(&r->blocks, i, buf, NULL, err))
         return -1;
-    return sst_reader_check_block(r, i, buf, v, err);
+    return sst_reader_check_block(r, i, buf, &r->plain, v, err);
 }
 
 int sst_reader_search_block(const sst_reader *r, uint64_t i, const uint8_t *buf, const uint8_t *key,
                             size_t klen, const void **value, size_t *vlen, sp_error *err) {
+    if (r->dict) {
+        const unpacked *u =
+            unpack_kept(r, i, buf, SST_READER_DIR_BUDGET, r->map ? &r->map->dir_bytes : NULL, err);
+        return u ? find_unpacked(r, i, u, key, klen, value, vlen, err) : -1;
+    }
     block_view v;
-    if (sst_reader_check_block(r, i, buf, &v, err))
+    if (sst_reader_check_block(r, i, buf, NULL, &v, err))
         return -1;
     return find_in_view(r, i, &v, key, klen, value, vlen, err);
 }
@@ -242,7 +354,7 @@ static block_dir *check_mapped_block(const sst_reader *r, uint64_t i, const uint
                                      sp_error *err) {
     mapping *m = r->map;
     block_view v;
-    if (sst_reader_check_block(r, i, data, &v, err))
+    if (sst_reader_check_block(r, i, data, NULL, &v, err))
         return NULL;
     block_dir *d = no_dir;
     if (atomic_load_explicit(&m->dir_bytes, memory_order_relaxed) < m->dir_budget) {
@@ -276,6 +388,10 @@ static inline __attribute__((always_inline)) int get_in_block(const sst_reader *
                                                               sp_error *err) {
     uint32_t bs = r->footer.block_size;
     const uint8_t *data = sst_blocks_mapped(&r->blocks, i);
+    if (__builtin_expect(r->dict != NULL, 0)) {
+        const unpacked *u = unpack_kept(r, i, data, r->map->dir_budget, &r->map->dir_bytes, err);
+        return u ? find_unpacked(r, i, u, key, klen, value, vlen, err) : -1;
+    }
     block_dir *d = atomic_load_explicit(&r->map->dirs[i], memory_order_acquire);
     if (!d && !(d = check_mapped_block(r, i, data, err)))
         return -1;
@@ -308,6 +424,14 @@ int sst_reader_get(sst_reader *r, const void *key, size_t klen, const void **val
         return 0;
     if (r->map)
         return get_in_block(r, (uint64_t)i, key, klen, value, vlen, err);
+    if (r->dict) {
+        uint32_t flen = 0;
+        const uint8_t *first = sst_reader_block_first_key(r, (uint64_t)i, &flen);
+        return sst_blocks_read(&r->blocks, (uint64_t)i, r->block, NULL, err)
+                   ? -1
+                   : sst_blocks_find(&r->blocks, (uint64_t)i, r->block, first, flen, &r->plain, key,
+                                     klen, value, vlen, err);
+    }
     if (sst_reader_read_block(r, (uint64_t)i, r->block, &r->view, err))
         return -1;
     return find_in_view(r, (uint64_t)i, &r->view, key, klen, value, vlen, err);

@@ -73,17 +73,25 @@ int sst_reader_get(sst_reader *r, const void *key, size_t klen, const void **val
                    sp_error *err);
 
 /* Reads block i into buf (block_size bytes, one pread through the block
- * source) and checks it as sst_reader_check_block does. */
+ * source) and checks it as sst_reader_check_block does, a version 2
+ * block unpacked into the reader's own buffer: v is valid until the next
+ * call on r. */
 int sst_reader_read_block(sst_reader *r, uint64_t i, uint8_t *buf, block_view *v, sp_error *err);
 
 /* The whole check of block i held at data (read or mapped): the block
  * source's (sst_blocks_check) against the index's first key for it; fills
- * v. Thread-safe. */
-int sst_reader_check_block(const sst_reader *r, uint64_t i, const uint8_t *data, block_view *v,
-                           sp_error *err);
+ * v (a version 2 block unpacked into plain). Thread-safe. */
+int sst_reader_check_block(const sst_reader *r, uint64_t i, const uint8_t *data, block_plain *plain,
+                           block_view *v, sp_error *err);
+
+/* Version 2 (compressed blocks): the meta region's header, and the
+ * dictionary's and filter's bytes; NULL on a version 1 table. */
+const sst_meta *sst_reader_meta(const sst_reader *r);
 /* Checks block i that the caller read into buf (e.g. with O_DIRECT) as
  * sst_reader_read_block does, then looks key up in it: 1 found (*value
- * points into buf), 0 not, -1 error. */
+ * points into buf, or for a version 2 block into the block's unpacked
+ * records, which the reader keeps until it is closed), 0 not, -1 error.
+ * Thread-safe. */
 int sst_reader_search_block(const sst_reader *r, uint64_t i, const uint8_t *buf, const uint8_t *key,
                             size_t klen, const void **value, size_t *vlen, sp_error *err);
 

@@ -19,6 +19,10 @@ void sst_walk_init(sst_walk *w) {
     w->last_len = 0;
 }
 
+void sst_walk_free(sst_walk *w) {
+    block_plain_free(&w->plain);
+}
+
 void sst_walk_start(sst_walk *w) {
     if (w->it.key_len) {
         memcpy(w->last_key, w->it.key, w->it.key_len);

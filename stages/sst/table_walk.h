@@ -20,12 +20,14 @@
 #include "stages/common/error.h"
 #include "stages/common/record.h"
 #include "stages/sst/block.h"
+#include "stages/sst/block_packed.h"
 
 #include <stdbool.h>
 #include <stdint.h>
 
 typedef struct sst_walk {
     block_view view;    /* the block being walked */
+    block_plain plain;  /* a version 2 block's unpacked records, which view holds */
     block_iter it;      /* its current record: it.key, it.value, it.index (1 for the first) */
     uint32_t entry_pos; /* offset in the block of the current record's entry */
     bool have_last;     /* an earlier block yielded a record: last_key is the latest */
@@ -33,8 +35,11 @@ typedef struct sst_walk {
     uint8_t last_key[SP_MAX_KEY_BYTES];
 } sst_walk;
 
-/* A walk before its first block. */
+/* A walk before its first block. Its plain buffer is kept for the next
+ * walk (the walk must be zeroed before its first init); sst_walk_free
+ * releases it. */
 void sst_walk_init(sst_walk *w);
+void sst_walk_free(sst_walk *w);
 
 /* Starts the walk before the first record of the block the caller opens
  * into w->view (the block source's check, block_source.h). The block

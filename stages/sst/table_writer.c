@@ -39,6 +39,13 @@
  * write phase on short pages. One batch is written at a time and every
  * other write waits for it first, so the file gets the same bytes in the
  * same order, a write for each batch as without the thread.
+ *
+ * With table_options.compress the table is version 2 (FORMAT.md): blocks
+ * are built by block_packed.c, and the dictionary they are compressed with
+ * is trained first, on the values of the records held in memory until
+ * about a hundred times its size has come (zstd's advice for ZDICT), or
+ * the table ends; those records are then built into blocks as any others.
+ * The meta region (its header and the dictionary) follows the index.
  */
 #include "stages/sst/table_writer.h"
 
@@ -48,6 +55,7 @@
 #include "stages/common/record.h"
 #include "stages/common/size.h"
 #include "stages/sst/block.h"
+#include "stages/sst/block_packed.h"
 #include "stages/sst/coding.h"
 #include "stages/sst/format.h"
 #include "stages/sst/table_check.h"
@@ -65,6 +73,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 #include <xxhash.h>
+#include <zdict.h>
 
 #define BATCH_BYTES (4u << 20) /* a multiple of every block size */
 /* Writeback is started every this many bytes, so the final fsync finds
@@ -82,6 +91,10 @@
 #define COPY_WRITE_BYTES (256u << 10)
 /* The least index buffer with index_memory set: many longest entries. */
 #define INDEX_MIN_MEMORY (4u << 10)
+/* Values a dictionary is trained on: this many times its size (zstd's
+ * advice), and at most SAMPLE_MAX_BYTES, held in memory until then. */
+#define SAMPLE_FACTOR 100u
+#define SAMPLE_MAX_BYTES (16u << 20)
 
 /* The background thread (table_options.background) and its hand-off: at
  * most one batch is being written (job); its failure is kept and returned
@@ -134,6 +147,15 @@ struct table_writer {
     int copy_fd;   /* the pending clone: copy_len bytes of copy_fd at copy_off */
     uint64_t copy_off, copy_len;
     bg_writer *bg; /* started at the first full batch, with opts.background */
+    /* opts.compress: the block builder, made once the dictionary is
+     * trained; until then the records held (each: u32 key length, u32
+     * value length, key, value), held_values bytes of values. */
+    block_packer *packer;
+    uint8_t *dict;
+    size_t dict_len;
+    uint8_t *held;
+    size_t held_len, held_cap;
+    uint64_t held_records, held_values;
 };
 
 void table_options_init(table_options *opts) {
@@ -142,6 +164,9 @@ void table_options_init(table_options *opts) {
     opts->max_value_bytes = SP_DEFAULT_MAX_VALUE_BYTES;
     opts->index_memory = 0;
     opts->background = false;
+    opts->compress = false;
+    opts->compression_level = 3;
+    opts->dictionary_size = 16u << 10;
 }
 
 static int check_options(const table_options *o, sp_error *err) {
@@ -154,6 +179,8 @@ static int check_options(const table_options *o, sp_error *err) {
         return sp_errorf(err, "cluster size %u must be a power of two from %s to %s",
                          o->cluster_size, sp_format_size(SST_MIN_CLUSTER_SIZE, lo, sizeof lo),
                          sp_format_size(SST_MAX_CLUSTER_SIZE, hi, sizeof hi));
+    if (o->compress)
+        return sst_packed_check_fit(o->block_size, o->max_value_bytes, err);
     return sst_check_fit(o->block_size, o->max_value_bytes, err);
 }
 
@@ -421,11 +448,24 @@ static int emit(table_writer *w, const uint8_t *src, uint64_t n, sp_error *err) 
 }
 
 static int end_block(table_writer *w, sp_error *err) {
-    if (emit(w, block_builder_finish(w->block), w->opts.block_size, err))
-        return -1;
-    block_builder_reset(w->block);
+    if (w->packer) {
+        const uint8_t *b = block_packer_finish(w->packer, err);
+        if (!b || emit(w, b, w->opts.block_size, err))
+            return -1;
+        w->stats.plain_bytes += block_packer_plain(w->packer);
+        block_packer_reset(w->packer);
+    } else {
+        if (emit(w, block_builder_finish(w->block), w->opts.block_size, err))
+            return -1;
+        block_builder_reset(w->block);
+    }
     w->stats.data_blocks++;
     return 0;
+}
+
+/* Whether the block being filled holds no record. */
+static bool block_empty(const table_writer *w) {
+    return w->packer ? block_packer_empty(w->packer) : block_builder_empty(w->block);
 }
 
 /* Moves the index buffer's bytes to the end of the scratch file (created
@@ -493,6 +533,98 @@ static int deferred(const table_writer *w, sp_error *err) {
     return -1;
 }
 
+/* A record into the compressed blocks: the block being filled, or a new
+ * one, which it fits (sst_packed_check_fit). */
+static int packed_add(table_writer *w, const uint8_t *key, uint32_t klen, const uint8_t *val,
+                      size_t vlen, sp_error *err) {
+    bool fresh = block_packer_empty(w->packer);
+    int rc = fresh ? 0 : block_packer_add(w->packer, key, klen, val, vlen, err);
+    if (rc < 0)
+        return -1;
+    if (rc == 0 && ((!fresh && end_block(w, err)) || index_add(w, key, klen, err) ||
+                    block_packer_add(w->packer, key, klen, val, vlen, err) != 1))
+        return -1;
+    return 0;
+}
+
+/* The dictionary trained on the held values (none when ZDICT cannot make
+ * one of so few), the block builder, and the held records built into
+ * blocks. */
+static int start_packing(table_writer *w, sp_error *err) {
+    size_t n = (size_t)w->held_records;
+    size_t *sizes = NULL;
+    uint8_t *values = NULL;
+    if (w->opts.dictionary_size && n) {
+        sizes = malloc(n * sizeof *sizes);
+        values = malloc(w->held_values + 1);
+        w->dict = malloc(w->opts.dictionary_size);
+        if (!sizes || !values || !w->dict) {
+            free(sizes);
+            free(values);
+            return sp_errorf(err, "%s: out of memory for the dictionary's samples", w->path);
+        }
+        size_t at = 0, k = 0;
+        for (size_t p = 0; p < w->held_len; k++) {
+            uint32_t kl = sst_get_u32(w->held + p), vl = sst_get_u32(w->held + p + 4);
+            memcpy(values + at, w->held + p + 8 + kl, vl);
+            sizes[k] = vl;
+            at += vl;
+            p += 8 + (size_t)kl + vl;
+        }
+        size_t r =
+            ZDICT_trainFromBuffer(w->dict, w->opts.dictionary_size, values, sizes, (unsigned)n);
+        w->dict_len = ZDICT_isError(r) ? 0 : r;
+        free(sizes);
+        free(values);
+    }
+    w->stats.dictionary_bytes = w->dict_len;
+    if (!(w->packer = block_packer_init(w->opts.block_size, w->dict, w->dict_len,
+                                        w->opts.compression_level, err)))
+        return -1;
+    for (size_t p = 0; p < w->held_len;) {
+        uint32_t kl = sst_get_u32(w->held + p), vl = sst_get_u32(w->held + p + 4);
+        const uint8_t *k = w->held + p + 8;
+        if (packed_add(w, k, kl, k + kl, vl, err))
+            return -1;
+        p += 8 + (size_t)kl + vl;
+    }
+    free(w->held);
+    w->held = NULL;
+    w->held_len = w->held_cap = 0;
+    return 0;
+}
+
+/* The compressed table's record: held while the dictionary waits for its
+ * samples, else built into a block. */
+static int compressed_add(table_writer *w, const uint8_t *key, uint32_t klen, const uint8_t *val,
+                          size_t vlen, sp_error *err) {
+    if (w->packer)
+        return packed_add(w, key, klen, val, vlen, err);
+    size_t need = w->held_len + 8 + klen + vlen;
+    if (need > w->held_cap) {
+        size_t cap = w->held_cap ? w->held_cap : 1u << 20;
+        while (cap < need)
+            cap *= 2;
+        uint8_t *p = realloc(w->held, cap);
+        if (!p)
+            return sp_errorf(err, "%s: out of memory for the dictionary's samples", w->path);
+        w->held = p;
+        w->held_cap = cap;
+    }
+    uint8_t *p = w->held + w->held_len;
+    sst_put_u32(p, klen);
+    sst_put_u32(p + 4, (uint32_t)vlen);
+    memcpy(p + 8, key, klen);
+    memcpy(p + 8 + klen, val, vlen);
+    w->held_len = need;
+    w->held_records++;
+    w->held_values += vlen;
+    uint64_t want = (uint64_t)w->opts.dictionary_size * SAMPLE_FACTOR;
+    if (want > SAMPLE_MAX_BYTES)
+        want = SAMPLE_MAX_BYTES;
+    return w->held_values >= want ? start_packing(w, err) : 0;
+}
+
 int table_writer_add(table_writer *w, const sp_record *rec, sp_error *err) {
     if (deferred(w, err))
         return -1;
@@ -519,13 +651,19 @@ int table_writer_add(table_writer *w, const sp_record *rec, sp_error *err) {
                              show_key(w->last_key, w->last_len, b, sizeof b));
     }
     size_t vlen = (size_t)rec->value_len;
-    bool fresh = block_builder_empty(w->block);
-    if (fresh || !block_builder_add(w->block, rec->key, rec->key_len, rec->value, vlen)) {
-        /* The record starts a block, which it fits (the add below cannot
-         * fail): sst_check_fit guarantees that of every bounded record. */
-        if ((!fresh && end_block(w, err)) || index_add(w, rec->key, rec->key_len, err))
+    if (w->opts.compress) {
+        if (compressed_add(w, rec->key, rec->key_len, rec->value, vlen, err))
             return -1;
-        block_builder_add(w->block, rec->key, rec->key_len, rec->value, vlen);
+    } else {
+        bool fresh = block_builder_empty(w->block);
+        if (fresh || !block_builder_add(w->block, rec->key, rec->key_len, rec->value, vlen)) {
+            /* The record starts a block, which it fits (the add below
+             * cannot fail): sst_check_fit guarantees that of every
+             * bounded record. */
+            if ((!fresh && end_block(w, err)) || index_add(w, rec->key, rec->key_len, err))
+                return -1;
+            block_builder_add(w->block, rec->key, rec->key_len, rec->value, vlen);
+        }
     }
     memcpy(w->last_key, rec->key, rec->key_len);
     w->last_len = rec->key_len;
@@ -538,13 +676,15 @@ int table_writer_add(table_writer *w, const sp_record *rec, sp_error *err) {
 int table_writer_copy_block(table_writer *w, const table_block_copy *c, sp_error *err) {
     if (deferred(w, err))
         return -1;
+    if (w->opts.compress)
+        return sp_errorf(err, "%s: a block cannot be copied into a compressed table", w->path);
     char a[320], b[320];
     if (w->stats.records > 0 && sp_key_cmp(c->first, c->first_len, w->last_key, w->last_len) <= 0)
         return sp_errorf(err,
                          "%s: copied block: first key %s does not sort after the previous key %s",
                          w->path, show_key(c->first, c->first_len, a, sizeof a),
                          show_key(w->last_key, w->last_len, b, sizeof b));
-    if (!block_builder_empty(w->block) && end_block(w, err))
+    if (!block_empty(w) && end_block(w, err))
         return -1;
     const uint64_t bs = w->opts.block_size;
     /* A pending range this block does not continue is shared first (which
@@ -616,7 +756,9 @@ int table_writer_seal(table_writer *w, sp_table_identity *id, sp_error *err) {
     if (deferred(w, err))
         return -1;
     const uint64_t bs = w->opts.block_size, cs = w->opts.cluster_size;
-    if (!block_builder_empty(w->block) && end_block(w, err))
+    if (w->opts.compress && !w->packer && start_packing(w, err))
+        return -1;
+    if (!block_empty(w) && end_block(w, err))
         return -1;
     sst_footer f = {0};
     uint64_t data_len = w->stats.data_blocks * bs;
@@ -632,17 +774,32 @@ int table_writer_seal(table_writer *w, sp_table_identity *id, sp_error *err) {
     if (emit_index(w, err) || emit(w, NULL, f.index_region_length - f.index_length, err))
         return -1;
     f.index_checksum = XXH3_64bits_digest(w->hash);
+    uint64_t meta_region_length = 0;
+    if (w->opts.compress) {
+        sst_meta m = {.compression = SST_COMPRESSION_ZSTD,
+                      .dictionary_length = (uint32_t)w->dict_len,
+                      .plain_bytes = w->stats.plain_bytes};
+        uint8_t head[SST_META_HEADER_BYTES];
+        sst_meta_encode(&m, head);
+        uint64_t used = SST_META_HEADER_BYTES + w->dict_len;
+        meta_region_length = sst_align_up(used, cs);
+        XXH3_64bits_reset(w->hash);
+        if (emit(w, head, sizeof head, err) || emit(w, w->dict, w->dict_len, err) ||
+            emit(w, NULL, meta_region_length - used, err))
+            return -1;
+        f.meta_checksum = XXH3_64bits_digest(w->hash);
+    }
 
     f.data_blocks = w->stats.data_blocks;
     f.records = w->stats.records;
     f.key_bytes = w->stats.key_bytes;
     f.value_bytes = w->stats.value_bytes;
-    f.file_size = f.index_offset + f.index_region_length + cs;
+    f.file_size = f.index_offset + f.index_region_length + meta_region_length + cs;
     f.block_size = w->opts.block_size;
     f.cluster_size = w->opts.cluster_size;
     f.max_value_bytes = w->opts.max_value_bytes;
     f.restart_interval = SST_RESTART_INTERVAL;
-    f.format_version = SST_FORMAT_VERSION;
+    f.format_version = w->opts.compress ? SST_FORMAT_VERSION_PACKED : SST_FORMAT_VERSION;
     f.checksum_type = SST_CHECKSUM_XXH3_64;
     uint8_t footer[SST_FOOTER_BYTES];
     sst_footer_encode(&f, footer);
@@ -705,6 +862,9 @@ void table_writer_destroy(table_writer *w) {
         close(w->spill_fd);
     free(w->spill_name);
     block_builder_destroy(w->block);
+    block_packer_destroy(w->packer);
+    free(w->dict);
+    free(w->held);
     XXH3_freeState(w->hash);
     free(w->batch);
     free(w->index);

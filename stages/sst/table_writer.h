@@ -36,6 +36,13 @@ typedef struct table_options {
      * batch, 4 MiB); the same bytes in the same order, a write a batch.
      * The thread starts at the first full batch. */
     bool background;
+    /* true: format version 2, blocks of zstd-compressed groups
+     * (block_packed.h) at compression_level, with a dictionary of up to
+     * dictionary_size bytes (0: none) trained on the values of the first
+     * records, which are held in memory until it is. false: version 1. */
+    bool compress;
+    int compression_level;
+    uint32_t dictionary_size;
 } table_options;
 
 typedef struct table_stats {
@@ -53,6 +60,10 @@ typedef struct table_stats {
      * its CPU seconds: the writes it took off the caller's thread. */
     uint64_t background_batches;
     double background_cpu_seconds;
+    /* Version 2: the blocks' records uncompressed (their groups' plain
+     * bytes), and the dictionary's bytes. */
+    uint64_t plain_bytes;
+    uint64_t dictionary_bytes;
 } table_stats;
 
 typedef struct table_writer table_writer;
@@ -77,8 +88,9 @@ typedef struct table_block_copy {
 } table_block_copy;
 
 /*
- * Appends a block (the same block size, values within this table's bound:
- * the caller checked it) after the block being filled, which is finished
+ * Appends a block (the same block size and format version, values within
+ * this table's bound: the caller checked it; never into a compressed
+ * table) after the block being filled, which is finished
  * first. Its bytes are written from c->data, which must stay as it is
  * until table_writer_flush_copies (or table_writer_finish) returns; where
  * the file system shares extents, blocks consecutive in the source are

@@ -138,7 +138,7 @@ static uint32_t guess_block_size(checker *c, sp_error *err, int *rc) {
         sst_blocks_init(&b, c->rep->path, c->fd, (uint32_t)bs, 1);
         block_view v;
         sp_error e = {0};
-        if (sst_blocks_decode(&b, c->buf, &v, &e) == 0)
+        if (sst_blocks_decode(&b, c->buf, NULL, &v, &e) == 0)
             return (uint32_t)bs;
     }
     return 0;
@@ -212,6 +212,26 @@ static void check_against_manifest(checker *c) {
                         (unsigned long long)o->shard->records, o->shard->file);
 }
 
+/* Version 2: the meta region checked, and its dictionary loaded for the
+ * blocks (none when the region cannot give one: the blocks' own problems
+ * then follow from it). */
+static int load_dictionary(checker *c, sst_check *chk, sp_error *err) {
+    sst_meta m;
+    uint8_t *body;
+    if (sst_check_meta(chk, &c->f, &m, &body, err))
+        return -1;
+    sp_error e = {0};
+    c->dict = packed_dict_new(body ? body + SST_META_HEADER_BYTES : NULL,
+                              body ? m.dictionary_length : 0, &e);
+    if (!c->dict && body) {
+        checker_problem(c, -1, c->f.index_offset + c->f.index_region_length + SST_META_HEADER_BYTES,
+                        "meta region: %s", e.msg);
+        c->dict = packed_dict_new(NULL, 0, &e);
+    }
+    free(body);
+    return c->dict ? 0 : sp_errorf(err, "%s: %s", c->rep->path, e.msg);
+}
+
 /* A file whose footer is usable: its structure by the table check, which
  * reads the footer region and then the index, then the blocks against it. */
 static int check_with_footer(checker *c, sp_error *err) {
@@ -230,6 +250,8 @@ static int check_with_footer(checker *c, sp_error *err) {
     /* The buffer holds at least one largest block; reads of data are whole blocks. */
     c->buf_cap = c->buf_cap / c->bs * c->bs;
     int rc = check_index(c, &chk, err);
+    if (rc == 0 && f->format_version == SST_FORMAT_VERSION_PACKED)
+        rc = load_dictionary(c, &chk, err);
     c->rep->bytes += chk.bytes;
     chk.bytes = 0;
     if (rc || check_blocks(c, f->data_blocks, false, err))
@@ -389,6 +411,7 @@ out:
     free(c.buf);
     free(c.index);
     free(c.entries);
+    packed_dict_free(c.dict);
     rep->seconds = sp_clock_seconds() - t0;
     rep->mb_per_s = rep->seconds > 0 ? (double)rep->bytes / 1e6 / rep->seconds : 0;
     return rc;

@@ -10,6 +10,7 @@
 #include "stages/common/error.h"
 #include "stages/common/record.h"
 #include "stages/common/zeros.h"
+#include "stages/sst/block_packed.h"
 #include "stages/sst/format.h"
 #include "stages/verify/verify.h"
 
@@ -44,6 +45,10 @@ typedef struct checker {
     bool have_last;
     uint64_t records, key_bytes, value_bytes;
     uint64_t unreadable_blocks; /* blocks whose records could not all be walked */
+    /* Version 2: the dictionary the blocks are unpacked with (without one
+     * when the meta region's is unusable, its problems reported); NULL:
+     * version 1. */
+    packed_dict *dict;
 } checker;
 
 /* Checks data blocks [0, n), read in chunks of c->buf_cap bytes. With

@@ -9,6 +9,10 @@ generated dumps. The parts are plain XML: a table's bytes do not depend on
 the form its dump came in (test_roundtrip.py builds every corpus in every
 form, test_decompressor.py compares the tables), so merge reads the same
 tables whatever the form.
+Compressed (format version 2) inputs, alone or mixed with version 1 ones,
+merge into the same records; their blocks are rebuilt (the output is
+version 1, with no block copied from a compressed input), so --canonical
+gives the bytes of the version 1 build.
 Also: unchanged base blocks are copied (the -v line counts them, and as
 many output blocks hold a base block's bytes), inputs of
 other block sizes are re-encoded, one input gives back its own bytes, the
@@ -198,6 +202,44 @@ class MergeTest(E2ETest):
         with open(canon, "rb") as a, open(ref2, "rb") as b:
             self.assertTrue(a.read() == b.read(), "--canonical with other sizes")
         self.assertVerifies(out, canon)
+
+    def test_compressed_inputs_rebuilt(self):
+        """A compressed base and a plain 1% increment: every base block
+        would be copied were it version 1; compressed, each is rebuilt."""
+        plain = wikigen(self.path("z.xml"), "2M", "13", "xml")
+        with open(plain, "rb") as f:
+            head, pages, tail = split_dump(f.read())
+        chosen = sorted(random.Random(13).sample(range(len(pages)), len(pages) // 100))
+        edits = b"".join(edited(pages[i], i) for i in chosen)
+        base, incr = self.path("zbase.sst"), self.path("zincr.sst")
+        self.build(plain, base, "--set", "sst.compression=zstd")
+        self.build(self.write_file("zincr.xml", head + edits + tail), incr)
+        self.assertEqual([parse_info(self, t)["format_version"] for t in (base, incr)], [2, 1])
+        ref = self.path("zref.sst")
+        self.build(self.write_file("zwhole.xml", head + b"".join(pages) + edits + tail), ref)
+        out = self.path("zout.sst")
+        r = sstpipe("merge", "-v", "-o", out, base, incr)
+        self.assertOk(r)
+        self.assertEqual(parse_stats(self, r.stderr, "merge")["blocks_copied"], 0)
+        self.assertRecordsEqual(self.dump(out), self.dump(ref), "compressed base")
+        # info names the compression of a version 2 table, and nothing new of version 1.
+        zi, oi = parse_info(self, base), parse_info(self, out)
+        self.assertEqual(oi["format_version"], 1)
+        self.assertNotIn("compression", oi)
+        self.assertEqual(zi["compression"], "zstd")
+        self.assertGreater(zi["compression_ratio"], 1.5)
+        self.assertEqual(zi["plain_bytes"],
+                         round(zi["compression_ratio"] * zi["data_blocks"] * zi["block_size"]))
+        self.assertGreater(zi["dictionary_bytes"], 0)
+        self.assertEqual(zi["filter_bytes"], 0)
+        text = sstpipe("info", base).stdout.decode()
+        self.assertIn("compression:      zstd, ratio ", text)
+        self.assertIn(f"dictionary:       {zi['dictionary_bytes']} bytes", text)
+        canon = self.path("zcanon.sst")
+        self.assertOk(sstpipe("merge", "--canonical", "-o", canon, base, incr))
+        with open(canon, "rb") as a, open(ref, "rb") as b:
+            self.assertTrue(a.read() == b.read(), "--canonical of a compressed base")
+        self.assertVerifies(out, canon, base)
 
     def test_empty_table(self):
         head, _, tail = split_dump(wikigen(self.path("d.xml"), "1M", "12", "xml") and

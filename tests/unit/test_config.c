@@ -113,6 +113,9 @@ static void test_key_fields_fit_types(void **state) {
         case KT_RUNNER:
             want = sizeof c.cluster.runner;
             break;
+        case KT_COMPRESSION:
+            want = sizeof c.sst.compress;
+            break;
         }
         if (config_keys[k].size != want)
             fail_msg("[%s] %s: its field has %zu bytes, its type stores %zu",

@@ -80,7 +80,7 @@ static void test_single_reads(void **state) {
         uint32_t flen = 0;
         const uint8_t *first = sst_reader_block_first_key(f->r, i, &flen);
         block_view v;
-        assert_int_equal(sst_blocks_check(b, i, buf, first, flen, &v, &err), 0);
+        assert_int_equal(sst_blocks_check(b, i, buf, first, flen, NULL, &v, &err), 0);
     }
     sp_error_clear(&err);
     assert_int_equal(sst_blocks_read(b, b->count, buf, NULL, &err), -1);
@@ -187,13 +187,13 @@ static void test_check_names_the_block(void **state) {
     const uint8_t *first = sst_reader_block_first_key(f->r, 2, &flen);
     block_view v;
     sp_error err = {0};
-    assert_int_equal(sst_blocks_check(b, 2, buf, first, flen, &v, &err), -1);
+    assert_int_equal(sst_blocks_check(b, 2, buf, first, flen, NULL, &v, &err), -1);
     assert_non_null(strstr(err.msg, f->path));
     assert_non_null(strstr(err.msg, "block 2 at byte 2048"));
     assert_non_null(strstr(err.msg, "checksum mismatch"));
     memcpy(buf, f->bytes + 3 * BS, BS);
     sp_error_clear(&err);
-    assert_int_equal(sst_blocks_check(b, 2, buf, first, flen, &v, &err), -1);
+    assert_int_equal(sst_blocks_check(b, 2, buf, first, flen, NULL, &v, &err), -1);
     assert_non_null(strstr(err.msg, "block 2 at byte 2048: first key differs from the index"));
     free(buf);
 }

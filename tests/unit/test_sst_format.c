@@ -1,9 +1,10 @@
 /*
  * test_sst_format.c: the files table_writer makes, read back by a second
- * reader written here from FORMAT.md alone (raw bytes, xxhash, nothing from
- * stages/sst), so the written spec and the code cannot drift apart. It
- * checks every region's alignment, padding and checksum, decodes every
- * record, and pins the worked example of FORMAT.md byte for byte.
+ * reader written here from FORMAT.md alone (raw bytes, xxhash, libzstd,
+ * nothing from stages/sst), so the written spec and the code cannot drift
+ * apart. It checks every region's alignment, padding and checksum, decodes
+ * every record of version 1 and version 2 tables, and pins the worked
+ * examples of FORMAT.md byte for byte.
  */
 #include "test_sst_util.h"
 
@@ -11,6 +12,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <xxhash.h>
+#define ZSTD_STATIC_LINKING_ONLY /* the magicless frame format */
+#include <zstd.h>
 
 #include <cmocka.h>
 
@@ -40,6 +43,52 @@ static void all_zero(const uint8_t *p, uint64_t n) {
             fail_msg("padding byte %llu is %u, not zero", (unsigned long long)i, p[i]);
 }
 
+/* A version 2 block unpacked (FORMAT.md, "Version 2"): its groups'
+ * entries back to back into plain, restart g at group g's first entry. */
+typedef struct unpacked {
+    uint8_t plain[16 * 65536];
+    uint32_t restarts[65536 / 4];
+    uint32_t len, nrec, nres;
+} unpacked;
+
+static void spec_unpack(const uint8_t *blk, uint32_t bs, ZSTD_DDict *dict, unpacked *u) {
+    uint32_t dir_len = (uint32_t)le(blk + bs - 20, 4);
+    u->nrec = (uint32_t)le(blk + bs - 16, 4);
+    u->nres = (uint32_t)le(blk + bs - 12, 4);
+    assert_int_equal(u->nres, (u->nrec + 15) / 16);
+    const uint8_t *d = blk + bs - 20 - dir_len, *dend = blk + bs - 20;
+    ZSTD_DCtx *dc = ZSTD_createDCtx();
+    assert_false(ZSTD_isError(ZSTD_DCtx_setParameter(dc, ZSTD_d_format, ZSTD_f_zstd1_magicless)));
+    assert_false(ZSTD_isError(ZSTD_DCtx_refDDict(dc, dict)));
+    uint64_t frames = 0;
+    u->len = 0;
+    for (uint32_t g = 0; g < u->nres; g++) {
+        uint64_t flen, plen, klen;
+        d = varint(d, dend, &flen);
+        d = varint(d, dend, &plen);
+        d = varint(d, dend, &klen);
+        assert_true(flen >= 1 && plen >= 1 && klen >= 1 && klen <= SP_MAX_KEY_BYTES);
+        assert_true(u->len + plen <= sizeof u->plain);
+        size_t got = ZSTD_decompressDCtx(dc, u->plain + u->len, plen, blk + frames, flen);
+        assert_int_equal(got, plen);
+        /* the group's first entry: shared 0, the directory's key */
+        uint64_t shared, unshared, vlen;
+        const uint8_t *e = u->plain + u->len, *eend = e + plen;
+        e = varint(varint(varint(e, eend, &shared), eend, &unshared), eend, &vlen);
+        assert_int_equal(shared, 0);
+        assert_int_equal(unshared, klen);
+        assert_memory_equal(e, d, klen);
+        d += klen;
+        u->restarts[g] = u->len;
+        u->len += (uint32_t)plen;
+        frames += flen;
+    }
+    ZSTD_freeDCtx(dc);
+    assert_ptr_equal(d, dend);
+    assert_true(frames <= bs - 20 - dir_len);
+    all_zero(blk + frames, bs - 20 - dir_len - frames);
+}
+
 /* Reads file f of n bytes following FORMAT.md; its records must be s. */
 static void spec_read(const uint8_t *f, uint64_t n, const trecs *s, uint32_t bs, uint32_t cs) {
     /* footer */
@@ -52,20 +101,40 @@ static void spec_read(const uint8_t *f, uint64_t n, const trecs *s, uint32_t bs,
     assert_int_equal(le(ft + 72, 4), bs);
     assert_int_equal(le(ft + 76, 4), cs);
     assert_int_equal(le(ft + 84, 4), 16); /* restart interval */
-    assert_int_equal(le(ft + 88, 4), 1);  /* format version */
-    assert_int_equal(le(ft + 92, 4), 1);  /* XXH3-64 */
+    uint64_t version = le(ft + 88, 4);
+    assert_true(version == 1 || version == 2);
+    assert_int_equal(le(ft + 92, 4), 1); /* XXH3-64 */
     uint64_t data_region = le(ft + 96, 8);
-    assert_int_equal(le(ft + 104, 8), 0); /* reserved */
     assert_int_equal(le(ft + 112, 8), XXH3_64bits(f + n - cs, cs - 16));
     all_zero(f + n - cs, cs - 128);
 
-    /* regions: data | index | footer, each cluster-aligned, tiling the file */
+    /* regions: data | index | (version 2: meta |) footer, each
+     * cluster-aligned, tiling the file */
     assert_int_equal(file_size, n);
     assert_int_equal(n % cs, 0);
     assert_int_equal(data_region, (blocks * bs + cs - 1) / cs * cs);
     assert_int_equal(index_offset, data_region);
     assert_int_equal(index_region, (index_length + cs - 1) / cs * cs);
-    assert_int_equal(index_offset + index_region + cs, n);
+    uint64_t meta_offset = index_offset + index_region, meta_region = n - cs - meta_offset;
+    ZSTD_DDict *dict = NULL;
+    uint64_t plain_bytes = 0;
+    if (version == 1) {
+        assert_int_equal(le(ft + 104, 8), 0); /* reserved */
+        assert_int_equal(meta_region, 0);
+    } else {
+        const uint8_t *m = f + meta_offset;
+        assert_true(meta_region >= cs);
+        assert_int_equal(le(ft + 104, 8), XXH3_64bits(m, meta_region));
+        assert_int_equal(le(m, 4), 1); /* zstd */
+        uint64_t dlen = le(m + 4, 4), flen = le(m + 8, 4), hashes = le(m + 12, 4);
+        assert_int_equal(flen == 0, hashes == 0);
+        uint64_t used = 24 + dlen + flen;
+        assert_int_equal(meta_region, (used + cs - 1) / cs * cs);
+        all_zero(m + used, meta_region - used);
+        if (dlen)
+            assert_non_null(dict = ZSTD_createDDict(m + 24, dlen));
+        plain_bytes = le(m + 16, 8);
+    }
     all_zero(f + blocks * bs, data_region - blocks * bs);
     all_zero(f + index_offset + index_length, index_region - index_length);
     assert_int_equal(XXH3_64bits(f + index_offset, index_region), index_sum);
@@ -86,17 +155,36 @@ static void spec_read(const uint8_t *f, uint64_t n, const trecs *s, uint32_t bs,
 
         const uint8_t *blk = f + off;
         assert_int_equal(le(blk + bs - 8, 8), XXH3_64bits(blk, bs - 8));
-        uint32_t entries_len = (uint32_t)le(blk + bs - 20, 4);
-        uint32_t nrec = (uint32_t)le(blk + bs - 16, 4), nres = (uint32_t)le(blk + bs - 12, 4);
-        assert_int_equal(nres, (nrec + 15) / 16);
-        const uint8_t *restarts = blk + bs - 20 - 4 * nres;
-        all_zero(blk + entries_len, (uint64_t)(restarts - blk) - entries_len);
-        const uint8_t *p = blk, *end = blk + entries_len;
+        uint32_t entries_len, nrec, nres;
+        const uint8_t *entries;
+        uint8_t restarts[4 * (65536 / 4)];
+        static unpacked u;
+        if (version == 1) {
+            entries = blk;
+            entries_len = (uint32_t)le(blk + bs - 20, 4);
+            nrec = (uint32_t)le(blk + bs - 16, 4);
+            nres = (uint32_t)le(blk + bs - 12, 4);
+            assert_int_equal(nres, (nrec + 15) / 16);
+            memcpy(restarts, blk + bs - 20 - 4 * nres, 4 * nres);
+            all_zero(blk + entries_len, bs - 20 - 4 * nres - entries_len);
+        } else {
+            spec_unpack(blk, bs, dict, &u);
+            entries = u.plain;
+            entries_len = u.len;
+            nrec = u.nrec;
+            nres = u.nres;
+            for (uint32_t g = 0; g < nres; g++)
+                for (int j = 0; j < 4; j++)
+                    restarts[4 * g + j] = (uint8_t)(u.restarts[g] >> (8 * j));
+            plain_bytes -= entries_len;
+        }
+        const uint8_t *blk0 = entries;
+        const uint8_t *p = entries, *end = entries + entries_len;
         uint8_t key[SP_MAX_KEY_BYTES];
         uint64_t key_len = 0;
         for (uint32_t i = 0; i < nrec; i++, k++) {
             if (i % 16 == 0)
-                assert_int_equal(le(restarts + 4 * (i / 16), 4), p - blk);
+                assert_int_equal(le(restarts + 4 * (i / 16), 4), p - blk0);
             uint64_t shared, unshared, vlen;
             p = varint(p, end, &shared);
             p = varint(p, end, &unshared);
@@ -120,6 +208,8 @@ static void spec_read(const uint8_t *f, uint64_t n, const trecs *s, uint32_t bs,
         assert_ptr_equal(p, end);
     }
     assert_ptr_equal(ip, iend);
+    assert_int_equal(plain_bytes, 0);
+    ZSTD_freeDDict(dict);
     assert_int_equal(k, s->n);
     assert_int_equal(records, s->n);
     assert_int_equal(key_bytes, kb);
@@ -144,6 +234,64 @@ static void test_files_follow_the_spec(void **state) {
             spec_read(f, n, &s, bs, cs);
             free(f);
             t_free(&s);
+        }
+    }
+    free(path);
+    test_dir_remove(dir);
+}
+
+/* compression off (the default options) writes version 1 as before
+ * version 2 existed: the bytes of a table written by main at 55a60af. */
+static void test_version1_bytes_unchanged(void **state) {
+    (void)state;
+    char *dir = test_dir_make("sst-test"), *path = t_path(dir, "t.sst");
+    trecs s = t_random(42, 3000, 1024);
+    table_options o;
+    table_options_init(&o);
+    sp_error err = {0};
+    assert_int_equal(t_write_opts(path, &o, &s, NULL, &err), 0);
+    size_t n;
+    uint8_t *f = t_read_file(path, &n);
+    assert_int_equal(n, 2117632);
+    assert_int_equal(XXH3_64bits(f, n), 0x9fd29644881b0263ull);
+    free(f);
+    t_free(&s);
+    free(path);
+    test_dir_remove(dir);
+}
+
+/* Version 2 tables, of values that do not compress and of values that do
+ * (with a dictionary trained on them), read by the same second reader. */
+static void test_compressed_files_follow_the_spec(void **state) {
+    (void)state;
+    char *dir = test_dir_make("sst-test"), *path = t_path(dir, "t.sst");
+    const uint32_t sizes[][2] = {{1024, 512}, {4096, 512}, {8192, 4096}, {65536, 4096}};
+    const size_t counts[] = {0, 1, 17, 2500};
+    for (size_t c = 0; c < sizeof sizes / sizeof sizes[0]; c++) {
+        for (size_t j = 0; j < sizeof counts / sizeof counts[0]; j++) {
+            for (int wordy = 0; wordy < 2; wordy++) {
+                uint32_t bs = sizes[c][0], cs = sizes[c][1];
+                uint32_t mvb = bs == 1024 ? 200 : 1024;
+                trecs s = wordy ? t_wordy(c * 10 + j, counts[j], mvb)
+                                : t_random(c * 10 + j, counts[j], mvb);
+                table_options o = {.block_size = bs,
+                                   .cluster_size = cs,
+                                   .max_value_bytes = mvb,
+                                   .compress = true,
+                                   .compression_level = 3,
+                                   .dictionary_size = 4096};
+                sp_error err = {0};
+                table_stats st = {0};
+                assert_int_equal(t_write_opts(path, &o, &s, &st, &err), 0);
+                size_t n;
+                uint8_t *f = t_read_file(path, &n);
+                spec_read(f, n, &s, bs, cs);
+                /* Text with a dictionary takes fewer blocks than its bytes. */
+                if (wordy && counts[j] == 2500)
+                    assert_true(st.data_blocks * bs * 2 < st.value_bytes + st.key_bytes);
+                free(f);
+                t_free(&s);
+            }
         }
     }
     free(path);
@@ -194,10 +342,66 @@ static void test_worked_example(void **state) {
     test_dir_remove(dir);
 }
 
+/* The version 2 worked example of FORMAT.md: the same records, block
+ * 1024, cluster 512, zstd without a dictionary. */
+static void test_worked_example_v2(void **state) {
+    (void)state;
+    char *dir = test_dir_make("sst-test"), *path = t_path(dir, "example.sst");
+    trecs s = {0};
+    t_add(&s, (const uint8_t *)"Apple", 5, (const uint8_t *)"red", 3);
+    t_add(&s, (const uint8_t *)"Apricot", 7, (const uint8_t *)"orange", 6);
+    t_add(&s, (const uint8_t *)"Banana", 6, (const uint8_t *)"", 0);
+    table_options o = {.block_size = 1024,
+                       .cluster_size = 512,
+                       .max_value_bytes = 100,
+                       .compress = true,
+                       .compression_level = 3,
+                       .dictionary_size = 0};
+    sp_error err = {0};
+    assert_int_equal(t_write_opts(path, &o, &s, NULL, &err), 0);
+    size_t n;
+    uint8_t *f = t_read_file(path, &n);
+    assert_int_equal(n, 2560);
+    static const uint8_t frame[] = {
+        0x00, 0x00, 0x11, 0x01, 0x00,                                              /* headers */
+        0x00, 0x05, 0x03, 'A',  'p',  'p', 'l', 'e', 'r', 'e', 'd',                /* Apple */
+        0x02, 0x05, 0x06, 'r',  'i',  'c', 'o', 't', 'o', 'r', 'a', 'n', 'g', 'e', /* Apricot */
+        0x00, 0x06, 0x00, 'B',  'a',  'n', 'a', 'n', 'a',                          /* Banana */
+    };
+    assert_memory_equal(f, frame, sizeof frame);
+    all_zero(f + sizeof frame, 996 - sizeof frame);
+    static const uint8_t tail[] = {0x27, 0x22, 0x05, 'A', 'p', 'p', 'l', 'e', 8, 0,
+                                   0,    0,    3,    0,   0,   0,   1,   0,   0, 0};
+    assert_memory_equal(f + 996, tail, sizeof tail);
+    assert_int_equal(le(f + 1016, 8), 0xbded0c8a01c4775dull);
+    static const uint8_t meta[] = {1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 34};
+    assert_memory_equal(f + 1536, meta, sizeof meta);
+    all_zero(f + 1536 + sizeof meta, 512 - sizeof meta);
+    const uint8_t *ft = f + n - 128;
+    static const uint64_t u64s[] = {1024, 7, 512, 1, 3, 18, 9, 2560};
+    for (int i = 0; i < 8; i++)
+        assert_int_equal(le(ft + 8 * i, 8), u64s[i]);
+    static const uint32_t u32s[] = {1024, 512, 100, 16, 2, 1};
+    for (int i = 0; i < 6; i++)
+        assert_int_equal(le(ft + 72 + 4 * i, 4), u32s[i]);
+    assert_int_equal(le(ft + 96, 8), 1024);
+    assert_int_equal(le(ft + 64, 8), 0x99e70c8dd75ff3b5ull);
+    assert_int_equal(le(ft + 104, 8), 0x05f029845055ade1ull);
+    assert_int_equal(le(ft + 112, 8), 0xefa3e363f5540b45ull);
+    spec_read(f, n, &s, 1024, 512);
+    free(f);
+    t_free(&s);
+    free(path);
+    test_dir_remove(dir);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_files_follow_the_spec),
         cmocka_unit_test(test_worked_example),
+        cmocka_unit_test(test_compressed_files_follow_the_spec),
+        cmocka_unit_test(test_version1_bytes_unchanged),
+        cmocka_unit_test(test_worked_example_v2),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -119,11 +119,10 @@ static inline void t_free(trecs *s) {
     s->n = 0;
 }
 
-/* Writes s as a table; returns 0 or -1 with err filled. */
-static inline int t_write(const char *path, uint32_t bs, uint32_t cs, uint32_t max_value,
-                          const trecs *s, table_stats *stats, sp_error *err) {
-    table_options o = {.block_size = bs, .cluster_size = cs, .max_value_bytes = max_value};
-    table_writer *w = table_writer_init(path, &o, err);
+/* Writes s as a table with options o; returns 0 or -1 with err filled. */
+static inline int t_write_opts(const char *path, const table_options *o, const trecs *s,
+                               table_stats *stats, sp_error *err) {
+    table_writer *w = table_writer_init(path, o, err);
     if (!w)
         return -1;
     for (size_t i = 0; i < s->n; i++) {
@@ -142,6 +141,13 @@ static inline int t_write(const char *path, uint32_t bs, uint32_t cs, uint32_t m
         *stats = *table_writer_stats(w);
     table_writer_destroy(w);
     return rc;
+}
+
+/* Writes s as a version 1 table; returns 0 or -1 with err filled. */
+static inline int t_write(const char *path, uint32_t bs, uint32_t cs, uint32_t max_value,
+                          const trecs *s, table_stats *stats, sp_error *err) {
+    table_options o = {.block_size = bs, .cluster_size = cs, .max_value_bytes = max_value};
+    return t_write_opts(path, &o, s, stats, err);
 }
 
 static inline uint8_t *t_read_file(const char *path, size_t *len) {
@@ -174,6 +180,33 @@ static inline char *t_path(const char *dir, const char *name) {
     char *p = malloc(4200);
     snprintf(p, 4200, "%s/%s", dir, name);
     return p;
+}
+
+/* n records of t_random's keys with values of words from a small
+ * vocabulary, which compress (and train a dictionary) as text does. */
+static inline trecs t_wordy(uint64_t seed, size_t n, uint32_t max_value) {
+    static const char *const words[] = {"the ",    "river ", "of ",  "Latgale ", "village ",
+                                        "church ", "and ",   "was ", "built ",   "in ",
+                                        "1905 ",   "{{",     "}}",   "[[",       "]]\n"};
+    trecs s = t_random(seed, n, 0);
+    uint8_t *v = malloc(max_value + 1);
+    for (size_t i = 0; i < s.n; i++) {
+        uint32_t want = (uint32_t)(t_rand(&seed) % (max_value + 1)), vlen = 0;
+        while (vlen < want) {
+            const char *w = words[t_rand(&seed) % (sizeof words / sizeof words[0])];
+            size_t wl = strlen(w);
+            if (vlen + wl > want)
+                wl = want - vlen;
+            memcpy(v + vlen, w, wl);
+            vlen += (uint32_t)wl;
+        }
+        free(s.r[i].val);
+        s.r[i].val = malloc(vlen + 1);
+        memcpy(s.r[i].val, v, vlen);
+        s.r[i].vlen = vlen;
+    }
+    free(v);
+    return s;
 }
 
 /* The good table of the tests that damage copies of it: t_random(5, 300,

@@ -74,12 +74,14 @@ typedef struct shape {
 
 /* Writes a table of the given shape; returns its stats. Keys are
  * "key NNNNNN" with some Unicode ones ("ключ NNNNNN") sorting after them. */
-static table_stats write_table(const char *path, const shape *s) {
+static table_stats write_table_as(const char *path, const shape *s, bool compress) {
     table_options opts;
     table_options_init(&opts);
     opts.block_size = s->block_size;
     opts.cluster_size = s->cluster_size;
     opts.max_value_bytes = s->max_value;
+    opts.compress = compress; /* format version 2, with a dictionary */
+    opts.dictionary_size = 4096;
     sp_error err = {0};
     table_writer *w = table_writer_init(path, &opts, &err);
     assert_non_null(w);
@@ -103,6 +105,11 @@ static table_stats write_table(const char *path, const shape *s) {
     table_stats st = *table_writer_stats(w);
     table_writer_destroy(w);
     return st;
+}
+
+/* A version 1 table of the given shape. */
+static table_stats write_table(const char *path, const shape *s) {
+    return write_table_as(path, s, false);
 }
 
 static uint8_t *slurp(const char *path, size_t *len) {
@@ -310,6 +317,41 @@ static void test_random_bytes_of_a_larger_table(void **state) {
     for (size_t k = 0; k < 2000; k++)
         pos[k] = (size_t)(rnd() % len);
     for (size_t k = 0; k < 2000; k += 100)
+        sweep(path, orig, len, pos + k, RANDOM_FLIPS_A_GROUP, (uint8_t)(1 + rnd() % 255));
+    free(orig);
+}
+
+/* Version 2: clean tables verify clean, and each of 300 random flipped
+ * bytes (in three groups with their own XOR masks) is a problem, wherever
+ * it falls: a frame, a directory, the meta region's dictionary. */
+static void test_compressed_tables(void **state) {
+    (void)state;
+    const shape clean[] = {{1024, 512, 200, 0, 1},
+                           {1024, 512, 200, 1, 2},
+                           {4096, 512, 1024, 700, 3},
+                           {8192, 4096, 1024, 3000, 4}};
+    for (size_t k = 0; k < sizeof clean / sizeof clean[0]; k++) {
+        const char *path = tmp_path("clean2.sst");
+        table_stats st = write_table_as(path, &clean[k], true);
+        verify_report rep;
+        assert_int_equal(run_verify(path, &rep), 0);
+        if (rep.problem_count)
+            fail_msg("shape %zu: %s", k, rep.problems[0].what);
+        assert_int_equal(rep.records, st.records);
+        verify_report_destroy(&rep);
+    }
+    shape s = {4096, 4096, 1024, 3000, 12};
+    const char *path = tmp_path("large2.sst");
+    table_stats st = write_table_as(path, &s, true);
+    assert_true(st.dictionary_bytes > 0);
+    assert_true(st.plain_bytes > st.data_blocks * s.block_size);
+    size_t len;
+    uint8_t *orig = slurp(path, &len);
+    size_t pos[300];
+    rng_state = 7;
+    for (size_t k = 0; k < 300; k++)
+        pos[k] = (size_t)(rnd() % len);
+    for (size_t k = 0; k < 300; k += 100)
         sweep(path, orig, len, pos + k, RANDOM_FLIPS_A_GROUP, (uint8_t)(1 + rnd() % 255));
     free(orig);
 }
@@ -1025,6 +1067,7 @@ int main(void) {
         cmocka_unit_test(test_every_byte_of_an_empty_table),
         cmocka_unit_test(test_random_bytes_of_a_larger_table),
         cmocka_unit_test(test_truncated),
+        cmocka_unit_test(test_compressed_tables),
         cmocka_unit_test(test_appended),
         cmocka_unit_test(test_swapped_blocks_keep_checksums_but_break_order),
         cmocka_unit_test(test_value_over_the_bound),

@@ -144,7 +144,7 @@ static void footer_field(fixture *f, unsigned at, unsigned width, uint64_t v, co
 
 static void test_footer_rules(void **state) {
     fixture *f = *state;
-    footer_field(f, SST_FOOTER_BLOCK_SIZE + 16, 4, 2, "format version 2 is not supported");
+    footer_field(f, SST_FOOTER_BLOCK_SIZE + 16, 4, 3, "format version 3 is not supported");
     footer_field(f, SST_FOOTER_RESERVED, 8, 1, "reserved bytes are not zero");
     footer_field(f, SST_FOOTER_BLOCK_SIZE + 4, 4, 1000, "cluster size 1000 is not a power of two");
     footer_field(f, 56, 8, f->n + CS, "(truncated or appended to)");

@@ -1,0 +1,490 @@
+/*
+ * block_packed.c: version 2 data blocks, built and read; see
+ * block_packed.h and FORMAT.md ("Version 2").
+ *
+ * Frames are zstd's magicless format without checksum, dictionary ID or
+ * content size: the block's checksum covers them and its directory holds
+ * each group's plain length, so those bytes would be said twice. A frame
+ * is decompressed into exactly its directory's plain length (never more:
+ * zstd stops at the destination's end), so hostile bytes can fail or give
+ * wrong entries, which block.c's checks then refuse, but never write or
+ * read outside the buffers.
+ *
+ * The builder adds a record to the open group when even incompressible
+ * data would fit (zstd's compression bound); past that, it compresses the
+ * open group with the record to see whether the block still holds it, so
+ * a block takes records until their compressed form would not fit.
+ */
+#include "stages/sst/block_packed.h"
+
+#include "stages/common/key.h"
+#include "stages/common/size.h"
+#include "stages/sst/block_entry.h"
+#include "stages/sst/coding.h"
+#include "stages/sst/format.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <xxhash.h>
+#define ZSTD_STATIC_LINKING_ONLY /* ZSTD_f_zstd1_magicless, ZSTD_c_format */
+#include <zstd.h>
+
+/* A directory entry's longest form: two 32-bit varints and the longest key
+ * with its length. */
+#define DIR_ENTRY_MAX (2 * SST_VARINT32_MAX + SST_VARINT32_MAX + SP_MAX_KEY_BYTES)
+
+int sst_packed_check_fit(uint32_t block_size, uint32_t max_value_bytes, sp_error *err) {
+    uint64_t plain = 1 + sst_varint_len(SP_MAX_KEY_BYTES) + sst_varint_len(max_value_bytes) +
+                     SP_MAX_KEY_BYTES + (uint64_t)max_value_bytes;
+    uint64_t need = ZSTD_COMPRESSBOUND(plain) + DIR_ENTRY_MAX + SST_BLOCK_TRAILER_FIXED;
+    if (need <= block_size)
+        return 0;
+    char have[32];
+    return sp_errorf(err,
+                     "compressed block size %s cannot hold a record with a %u-byte key and a "
+                     "%u-byte value that does not compress (%llu bytes)",
+                     sp_format_size(block_size, have, sizeof have), SP_MAX_KEY_BYTES,
+                     max_value_bytes, (unsigned long long)need);
+}
+
+void block_plain_free(block_plain *p) {
+    free(p->buf);
+    p->buf = NULL;
+    p->cap = 0;
+}
+
+static int plain_reserve(block_plain *p, size_t n, const char *what, sp_error *err) {
+    if (n <= p->cap)
+        return 0;
+    uint8_t *b = realloc(p->buf, n);
+    if (!b)
+        return sp_errorf(err, "%s: out of memory for %zu bytes of unpacked records", what, n);
+    p->buf = b;
+    p->cap = n;
+    return 0;
+}
+
+/* ---------------------------------------------------------------- reader */
+
+struct packed_dict {
+    ZSTD_DDict *ddict; /* NULL: frames without a dictionary */
+};
+
+packed_dict *packed_dict_new(const uint8_t *dict, size_t len, sp_error *err) {
+    packed_dict *d = calloc(1, sizeof *d);
+    if (!d || (len && !(d->ddict = ZSTD_createDDict(dict, len)))) {
+        free(d);
+        sp_errorf(err, "cannot load a compression dictionary of %zu bytes", len);
+        return NULL;
+    }
+    return d;
+}
+
+void packed_dict_free(packed_dict *d) {
+    if (!d)
+        return;
+    ZSTD_freeDDict(d->ddict);
+    free(d);
+}
+
+/* A decompression context per thread, made on its first use and freed when
+ * the thread ends: lookups run on many threads at once. */
+static pthread_key_t dctx_key;
+static pthread_once_t dctx_once = PTHREAD_ONCE_INIT;
+
+static void dctx_free(void *p) {
+    ZSTD_freeDCtx(p);
+}
+
+static void dctx_key_make(void) {
+    (void)pthread_key_create(&dctx_key, dctx_free);
+}
+
+static ZSTD_DCtx *thread_dctx(void) {
+    pthread_once(&dctx_once, dctx_key_make);
+    ZSTD_DCtx *c = pthread_getspecific(dctx_key);
+    if (!c && (c = ZSTD_createDCtx())) {
+        if (ZSTD_isError(ZSTD_DCtx_setParameter(c, ZSTD_d_format, ZSTD_f_zstd1_magicless)) ||
+            pthread_setspecific(dctx_key, c)) {
+            ZSTD_freeDCtx(c);
+            return NULL;
+        }
+    }
+    return c;
+}
+
+/* One group of the directory. */
+typedef struct group {
+    uint32_t frame_off, frame_len, plain_len;
+    const uint8_t *key;
+    uint32_t klen;
+} group;
+
+/* The block's checksum and trailer, then its directory: *n_groups groups,
+ * read one by one with next_group. */
+typedef struct packed {
+    const uint8_t *data;
+    uint32_t block_size;
+    uint32_t n_records, n_groups;
+    const uint8_t *dir, *dir_end; /* the directory's unread part */
+    uint32_t frames_end;          /* frames up to here */
+    uint32_t frames_room;         /* where the directory starts */
+    uint64_t plain;               /* plain bytes so far */
+    uint32_t read;                /* groups read */
+    const uint8_t *prev;          /* the previous group's key */
+    uint32_t prev_len;
+} packed;
+
+static int packed_begin(packed *p, const uint8_t *data, uint32_t bs, const char *what,
+                        sp_error *err) {
+    if (block_checksum(data, bs, what, err))
+        return -1;
+    const uint8_t *t = data + bs - SST_BLOCK_TRAILER_FIXED;
+    uint32_t dir_len = sst_get_u32(t), n_records = sst_get_u32(t + 4);
+    uint32_t n_groups = sst_get_u32(t + 8);
+    if (n_records == 0 ||
+        n_groups != (n_records + SST_RESTART_INTERVAL - 1) / SST_RESTART_INTERVAL ||
+        dir_len > bs - SST_BLOCK_TRAILER_FIXED || dir_len < 4u * n_groups)
+        return sp_errorf(err,
+                         "%s: corrupt block trailer (directory %u bytes, records %u, groups %u)",
+                         what, dir_len, n_records, n_groups);
+    *p = (packed){.data = data,
+                  .block_size = bs,
+                  .n_records = n_records,
+                  .n_groups = n_groups,
+                  .dir = t - dir_len,
+                  .dir_end = t,
+                  .frames_room = bs - SST_BLOCK_TRAILER_FIXED - dir_len};
+    return 0;
+}
+
+/* The next group's entry, checked against the block: its frame inside the
+ * room before the directory, the plain bytes within the bound, keys
+ * increasing; at the last group, the directory's and the padding's end. */
+static int next_group(packed *p, group *g, const char *what, sp_error *err) {
+    const uint8_t *q = p->dir;
+    uint32_t at = (uint32_t)(q - p->data);
+    if (!(q = sst_get_varint32(q, p->dir_end, &g->frame_len)) ||
+        !(q = sst_get_varint32(q, p->dir_end, &g->plain_len)) ||
+        !(q = sst_get_varint32(q, p->dir_end, &g->klen)) || g->frame_len == 0 ||
+        g->plain_len == 0 || g->klen == 0 || g->klen > SP_MAX_KEY_BYTES ||
+        g->klen > (uint64_t)(p->dir_end - q) || g->frame_len > p->frames_room - p->frames_end ||
+        p->plain + g->plain_len > sst_packed_plain_max(p->block_size) ||
+        (p->read > 0 && sp_key_cmp(p->prev, p->prev_len, q, g->klen) >= 0))
+        return sp_errorf(err, "%s: corrupt group directory entry %u at byte %u of the block", what,
+                         p->read, at);
+    g->key = q;
+    g->frame_off = p->frames_end;
+    p->dir = q + g->klen;
+    p->frames_end += g->frame_len;
+    p->plain += g->plain_len;
+    p->prev = g->key;
+    p->prev_len = g->klen;
+    if (++p->read == p->n_groups) {
+        if (p->dir != p->dir_end)
+            return sp_errorf(err, "%s: %u bytes follow the last group's directory entry", what,
+                             (unsigned)(p->dir_end - p->dir));
+        for (uint32_t i = p->frames_end; i < p->frames_room; i++)
+            if (p->data[i])
+                return sp_errorf(err, "%s: padding byte %u of the block is not zero", what, i);
+    }
+    return 0;
+}
+
+/* Decompresses group g into dst (g->plain_len bytes). */
+static int unpack_group(const packed *p, const group *g, const packed_dict *d, uint8_t *dst,
+                        const char *what, sp_error *err) {
+    ZSTD_DCtx *c = thread_dctx();
+    if (!c)
+        return sp_errorf(err, "%s: out of memory for a decompression context", what);
+    size_t r = ZSTD_DCtx_refDDict(c, d ? d->ddict : NULL);
+    if (!ZSTD_isError(r))
+        r = ZSTD_decompressDCtx(c, dst, g->plain_len, p->data + g->frame_off, g->frame_len);
+    if (ZSTD_isError(r) || r != g->plain_len)
+        return sp_errorf(err, "%s: group %u at byte %u does not decompress to its %u bytes (%s)",
+                         what, p->read - 1, g->frame_off, g->plain_len,
+                         ZSTD_isError(r) ? ZSTD_getErrorName(r) : "wrong length");
+    return 0;
+}
+
+/* The group's first entry stores its whole key, which must be the
+ * directory's. */
+static int check_first_key(const block_view *v, uint32_t pos, const group *g, const char *what,
+                           sp_error *err) {
+    entry e;
+    if (decode_entry(v, pos, 0, &e, what, err))
+        return -1;
+    if (e.shared != 0 || sp_key_cmp(e.suffix, e.unshared, g->key, g->klen) != 0)
+        return sp_errorf(err, "%s: group %u's first key differs from its directory entry", what,
+                         v->n_restarts);
+    return 0;
+}
+
+int packed_open(block_view *v, const uint8_t *data, uint32_t block_size, const packed_dict *d,
+                block_plain *plain, const char *what, sp_error *err) {
+    packed p;
+    if (packed_begin(&p, data, block_size, what, err))
+        return -1;
+    /* The restart array follows the entries in the same buffer. */
+    size_t cap = sst_packed_plain_max(block_size) + 4 * (size_t)p.n_groups;
+    if (plain_reserve(plain, cap, what, err))
+        return -1;
+    uint8_t *restarts = plain->buf + sst_packed_plain_max(block_size);
+    *v = (block_view){.data = plain->buf, .block_size = block_size, .n_records = p.n_records};
+    for (uint32_t i = 0; i < p.n_groups; i++) {
+        group g;
+        uint32_t at = (uint32_t)p.plain;
+        if (next_group(&p, &g, what, err) || unpack_group(&p, &g, d, plain->buf + at, what, err))
+            return -1;
+        sst_put_u32(restarts + 4 * i, at);
+        v->entries_len = (uint32_t)p.plain;
+        if (check_first_key(v, at, &g, what, err))
+            return -1;
+        v->n_restarts = i + 1;
+    }
+    v->restarts = restarts;
+    return 0;
+}
+
+int packed_find(const uint8_t *data, uint32_t block_size, const packed_dict *d,
+                const uint8_t *first, uint32_t flen, block_plain *plain, const uint8_t *key,
+                size_t klen, const void **value, size_t *vlen, const char *what, sp_error *err) {
+    packed p;
+    if (packed_begin(&p, data, block_size, what, err))
+        return -1;
+    /* The last group whose first key is <= key; the directory is read to
+     * its end all the same, so that every lookup checks it whole. */
+    group g, hit = {0};
+    bool found = false;
+    for (uint32_t i = 0; i < p.n_groups; i++) {
+        if (next_group(&p, &g, what, err))
+            return -1;
+        if (i == 0 && sp_key_cmp(g.key, g.klen, first, flen) != 0)
+            return sp_errorf(err, "%s: first key differs from the index", what);
+        if (sp_key_cmp(g.key, g.klen, key, klen) <= 0) {
+            hit = g;
+            found = true;
+        }
+    }
+    if (!found)
+        return 0;
+    if (plain_reserve(plain, hit.plain_len, what, err) ||
+        unpack_group(&p, &hit, d, plain->buf, what, err))
+        return -1;
+    block_view v = {.data = plain->buf, .block_size = block_size, .entries_len = hit.plain_len};
+    if (check_first_key(&v, 0, &hit, what, err))
+        return -1;
+    uint8_t cur[SP_MAX_KEY_BYTES];
+    return scan_entries(&v, 0, hit.plain_len, cur, 0, key, klen, value, vlen, what, err);
+}
+
+/* ---------------------------------------------------------------- builder */
+
+/* A finished group: its frame in frames, its first key. */
+typedef struct packed_group {
+    uint32_t frame_len, plain_len, klen;
+    uint8_t key[SP_MAX_KEY_BYTES];
+} packed_group;
+
+struct block_packer {
+    uint32_t block_size;
+    ZSTD_CCtx *cctx;
+    ZSTD_CDict *cdict;
+    uint8_t *frames; /* the finished groups' frames, frames_len bytes */
+    uint32_t frames_len;
+    uint32_t dir_len; /* their directory entries' bytes */
+    packed_group *groups;
+    uint32_t n_groups, max_groups;
+    uint32_t n_records;
+    uint64_t plain; /* plain bytes of every group, the open one's too */
+    /* The open group: its entries, records, first key, and its frame when
+     * one was made since its last record (scratch, scratch_len; 0: none). */
+    uint8_t *open;
+    uint32_t open_len, open_records;
+    uint8_t *scratch;
+    size_t scratch_cap, scratch_len;
+    uint32_t last_len;
+    uint8_t last_key[SP_MAX_KEY_BYTES];
+    uint8_t *block; /* the finished block */
+    uint64_t finished_plain;
+};
+
+block_packer *block_packer_init(uint32_t block_size, const uint8_t *dict, size_t dict_len,
+                                int level, sp_error *err) {
+    block_packer *p = calloc(1, sizeof *p);
+    if (!p) {
+        sp_errorf(err, "out of memory for a block builder");
+        return NULL;
+    }
+    p->block_size = block_size;
+    size_t plain_max = sst_packed_plain_max(block_size);
+    /* A group is at least one record of at least 4 bytes of frame. */
+    p->max_groups = block_size / 4 + 1;
+    p->cctx = ZSTD_createCCtx();
+    p->frames = malloc(block_size);
+    p->groups = malloc(p->max_groups * sizeof *p->groups);
+    p->open = malloc(plain_max);
+    p->scratch_cap = ZSTD_compressBound(plain_max);
+    p->scratch = malloc(p->scratch_cap);
+    if (posix_memalign((void **)&p->block, 4096, block_size) != 0)
+        p->block = NULL;
+    if (!p->cctx || !p->frames || !p->groups || !p->open || !p->scratch || !p->block)
+        goto fail;
+    if (ZSTD_isError(ZSTD_CCtx_setParameter(p->cctx, ZSTD_c_format, ZSTD_f_zstd1_magicless)) ||
+        ZSTD_isError(ZSTD_CCtx_setParameter(p->cctx, ZSTD_c_checksumFlag, 0)) ||
+        ZSTD_isError(ZSTD_CCtx_setParameter(p->cctx, ZSTD_c_contentSizeFlag, 0)) ||
+        ZSTD_isError(ZSTD_CCtx_setParameter(p->cctx, ZSTD_c_dictIDFlag, 0)) ||
+        ZSTD_isError(ZSTD_CCtx_setParameter(p->cctx, ZSTD_c_compressionLevel, level)))
+        goto fail;
+    if (dict_len) {
+        if (!(p->cdict = ZSTD_createCDict(dict, dict_len, level)) ||
+            ZSTD_isError(ZSTD_CCtx_refCDict(p->cctx, p->cdict)))
+            goto fail;
+    }
+    return p;
+fail:
+    sp_errorf(err, "cannot set up zstd compression at level %d with a %zu-byte dictionary", level,
+              dict_len);
+    block_packer_destroy(p);
+    return NULL;
+}
+
+/* Compresses the open group into scratch. */
+static int compress_open(block_packer *p, sp_error *err) {
+    size_t r = ZSTD_compress2(p->cctx, p->scratch, p->scratch_cap, p->open, p->open_len);
+    if (ZSTD_isError(r))
+        return sp_errorf(err, "zstd compression of %u bytes failed: %s", p->open_len,
+                         ZSTD_getErrorName(r));
+    p->scratch_len = r;
+    return 0;
+}
+
+/* The open group's directory entry, its frame of frame_len bytes. */
+static uint32_t open_dir_bytes(const block_packer *p, size_t frame_len) {
+    return sst_varint_len(frame_len) + sst_varint_len(p->open_len) +
+           sst_varint_len(p->groups[p->n_groups].klen) + p->groups[p->n_groups].klen;
+}
+
+/* Moves the open group (compressed) to the finished ones. */
+static int close_group(block_packer *p, sp_error *err) {
+    if (!p->scratch_len && compress_open(p, err))
+        return -1;
+    packed_group *g = &p->groups[p->n_groups];
+    g->frame_len = (uint32_t)p->scratch_len;
+    g->plain_len = p->open_len;
+    p->dir_len += open_dir_bytes(p, p->scratch_len);
+    memcpy(p->frames + p->frames_len, p->scratch, p->scratch_len);
+    p->frames_len += (uint32_t)p->scratch_len;
+    p->n_groups++;
+    p->open_len = p->open_records = 0;
+    p->scratch_len = 0;
+    return 0;
+}
+
+int block_packer_add(block_packer *p, const uint8_t *key, size_t klen, const uint8_t *val,
+                     size_t vlen, sp_error *err) {
+    if (p->open_records == SST_RESTART_INTERVAL && close_group(p, err))
+        return -1;
+    bool starts = p->open_records == 0;
+    size_t shared = starts ? 0 : entry_shared_prefix(p->last_key, p->last_len, key, klen);
+    size_t unshared = klen - shared;
+    size_t ebytes =
+        sst_varint_len(shared) + sst_varint_len(unshared) + sst_varint_len(vlen) + unshared + vlen;
+    if (p->plain + ebytes > sst_packed_plain_max(p->block_size))
+        return 0;
+    packed_group *g = &p->groups[p->n_groups];
+    uint32_t first_len = starts ? (uint32_t)klen : g->klen;
+    uint64_t fixed = (uint64_t)p->frames_len + p->dir_len + 2 * SST_VARINT32_MAX +
+                     sst_varint_len(first_len) + first_len + SST_BLOCK_TRAILER_FIXED;
+    size_t plain = p->open_len + ebytes;
+    /* The entry is written after the open entries either way: a record
+     * that does not fit leaves them as they were (open_len unchanged). */
+    uint8_t *e = p->open + p->open_len;
+    e += sst_put_varint(e, shared);
+    e += sst_put_varint(e, unshared);
+    e += sst_put_varint(e, vlen);
+    memcpy(e, key + shared, unshared);
+    memcpy(e + unshared, val, vlen);
+    if (fixed + ZSTD_COMPRESSBOUND(plain) > p->block_size) {
+        if (p->n_records == 0)
+            return sp_errorf(err, "a record of %zu bytes does not fit an empty block of %u",
+                             klen + vlen, p->block_size);
+        uint32_t keep = p->open_len;
+        p->open_len = (uint32_t)plain;
+        if (compress_open(p, err))
+            return -1;
+        if (fixed + p->scratch_len > p->block_size) {
+            p->open_len = keep;
+            p->scratch_len = 0;
+            return 0;
+        }
+    } else {
+        p->open_len = (uint32_t)plain;
+        p->scratch_len = 0;
+    }
+    if (starts) {
+        g->klen = (uint32_t)klen;
+        memcpy(g->key, key, klen);
+    }
+    p->open_records++;
+    p->n_records++;
+    p->plain += ebytes;
+    memcpy(p->last_key + shared, key + shared, unshared);
+    p->last_len = (uint32_t)klen;
+    return 1;
+}
+
+bool block_packer_empty(const block_packer *p) {
+    return p->n_records == 0;
+}
+
+const uint8_t *block_packer_finish(block_packer *p, sp_error *err) {
+    if (p->open_records && close_group(p, err))
+        return NULL;
+    uint32_t bs = p->block_size;
+    uint8_t *b = p->block;
+    memcpy(b, p->frames, p->frames_len);
+    uint32_t dir_at = bs - SST_BLOCK_TRAILER_FIXED - p->dir_len;
+    memset(b + p->frames_len, 0, dir_at - p->frames_len);
+    uint8_t *q = b + dir_at;
+    for (uint32_t i = 0; i < p->n_groups; i++) {
+        const packed_group *g = &p->groups[i];
+        q += sst_put_varint(q, g->frame_len);
+        q += sst_put_varint(q, g->plain_len);
+        q += sst_put_varint(q, g->klen);
+        memcpy(q, g->key, g->klen);
+        q += g->klen;
+    }
+    uint8_t *t = b + bs - SST_BLOCK_TRAILER_FIXED;
+    sst_put_u32(t, p->dir_len);
+    sst_put_u32(t + 4, p->n_records);
+    sst_put_u32(t + 8, p->n_groups);
+    sst_put_u64(t + 12, XXH3_64bits(b, bs - 8));
+    p->finished_plain = p->plain;
+    return b;
+}
+
+uint64_t block_packer_plain(const block_packer *p) {
+    return p->finished_plain;
+}
+
+void block_packer_reset(block_packer *p) {
+    p->frames_len = p->dir_len = p->n_groups = p->n_records = 0;
+    p->open_len = p->open_records = p->last_len = 0;
+    p->scratch_len = 0;
+    p->plain = 0;
+}
+
+void block_packer_destroy(block_packer *p) {
+    if (!p)
+        return;
+    ZSTD_freeCCtx(p->cctx);
+    ZSTD_freeCDict(p->cdict);
+    free(p->frames);
+    free(p->groups);
+    free(p->open);
+    free(p->scratch);
+    free(p->block);
+    free(p);
+}
