@@ -82,23 +82,28 @@ static const char *client_path(const served_table *t, const char *p) {
     return slash ? slash + 1 : p;
 }
 
+/* msg as a client is told it: without the table's directory, wherever
+ * the message names it. */
+static void hide_dir(const served_table *t, const char *msg, char *text, size_t cap) {
+    size_t n = hidden_prefix(t), len = 0;
+    for (const char *p = msg; *p && len + 1 < cap;)
+        if (n && !strncmp(p, t->path, n))
+            p += n;
+        else
+            text[len++] = *p++;
+    text[len] = '\0';
+}
+
 /* The 500 of an error the table reported (msg, NULL when it gave none):
  * kept whole for the server's log, and told the client without the
- * table's directory, wherever the message names it. */
+ * table's directory. */
 static void table_error(serve_reply *out, const served_table *t, const char *msg,
                         const char *what) {
     char text[sizeof out->text];
-    size_t n = hidden_prefix(t), len = 0;
-    if (!msg) {
-        snprintf(text, sizeof text, "%s: %s", t->path + n, what);
-    } else {
-        for (const char *p = msg; *p && len + 1 < sizeof text;)
-            if (n && !strncmp(p, t->path, n))
-                p += n;
-            else
-                text[len++] = *p++;
-        text[len] = '\0';
-    }
+    if (!msg)
+        snprintf(text, sizeof text, "%s: %s", t->path + hidden_prefix(t), what);
+    else
+        hide_dir(t, msg, text, sizeof text);
     if (msg)
         snprintf(out->error, sizeof out->error, "%s", msg);
     else
@@ -274,7 +279,9 @@ static void handle_suggest(const serve_request *req, served_table *t, serve_repl
     free(s);
     if (n < 0 && msg) {
         /* No title index, or text it refuses: the request's fault. */
-        reply_text(out, 400, "%s", msg);
+        char text[sizeof out->text];
+        hide_dir(t, msg, text, sizeof text);
+        reply_text(out, 400, "%s", text);
         sstpipe_free(msg);
     } else if (!body) {
         reply_text(out, 500, "out of memory");

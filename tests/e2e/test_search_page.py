@@ -259,6 +259,12 @@ class WithoutJavaScript(Serving):
         self.assertIn("no title index", p.fields["note"])
         p, _ = self.page("bare", "/?q=short")
         self.assertIn("No page has that title.", p.fields["result"])
+        # The API says so too, naming the table as a client knows it: the
+        # server's directories are not the client's business.
+        st, _, body = fetch(self.port("bare"), "/v1/suggest?q=short")
+        self.assertEqual(st, 400, body)
+        self.assertIn("bare.sst has no title index", body)
+        self.assertNotIn(TMP, body)
 
     def test_methods(self):
         port = self.port("small")
