@@ -13,6 +13,14 @@
 #include <string.h>
 #include <utf8proc.h>
 
+char *sp_titles_path(const char *table_path) {
+    size_t n = strlen(table_path) + sizeof SP_TITLES_SUFFIX;
+    char *p = malloc(n);
+    if (p)
+        snprintf(p, n, "%s%s", table_path, SP_TITLES_SUFFIX);
+    return p;
+}
+
 void sp_title_rules_init(sp_title_rules *r) {
     r->table = (sp_table_identity){0};
     r->first_letter = true;

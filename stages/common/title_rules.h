@@ -30,6 +30,9 @@
 
 /* What a title index's name adds to its table's. */
 #define SP_TITLES_SUFFIX ".titles"
+/* The title index's path beside table_path (malloc'd; NULL when out of
+ * memory): the one place the name is made. */
+char *sp_titles_path(const char *table_path);
 
 /* The key of the rules record: one 0x00 byte. */
 #define SP_TITLES_RULES_KEY ""

@@ -18,11 +18,9 @@
  * the input (footer f); -1 on error. */
 static int open_index(const char *input, const sst_footer *f, size_t read_bytes, table_source **src,
                       sp_title_rules *rules, sp_error *err) {
-    size_t n = strlen(input) + sizeof SP_TITLES_SUFFIX;
-    char *path = malloc(n);
+    char *path = sp_titles_path(input);
     if (!path)
         return sp_errorf(err, "%s: out of memory", input);
-    snprintf(path, n, "%s%s", input, SP_TITLES_SUFFIX);
     int rc = 0;
     if (access(path, F_OK) == 0) {
         *src = table_source_open(path, read_bytes, err);

@@ -24,11 +24,9 @@
 
 int sstpipe_titles_open(sstpipe_table *t, const sstpipe_options *opt, sp_error *err) {
     const char *path = sstpipe_table_path(t);
-    size_t n = strlen(path) + sizeof SP_TITLES_SUFFIX;
-    char *tpath = malloc(n);
+    char *tpath = sp_titles_path(path);
     if (!tpath)
         return sp_errorf(err, "%s: out of memory", path);
-    snprintf(tpath, n, "%s%s", path, SP_TITLES_SUFFIX);
     int rc = 0;
     if (access(tpath, F_OK) == 0) {
         t->titles = sstpipe_table_open(tpath, opt, err);

@@ -31,13 +31,11 @@ struct title_index {
 title_index *title_index_init(const char *table_path, const sp_title_rules *rules,
                               const sort_options *sort, const table_options *table, sp_error *err) {
     title_index *x = calloc(1, sizeof *x);
-    size_t n = strlen(table_path) + sizeof SP_TITLES_SUFFIX;
-    if (!x || !(x->path = malloc(n))) {
+    if (!x || !(x->path = sp_titles_path(table_path))) {
         free(x);
         sp_errorf(err, "%s: out of memory", table_path);
         return NULL;
     }
-    snprintf(x->path, n, "%s%s", table_path, SP_TITLES_SUFFIX);
     x->cleanup_slot = x->earlier_slot = -1;
     x->rules = *rules;
     x->table = *table;
@@ -197,11 +195,9 @@ int title_index_publish(title_index *x, table_writer *tw, const char *table_path
         title_index_keep(x);
     struct stat st;
     if (!x && table_writer_in_place(tw) && stat(table_path, &st) == 0 && S_ISREG(st.st_mode)) {
-        size_t n = strlen(table_path) + sizeof SP_TITLES_SUFFIX;
-        char *stale = malloc(n);
+        char *stale = sp_titles_path(table_path);
         if (!stale)
             return rc ? rc : sp_errorf(err, "%s: out of memory", table_path);
-        snprintf(stale, n, "%s%s", table_path, SP_TITLES_SUFFIX);
         if (unlink(stale) && errno != ENOENT && !rc)
             rc = sp_errorf(err, "%s: cannot remove the title index of the table it replaced: %s",
                            stale, strerror(errno));
