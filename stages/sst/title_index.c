@@ -40,6 +40,10 @@ title_index *title_index_init(const char *table_path, const sp_title_rules *rule
     x->rules = *rules;
     x->table = *table;
     x->table.background = false;
+    /* Format version 1 whatever the table's: title_merge and table sets
+     * write version 1 too (issue 31's version 2 is not the default yet), and
+     * the block size below is chosen by version 1's fit. */
+    x->table.compress = false;
     /* The rules record's bound: its text with the widest identity (the
      * table's is known only at the end). */
     x->rules.table = (sp_table_identity){.file_size = UINT64_MAX, .footer_checksum = UINT64_MAX};

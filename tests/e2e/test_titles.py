@@ -197,6 +197,22 @@ class Rules(E2ETest):
         # Never upper-cased in a case-sensitive namespace.
         self.assertEqual(sstpipe("get", t, "Word").code, 3)
 
+    def test_compressed_table_small_blocks(self):
+        """A table in format version 2 with blocks that just hold its own
+        records still gets its title index (written in version 1, whose
+        block size is chosen to hold the index's longer records)."""
+        src = self.write_file("z.xml", dump_xml(
+            [_page("Ångström", ["unit"]), _page("Angstrom", ["#REDIRECT [[Ångström]]"])]).encode())
+        t = self.path("z.sst")
+        self.build(src, t, "-q", "--block-size", "1K", "--cluster-size", "512", "--max-bytes",
+                   "250", "--set", "sst.compression=zstd", "--set", "sst.dictionary_size=0")
+        r = sstpipe("get", t, "angstrom")
+        self.assertOk(r)
+        self.assertEqual(r.stdout, b"unit\n")
+        r = sstpipe("suggest", t, "angs")
+        self.assertOk(r)
+        self.assertIn(b"\xc3\x85ngstr\xc3\xb6m", r.stdout)
+
     def test_first_letter_unicode(self):
         t = self.build_xml("wiki", dump_xml(
             [_page("Ångström", ["unit"]), _page("Émile", ["name"]), _page("Ελλάδα", ["Greece"]),
