@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <xxhash.h>
 
 #define CHUNK_BYTES (1u << 20) /* reads of a region not kept */
@@ -455,9 +456,21 @@ int sst_check_meta(sst_check *c, const sst_footer *f, sst_meta *m, uint8_t **bod
     *m = (sst_meta){0};
     uint64_t off = f->index_offset + f->index_region_length;
     uint64_t len = f->file_size - f->cluster_size - off;
-    if (len > SIZE_MAX / 2)
-        return sp_errorf(err, "%s: a meta region of %llu bytes cannot be held", c->path,
-                         (unsigned long long)len);
+    /* The footer's sizes are checked against where the table ends, but
+     * verify goes on past a footer with problems: the region is read only
+     * where the file has it, never for what a damaged footer claims. */
+    struct stat st;
+    if (fstat(c->fd, &st))
+        return sp_errorf_errno(err, "%s: cannot stat", c->path);
+    uint64_t have = (uint64_t)st.st_size;
+    if (off > f->file_size - f->cluster_size || off > have || len > have - off) {
+        int rc =
+            problem(c, err, -1, off,
+                    "the meta region (%llu bytes at byte %llu) runs past the end of the file "
+                    "(%llu bytes)",
+                    (unsigned long long)len, (unsigned long long)off, (unsigned long long)have);
+        return rc < 0 ? -1 : 0;
+    }
     uint8_t *buf = malloc((size_t)len);
     if (!buf)
         return sp_errorf(err, "%s: out of memory for a meta region of %llu bytes", c->path,
