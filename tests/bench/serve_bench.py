@@ -12,7 +12,8 @@ the floor for answering an HTTP request with bytes already in memory. Both
 listen on 127.0.0.1 and are driven by wrk with one Lua script walking the
 same key sequence (KEYS keys drawn from the table with a fixed seed: the
 first key at or after a random string, through /v1/prefix), as
-/v1/get?key=K for serve and /v/<hex of K> for nginx. Per repetition, back
+/v1/get?raw=1&key=K for serve (the stored value, as nginx serves it, not a
+redirect's target) and /v/<hex of K> for nginx. Per repetition, back
 to back: 1 connection (p50, p99 from wrk's latency record) and 16
 connections (requests per second), nginx then serve; then serve --cold at 1
 connection, with its read syscalls counted from /proc/PID/io (the network
@@ -179,7 +180,7 @@ def fetch_values(port, keys):
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
     values = {}
     for k in set(keys):
-        conn.request("GET", "/v1/get?key=" + urllib.parse.quote(k, safe=""))
+        conn.request("GET", "/v1/get?raw=1&key=" + urllib.parse.quote(k, safe=""))
         r = conn.getresponse()
         body = r.read()
         if r.status != 200:
@@ -246,7 +247,7 @@ def _measure(sstpipe, table, work, reps, seconds, nkeys, seed, cores):
     serve_paths = os.path.join(work, "serve.paths")
     nginx_paths = os.path.join(work, "nginx.paths")
     with open(serve_paths, "w") as f:
-        f.writelines(f"/v1/get?key={urllib.parse.quote(k, safe='')}\n" for k in keys)
+        f.writelines(f"/v1/get?raw=1&key={urllib.parse.quote(k, safe='')}\n" for k in keys)
     with open(nginx_paths, "w") as f:
         f.writelines(f"/v/{k.hex()}\n" for k in keys)
     lua = os.path.join(work, "keys.lua")
