@@ -8,6 +8,7 @@ case repeats. Standard library only; zstd goes through the `zstd` CLI.
 """
 
 import bz2
+import functools
 import glob
 import gzip
 import json
@@ -86,9 +87,12 @@ def corpus_name(path):
     return re.sub(r"[^A-Za-z0-9]+", "_", base)
 
 
+@functools.lru_cache(maxsize=None)
 def load_xml(path):
     """The XML bytes of a corpus file (decompressed by its name: the test
-    knows what it put there; the binary must go by content)."""
+    knows what it put there; the binary must go by content). Read once per
+    test process: a module's cases each ask for their dump's XML again, and a
+    bz2 corpus is dear to decompress each time."""
     with open(path, "rb") as f:
         data = f.read()
     if path.endswith(".bz2"):

@@ -1,8 +1,8 @@
 """test_signals.py: SIGKILL, SIGINT and SIGTERM at random points of real runs.
 
-- SIGKILL at a random moment of a nightly build (a generated dump that
-  takes a couple of seconds: checksum, build with spills, verify, profile,
-  publish), many times: after each, `current` names the previous build (or,
+- SIGKILL at a random moment of a nightly build (a generated dump whose
+  build spills several runs under the run's sort budget: checksum, build
+  with spills, verify, profile, publish), many times: after each, `current` names the previous build (or,
   when the kill came after the swap, the new one) and verifies clean, the
   earlier builds are byte-identical, and the next run cleans up after the
   dead one and publishes.
@@ -135,7 +135,7 @@ class Signals(E2ETest):
     def setUpClass(cls):
         cls.classtmp = tempfile.mkdtemp(prefix="sstpipe-signals-")
         cls.addClassCleanup(shutil.rmtree, cls.classtmp, True)
-        cls.big = wikigen(os.path.join(cls.classtmp, "big.xml.zst"), "128M", "41", "zst")
+        cls.big = wikigen(os.path.join(cls.classtmp, "big.xml.zst"), "32M", "41", "zst")
         cls.small = wikigen(os.path.join(cls.classtmp, "small.xml.zst"), "1M", "42", "zst")
         cls.rng = random.Random(int(os.environ.get("SSTPIPE_FAULTS_SEED", "6")))
 
@@ -145,7 +145,7 @@ class Signals(E2ETest):
         self.out = self.path("out")
         self.ini = self.write_file("nightly.ini", (
             f"[output]\ndir = {self.out}\nkeep = 3\n[profile]\nlookups = 2000\n"
-            "[sort]\nmemory = 8M\n").encode())
+            "[sort]\nmemory = 2M\n").encode())
 
     def nightly_argv(self, dump):
         # Forced: a run of the dump current was published from is a whole
@@ -320,7 +320,7 @@ class Signals(E2ETest):
         self.prev_copy = self.path("prev.sst")
         shutil.copy(out, self.prev_copy)
         shutil.copy(out + TITLES, self.prev_copy + TITLES)
-        argv = [sstpipe_bin(), "build", self.big, "-o", out, "--memory", "4M", "--tmp",
+        argv = [sstpipe_bin(), "build", self.big, "-o", out, "--memory", "1M", "--tmp",
                 self.path("spill")]
         self.stage_signals(argv, out, self.path("spill"), "build")
 
