@@ -69,7 +69,7 @@ static const sstpipe_table *home(const sstpipe_table *t, const void *key, size_t
 }
 
 /* Whether t has title indexes: its own, or one beside every shard. */
-static bool has_titles(const sstpipe_table *t) {
+bool sstpipe_has_titles(const sstpipe_table *t) {
     if (!t->set)
         return t->titles != NULL;
     for (size_t i = 0; i < t->set->n; i++)
@@ -111,7 +111,7 @@ static int find_title(const sstpipe_table *t, const uint8_t *title, size_t n,
     int found = sstpipe_table_get(home(t, title, n), title, n, &res->value, &res->vlen, errmsg);
     if (found)
         set_text(res->title, &res->title_len, title, n);
-    if (found || !has_titles(t))
+    if (found || !sstpipe_has_titles(t))
         return found;
     uint8_t norm[SSTPIPE_TITLE_MAX];
     size_t nlen = sp_title_normalise(rules_of(t), title, n, norm, sizeof norm);
@@ -166,7 +166,7 @@ int sstpipe_lookup(sstpipe_table *t, const void *title, size_t len, unsigned fla
     size_t tlen;
     /* Only a record that reads as a redirect asks the title index, so an
      * article costs what sstpipe_get does. */
-    if (found != 1 || !has_titles(t) || (flags & SSTPIPE_LOOKUP_RAW) ||
+    if (found != 1 || !sstpipe_has_titles(t) || (flags & SSTPIPE_LOOKUP_RAW) ||
         !sp_title_redirect_target(res->value, res->vlen, &target, &tlen))
         return found;
     found = follow(t, res, errmsg);
@@ -200,7 +200,7 @@ int sstpipe_lookup_many(sstpipe_table *t, size_t n, const void *const *titles, c
     /* The exact keys answered together; a miss or a redirect then looked
      * up alone, and, since under direct I/O a lookup ends the batch's
      * values, every record found read again together. */
-    bool again = false, titled = has_titles(t);
+    bool again = false, titled = sstpipe_has_titles(t);
     for (size_t i = 0; !rc && i < n; i++) {
         memset(&res[i], 0, sizeof res[i]);
         const uint8_t *target;
@@ -305,7 +305,7 @@ int sstpipe_suggest(sstpipe_table *t, const void *text, size_t len, size_t limit
                     sstpipe_suggestion *out, char **errmsg) {
     sp_error err = {0};
     const char *path = t->set ? t->set->path : sstpipe_table_path(t);
-    if (!has_titles(t))
+    if (!sstpipe_has_titles(t))
         sp_errorf(&err, "%s has no title index (%s%s): build it again to suggest titles", path,
                   t->set ? "beside each shard: shard-NN.sst" : path, SP_TITLES_SUFFIX);
     else if (limit < 1 || limit > SSTPIPE_SUGGEST_MAX)

@@ -345,6 +345,7 @@ def test_suggest(table):
         assert len(s) == 3 and all(x.redirect for x in s[1:])
         assert [x.title for x in t.suggest("ABACUS")] == ["Abacus", "AbacuS"]
         assert t.suggest("zzzzq") == []
+        assert t.has_titles is True
         for bad in ("", "x" * 321, b"\xff"):
             with pytest.raises(sstpipe.Error):
                 t.suggest(bad)

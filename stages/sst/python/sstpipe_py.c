@@ -15,6 +15,7 @@
  *   t.shards (a table set's shards: path, lo, hi, records, file_size each)
  *   t.lookup(title, raw=False) -> Lookup(value, title, redirect_from) or None
  *   t.suggest(text, limit=10)  -> [Suggestion(title, redirect), ...]
+ *   t.has_titles (whether suggest can answer: the table has a title index)
  *
  * path may be a table set (its directory or tableset.json): the library
  * reads it as one table, so every call above works on it unchanged.
@@ -527,6 +528,14 @@ static PyObject *table_shards(PyObject *self, void *unused) {
     return list;
 }
 
+static PyObject *table_has_titles(PyObject *self, void *unused) {
+    Table *t = (Table *)self;
+    (void)unused;
+    if (check_open(t))
+        return NULL;
+    return PyBool_FromLong(sstpipe_has_titles(t->t));
+}
+
 static PyObject *table_enter(PyObject *self, PyObject *unused) {
     Table *t = (Table *)self;
     (void)unused;
@@ -662,6 +671,8 @@ static PyGetSetDef table_getset[] = {
      "the shards of a table set in key order, as dicts (path, lo, hi: bytes or None, records, "
      "file_size); a plain table is one shard",
      NULL},
+    {"has_titles", table_has_titles, NULL,
+     "whether the table has a title index (a set: beside every shard), which suggest needs", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
