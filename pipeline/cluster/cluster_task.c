@@ -16,13 +16,16 @@
 #include "stages/common/fileio.h"
 #include "stages/common/publish.h"
 #include "stages/common/scratch.h"
+#include "stages/common/title_rules.h"
 #include "stages/common/usage.h"
 #include "stages/extract/extract.h"
+#include "stages/extract/site_rules.h"
 #include "stages/extract/source.h"
 #include "stages/merge/table_merge.h"
 #include "stages/sst/sstpipe.h"
 #include "stages/sst/table_set.h"
 #include "stages/sst/table_writer.h"
+#include "stages/sst/title_index.h"
 #include "stages/verify/verify.h"
 
 #include <errno.h>
@@ -121,7 +124,7 @@ static int read_head(const cluster_plan *p, const cluster_input *in, char **head
 
 typedef struct partition {
     const cluster_plan *plan;
-    table_writer **writers;
+    sp_sink *sinks; /* each shard's: its title index's tee to its table */
     unsigned cur;
     uint64_t records;
 } partition;
@@ -133,7 +136,7 @@ static int partition_put(void *ctx, const sp_record *rec, sp_error *err) {
            cluster_plan_shard_of(pt->plan, rec->key, rec->key_len) > pt->cur)
         pt->cur++;
     pt->records++;
-    return table_writer_add(pt->writers[pt->cur], rec, err);
+    return sp_sink_put(&pt->sinks[pt->cur], rec, err);
 }
 
 static int map_run(const cluster_plan *p, size_t task, const build_options *plan_opts,
@@ -167,6 +170,9 @@ static int map_run(const cluster_plan *p, size_t task, const build_options *plan
     char *head = NULL;
     size_t head_len = 0;
     table_writer **writers = calloc(p->shards, sizeof *writers);
+    title_index **titles = calloc(p->shards, sizeof *titles);
+    sp_sink *to_writers = calloc(p->shards, sizeof *to_writers);
+    sp_sink *sinks = calloc(p->shards, sizeof *sinks);
     int rc = -1;
     if (opts.extract.threads == 0)
         opts.extract.threads = threads;
@@ -190,18 +196,31 @@ static int map_run(const cluster_plan *p, size_t task, const build_options *plan
     }
     table_options topts = opts.table;
     topts.max_value_bytes = (uint32_t)opts.max_bytes;
-    if (!writers) {
+    if (!writers || !titles || !to_writers || !sinks) {
         sp_errorf(err, "out of memory");
         goto out;
     }
+    /* Each shard's title index, as build writes a table's (build.c): the
+     * dump's rules, every title on its way to the shard, a sort of a
+     * quarter of the task's budget shared by the shards' indexes. */
+    sp_title_rules rules;
+    sort_options xsort = opts.sort;
+    xsort.memory /= 4 * (uint64_t)p->shards;
+    if (xsort.memory < SORT_MIN_MEMORY)
+        xsort.memory = SORT_MIN_MEMORY;
+    if (site_rules_read(in->path, &rules, err))
+        goto out;
     for (unsigned r = 0; r < p->shards; r++) {
         char name[32], path[PATH_MAX];
         shard_name(r, name, sizeof name);
         pathf(path, sizeof path, "%s/%s", tmp, name);
-        if (!(writers[r] = table_writer_init(path, &topts, err)))
+        if (!(writers[r] = table_writer_init(path, &topts, err)) ||
+            !(titles[r] = title_index_init(path, &rules, &xsort, &topts, err)))
             goto out;
+        to_writers[r] = table_writer_sink(writers[r]);
+        sinks[r] = title_index_tee(titles[r], &to_writers[r]);
     }
-    partition pt = {.plan = p, .writers = writers};
+    partition pt = {.plan = p, .sinks = sinks};
     sp_sink sink = {.put = partition_put, .ctx = &pt};
     build_stats bs;
     if (build_sorted(in->path, &opts, &sink, &bs, err))
@@ -209,8 +228,13 @@ static int map_run(const cluster_plan *p, size_t task, const build_options *plan
     st->input_bytes = bs.extract.input_bytes - (whole ? 0 : t->start);
     st->xml_bytes = bs.extract.xml_bytes;
     st->records = pt.records;
+    /* Each shard with its index, both or neither (a failure removes the
+     * task's directory whole). */
     for (unsigned r = 0; r < p->shards; r++) {
-        if (table_writer_finish(writers[r], err))
+        char path[PATH_MAX], name[32];
+        shard_name(r, name, sizeof name);
+        pathf(path, sizeof path, "%s/%s", tmp, name);
+        if (title_index_publish(titles[r], writers[r], path, err))
             goto out;
         st->output_bytes += table_writer_stats(writers[r])->file_size;
     }
@@ -222,7 +246,12 @@ static int map_run(const cluster_plan *p, size_t task, const build_options *plan
 out:
     for (unsigned r = 0; writers && r < p->shards; r++)
         table_writer_destroy(writers[r]);
+    for (unsigned r = 0; titles && r < p->shards; r++)
+        title_index_destroy(titles[r]);
     free(writers);
+    free(titles);
+    free(to_writers);
+    free(sinks);
     free(head);
     if (rc)
         sp_remove_tree(tmp, NULL);
@@ -262,6 +291,17 @@ static int reduce_run(const cluster_plan *p, unsigned shard, cluster_task_stats 
     char dir[PATH_MAX], out[PATH_MAX], name[32];
     pathf(dir, sizeof dir, "%s/reduce", p->dir);
     reduce_path(p, shard, out, sizeof out);
+    /* A killed attempt's table and title index under their temporary names
+     * (fileio.h: killed between naming one and its rename), when it ran on
+     * this host; another host's go with the build's directory once it is
+     * finished. Swept also when the task is done: an attempt killed after
+     * its table's rename leaves the title index it replaced. */
+    char *out_titles = sp_titles_path(out);
+    if (!out_titles)
+        return sp_errorf(err, "out of memory");
+    sp_publish_sweep_beside(out);
+    sp_publish_sweep_beside(out_titles);
+    free(out_titles);
     if (access(out, F_OK) == 0) {
         st->skipped = true;
         return 0;
@@ -269,10 +309,6 @@ static int reduce_run(const cluster_plan *p, unsigned shard, cluster_task_stats 
     if (make_dir(dir, err))
         return -1;
     shard_name(shard, name, sizeof name);
-    /* A killed attempt's table under its temporary name (fileio.h: killed
-     * between naming it and the rename), when it ran on this host; another
-     * host's goes with the build's directory once it is finished. */
-    sp_publish_sweep_beside(out);
     char **inputs = calloc(p->n_maps, sizeof *inputs);
     int rc = inputs ? 0 : sp_errorf(err, "out of memory");
     for (size_t i = 0; rc == 0 && i < p->n_maps; i++) {
@@ -388,13 +424,13 @@ static void remove_dead_publishes(const cluster_plan *p, const char *output) {
     sp_publish_sweep(dir, PUBLISH_LINK_PREFIX);
 }
 
-/* The shard as the table at to, without a temporary name beside to: a
- * second name for the shard in the build's directory, renamed onto to (or,
- * on another file system, a copy beside to, then renamed). The shard keeps
- * its name, so a finish run again (a Slurm finishing job retried after it
- * published) publishes the same table again rather than find its shard
+/* The file from (a shard or its title index) at to, without a temporary
+ * name beside to: a second name for it in the build's directory, renamed
+ * onto to (or, on another file system, a copy beside to, then renamed). It
+ * keeps its name, so a finish run again (a Slurm finishing job retried
+ * after it published) publishes the same file again rather than find it
  * gone. */
-static int publish_table(const cluster_plan *p, const char *from, const char *to, sp_error *err) {
+static int publish_file(const cluster_plan *p, const char *from, const char *to, sp_error *err) {
     char second[PATH_MAX], tmp[PATH_MAX], owner[SP_PUBLISH_OWNER_MAX];
     sp_publish_owner(owner, sizeof owner);
     pathf(second, sizeof second, "%s/reduce/" PUBLISH_LINK_PREFIX "%s", p->dir, owner);
@@ -431,6 +467,32 @@ static int publish_table(const cluster_plan *p, const char *from, const char *to
             unlink(tmp);
         sp_cleanup_remove(slot);
     }
+    return rc;
+}
+
+/* The shard as the table at to, with its title index when the reduce
+ * wrote one, in build's order (title_index.h): the index first, so that a
+ * reader of the new table finds it, and removed when the table fails (the
+ * table it replaces is then without one); killed between the two, the new
+ * index stays beside the old table, which readers ignore (it names
+ * another table). Without one, an index left at to for the table replaced
+ * goes once the table is in place. */
+static int publish_table(const cluster_plan *p, const char *from, const char *to, sp_error *err) {
+    char *from_titles = sp_titles_path(from), *to_titles = sp_titles_path(to);
+    int rc = from_titles && to_titles ? 0 : sp_errorf(err, "out of memory");
+    bool titled = rc == 0 && access(from_titles, F_OK) == 0;
+    if (titled)
+        rc = publish_file(p, from_titles, to_titles, err);
+    if (rc == 0 && publish_file(p, from, to, err)) {
+        rc = -1;
+        if (titled)
+            unlink(to_titles);
+    }
+    if (rc == 0 && !titled && unlink(to_titles) && errno != ENOENT)
+        rc = sp_errorf_errno(err, "%s: cannot remove the title index of the table it replaced",
+                             to_titles);
+    free(from_titles);
+    free(to_titles);
     return rc;
 }
 
@@ -482,9 +544,21 @@ static int place_shard(const char *from, const char *to, sp_error *err) {
     return copy_file(from, to, err);
 }
 
-/* OUT as a table set: the shards and the manifest in a directory beside
- * it, fsynced, then renamed onto OUT (exchanged with what was there, which
- * is then removed). */
+/* A shard's title index beside it in the set's directory, when the reduce
+ * wrote one (placed as the shard is). */
+static int place_titles(const char *from, const char *to, sp_error *err) {
+    char *from_titles = sp_titles_path(from), *to_titles = sp_titles_path(to);
+    int rc = from_titles && to_titles ? 0 : sp_errorf(err, "out of memory");
+    if (rc == 0 && access(from_titles, F_OK) == 0)
+        rc = place_shard(from_titles, to_titles, err);
+    free(from_titles);
+    free(to_titles);
+    return rc;
+}
+
+/* OUT as a table set: the shards (each with its title index) and the
+ * manifest in a directory beside it, fsynced, then renamed onto OUT
+ * (exchanged with what was there, which is then removed). */
 static int publish_set(const cluster_plan *p, const char *output, const uint64_t *records,
                        sp_error *err) {
     char tmp[PATH_MAX];
@@ -508,7 +582,8 @@ static int publish_set(const cluster_plan *p, const char *output, const uint64_t
         reduce_path(p, r, from, sizeof from);
         shard_name(r, names[r], sizeof names[r]);
         pathf(to, sizeof to, "%s/%s", tmp, names[r]);
-        if (place_shard(from, to, err) || table_set_file_checksum(to, sums[r], err)) {
+        if (place_shard(from, to, err) || place_titles(from, to, err) ||
+            table_set_file_checksum(to, sums[r], err)) {
             rc = -1;
             break;
         }

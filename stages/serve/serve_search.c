@@ -34,15 +34,6 @@ static void title_link(FILE *o, const char *title, size_t n) {
     fputs("</a>", o);
 }
 
-/* Whether t has a title index: a suggestion for any text succeeds. */
-static bool has_titles(sstpipe_table *t) {
-    sstpipe_suggestion one;
-    char *msg = NULL;
-    int n = sstpipe_suggest(t, "a", 1, 1, &one, &msg);
-    sstpipe_free(msg);
-    return n >= 0;
-}
-
 static void no_index_note(FILE *o) {
     fputs("<p class=\"note\">This table has no title index, which suggestions need "
           "(a table built from a dump has one beside it, TABLE.titles): exact titles still "
@@ -51,7 +42,8 @@ static void no_index_note(FILE *o) {
 }
 
 /* The titles starting with s (n bytes) as a list, or a sentence saying
- * there are none. -1 when t has no title index. */
+ * there are none. -1 when no suggestion could be made (the text folds to
+ * nothing, or a read failed). */
 static int matches(FILE *o, sstpipe_table *t, const uint8_t *s, size_t n) {
     sstpipe_suggestion *found = calloc(MATCHES, sizeof *found);
     char *msg = NULL;
@@ -76,14 +68,15 @@ static int matches(FILE *o, sstpipe_table *t, const uint8_t *s, size_t n) {
     return got < 0 ? -1 : 0;
 }
 
-/* ?q=: its matches; without a title index, the title itself when it is
- * one. */
+/* ?q=: its matches; without a title index, or for a text no suggestion
+ * is made for, the title itself when it is one. */
 static unsigned query(FILE *o, sstpipe_table *t, const uint8_t *q, size_t n,
                       sstpipe_lookup_result *res, char **msg) {
     fputs("<h2>Titles starting with &ldquo;", o);
     text(o, q, n);
     fputs("&rdquo;</h2>\n", o);
-    if (matches(o, t, q, n) == 0)
+    bool titled = sstpipe_has_titles(t);
+    if (titled && matches(o, t, q, n) == 0)
         return 200;
     int found = sstpipe_lookup(t, q, n, 0, res, msg);
     if (found < 0)
@@ -95,7 +88,8 @@ static unsigned query(FILE *o, sstpipe_table *t, const uint8_t *q, size_t n,
     } else {
         fputs("<p>No page has that title.</p>\n", o);
     }
-    no_index_note(o);
+    if (!titled)
+        no_index_note(o);
     return 200;
 }
 
@@ -119,8 +113,10 @@ static unsigned title(FILE *o, sstpipe_table *t, const uint8_t *s, size_t n,
             text(o, s, n);
             fputs("&rdquo;.</p>\n", o);
         }
-        if (matches(o, t, s, n) < 0)
+        if (!sstpipe_has_titles(t))
             no_index_note(o);
+        else
+            matches(o, t, s, n);
         return 404;
     }
     fputs("<h2 class=\"title\">", o);
@@ -162,8 +158,13 @@ unsigned serve_search_page(sstpipe_table *t, const serve_search_request *r, char
     fputs("<header><h1><a href=\"/\">sstpipe search</a></h1>", o);
     if (r->reports)
         fputs("<a href=\"/index.html\">Nightly reports</a>", o);
-    fputs("</header>\n<form action=\"/\" method=\"get\" role=\"search\" autocomplete=\"off\">\n"
-          "<input id=\"q\" name=\"q\" type=\"search\" placeholder=\"A title, or its start\" "
+    /* The script asks for no suggestion a table without a title index
+     * cannot make. */
+    fprintf(o,
+            "</header>\n<form action=\"/\" method=\"get\" role=\"search\" autocomplete=\"off\""
+            "%s>\n",
+            sstpipe_has_titles(t) ? "" : " data-titles=\"no\"");
+    fputs("<input id=\"q\" name=\"q\" type=\"search\" placeholder=\"A title, or its start\" "
           "aria-label=\"Title\" aria-autocomplete=\"list\" aria-controls=\"live\" "
           "aria-expanded=\"false\" autofocus value=\"",
           o);
@@ -178,7 +179,7 @@ unsigned serve_search_page(sstpipe_table *t, const serve_search_request *r, char
         fputs("<p class=\"note\">Type the start of a title: suggestions ignore case and "
               "accents. Enter lists every match; a title shows its record.</p>\n",
               o);
-        if (!has_titles(t))
+        if (!sstpipe_has_titles(t))
             no_index_note(o);
         break;
     case SERVE_SEARCH_QUERY:

@@ -280,6 +280,11 @@ typedef struct sstpipe_suggestion {
 int sstpipe_suggest(sstpipe_table *t, const void *text, size_t len, size_t limit,
                     sstpipe_suggestion *out, char **errmsg);
 
+/* Since 1.6: whether t has a title index, so that sstpipe_suggest can
+ * answer (a table set: one beside every shard); asked without trying a
+ * suggestion. Thread-safe; never fails on an open table. */
+bool sstpipe_has_titles(const sstpipe_table *t);
+
 typedef struct sstpipe_iter sstpipe_iter;
 
 /* An iterator in key order over the keys >= from (NULL or flen 0: from the

@@ -69,7 +69,7 @@ static const sstpipe_table *home(const sstpipe_table *t, const void *key, size_t
 }
 
 /* Whether t has title indexes: its own, or one beside every shard. */
-static bool has_titles(const sstpipe_table *t) {
+bool sstpipe_has_titles(const sstpipe_table *t) {
     if (!t->set)
         return t->titles != NULL;
     for (size_t i = 0; i < t->set->n; i++)
@@ -111,7 +111,7 @@ static int find_title(const sstpipe_table *t, const uint8_t *title, size_t n,
     int found = sstpipe_table_get(home(t, title, n), title, n, &res->value, &res->vlen, errmsg);
     if (found)
         set_text(res->title, &res->title_len, title, n);
-    if (found || !has_titles(t))
+    if (found || !sstpipe_has_titles(t))
         return found;
     uint8_t norm[SSTPIPE_TITLE_MAX];
     size_t nlen = sp_title_normalise(rules_of(t), title, n, norm, sizeof norm);
@@ -135,14 +135,21 @@ static int follow(const sstpipe_table *t, sstpipe_lookup_result *res, char **err
         int kind = title_kind(t, (const uint8_t *)res->title, res->title_len, &v, &vlen, errmsg);
         if (kind <= 0 || v[0] != SP_TITLE_REDIRECT || vlen < 2)
             return kind < 0 ? -1 : 1;
-        const uint8_t *target = v + 1;
-        size_t tlen = vlen - 1;
+        /* Copied: under direct I/O the next read ends v. A target longer
+         * than any key is in no table. */
+        uint8_t target[SSTPIPE_TITLE_MAX];
+        size_t tlen = vlen - 1 < sizeof target ? vlen - 1 : sizeof target;
+        memcpy(target, v + 1, tlen);
         /* A loop ends at the redirect that closes it. */
         for (int i = 0; i <= hop; i++)
             if (seen_len[i] == tlen && !memcmp(seen[i], target, tlen))
                 return 1;
         if (hop == 0)
             set_text(res->redirect_from, &res->redirect_from_len, res->title, res->title_len);
+        if (vlen - 1 > sizeof target) {
+            set_text(res->missing_target, &res->missing_target_len, target, tlen);
+            return 0;
+        }
         const void *tv;
         size_t tvlen;
         int found = sstpipe_table_get(home(t, target, tlen), target, tlen, &tv, &tvlen, errmsg);
@@ -166,7 +173,7 @@ int sstpipe_lookup(sstpipe_table *t, const void *title, size_t len, unsigned fla
     size_t tlen;
     /* Only a record that reads as a redirect asks the title index, so an
      * article costs what sstpipe_get does. */
-    if (found != 1 || !has_titles(t) || (flags & SSTPIPE_LOOKUP_RAW) ||
+    if (found != 1 || !sstpipe_has_titles(t) || (flags & SSTPIPE_LOOKUP_RAW) ||
         !sp_title_redirect_target(res->value, res->vlen, &target, &tlen))
         return found;
     found = follow(t, res, errmsg);
@@ -199,8 +206,10 @@ int sstpipe_lookup_many(sstpipe_table *t, size_t n, const void *const *titles, c
         rc = get_many(t, n, titles, lens, values, vlens, errmsg);
     /* The exact keys answered together; a miss or a redirect then looked
      * up alone, and, since under direct I/O a lookup ends the batch's
-     * values, every record found read again together. */
-    bool again = false, titled = has_titles(t);
+     * values, every record found read again together. Which titles need
+     * a lookup of their own is told from the batch's values before the
+     * first such lookup ends them: those whose value is still NULL. */
+    bool again = false, titled = sstpipe_has_titles(t);
     for (size_t i = 0; !rc && i < n; i++) {
         memset(&res[i], 0, sizeof res[i]);
         const uint8_t *target;
@@ -212,8 +221,11 @@ int sstpipe_lookup_many(sstpipe_table *t, size_t n, const void *const *titles, c
             res[i].vlen = vlens[i];
             if (values[i])
                 set_text(res[i].title, &res[i].title_len, titles[i], lens[i]);
-            continue;
         }
+    }
+    for (size_t i = 0; !rc && i < n; i++) {
+        if (!titled || res[i].value)
+            continue;
         int found = sstpipe_lookup(t, titles[i], lens[i], flags, &res[i], errmsg);
         if (found < 0)
             rc = -1;
@@ -305,7 +317,7 @@ int sstpipe_suggest(sstpipe_table *t, const void *text, size_t len, size_t limit
                     sstpipe_suggestion *out, char **errmsg) {
     sp_error err = {0};
     const char *path = t->set ? t->set->path : sstpipe_table_path(t);
-    if (!has_titles(t))
+    if (!sstpipe_has_titles(t))
         sp_errorf(&err, "%s has no title index (%s%s): build it again to suggest titles", path,
                   t->set ? "beside each shard: shard-NN.sst" : path, SP_TITLES_SUFFIX);
     else if (limit < 1 || limit > SSTPIPE_SUGGEST_MAX)

@@ -9,9 +9,11 @@ then a stream per few pages, then </mediawiki>), planned from its
 in the bytes (the same cuts either way), and on wikigen multistream dumps
 with repeated titles spread over the tasks (the later page must win across
 tasks as within one). Sharded, the shards hold disjoint, contiguous key
-ranges of near-equal size whose records, in order, are the single build's.
-Also: a map task killed (SIGKILL) mid-write leaves nothing that looks
-done, a re-run of it removes the dead attempt's files, and the build run
+ranges of near-equal size whose records, in order, are the single build's;
+the published table's title index is build's byte for byte, and a set's
+shards' indexes hold build's index's titles between them.
+Also: a map task killed (SIGKILL) mid-write, or as it publishes a shard's
+title index, leaves nothing that looks done, a re-run of it removes the dead attempt's files, and the build run
 again resumes (finished tasks skipped) to the same bytes; a corrupt stream
 fails the build with one line naming the map task, its byte range and its
 log, nothing at OUT and no temporary file in the shared directory; the
@@ -138,6 +140,9 @@ class ClusterBuild(E2ETest):
         self.assertOk(r)
         with open(ref, "rb") as a, open(out, "rb") as b:
             self.assertTrue(a.read() == b.read(), f"{what}: not build's bytes")
+        # Its title index too: the maps' shard indexes merged by the reduce.
+        with open(ref + ".titles", "rb") as a, open(out + ".titles", "rb") as b:
+            self.assertTrue(a.read() == b.read(), f"{what}: not build's title index")
         self.assertEqual(os.listdir(self.shared), [], f"{what}: the build's directory is left")
         return plan
 
@@ -277,7 +282,8 @@ class ClusterBuild(E2ETest):
                          [{"path": os.path.realpath(src), "size": os.path.getsize(src)}])
         self.assertOk(sstpipe("verify", out))
         self.assertEqual(sorted(os.listdir(out)),
-                         sorted([s["file"] for s in manifest["shards"]] + ["tableset.json"]))
+                         sorted([s["file"] + e for s in manifest["shards"] for e in ("", ".titles")]
+                                + ["tableset.json"]))
         shards = manifest["shards"]
         self.assertEqual(len(shards), 4)
         self.assertIsNone(shards[0]["lo"])
@@ -298,6 +304,17 @@ class ClusterBuild(E2ETest):
             sizes.append(len(recs))
             got += recs
         self.assertRecordsEqual(got, expected, "shards concatenated")
+        # Each shard's title index: together, build's index's records (each
+        # index's rules record, naming its own table, aside), and the set
+        # suggests as the table does.
+        def titles(path):
+            return [r for r in self.dump(path + ".titles") if r[0] != b"\0"]
+        self.assertEqual(sorted(r for s in shards for r in titles(os.path.join(out, s["file"]))),
+                         sorted(titles(ref)))
+        a, b = sstpipe("suggest", out, "a", "--limit", "20"), sstpipe("suggest", ref, "a",
+                                                                         "--limit", "20")
+        self.assertOk(a)
+        self.assertEqual(a.stdout, b.stdout)
         # Through the table set reader: `dump --jsonl` of the set is build's, byte for byte.
         a, b = sstpipe("dump", out, "--jsonl"), sstpipe("dump", ref, "--jsonl")
         self.assertOk(a)
@@ -418,12 +435,13 @@ class ClusterBuild(E2ETest):
         out = self.path("c.sst")
         cfg = self.config(tasks=4, retries=0, jobs=1)
         # The plan is made by a build whose first map task is killed as it
-        # commits (SIGKILL at its second rename in the shared directory, its
-        # directory's, after its table's; the shim is inherited by every task,
-        # and the build itself renames only plan.json there).
+        # commits (SIGKILL at its third rename in the shared directory, its
+        # directory's, after its shard's title index's and table's; the shim
+        # is inherited by every task, and the build itself renames only
+        # plan.json there).
         os.mkdir(self.shared)
         r = faultlib.run([sstpipe_bin(), "build", "-c", cfg, src, "-o", out, "-v"],
-                         fault="rename:2:SIGKILL", fault_dir=self.shared)
+                         fault="rename:3:SIGKILL", fault_dir=self.shared)
         self.assertEqual(r.code, 1, r.describe())
         line = r.stderr.strip().splitlines()[-1]
         self.assertRegex(line, r"^sstpipe: map task 0 \(gen\.xml\.bz2 bytes 0-\d+\): .*"
@@ -451,6 +469,22 @@ class ClusterBuild(E2ETest):
         # Run again: the dead attempt's directory is removed.
         self.assertOk(sstpipe("task", "map", "--plan", plan["plan"], "--task", "1"))
         self.assertEqual([n for n in os.listdir(maps) if n.startswith(".tmp-")], [])
+        # Killed as it publishes its shard's title index (its first rename in
+        # the shared directory: the index goes in before its table): nothing
+        # looks done, and the next run leaves no temporary file and the shard
+        # with its index.
+        shutil.rmtree(os.path.join(maps, "00001"))
+        r = faultlib.run(task + ["--task", "1"], fault="rename:1:SIGKILL", fault_dir=self.shared)
+        self.assertEqual(r.code, -9, r.describe())
+        self.assertFalse(os.path.exists(os.path.join(maps, "00001")), "a killed task looks done")
+        (dead,) = [n for n in os.listdir(maps) if n.startswith(".tmp-00001-")]
+        self.assertEqual([n[:len("shard-0000.sst.titles.tmp.")]
+                          for n in os.listdir(os.path.join(maps, dead))],
+                         ["shard-0000.sst.titles.tmp."], "not killed at the index's rename")
+        self.assertOk(sstpipe("task", "map", "--plan", plan["plan"], "--task", "1"))
+        self.assertEqual([n for n in os.listdir(maps) if n.startswith(".tmp-")], [])
+        self.assertEqual(sorted(os.listdir(os.path.join(maps, "00001"))),
+                         ["shard-0000.sst", "shard-0000.sst.titles"])
         # The build resumes: the same plan, two tasks done, the same bytes.
         r, plan2 = self.cluster_build(cfg, [src], out)
         self.assertOk(r)

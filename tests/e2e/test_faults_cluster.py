@@ -270,7 +270,13 @@ class ClusterPublishKills(E2ETest):
         self.assertEqual(self.digest(self.out), self.digest(self.ref), what + ": the next build")
         self.assertEqual(faultlib.temp_leftovers(self.out_dir, self.shared), [],
                          what + ": the next build left the dead run's temporary names")
-        self.assertEqual(sorted(os.listdir(self.out_dir)), [os.path.basename(self.out)], what)
+        # A table has its title index beside it, the reference's (a set's are
+        # among its files).
+        name = os.path.basename(self.out)
+        self.assertEqual(sorted(os.listdir(self.out_dir)),
+                         [name, name + ".titles"] if self.shards == 1 else [name], what)
+        if self.shards == 1:
+            self.assertEqual(sha(self.out + ".titles"), sha(self.ref + ".titles"), what)
         self.assertFalse(os.path.exists(self.dir), what + ": the build's directory stayed")
 
     def kill_every_call(self, shards):

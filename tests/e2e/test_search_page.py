@@ -179,6 +179,7 @@ class WithoutJavaScript(Serving):
         self.assertNotRegex(body, r"(?i)https?:|url\(|@import|//[a-z]")
         self.assertIn("Type the start of a title", p.fields["result"])
         self.assertNotIn("no title index", p.fields["result"])
+        self.assertIn('role="search" autocomplete="off">', body)
 
     def test_query_lists_titles(self):
         p, _ = self.page("en", "/?q=anarch")
@@ -250,8 +251,10 @@ class WithoutJavaScript(Serving):
         self.assertIn(("/?title=Short%20page", "Short page"), p.links)
 
     def test_without_title_index(self):
-        p, _ = self.page("bare", "/")
+        p, body = self.page("bare", "/")
         self.assertIn("no title index", p.fields["note"])
+        # The form tells the script so: it asks for no suggestion.
+        self.assertIn('role="search" autocomplete="off" data-titles="no">', body)
         p, _ = self.page("bare", "/?title=Script%20page")
         self.assertEqual(p.fields["record"], SCRIPT_TEXT)
         p, _ = self.page("bare", "/?q=Short%20page")

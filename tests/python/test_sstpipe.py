@@ -5,7 +5,8 @@ KeyError, str and bytes keys, decode=True, prefix and range scans against
 the records filtered in Python, the context manager, closing with an
 iterator open, get_many (mapped and direct: values in the keys' order, None
 for absent, duplicates, str and bytes keys, a generator of keys; closing
-from another thread during a batch), and errors (a missing file, a corrupt block: sstpipe.Error
+from another thread during a batch), lookup_many (titles as lookup answers
+them; a key over 320 bytes and too many keys refused, as get_many does), and errors (a missing file, a corrupt block: sstpipe.Error
 carrying the library's message with file, block and offset; an OSError, with
 errno and FileNotFoundError for a missing table), __version__ and
 library_version(), repr naming the path, the collections.abc.Mapping
@@ -164,7 +165,7 @@ def test_direct_io(table):
 def test_get_many(table):
     path, recs = table
     keys = [k for k, _ in recs[::3]]
-    asked = keys + [k + b"\0" for k in keys[::5]] + keys[:7] + [b"", b"x" * 400]
+    asked = keys + [k + b"\0" for k in keys[::5]] + keys[:7] + [b"", b"x" * 320]
     asked = asked[1::2] + asked[::2]  # not in key order
     values = dict(recs)
     for direct in (False, True):
@@ -178,12 +179,53 @@ def test_get_many(table):
                 t.get_many([keys[0], 17])
             with pytest.raises(TypeError):
                 t.get_many(17)
+            refused(t.get_many)
     with sstpipe.open(path, decode=True) as t:
         assert t.get_many([keys[0], b"\x01"]) == [values[keys[0]].decode(), None]
     t = sstpipe.open(path)
     t.close()
     with pytest.raises(ValueError):
         t.get_many(keys)
+
+
+def refused(call):
+    """A batch call (get_many, lookup_many) refuses a key over 320 bytes and
+    more keys than one call takes, naming the limit."""
+    with pytest.raises(ValueError, match="key 1 is 321 bytes, over the 320"):
+        call([b"A", "\u00e9" * 160 + "x"])
+    with pytest.raises(ValueError, match="65537 keys, over the 65536"):
+        call([b"A"] * 65537)
+
+
+def test_lookup_many(table):
+    """lookup_many: each title as lookup answers it, in the titles' order,
+    redirects followed (or not, raw=True), None when absent; over more
+    titles than the module hands the library at once, mapped and direct
+    (issue 30's t.get_many with issue 32's titles)."""
+    path, recs = table
+    typed = ["anarchism", "Abraham_Lincoln", "AbacuS", b"AssistiveTechnology",
+             "no such title at all", "Anarchism "]
+    asked = typed + [k for k, _ in recs] * 6 + typed
+    assert len(asked) > 1024
+    for direct in (False, True):
+        with sstpipe.open(path, direct_io=direct, decode=True) as t:
+            got = t.lookup_many(asked)
+            assert got == [t.lookup(x) for x in asked]
+            assert got[2] == t.lookup("AbacuS") and got[2].redirect_from == "AbacuS"
+            assert got[4] is None
+            raw = t.lookup_many(typed, raw=True)
+            assert raw == [t.lookup(x, raw=True) for x in typed]
+            assert raw[2].value.startswith("#REDIRECT [[Abacus]]")
+            assert t.lookup_many(x for x in typed) == got[:len(typed)]
+            assert t.lookup_many([]) == []
+            for bad in (17, [b"A", 17], [None]):
+                with pytest.raises(TypeError):
+                    t.lookup_many(bad)
+            refused(t.lookup_many)
+    t = sstpipe.open(path)
+    t.close()
+    with pytest.raises(ValueError):
+        t.lookup_many(typed)
 
 
 def test_get_many_while_another_thread_closes(table):
@@ -345,6 +387,7 @@ def test_suggest(table):
         assert len(s) == 3 and all(x.redirect for x in s[1:])
         assert [x.title for x in t.suggest("ABACUS")] == ["Abacus", "AbacuS"]
         assert t.suggest("zzzzq") == []
+        assert t.has_titles is True
         for bad in ("", "x" * 321, b"\xff"):
             with pytest.raises(sstpipe.Error):
                 t.suggest(bad)

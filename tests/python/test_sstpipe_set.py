@@ -60,6 +60,8 @@ def test_set_reads_as_the_table(pair):
             assert u.info[name] == t.info[name]
         assert u.info["is_set"] is True and u.info["shards"] == 4
         assert t.info["is_set"] is False and t.info["shards"] == 1
+        # Its shards have no title index beside them (make_tableset without --titles).
+        assert t.has_titles is True and u.has_titles is False
         shards = u.shards
         assert [sh["lo"] for sh in shards] == [None] + splits
         assert [sh["hi"] for sh in shards] == splits + [None]

@@ -203,6 +203,7 @@ static void expect_error(sstpipe_table *t, const char *text, size_t len, size_t 
 static void test_errors(void **state) {
     fixture *f = *state;
     sstpipe_table *t = open_table(f->path);
+    assert_true(sstpipe_has_titles(t));
     expect_error(t, "a", 1, 0, "a limit is 1 to 100");
     expect_error(t, "a", 1, SSTPIPE_SUGGEST_MAX + 1, "a limit is 1 to 100");
     expect_error(t, "", 0, 10, "1 to 320 bytes of UTF-8");
@@ -223,6 +224,7 @@ static void test_errors(void **state) {
     char *bare = path_in(f->dir, "bare.sst");
     write_table(bare, true);
     t = open_table(bare);
+    assert_false(sstpipe_has_titles(t));
     expect(t, "AbacuS", 0, 1, "#REDIRECT [[Abacus]]", "AbacuS", "", "");
     expect(t, "abacus", 0, 0, NULL, NULL, "", "");
     expect_error(t, "aba", 3, 10, "has no title index");

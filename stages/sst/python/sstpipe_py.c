@@ -10,11 +10,13 @@
  *   a collections.abc.Mapping: t[key]  t.get(key, default)  key in t  len(t)
  *   iter(t) (keys)  t.keys()  t.values()  t.items() (views, in key order)
  *   t.get_many(keys)  -> [value or None, ...] in the keys' order
+ *   t.lookup_many(titles, raw=False) -> [Lookup or None, ...] in the titles' order
  *   t.prefix(p)  t.range(lo, hi)   -> (key, value) in key order
  *   t.info (dict of the footer's counts)  t.close()  with sstpipe.open(...) as t:
  *   t.shards (a table set's shards: path, lo, hi, records, file_size each)
  *   t.lookup(title, raw=False) -> Lookup(value, title, redirect_from) or None
  *   t.suggest(text, limit=10)  -> [Suggestion(title, redirect), ...]
+ *   t.has_titles (whether suggest can answer: the table has a title index)
  *
  * path may be a table set (its directory or tableset.json): the library
  * reads it as one table, so every call above works on it unchanged.
@@ -32,7 +34,7 @@
  * C, because it asks the libsstpipe.so.1 loaded at run time, which may be a
  * later 1.x. Neither is the sstpipe program's version (sstpipe --version).
  * The GIL is held during lookups (a warm lookup is shorter than releasing
- * it), except in get_many, whose batch may wait on the disk for all its
+ * it), except in get_many and lookup_many, whose batch may wait on the disk for all its
  * reads: the table counts as in use then, as while an iterator lives, so a
  * close() meanwhile waits for it. Values are copied into Python objects at once, so the library's
  * value lifetimes never reach Python code. An iterator keeps its table
@@ -325,35 +327,99 @@ static PyObject *table_get(PyObject *self, PyObject *const *args, Py_ssize_t nar
     return d;
 }
 
+/* The most keys one get_many or lookup_many takes: their buffers are all
+ * held during the call. */
+#define BATCH_MAX 65536
+/* lookup_many's titles go to the library this many at a time, each with a
+ * result of three titles' room: its memory stays small for any batch. */
+#define LOOKUP_CHUNK 512
+/* A number of the above in a docstring. */
+#define TEXT_OF(x) #x
+#define TEXT(x) TEXT_OF(x)
+
+/* A batch's keys, as the library takes them, and what holds their bytes. */
+typedef struct {
+    PyObject *seq;
+    size_t n, held;
+    Py_buffer *views;
+    PyObject **owned;
+    const void **keys;
+    size_t *klens;
+} batch;
+
+static void batch_release(batch *b) {
+    for (size_t i = 0; i < b->held; i++)
+        key_release(&b->views[i], b->owned[i]);
+    PyMem_Free(b->views);
+    PyMem_Free(b->owned);
+    PyMem_Free(b->keys);
+    PyMem_Free(b->klens);
+    Py_XDECREF(b->seq);
+}
+
+/* The keys of the iterable arg for call (its name in messages): at most
+ * BATCH_MAX, each str or bytes-like (TypeError) of at most
+ * SSTPIPE_TITLE_MAX bytes (ValueError), as the library's batches and
+ * sstpipe serve's take them. 0, or -1 with an exception set and b released. */
+static int batch_take(PyObject *arg, const char *call, batch *b) {
+    memset(b, 0, sizeof *b);
+    if (!(b->seq = PySequence_Fast(arg, "a batch of keys is an iterable of keys")))
+        return -1;
+    b->n = (size_t)PySequence_Fast_GET_SIZE(b->seq);
+    if (b->n > BATCH_MAX) {
+        PyErr_Format(PyExc_ValueError, "%s: %zu keys, over the %d one call takes", call, b->n,
+                     BATCH_MAX);
+        batch_release(b);
+        return -1;
+    }
+    b->views = PyMem_Calloc(b->n + 1, sizeof *b->views);
+    b->owned = PyMem_Calloc(b->n + 1, sizeof *b->owned);
+    b->keys = PyMem_Calloc(b->n + 1, sizeof *b->keys);
+    b->klens = PyMem_Calloc(b->n + 1, sizeof *b->klens);
+    if (!b->views || !b->owned || !b->keys || !b->klens) {
+        PyErr_NoMemory();
+        batch_release(b);
+        return -1;
+    }
+    for (; b->held < b->n; b->held++) {
+        size_t i = b->held;
+        if (key_buffer(PySequence_Fast_GET_ITEM(b->seq, (Py_ssize_t)i), &b->views[i],
+                       &b->owned[i])) {
+            batch_release(b);
+            return -1;
+        }
+        b->keys[i] = b->views[i].buf;
+        b->klens[i] = (size_t)b->views[i].len;
+        if (b->klens[i] > SSTPIPE_TITLE_MAX) {
+            PyErr_Format(PyExc_ValueError, "%s: key %zu is %zu bytes, over the %d a key has", call,
+                         i, b->klens[i], SSTPIPE_TITLE_MAX);
+            b->held++;
+            batch_release(b);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 /* get_many(keys): one sstpipe_get_many over the keys (any iterable of
  * keys), the GIL released while the library reads. */
 static PyObject *table_get_many(PyObject *self, PyObject *keys_arg) {
     Table *t = (Table *)self;
-    if (check_open(t))
+    batch b;
+    if (check_open(t) || batch_take(keys_arg, "get_many(keys)", &b))
         return NULL;
-    PyObject *seq = PySequence_Fast(keys_arg, "get_many(keys): keys is an iterable of keys");
-    if (!seq)
-        return NULL;
-    size_t n = (size_t)PySequence_Fast_GET_SIZE(seq), got = 0;
-    Py_buffer *views = PyMem_Calloc(n + 1, sizeof *views);
-    PyObject **owned = PyMem_Calloc(n + 1, sizeof *owned), *list = NULL;
-    const void **keys = PyMem_Calloc(n + 1, sizeof *keys);
+    size_t n = b.n;
+    PyObject *list = NULL;
     const void **values = PyMem_Calloc(n + 1, sizeof *values);
-    size_t *klens = PyMem_Calloc(n + 1, sizeof *klens), *vlens = PyMem_Calloc(n + 1, sizeof *vlens);
-    if (!views || !owned || !keys || !values || !klens || !vlens) {
+    size_t *vlens = PyMem_Calloc(n + 1, sizeof *vlens);
+    if (!values || !vlens) {
         PyErr_NoMemory();
         goto out;
-    }
-    for (; got < n; got++) {
-        if (key_buffer(PySequence_Fast_GET_ITEM(seq, got), &views[got], &owned[got]))
-            goto out;
-        keys[got] = views[got].buf;
-        klens[got] = (size_t)views[got].len;
     }
     char *msg = NULL;
     t->live_iters++;
     PyThreadState *ts = PyEval_SaveThread();
-    int rc = sstpipe_get_many(t->t, n, keys, klens, values, vlens, &msg);
+    int rc = sstpipe_get_many(t->t, n, b.keys, b.klens, values, vlens, &msg);
     PyEval_RestoreThread(ts);
     if (rc < 0)
         raise_msg(msg);
@@ -375,15 +441,9 @@ static PyObject *table_get_many(PyObject *self, PyObject *keys_arg) {
     if (t->closed)
         table_release(t);
 out:
-    for (size_t i = 0; i < got; i++)
-        key_release(&views[i], owned[i]);
-    PyMem_Free(views);
-    PyMem_Free(owned);
-    PyMem_Free(keys);
     PyMem_Free(values);
-    PyMem_Free(klens);
     PyMem_Free(vlens);
-    Py_DECREF(seq);
+    batch_release(&b);
     return list;
 }
 
@@ -527,6 +587,14 @@ static PyObject *table_shards(PyObject *self, void *unused) {
     return list;
 }
 
+static PyObject *table_has_titles(PyObject *self, void *unused) {
+    Table *t = (Table *)self;
+    (void)unused;
+    if (check_open(t))
+        return NULL;
+    return PyBool_FromLong(sstpipe_has_titles(t->t));
+}
+
 static PyObject *table_enter(PyObject *self, PyObject *unused) {
     Table *t = (Table *)self;
     (void)unused;
@@ -540,6 +608,20 @@ static PyObject *table_exit(PyObject *self, PyObject *args) {
     Table *t = (Table *)self;
     (void)args;
     return table_close((PyObject *)t, NULL);
+}
+
+/* A found title's Lookup(value, title, redirect_from), or NULL with an
+ * exception set. */
+static PyObject *lookup_result(const Table *t, const sstpipe_lookup_result *res) {
+    PyObject *v = out(t, res->value, res->vlen), *k = out(t, res->title, res->title_len);
+    PyObject *from = res->redirect_from_len ? out(t, res->redirect_from, res->redirect_from_len)
+                                            : (Py_INCREF(Py_None), Py_None);
+    PyObject *result =
+        v && k && from ? PyObject_CallFunctionObjArgs(LookupType, v, k, from, NULL) : NULL;
+    Py_XDECREF(v);
+    Py_XDECREF(k);
+    Py_XDECREF(from);
+    return result;
 }
 
 /* lookup(title, raw=False): sstpipe_lookup, the title as people type it,
@@ -571,17 +653,52 @@ static PyObject *table_lookup(PyObject *self, PyObject *args, PyObject *kw) {
         result = Py_None;
         Py_INCREF(result);
     } else {
-        PyObject *v = out(t, res->value, res->vlen), *k = out(t, res->title, res->title_len);
-        PyObject *from = res->redirect_from_len ? out(t, res->redirect_from, res->redirect_from_len)
-                                                : (Py_INCREF(Py_None), Py_None);
-        if (v && k && from)
-            result = PyObject_CallFunctionObjArgs(LookupType, v, k, from, NULL);
-        Py_XDECREF(v);
-        Py_XDECREF(k);
-        Py_XDECREF(from);
+        result = lookup_result(t, res);
     }
     PyMem_Free(res);
     return result;
+}
+
+/* lookup_many(titles, raw=False): sstpipe_lookup_many, LOOKUP_CHUNK titles
+ * at a time, the GIL released while the library reads; each chunk's values
+ * are copied before the next (under direct I/O it ends them). */
+static PyObject *table_lookup_many(PyObject *self, PyObject *args, PyObject *kw) {
+    Table *t = (Table *)self;
+    static char *names[] = {"titles", "raw", NULL};
+    PyObject *titles;
+    int raw = 0;
+    batch b;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|p:lookup_many", names, &titles, &raw) ||
+        check_open(t) || batch_take(titles, "lookup_many(titles)", &b))
+        return NULL;
+    sstpipe_lookup_result *res = PyMem_Calloc(LOOKUP_CHUNK, sizeof *res);
+    PyObject *list = res ? PyList_New((Py_ssize_t)b.n) : PyErr_NoMemory();
+    t->live_iters++;
+    for (size_t at = 0; list && at < b.n; at += LOOKUP_CHUNK) {
+        size_t m = b.n - at < LOOKUP_CHUNK ? b.n - at : LOOKUP_CHUNK;
+        char *msg = NULL;
+        PyThreadState *ts = PyEval_SaveThread();
+        int rc = sstpipe_lookup_many(t->t, m, b.keys + at, b.klens + at,
+                                     raw ? SSTPIPE_LOOKUP_RAW : 0, res, &msg);
+        PyEval_RestoreThread(ts);
+        if (rc < 0) {
+            raise_msg(msg);
+            Py_CLEAR(list);
+        }
+        for (size_t i = 0; list && i < m; i++) {
+            PyObject *r = res[i].value ? lookup_result(t, &res[i]) : (Py_INCREF(Py_None), Py_None);
+            if (!r)
+                Py_CLEAR(list);
+            else
+                PyList_SET_ITEM(list, (Py_ssize_t)(at + i), r);
+        }
+    }
+    t->live_iters--;
+    if (t->closed)
+        table_release(t);
+    PyMem_Free(res);
+    batch_release(&b);
+    return list;
 }
 
 /* suggest(text, limit=10): sstpipe_suggest. */
@@ -632,6 +749,12 @@ static PyMethodDef table_methods[] = {
      "MediaWiki stores it, by the rules in the table's title index), a redirect followed unless "
      "raw: Lookup(value, title, redirect_from), title the record's key and redirect_from the "
      "title that redirected (None when none); None when absent"},
+    {"lookup_many", METH(table_lookup_many), METH_VARARGS | METH_KEYWORDS,
+     "lookup_many(titles, raw=False): lookup of each title (any iterable of them, at most " TEXT(
+         BATCH_MAX) " of at most " TEXT(SSTPIPE_TITLE_MAX) " bytes each), the exact keys read "
+                                                           "together: [Lookup(value, title, "
+                                                           "redirect_from) or None, ...] in the "
+                                                           "titles' order"},
     {"suggest", METH(table_suggest), METH_VARARGS | METH_KEYWORDS,
      "suggest(text, limit=10): up to limit (1 to 100) titles starting with text, case and "
      "accents ignored, ranked: [Suggestion(title, redirect), ...]; sstpipe.Error without a "
@@ -639,8 +762,11 @@ static PyMethodDef table_methods[] = {
     {"get", METH(table_get), METH_FASTCALL,
      "get(key, default=None): the value, or default when key is absent"},
     {"get_many", METH(table_get_many), METH_O,
-     "get_many(keys): the values of the keys in their order, None for an absent one; their "
-     "blocks are read together (sstpipe_get_many)"},
+     "get_many(keys): the values of the keys (any iterable of them, at most " TEXT(
+         BATCH_MAX) " of at most " TEXT(SSTPIPE_TITLE_MAX) " bytes each) in their order, None for "
+                                                           "an absent one; their blocks are read "
+                                                           "together "
+                                                           "(sstpipe_get_many)"},
     {"keys", METH(table_keys), METH_NOARGS, "a view of the keys, in key order"},
     {"values", METH(table_values), METH_NOARGS, "a view of the values, in their keys' order"},
     {"items", METH(table_items), METH_NOARGS, "a view of the (key, value) pairs, in key order"},
@@ -662,6 +788,8 @@ static PyGetSetDef table_getset[] = {
      "the shards of a table set in key order, as dicts (path, lo, hi: bytes or None, records, "
      "file_size); a plain table is one shard",
      NULL},
+    {"has_titles", table_has_titles, NULL,
+     "whether the table has a title index (a set: beside every shard), which suggest needs", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
