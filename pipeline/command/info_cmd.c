@@ -84,10 +84,11 @@ static void print_text(const sstpipe_table *t) {
     if (strcmp(z.method, "none") != 0)
         printf("compression:      %s, ratio %.4f (%llu bytes of records in %llu of blocks)\n"
                "dictionary:       %llu bytes\n"
-               "filter:           %llu bytes\n",
+               "filter:           %llu bytes, %.2f bits a key\n",
                z.method, info_compression_ratio(f, &z), (unsigned long long)z.plain_bytes,
                (unsigned long long)(f->data_blocks * f->block_size),
-               (unsigned long long)z.dictionary_bytes, (unsigned long long)z.filter_bytes);
+               (unsigned long long)z.dictionary_bytes, (unsigned long long)z.filter_bytes,
+               info_filter_bits_per_key(f, &z));
     if (sstpipe_is_set(t))
         print_shards(t);
 }

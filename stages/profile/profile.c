@@ -9,6 +9,7 @@
 
 #include "stages/profile/profile_io.h"
 #include "stages/profile/profile_keys.h"
+#include "stages/read/info_json.h"
 #include "stages/sst/block_source.h"
 #include "stages/sst/sstpipe.h"
 
@@ -139,6 +140,10 @@ static int draw_keys(sstpipe_table *t, uint64_t n, const profile_options *opts, 
     res->block_size = f.block_size;
     res->cluster_size = f.cluster_size;
     res->shards = sstpipe_shard_count(t);
+    sstpipe_compression z;
+    sstpipe_compression_get(t, &z);
+    res->filter_bytes = z.filter_bytes;
+    res->filter_bits_per_key = info_filter_bits_per_key(&f, &z);
     return profile_keys_draw(t, n, opts->misses_pct, opts->seed, keys, err);
 }
 
@@ -228,6 +233,11 @@ int profile_run(const char *path, const profile_options *opts, profile_result *r
      * busiest one spent in its calls (the counting between them not
      * included). */
     reduce(res, reads, (double)busy_ns / 1e9);
+    double miss_reads = 0;
+    for (uint64_t i = 0; i < n; i++)
+        if (keys.absent[i])
+            miss_reads += reads[i];
+    res->reads_per_miss = keys.n_absent ? miss_reads / (double)keys.n_absent : 0;
     rc = 0;
 out:
     sstpipe_close(t);

@@ -56,6 +56,12 @@ typedef struct profile_result {
     uint64_t reads, bytes_read;
     double min_reads_per_lookup, max_reads_per_lookup;
     double reads_per_lookup, bytes_per_lookup;
+    /* The misses' share of the reads (reads_per_miss: 0 with no misses),
+     * and the filter for absent keys that spares a miss its read (a
+     * version 2 table's; of a set: the sums; 0 bytes: none). */
+    double reads_per_miss;
+    uint64_t filter_bytes;
+    double filter_bits_per_key;
     double seconds; /* the lookup phase: the busiest thread's time in its calls */
     double lookups_per_sec;
     /* latency of one lookup, nanoseconds */

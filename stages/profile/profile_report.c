@@ -49,6 +49,17 @@ void profile_print(const profile_result *r, FILE *out) {
         fprintf(out, "reads:       %.2f per lookup (min %g, max %g), %.0f bytes per lookup\n",
                 r->reads_per_lookup, r->min_reads_per_lookup, r->max_reads_per_lookup,
                 r->bytes_per_lookup);
+    if (r->misses_requested) {
+        char filter[96] = "none";
+        if (r->filter_bytes)
+            snprintf(filter, sizeof filter, "%llu bytes, %.2f bits a key",
+                     (unsigned long long)r->filter_bytes, r->filter_bits_per_key);
+        if (strcmp(r->io, "mapped") == 0)
+            fprintf(out, "misses:      filter for absent keys: %s\n", filter);
+        else
+            fprintf(out, "misses:      %.3f reads per miss; filter for absent keys: %s\n",
+                    r->reads_per_miss, filter);
+    }
     fprintf(out, "\nProfile results for %llu lookups:\n", (unsigned long long)r->lookups);
     fprintf(out, "Average time: %s\n", profile_fmt_ns(r->avg_ns, a, sizeof a));
     fprintf(out, "Min time: %s\n", profile_fmt_ns((double)r->min_ns, a, sizeof a));
@@ -98,6 +109,9 @@ json_t *profile_result_to_json(const profile_result *r) {
                   "bytes_per_lookup", r->bytes_per_lookup, "seconds", r->seconds, "lookups_per_sec",
                   r->lookups_per_sec, "latency_ns", lat, "key_sequence_hash", hash));
     json_object_set_new(root, "shards", json_integer((json_int_t)r->shards));
+    json_object_set_new(root, "reads_per_miss", json_real(r->reads_per_miss));
+    json_object_set_new(root, "filter_bytes", json_integer((json_int_t)r->filter_bytes));
+    json_object_set_new(root, "filter_bits_per_key", json_real(r->filter_bits_per_key));
     json_object_set_new(root, "latency_chart", chart_json(r));
     return root;
 }

@@ -16,6 +16,10 @@ double info_compression_ratio(const sstpipe_info *f, const sstpipe_compression *
     return blocks ? (double)c->plain_bytes / (double)blocks : 0;
 }
 
+double info_filter_bits_per_key(const sstpipe_info *f, const sstpipe_compression *c) {
+    return f->records ? 8.0 * (double)c->filter_bytes / (double)f->records : 0;
+}
+
 /* A table set's shards: each one's path, range and counts. */
 static json_t *shards_json(const sstpipe_table *t) {
     json_t *a = json_array();
@@ -66,7 +70,8 @@ json_t *info_json(const sstpipe_table *t) {
          json_object_set_new(o, "compression_ratio", json_real(info_compression_ratio(f, &z))) ||
          json_object_set_new(o, "plain_bytes", json_integer((json_int_t)z.plain_bytes)) ||
          json_object_set_new(o, "dictionary_bytes", json_integer((json_int_t)z.dictionary_bytes)) ||
-         json_object_set_new(o, "filter_bytes", json_integer((json_int_t)z.filter_bytes))))
+         json_object_set_new(o, "filter_bytes", json_integer((json_int_t)z.filter_bytes)) ||
+         json_object_set_new(o, "filter_bits_per_key", json_real(info_filter_bits_per_key(f, &z)))))
         return json_decref(o), NULL;
     return o;
 }

@@ -13,6 +13,9 @@
  * number of threads share one table with no lock. A table set's shards
  * are plain tables, opened and read here.
  *
+ * A key the table's filter rules out (filter.h, version 2) is answered
+ * absent before the index is searched, with no block read.
+ *
  * A batch of lookups (sstpipe_get_many) finds each key's block in the
  * index, reads every distinct block once with all the reads in flight
  * together (a networked disk answers a queue of reads in about the time
@@ -195,7 +198,8 @@ const void *sstpipe_table_first_key(const sstpipe_table *t, uint64_t i, size_t *
 static __attribute__((noinline)) int get_direct(const sstpipe_table *t, const uint8_t *key,
                                                 size_t klen, const void **value, size_t *vlen,
                                                 sp_error *err) {
-    if (!sstpipe_key_may_exist(klen))
+    if (!sstpipe_key_may_exist(klen) ||
+        !sst_filter_may_hold_key(sst_reader_filter(t->r), key, klen))
         return 0;
     int64_t i = sst_reader_find_block(t->r, key, klen);
     if (i < 0)
@@ -260,7 +264,9 @@ static size_t batch_sort(batch_key *b, sstpipe_route_fn route, const void *ctx, 
         vlens[i] = 0;
         const sstpipe_table *t =
             sstpipe_key_may_exist(klens[i]) ? route(ctx, keys[i], klens[i]) : NULL;
-        int64_t block = t ? sst_reader_find_block(t->r, keys[i], klens[i]) : -1;
+        int64_t block = t && sst_filter_may_hold_key(sst_reader_filter(t->r), keys[i], klens[i])
+                            ? sst_reader_find_block(t->r, keys[i], klens[i])
+                            : -1;
         if (block >= 0)
             b[m++] = (batch_key){.t = t, .i = i, .block = block};
     }

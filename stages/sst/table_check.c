@@ -19,6 +19,7 @@
 #include "stages/common/size.h"
 #include "stages/common/zeros.h"
 #include "stages/sst/block_packed.h"
+#include "stages/sst/filter.h"
 
 #include <stdarg.h>
 #include <stdbool.h>
@@ -498,9 +499,14 @@ int sst_check_meta(sst_check *c, const sst_footer *f, sst_meta *m, uint8_t **bod
                      "meta region of %llu bytes does not hold a %u-byte dictionary and a "
                      "%u-byte filter padded to the cluster size",
                      (unsigned long long)len, m->dictionary_length, m->filter_length);
-    else if ((m->filter_length == 0) != (m->filter_hashes == 0) || m->filter_hashes > 30)
+    else if ((m->filter_length == 0) != (m->filter_hashes == 0) ||
+             m->filter_hashes > SST_FILTER_MAX_HASHES)
         rc = problem(c, err, -1, off + 12, "meta region: %u filter hashes for a %u-byte filter",
                      m->filter_hashes, m->filter_length);
+    else if (m->filter_length % SST_FILTER_LINE_BYTES)
+        rc = problem(c, err, -1, off + 8,
+                     "meta region: a filter of %u bytes is not whole lines of %u bytes",
+                     m->filter_length, SST_FILTER_LINE_BYTES);
     else if (sp_first_nonzero(buf + used, (size_t)(len - used)) < len - used)
         rc = problem(c, err, -1, off + used + sp_first_nonzero(buf + used, (size_t)(len - used)),
                      "the meta region's padding is not zero");

@@ -10,7 +10,9 @@
  * read, every byte of the file is covered.
  *
  * A version 2 table's meta region is read and checked at open too; its
- * dictionary stays loaded for the blocks' decompression. A lookup of the
+ * dictionary stays loaded for the blocks' decompression, and its filter
+ * (filter.h) in memory beside the index: a point lookup of a key the
+ * filter rules out answers "absent" without reading a block. A lookup of the
  * unmapped reader (sst_reader_get) decompresses one group into the
  * reader's buffer. The lookups that may run on several threads at once
  * and whose values must outlive the next lookup (mapped, and blocks the
@@ -71,6 +73,7 @@ struct sst_reader {
      * and the blocks unpacked whole (see the top of this file). */
     uint8_t *meta_region;
     sst_meta meta;
+    sst_filter filter; /* in meta_region; bytes NULL: none (every key may be there) */
     packed_dict *dict;
     block_plain plain;
     _Atomic(unpacked *) *unpacked;
@@ -176,6 +179,11 @@ static sst_reader *open_reader(const char *path, bool streamed, sp_error *err) {
             goto fail;
         }
         r->blocks.packed = r->dict;
+        if (r->meta.filter_length)
+            r->filter = (sst_filter){.bytes = r->meta_region + SST_META_HEADER_BYTES +
+                                              r->meta.dictionary_length,
+                                     .length = r->meta.filter_length,
+                                     .hashes = r->meta.filter_hashes};
     }
     return r;
 fail:
@@ -246,6 +254,10 @@ int64_t sst_reader_find_block(const sst_reader *r, const uint8_t *key, size_t kl
 
 const sst_meta *sst_reader_meta(const sst_reader *r) {
     return r->dict ? &r->meta : NULL;
+}
+
+const sst_filter *sst_reader_filter(const sst_reader *r) {
+    return &r->filter;
 }
 
 int sst_reader_check_block(const sst_reader *r, uint64_t i, const uint8_t *data, block_plain *plain,
@@ -417,7 +429,7 @@ int sst_reader_get_in_block(const sst_reader *r, uint64_t i, const uint8_t *key,
 
 int sst_reader_get(sst_reader *r, const void *key, size_t klen, const void **value, size_t *vlen,
                    sp_error *err) {
-    if (klen == 0 || klen > SP_MAX_KEY_BYTES)
+    if (klen == 0 || klen > SP_MAX_KEY_BYTES || !sst_filter_may_hold_key(&r->filter, key, klen))
         return 0;
     int64_t i = sst_reader_find_block(r, key, klen);
     if (i < 0)

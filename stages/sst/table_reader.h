@@ -25,6 +25,7 @@
 #include "stages/common/title_rules.h"
 #include "stages/sst/block.h"
 #include "stages/sst/block_source.h"
+#include "stages/sst/filter.h"
 #include "stages/sst/format.h"
 
 #include <stddef.h>
@@ -64,7 +65,8 @@ int64_t sst_reader_find_block(const sst_reader *r, const uint8_t *key, size_t kl
 const uint8_t *sst_reader_block_first_key(const sst_reader *r, uint64_t i, uint32_t *klen);
 
 /* Point lookup: 1 found (*value, *vlen set), 0 not found (as is an empty
- * key or one longer than SP_MAX_KEY_BYTES), -1 error. *value is valid until
+ * key, one longer than SP_MAX_KEY_BYTES, or one the filter rules out, with
+ * no block read), -1 error. *value is valid until
  * the next call on r, or, on a mapped reader, until r is closed; a mapped
  * reader's lookups may run in several threads at once. It is sstpipe_get
  * on a mapped table and has its types, so the library passes the caller's
@@ -87,6 +89,11 @@ int sst_reader_check_block(const sst_reader *r, uint64_t i, const uint8_t *data,
 /* Version 2 (compressed blocks): the meta region's header, and the
  * dictionary's and filter's bytes; NULL on a version 1 table. */
 const sst_meta *sst_reader_meta(const sst_reader *r);
+/* The filter for absent keys (filter.h), in memory from open to close; its
+ * bytes NULL on a table without one (version 1, or version 2 written
+ * before filters were), which every key passes. Point lookups ask it
+ * before the index; a caller that reads blocks itself asks it first. */
+const sst_filter *sst_reader_filter(const sst_reader *r);
 /* Checks block i that the caller read into buf (e.g. with O_DIRECT) as
  * sst_reader_read_block does, then looks key up in it: 1 found (*value
  * points into buf, or for a version 2 block into the block's unpacked

@@ -45,7 +45,11 @@
  * is trained first, on the values of the records held in memory until
  * about a hundred times its size has come (zstd's advice for ZDICT), or
  * the table ends; those records are then built into blocks as any others.
- * The meta region (its header and the dictionary) follows the index.
+ * The meta region (its header, the dictionary and the filter for absent
+ * keys) follows the index. The filter's size follows from the count of
+ * keys, known at the end: each key's hash is kept until then (8 bytes a
+ * record, in memory), and the filter is built from them when the table is
+ * sealed.
  */
 #include "stages/sst/table_writer.h"
 
@@ -57,6 +61,7 @@
 #include "stages/sst/block.h"
 #include "stages/sst/block_packed.h"
 #include "stages/sst/coding.h"
+#include "stages/sst/filter.h"
 #include "stages/sst/format.h"
 #include "stages/sst/table_check.h"
 
@@ -156,6 +161,9 @@ struct table_writer {
     uint8_t *held;
     size_t held_len, held_cap;
     uint64_t held_records, held_values;
+    /* opts.compress: every key's sst_filter_hash, for the filter. */
+    uint64_t *key_hashes;
+    size_t key_hashes_cap;
 };
 
 void table_options_init(table_options *opts) {
@@ -625,6 +633,51 @@ static int compressed_add(table_writer *w, const uint8_t *key, uint32_t klen, co
     return w->held_values >= want ? start_packing(w, err) : 0;
 }
 
+/* The key's hash kept for the filter (key_hashes[records]). */
+static int keep_hash(table_writer *w, const uint8_t *key, uint32_t klen, sp_error *err) {
+    size_t n = (size_t)w->stats.records;
+    if (n == w->key_hashes_cap) {
+        size_t cap = w->key_hashes_cap ? 2 * w->key_hashes_cap : 4096;
+        uint64_t *p = realloc(w->key_hashes, cap * sizeof *p);
+        if (!p)
+            return sp_errorf(err, "%s: out of memory for the filter's hashes of %zu keys", w->path,
+                             cap);
+        w->key_hashes = p;
+        w->key_hashes_cap = cap;
+    }
+    w->key_hashes[n] = sst_filter_hash(key, klen);
+    return 0;
+}
+
+/* The meta region of a version 2 table: header, dictionary, filter
+ * (built here from the keys' hashes), zeros up to a multiple of cs. */
+static int emit_meta(table_writer *w, uint64_t cs, uint64_t *region_length, sp_error *err) {
+    uint64_t filter_len = sst_filter_length(w->stats.records);
+    if (filter_len > UINT32_MAX)
+        return sp_errorf(err, "%s: %llu keys are more than a filter's 32-bit length can hold",
+                         w->path, (unsigned long long)w->stats.records);
+    uint8_t *filter = calloc(1, (size_t)filter_len + 1);
+    if (!filter)
+        return sp_errorf(err, "%s: out of memory for a filter of %llu bytes", w->path,
+                         (unsigned long long)filter_len);
+    if (filter_len)
+        sst_filter_build(filter, filter_len, SST_FILTER_HASHES, w->key_hashes, w->stats.records);
+    w->stats.filter_bytes = filter_len;
+    sst_meta m = {.compression = SST_COMPRESSION_ZSTD,
+                  .dictionary_length = (uint32_t)w->dict_len,
+                  .filter_length = (uint32_t)filter_len,
+                  .filter_hashes = filter_len ? SST_FILTER_HASHES : 0,
+                  .plain_bytes = w->stats.plain_bytes};
+    uint8_t head[SST_META_HEADER_BYTES];
+    sst_meta_encode(&m, head);
+    uint64_t used = SST_META_HEADER_BYTES + w->dict_len + filter_len;
+    *region_length = sst_align_up(used, cs);
+    int rc = emit(w, head, sizeof head, err) || emit(w, w->dict, w->dict_len, err) ||
+             emit(w, filter, filter_len, err) || emit(w, NULL, *region_length - used, err);
+    free(filter);
+    return rc ? -1 : 0;
+}
+
 int table_writer_add(table_writer *w, const sp_record *rec, sp_error *err) {
     if (deferred(w, err))
         return -1;
@@ -652,7 +705,8 @@ int table_writer_add(table_writer *w, const sp_record *rec, sp_error *err) {
     }
     size_t vlen = (size_t)rec->value_len;
     if (w->opts.compress) {
-        if (compressed_add(w, rec->key, rec->key_len, rec->value, vlen, err))
+        if (keep_hash(w, rec->key, rec->key_len, err) ||
+            compressed_add(w, rec->key, rec->key_len, rec->value, vlen, err))
             return -1;
     } else {
         bool fresh = block_builder_empty(w->block);
@@ -776,16 +830,8 @@ int table_writer_seal(table_writer *w, sp_table_identity *id, sp_error *err) {
     f.index_checksum = XXH3_64bits_digest(w->hash);
     uint64_t meta_region_length = 0;
     if (w->opts.compress) {
-        sst_meta m = {.compression = SST_COMPRESSION_ZSTD,
-                      .dictionary_length = (uint32_t)w->dict_len,
-                      .plain_bytes = w->stats.plain_bytes};
-        uint8_t head[SST_META_HEADER_BYTES];
-        sst_meta_encode(&m, head);
-        uint64_t used = SST_META_HEADER_BYTES + w->dict_len;
-        meta_region_length = sst_align_up(used, cs);
         XXH3_64bits_reset(w->hash);
-        if (emit(w, head, sizeof head, err) || emit(w, w->dict, w->dict_len, err) ||
-            emit(w, NULL, meta_region_length - used, err))
+        if (emit_meta(w, cs, &meta_region_length, err))
             return -1;
         f.meta_checksum = XXH3_64bits_digest(w->hash);
     }
@@ -864,6 +910,7 @@ void table_writer_destroy(table_writer *w) {
     block_builder_destroy(w->block);
     block_packer_destroy(w->packer);
     free(w->dict);
+    free(w->key_hashes);
     free(w->held);
     XXH3_freeState(w->hash);
     free(w->batch);

@@ -61,9 +61,10 @@ typedef struct table_stats {
     uint64_t background_batches;
     double background_cpu_seconds;
     /* Version 2: the blocks' records uncompressed (their groups' plain
-     * bytes), and the dictionary's bytes. */
+     * bytes), and the dictionary's and the filter's bytes. */
     uint64_t plain_bytes;
     uint64_t dictionary_bytes;
+    uint64_t filter_bytes;
 } table_stats;
 
 typedef struct table_writer table_writer;

@@ -212,9 +212,11 @@ static void check_against_manifest(checker *c) {
                         (unsigned long long)o->shard->records, o->shard->file);
 }
 
-/* Version 2: the meta region checked, and its dictionary loaded for the
+/* Version 2: the meta region checked, its dictionary loaded for the
  * blocks (none when the region cannot give one: the blocks' own problems
- * then follow from it). */
+ * then follow from it), and its filter kept for the walk's check of
+ * every key (none when its header's length or hash count is a problem
+ * already reported). */
 static int load_dictionary(checker *c, sst_check *chk, sp_error *err) {
     sst_meta m;
     uint8_t *body;
@@ -228,7 +230,14 @@ static int load_dictionary(checker *c, sst_check *chk, sp_error *err) {
                         "meta region: %s", e.msg);
         c->dict = packed_dict_new(NULL, 0, &e);
     }
-    free(body);
+    if (body && m.filter_length && m.filter_length % SST_FILTER_LINE_BYTES == 0 &&
+        m.filter_hashes && m.filter_hashes <= SST_FILTER_MAX_HASHES) {
+        uint64_t at = SST_META_HEADER_BYTES + (uint64_t)m.dictionary_length;
+        c->filter =
+            (sst_filter){.bytes = body + at, .length = m.filter_length, .hashes = m.filter_hashes};
+        c->filter_offset = c->f.index_offset + c->f.index_region_length + at;
+    }
+    c->meta_body = body;
     return c->dict ? 0 : sp_errorf(err, "%s: %s", c->rep->path, e.msg);
 }
 
@@ -412,6 +421,7 @@ out:
     free(c.index);
     free(c.entries);
     packed_dict_free(c.dict);
+    free(c.meta_body);
     rep->seconds = sp_clock_seconds() - t0;
     rep->mb_per_s = rep->seconds > 0 ? (double)rep->bytes / 1e6 / rep->seconds : 0;
     return rc;

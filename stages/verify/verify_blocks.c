@@ -33,8 +33,8 @@
  * libsstpipe's iterator uses (stages/sst/table_walk.h), so verify and every
  * reader agree on what a block holds and on the order across blocks; verify
  * adds what a reader does not need to look at (padding, UTF-8, the value
- * bound, the index as read here) and walks on past a problem, naming its
- * block and file offset.
+ * bound, the index as read here, every key against the filter) and walks on past a problem, naming
+ * its block and file offset.
  */
 #include "stages/verify/verify_check.h"
 #include "stages/verify/verify_problems.h"
@@ -154,6 +154,13 @@ static bool check_block(run *r, uint64_t i, const uint8_t *data, bool report_ope
             run_problem(r, (int64_t)i, at,
                         "key of record %u lies outside the shard's range in %s (shard %s)",
                         it->index - 1, c->rep->opts.tableset, sh->file);
+        uint64_t clear;
+        if (c->filter.bytes &&
+            !sst_filter_may_hold(&c->filter, sst_filter_hash(it->key, it->key_len), &clear))
+            run_problem(r, -1, c->filter_offset + clear,
+                        "the filter rules out the key of record %u of block %llu, which the "
+                        "table holds: a damaged filter (the key's bit in this byte is clear)",
+                        it->index - 1, (unsigned long long)i);
         if (it->value_len > c->max_value)
             run_problem(r, (int64_t)i, at,
                         "value of record %u has %u bytes, over the bound of %llu", it->index - 1,

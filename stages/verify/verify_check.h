@@ -11,6 +11,7 @@
 #include "stages/common/record.h"
 #include "stages/common/zeros.h"
 #include "stages/sst/block_packed.h"
+#include "stages/sst/filter.h"
 #include "stages/sst/format.h"
 #include "stages/verify/verify.h"
 
@@ -49,6 +50,12 @@ typedef struct checker {
      * when the meta region's is unusable, its problems reported); NULL:
      * version 1. */
     packed_dict *dict;
+    /* Version 2: the filter for absent keys, which every key walked must
+     * pass (bytes NULL: none, or one the meta region's header cannot
+     * place), at byte filter_offset of the file, in meta_body. */
+    sst_filter filter;
+    uint64_t filter_offset;
+    uint8_t *meta_body;
 } checker;
 
 /* Checks data blocks [0, n), read in chunks of c->buf_cap bytes. With

@@ -231,10 +231,14 @@ class MergeTest(E2ETest):
         self.assertEqual(zi["plain_bytes"],
                          round(zi["compression_ratio"] * zi["data_blocks"] * zi["block_size"]))
         self.assertGreater(zi["dictionary_bytes"], 0)
-        self.assertEqual(zi["filter_bytes"], 0)
+        # The filter: whole 64-byte lines at 10 bits a key (FORMAT.md).
+        self.assertEqual(zi["filter_bytes"], 64 * -(-10 * zi["records"] // 512))
+        self.assertAlmostEqual(zi["filter_bits_per_key"], 8 * zi["filter_bytes"] / zi["records"])
         text = sstpipe("info", base).stdout.decode()
         self.assertIn("compression:      zstd, ratio ", text)
         self.assertIn(f"dictionary:       {zi['dictionary_bytes']} bytes", text)
+        self.assertIn(f"filter:           {zi['filter_bytes']} bytes, "
+                      f"{zi['filter_bits_per_key']:.2f} bits a key", text)
         canon = self.path("zcanon.sst")
         self.assertOk(sstpipe("merge", "--canonical", "-o", canon, base, incr))
         with open(canon, "rb") as a, open(ref, "rb") as b:

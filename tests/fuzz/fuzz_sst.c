@@ -5,16 +5,19 @@
  * through the public API (libsstpipe, sstpipe.h): sstpipe_open (footer and
  * index checks, the data region mapped), a scan of every record with
  * sstpipe_iter as dump does, scans from scanned keys and with their
- * prefixes, point lookups mapped and with direct I/O; and the every-byte
- * check verify_file. The oracles: a table the library refuses for its
- * structure has that problem in verify's report (one check, two modes:
+ * prefixes, point lookups mapped and with direct I/O (a version 2 table's
+ * asking its filter for absent keys first); and the every-byte check
+ * verify_file, which asks the filter about every key. The oracles: a table the library refuses for
+ * its structure has that problem in verify's report (one check, two modes:
  * stages/sst/table_check.h); when verify finds nothing wrong, the scan
  * returns verify's record count, every scanned key is found with the
  * scanned value in both modes, keys between and around them are not, and
  * a scan from any key returns the rest of the full scan. Checksums make
  * random bytes fail early, so the seeds are real small tables (see
  * make-seeds); the deeper code is reached from mutations that keep the
- * checksums (and from the regression seeds). Errors are expected (a
+ * checksums (and from the regression seeds: among them a version 2 table
+ * with its filter, and its filter's length resealed past the meta region
+ * and into its padding). Errors are expected (a
  * message naming the file); crashes, sanitizer reports, leaks and broken
  * promises are findings.
  */

@@ -89,6 +89,25 @@ static void spec_unpack(const uint8_t *blk, uint32_t bs, ZSTD_DDict *dict, unpac
     all_zero(blk + frames, bs - 20 - dir_len - frames);
 }
 
+/* A version 2 table's filter (FORMAT.md, "The filter") of the records s:
+ * the writers' size and k, and exactly the bits of s's keys set. */
+static void spec_filter(const uint8_t *filter, uint64_t flen, uint64_t k, const trecs *s) {
+    assert_int_equal(flen, 64 * ((10 * s->n + 511) / 512));
+    assert_int_equal(k, s->n ? 6 : 0);
+    uint8_t *want = calloc(1, flen + 1);
+    for (size_t i = 0; i < s->n; i++) {
+        uint64_t h = XXH3_64bits(s->r[i].key, s->r[i].klen);
+        uint64_t h1 = h & 0xffffffffu, h2 = h >> 32, step = (h1 >> 16) | 1;
+        uint8_t *line = want + 64 * ((h2 * (flen / 64)) >> 32);
+        for (uint64_t j = 0; j < k; j++) {
+            uint64_t b = (h1 + j * step) % 512;
+            line[b / 8] |= (uint8_t)(1u << (b % 8));
+        }
+    }
+    assert_memory_equal(filter, want, flen);
+    free(want);
+}
+
 /* Reads file f of n bytes following FORMAT.md; its records must be s. */
 static void spec_read(const uint8_t *f, uint64_t n, const trecs *s, uint32_t bs, uint32_t cs) {
     /* footer */
@@ -134,6 +153,7 @@ static void spec_read(const uint8_t *f, uint64_t n, const trecs *s, uint32_t bs,
         if (dlen)
             assert_non_null(dict = ZSTD_createDDict(m + 24, dlen));
         plain_bytes = le(m + 16, 8);
+        spec_filter(m + 24 + dlen, flen, hashes, s);
     }
     all_zero(f + blocks * bs, data_region - blocks * bs);
     all_zero(f + index_offset + index_length, index_region - index_length);
@@ -374,9 +394,21 @@ static void test_worked_example_v2(void **state) {
                                    0,    0,    3,    0,   0,   0,   1,   0,   0, 0};
     assert_memory_equal(f + 996, tail, sizeof tail);
     assert_int_equal(le(f + 1016, 8), 0xbded0c8a01c4775dull);
-    static const uint8_t meta[] = {1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 34};
+    static const uint8_t meta[] = {1, 0, 0, 0, 0, 0, 0, 0, 64, 0, 0, 0, 6, 0, 0, 0, 34};
     assert_memory_equal(f + 1536, meta, sizeof meta);
-    all_zero(f + 1536 + sizeof meta, 512 - sizeof meta);
+    all_zero(f + 1536 + sizeof meta, 24 - sizeof meta);
+    /* The filter's set bytes as FORMAT.md lists them, then zeros. */
+    static const uint8_t set[][2] = {{3, 0x10},  {9, 0x08},  {10, 0x04}, {11, 0x02}, {12, 0x81},
+                                     {13, 0x40}, {18, 0x02}, {27, 0x08}, {28, 0x01}, {35, 0x01},
+                                     {37, 0x80}, {47, 0x40}, {51, 0x04}, {57, 0x20}, {58, 0x80}};
+    uint8_t filter[64] = {0};
+    for (size_t i = 0; i < sizeof set / sizeof set[0]; i++)
+        filter[set[i][0]] = set[i][1];
+    assert_memory_equal(f + 1560, filter, sizeof filter);
+    all_zero(f + 1560 + sizeof filter, 512 - 24 - sizeof filter);
+    /* Apz's first bit, 503, is clear: absent with no block read. */
+    assert_int_equal(XXH3_64bits("Apz", 3) % 512, 503);
+    assert_int_equal(f[1560 + 503 / 8] >> (503 % 8) & 1, 0);
     const uint8_t *ft = f + n - 128;
     static const uint64_t u64s[] = {1024, 7, 512, 1, 3, 18, 9, 2560};
     for (int i = 0; i < 8; i++)
@@ -386,8 +418,8 @@ static void test_worked_example_v2(void **state) {
         assert_int_equal(le(ft + 72 + 4 * i, 4), u32s[i]);
     assert_int_equal(le(ft + 96, 8), 1024);
     assert_int_equal(le(ft + 64, 8), 0x99e70c8dd75ff3b5ull);
-    assert_int_equal(le(ft + 104, 8), 0x05f029845055ade1ull);
-    assert_int_equal(le(ft + 112, 8), 0xefa3e363f5540b45ull);
+    assert_int_equal(le(ft + 104, 8), 0xb68f533492ec09d3ull);
+    assert_int_equal(le(ft + 112, 8), 0x944ba6c27339f016ull);
     spec_read(f, n, &s, 1024, 512);
     free(f);
     t_free(&s);
