@@ -156,7 +156,7 @@ class InstallTest(unittest.TestCase):
         libdir = self.libdir()
         env = dict(os.environ, PKG_CONFIG_PATH=os.path.join(libdir, "pkgconfig"))
         self.assertEqual(run(["pkg-config", "--modversion", "sstpipe"], env=env).stdout.strip(),
-                         "1.5.0")
+                         "1.6.0")
         flags = run(["pkg-config", "--cflags", "--libs", "sstpipe"], env=env).stdout.split()
         self.assertIn("-lsstpipe", flags)
         self.assertTrue(os.path.isfile(os.path.join(self.prefix, "include", "sstpipe",
@@ -180,6 +180,7 @@ class InstallTest(unittest.TestCase):
         names.discard("SSTPIPE_1.3")
         names.discard("SSTPIPE_1.4")
         names.discard("SSTPIPE_1.5")
+        names.discard("SSTPIPE_1.6")
         self.assertTrue(names and all(n.startswith("sstpipe_") for n in names), names)
 
         app = self.compile("src", APP_C)
@@ -198,7 +199,7 @@ class InstallTest(unittest.TestCase):
         want_prefix = [k for k, _ in self.recs if k.startswith(prefix)]
         self.assertEqual([l[len("prefix "):] for l in out if l.startswith("prefix ")],
                          want_prefix)
-        self.assertEqual(out[-1], f"scanned {len(self.recs)} of {len(self.recs)}, library 1.5.0")
+        self.assertEqual(out[-1], f"scanned {len(self.recs)} of {len(self.recs)}, library 1.6.0")
         absent = run([app, self.table, key + "\x7f", prefix]).stdout.splitlines()
         self.assertEqual(absent[0], "absent")
 
@@ -225,7 +226,7 @@ class InstallTest(unittest.TestCase):
 
         scans = ([line(k) for k, _ in recs if k.startswith("Alan")] +
                  [line(k) for k, _ in recs if "M" <= k < "Ma"] + [line(k) for k, _ in recs])
-        head = f"{len(recs)} records, libsstpipe 1.5.0"
+        head = f"{len(recs)} records, libsstpipe 1.6.0"
         out = run([app, table, "Alan Turing"]).stdout
         self.assertEqual(out, "\n".join([head, values["Alan Turing"]] + scans) + "\n")
         out = run([app, table, "No such page"]).stdout
@@ -322,7 +323,7 @@ class InstallTest(unittest.TestCase):
                   env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
                   cwd=self.tmp).stdout.splitlines()
         self.assertTrue(out[0].startswith(venv + os.sep), out[0])
-        self.assertEqual(out[1:], [f"1.5.0 1.5.0 {len(self.recs)}", "True"])
+        self.assertEqual(out[1:], [f"1.6.0 1.6.0 {len(self.recs)}", "True"])
         # It loads the prefix's library (the rpath pip's build recorded).
         ldd = run(["ldd", out[0]]).stdout
         self.assertIn(os.path.realpath(self.libdir()), os.path.realpath(
