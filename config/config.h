@@ -108,6 +108,7 @@ typedef struct sp_config {
         char *listen;     /* HOST:PORT */
         uint64_t threads; /* 0: one per core */
         bool cold;
+        uint64_t block_cache; /* bytes of a compressed table's decompressed blocks */
         uint64_t max_connections;
         uint64_t timeout; /* seconds a connection may stay idle */
         uint64_t max_request_bytes;

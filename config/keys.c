@@ -8,6 +8,7 @@
 #include "stages/common/record.h"
 #include "stages/common/size.h"
 #include "stages/sort/sorter.h"
+#include "stages/sst/block_cache.h"
 #include "stages/sst/format.h"
 
 #include <ctype.h>

@@ -215,6 +215,7 @@ void config_apply_serve(const sp_config *cfg, const char **listen, const char **
     holder->table_name =
         cfg->origin[CONFIG_OUTPUT_NAME] == CONFIG_FROM_DEFAULT ? NULL : cfg->output.name;
     holder->direct_io = cfg->serve.cold;
+    holder->block_cache = (size_t)cfg->serve.block_cache;
     holder->poll_seconds = (unsigned)cfg->serve.poll_seconds;
     http->threads = cfg->serve.threads ? (unsigned)cfg->serve.threads : sp_usable_cores();
     http->max_connections = (unsigned)cfg->serve.max_connections;

@@ -49,6 +49,7 @@ typedef struct holder_table {
 
 struct serve_holder {
     bool direct_io;
+    size_t block_cache;
     int poll_ms;      /* poll's timeout between checks without an event; -1: none */
     char *follow;     /* the path to resolve: DIR/current/NAME, or the table file */
     char *watch_dir;  /* where the renames happen */
@@ -123,6 +124,7 @@ static holder_table *open_table(const serve_holder *h, const char *real, const s
         return NULL;
     }
     sstpipe_options_set_direct_io(opt, h->direct_io);
+    sstpipe_options_set_block_cache(opt, h->block_cache);
     char *msg = NULL;
     t->pub.table = sstpipe_open_with(real, opt, &msg);
     sstpipe_options_free(opt);
@@ -140,6 +142,9 @@ static holder_table *open_table(const serve_holder *h, const char *real, const s
     t->pub.name = slash && slash[1] ? slash + 1 : t->path;
     t->pub.build_time = (int64_t)st->st_mtim.tv_sec;
     t->pub.generation = generation;
+    sstpipe_compression c;
+    sstpipe_compression_get(t->pub.table, &c);
+    t->pub.values_borrowed = strcmp(c.method, "none") != 0;
     t->dev = st->st_dev;
     t->ino = st->st_ino;
     atomic_init(&t->refs, 1); /* the holder's own */
@@ -336,6 +341,7 @@ serve_holder *serve_holder_init(const serve_holder_options *o, sp_error *err) {
         return NULL;
     }
     h->direct_io = o->direct_io;
+    h->block_cache = o->block_cache;
     h->poll_ms = o->poll_seconds ? (int)o->poll_seconds * 1000 : -1;
     h->on_change = o->on_change;
     h->ctx = o->ctx;

@@ -29,6 +29,9 @@ typedef struct served_table {
     const char *name;    /* the end of path a client is shown: "table.sst" (see open_table) */
     int64_t build_time;  /* the file's mtime, seconds since the epoch: when it was written */
     uint64_t generation; /* 1 for the first table, +1 per swap */
+    /* Compressed: a value lives in a buffer of the thread that looked it
+     * up, until its next lookup (sstpipe.h, Lifetimes), not in the table. */
+    bool values_borrowed;
 } served_table;
 
 typedef struct serve_holder serve_holder;
@@ -39,6 +42,7 @@ typedef struct serve_holder_options {
      * published build holds. */
     const char *table_name;
     bool direct_io;        /* open with sstpipe_options_set_direct_io */
+    size_t block_cache;    /* sstpipe_options_set_block_cache */
     unsigned poll_seconds; /* check every so many seconds without an event too; 0: never */
     /* Called from the watcher thread after each swap, and when a changed
      * target could not be opened (err set; the old table stays served). */

@@ -222,7 +222,7 @@ static void handle_get(const serve_handler *h, const serve_request *req, served_
     } else {
         out->status = 200;
         out->content_type = TEXT;
-        out->kind = h->copy_values ? SERVE_BODY_COPY : SERVE_BODY_TABLE;
+        out->kind = h->copy_values || t->values_borrowed ? SERVE_BODY_COPY : SERVE_BODY_TABLE;
         out->body = res->value;
         out->len = res->vlen;
         if (res->redirect_from_len) {

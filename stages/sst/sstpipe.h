@@ -27,7 +27,12 @@
  * I/O (sstpipe_options_set_direct_io) each lookup reads its block into a
  * buffer of the calling thread: the value stays valid until that thread's
  * next sstpipe_get or sstpipe_get_many on any direct-I/O table, or until
- * sstpipe_close. Keys and
+ * sstpipe_close. A compressed table's value (format version 2, mapped or
+ * not) is a copy in a buffer of the calling thread, since the block it
+ * came from may leave the table's cache (sstpipe_options_set_block_cache)
+ * at any time: it stays valid until that thread's next sstpipe_get or
+ * sstpipe_get_many on any compressed or direct-I/O table (a batch's
+ * values together), even past sstpipe_close. Keys and
  * values from sstpipe_iter_next stay valid until the next call on that
  * iterator or its sstpipe_iter_free. Copy what must live longer.
  *
@@ -96,6 +101,13 @@ void sstpipe_options_destroy(sstpipe_options *opt);
  * a message saying so (no silent fallback: open it without the option).
  * Iterators read with ordinary buffered reads in either mode. */
 void sstpipe_options_set_direct_io(sstpipe_options *opt, bool direct_io);
+/* Since 1.6: the bytes of decompressed blocks a compressed table (format
+ * version 2) keeps for its lookups, shared by the threads that use it, the
+ * least recently used block giving way to a new one; 0 keeps none (each
+ * lookup then decompresses its block). Default 64 MiB; of a table set,
+ * each compressed shard's. Scans never fill it. A version 1 table, read in
+ * place, has no use for it. */
+void sstpipe_options_set_block_cache(sstpipe_options *opt, size_t bytes);
 
 typedef struct sstpipe_table sstpipe_table;
 

@@ -28,6 +28,8 @@
  */
 #include "stages/sst/sstpipe_table.h"
 
+#include "stages/sst/block_cache.h"
+
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,7 +56,10 @@ void sstpipe_report_error(char **errmsg, const sp_error *err) {
 }
 
 sstpipe_options *sstpipe_options_new(void) {
-    return calloc(1, sizeof(sstpipe_options));
+    sstpipe_options *opt = calloc(1, sizeof *opt);
+    if (opt)
+        opt->block_cache = SST_BLOCK_CACHE_DEFAULT;
+    return opt;
 }
 
 void sstpipe_options_free(sstpipe_options *opt) {
@@ -73,6 +78,10 @@ void sstpipe_options_destroy(sstpipe_options *opt) {
 
 void sstpipe_options_set_direct_io(sstpipe_options *opt, bool direct_io) {
     opt->direct_io = direct_io;
+}
+
+void sstpipe_options_set_block_cache(sstpipe_options *opt, size_t bytes) {
+    opt->block_cache = bytes;
 }
 
 /* ---------------------------------------------- per-thread direct-I/O buffer */
@@ -130,9 +139,10 @@ sstpipe_table *sstpipe_table_open(const char *path, const sstpipe_options *opt, 
         return NULL;
     }
     t->direct_io = opt && opt->direct_io;
-    if (!(t->r = sst_reader_open(path, err)) ||
-        (t->direct_io ? sst_blocks_open_direct(sst_reader_blocks_mut(t->r), err)
-                      : sst_reader_map(t->r, SST_READER_DIR_BUDGET, err))) {
+    if ((t->r = sst_reader_open(path, err)))
+        sst_reader_set_cache(t->r, opt ? opt->block_cache : SST_BLOCK_CACHE_DEFAULT);
+    if (!t->r || (t->direct_io ? sst_blocks_open_direct(sst_reader_blocks_mut(t->r), err)
+                               : sst_reader_map(t->r, SST_READER_DIR_BUDGET, err))) {
         sstpipe_table_close(t);
         return NULL;
     }
@@ -204,6 +214,9 @@ static __attribute__((noinline)) int get_direct(const sstpipe_table *t, const ui
     int64_t i = sst_reader_find_block(t->r, key, klen);
     if (i < 0)
         return 0;
+    /* A compressed block's value is copied into the thread's values: the
+     * last lookup's end here. */
+    sst_values_reset();
     const sst_footer *f = sst_reader_footer(t->r);
     const char *path = sst_reader_path(t->r);
     uint8_t *buf = thread_buffer(f->block_size);
@@ -292,6 +305,9 @@ static int batch_search(const batch_key *b, size_t m, sst_block_req *d, size_t n
         if (j == 0 || b[j].slot != b[j - 1].slot)
             bytes += sst_reader_footer(b[j].t->r)->block_size;
     bool direct = b[0].t->direct_io;
+    /* Compressed blocks' values are copied into the thread's values, which
+     * hold the batch's together: the last lookup's end here. */
+    sst_values_reset();
     uint8_t *buf = direct ? thread_buffer(bytes) : NULL;
     if (direct && !buf)
         return sp_errorf(err, "%s: out of memory for %zu blocks (%zu bytes)",

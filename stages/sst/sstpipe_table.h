@@ -30,6 +30,7 @@
 
 struct sstpipe_options {
     bool direct_io;
+    size_t block_cache; /* bytes of a compressed table's cache (block_cache.h) */
 };
 
 struct sstpipe_table {

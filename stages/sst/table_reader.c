@@ -15,16 +15,16 @@
  * filter rules out answers "absent" without reading a block. A lookup of the
  * unmapped reader (sst_reader_get) decompresses one group into the
  * reader's buffer. The lookups that may run on several threads at once
- * and whose values must outlive the next lookup (mapped, and blocks the
- * caller read) unpack the block whole on its first lookup and keep it,
- * with its record directory, until the reader is closed: memory that
- * grows with the blocks looked up, the first landing's simplest correct
- * form (a bounded cache of unpacked blocks is the next step).
+ * copy their values into the calling thread's (block_cache.h): a lookup in
+ * a block the caller read (direct I/O) decompresses the one group that may
+ * hold the key, a mapped one unpacks its block whole, with a record
+ * directory, into the reader's bounded cache, where later lookups find it.
  */
 #include "stages/sst/table_reader.h"
 
 #include "stages/common/fileio.h"
 #include "stages/common/key.h"
+#include "stages/sst/block_cache.h"
 #include "stages/sst/block_dir.h"
 #include "stages/sst/coding.h"
 #include "stages/sst/table_check.h"
@@ -47,13 +47,6 @@ typedef struct mapping {
 
 static block_dir *const no_dir = (block_dir *)&no_dir;
 
-/* A version 2 block unpacked on its first lookup, kept until close. */
-typedef struct unpacked {
-    block_plain plain;
-    block_view view;
-    block_dir *dir; /* NULL: the directories' budget was spent */
-} unpacked;
-
 struct sst_reader {
     char *path;
     int fd;
@@ -70,13 +63,15 @@ struct sst_reader {
     mapping *map;      /* sst_reader_map */
     /* Version 2: the meta region (its header decoded into meta), the
      * loaded dictionary, the unmapped lookup's unpacked group or block,
-     * and the blocks unpacked whole (see the top of this file). */
+     * and the mapped lookups' cache of unpacked blocks (made by
+     * sst_reader_map, of cache_budget bytes). */
     uint8_t *meta_region;
     sst_meta meta;
     sst_filter filter; /* in meta_region; bytes NULL: none (every key may be there) */
     packed_dict *dict;
     block_plain plain;
-    _Atomic(unpacked *) *unpacked;
+    size_t cache_budget;
+    sst_block_cache *cache;
 };
 
 void sst_reader_close(sst_reader *r) {
@@ -93,17 +88,7 @@ void sst_reader_close(sst_reader *r) {
         }
         free(r->map);
     }
-    if (r->unpacked) {
-        for (uint64_t i = 0; i < r->footer.data_blocks; i++) {
-            unpacked *u = atomic_load_explicit(&r->unpacked[i], memory_order_relaxed);
-            if (u) {
-                block_plain_free(&u->plain);
-                block_dir_destroy(u->dir);
-                free(u);
-            }
-        }
-        free(r->unpacked);
-    }
+    sst_block_cache_free(r->cache);
     packed_dict_free(r->dict);
     free(r->meta_region);
     block_plain_free(&r->plain);
@@ -173,11 +158,7 @@ static sst_reader *open_reader(const char *path, bool streamed, sp_error *err) {
             sp_errorf(err, "%s: %s", path, e.msg);
             goto fail;
         }
-        r->unpacked = calloc((size_t)f->data_blocks + 1, sizeof *r->unpacked);
-        if (!r->unpacked) {
-            sp_errorf(err, "%s: out of memory", path);
-            goto fail;
-        }
+        r->cache_budget = SST_BLOCK_CACHE_DEFAULT;
         r->blocks.packed = r->dict;
         if (r->meta.filter_length)
             r->filter = (sst_filter){.bytes = r->meta_region + SST_META_HEADER_BYTES +
@@ -267,51 +248,27 @@ int sst_reader_check_block(const sst_reader *r, uint64_t i, const uint8_t *data,
     return sst_blocks_check(&r->blocks, i, data, first, flen, plain, v, err);
 }
 
-/* Version 2: block i (its bytes at data) unpacked whole, checked, with its
- * record directory while the budget lasts, kept until close. Two threads
- * may both unpack it; the first to publish wins. */
-static unpacked *unpack_kept(const sst_reader *r, uint64_t i, const uint8_t *data,
-                             size_t dir_budget, _Atomic size_t *dir_bytes, sp_error *err) {
-    unpacked *u = atomic_load_explicit(&r->unpacked[i], memory_order_acquire);
-    if (u)
-        return u;
-    if (!(u = calloc(1, sizeof *u))) {
-        sp_errorf(err, "%s: out of memory", r->path);
-        return NULL;
-    }
-    if (sst_reader_check_block(r, i, data, &u->plain, &u->view, err))
-        goto fail;
-    if (!dir_bytes || atomic_load_explicit(dir_bytes, memory_order_relaxed) < dir_budget) {
-        sp_error e = {0};
-        if (!(u->dir = block_dir_build(&u->view, "", &e))) {
-            sst_blocks_error(&r->blocks, i, &e, err);
-            goto fail;
-        }
-        if (dir_bytes)
-            atomic_fetch_add_explicit(dir_bytes, block_dir_bytes(u->dir), memory_order_relaxed);
-    }
-    unpacked *expected = NULL;
-    if (!atomic_compare_exchange_strong_explicit(&r->unpacked[i], &expected, u,
-                                                 memory_order_release, memory_order_acquire)) {
-        block_plain_free(&u->plain);
-        block_dir_destroy(u->dir);
-        free(u);
-        u = expected;
-    }
-    return u;
-fail:
-    block_plain_free(&u->plain);
-    free(u);
-    return NULL;
-}
-
-/* A lookup in a kept unpacked block. */
-static int find_unpacked(const sst_reader *r, uint64_t i, const unpacked *u, const uint8_t *key,
-                         size_t klen, const void **value, size_t *vlen, sp_error *err) {
+/* Version 2, mapped: the lookup in block i (its bytes at data) through
+ * the cache, which on a miss gets the block checked and unpacked whole
+ * into the thread's buffer, with its directory. Out of line: a version 1
+ * lookup does not pay for its frame. */
+static __attribute__((noinline)) int get_packed(const sst_reader *r, uint64_t i,
+                                                const uint8_t *data, const uint8_t *key,
+                                                size_t klen, const void **value, size_t *vlen,
+                                                sp_error *err) {
     sp_error e;
     sp_error_clear(&e);
-    int rc = u->dir ? block_dir_find(u->dir, u->view.data, key, klen, value, vlen, "", &e)
-                    : block_find(&u->view, key, klen, value, vlen, "", &e);
+    int rc = sst_block_cache_find(r->cache, i, key, klen, value, vlen, &e);
+    if (rc == SST_BLOCK_CACHE_MISS) {
+        block_plain *plain = sst_thread_plain();
+        if (!plain)
+            return sp_errorf(err, "%s: out of memory", r->path);
+        block_view v;
+        if (sst_reader_check_block(r, i, data, plain, &v, err))
+            return -1;
+        block_dir *d = block_dir_build(&v, "", &e);
+        rc = d ? sst_block_cache_add_find(r->cache, i, &v, d, key, klen, value, vlen, &e) : -1;
+    }
     return rc < 0 ? sst_blocks_error(&r->blocks, i, &e, err) : rc;
 }
 
@@ -332,14 +289,29 @@ int sst_reader_read_block(sst_reader *r, uint64_t i, uint8_t *buf, block_view *v
 int sst_reader_search_block(const sst_reader *r, uint64_t i, const uint8_t *buf, const uint8_t *key,
                             size_t klen, const void **value, size_t *vlen, sp_error *err) {
     if (r->dict) {
-        const unpacked *u =
-            unpack_kept(r, i, buf, SST_READER_DIR_BUDGET, r->map ? &r->map->dir_bytes : NULL, err);
-        return u ? find_unpacked(r, i, u, key, klen, value, vlen, err) : -1;
+        uint32_t flen = 0;
+        const uint8_t *first = sst_reader_block_first_key(r, i, &flen);
+        block_plain *plain = sst_thread_plain();
+        const void *at;
+        size_t n;
+        if (!plain)
+            return sp_errorf(err, "%s: out of memory", r->path);
+        int rc = sst_blocks_find(&r->blocks, i, buf, first, flen, plain, key, klen, &at, &n, err);
+        if (rc != 1)
+            return rc;
+        if (!(*value = sst_values_copy(at, n)))
+            return sp_errorf(err, "%s: out of memory for a value of %zu bytes", r->path, n);
+        *vlen = n;
+        return 1;
     }
     block_view v;
     if (sst_reader_check_block(r, i, buf, NULL, &v, err))
         return -1;
     return find_in_view(r, i, &v, key, klen, value, vlen, err);
+}
+
+void sst_reader_set_cache(sst_reader *r, size_t budget) {
+    r->cache_budget = budget;
 }
 
 int sst_reader_map(sst_reader *r, size_t dir_budget, sp_error *err) {
@@ -350,6 +322,11 @@ int sst_reader_map(sst_reader *r, size_t dir_budget, sp_error *err) {
     if (!m)
         return sp_errorf(err, "%s: out of memory for the state of %llu mapped blocks", r->path,
                          (unsigned long long)f->data_blocks);
+    if (r->dict && !(r->cache = sst_block_cache_new(f->data_blocks, r->cache_budget))) {
+        free(m);
+        return sp_errorf(err, "%s: out of memory for the cache of %llu blocks", r->path,
+                         (unsigned long long)f->data_blocks);
+    }
     if (sst_blocks_map(&r->blocks, err)) {
         free(m);
         return -1;
@@ -400,10 +377,8 @@ static inline __attribute__((always_inline)) int get_in_block(const sst_reader *
                                                               sp_error *err) {
     uint32_t bs = r->footer.block_size;
     const uint8_t *data = sst_blocks_mapped(&r->blocks, i);
-    if (__builtin_expect(r->dict != NULL, 0)) {
-        const unpacked *u = unpack_kept(r, i, data, r->map->dir_budget, &r->map->dir_bytes, err);
-        return u ? find_unpacked(r, i, u, key, klen, value, vlen, err) : -1;
-    }
+    if (__builtin_expect(r->dict != NULL, 0))
+        return get_packed(r, i, data, key, klen, value, vlen, err);
     block_dir *d = atomic_load_explicit(&r->map->dirs[i], memory_order_acquire);
     if (!d && !(d = check_mapped_block(r, i, data, err)))
         return -1;
@@ -434,8 +409,11 @@ int sst_reader_get(sst_reader *r, const void *key, size_t klen, const void **val
     int64_t i = sst_reader_find_block(r, key, klen);
     if (i < 0)
         return 0;
-    if (r->map)
+    if (r->map) {
+        if (__builtin_expect(r->dict != NULL, 0))
+            sst_values_reset();
         return get_in_block(r, (uint64_t)i, key, klen, value, vlen, err);
+    }
     if (r->dict) {
         uint32_t flen = 0;
         const uint8_t *first = sst_reader_block_first_key(r, (uint64_t)i, &flen);

@@ -67,8 +67,10 @@ const uint8_t *sst_reader_block_first_key(const sst_reader *r, uint64_t i, uint3
 /* Point lookup: 1 found (*value, *vlen set), 0 not found (as is an empty
  * key, one longer than SP_MAX_KEY_BYTES, or one the filter rules out, with
  * no block read), -1 error. *value is valid until
- * the next call on r, or, on a mapped reader, until r is closed; a mapped
- * reader's lookups may run in several threads at once. It is sstpipe_get
+ * the next call on r, or, on a mapped reader, until r is closed (of a
+ * version 2 table: a copy in the thread's values, valid until the thread's
+ * next lookup, block_cache.h); a mapped reader's lookups may run in several
+ * threads at once. It is sstpipe_get
  * on a mapped table and has its types, so the library passes the caller's
  * value and length through, with no copy of its own. */
 int sst_reader_get(sst_reader *r, const void *key, size_t klen, const void **value, size_t *vlen,
@@ -95,16 +97,21 @@ const sst_meta *sst_reader_meta(const sst_reader *r);
  * before the index; a caller that reads blocks itself asks it first. */
 const sst_filter *sst_reader_filter(const sst_reader *r);
 /* Checks block i that the caller read into buf (e.g. with O_DIRECT) as
- * sst_reader_read_block does, then looks key up in it: 1 found (*value
- * points into buf, or for a version 2 block into the block's unpacked
- * records, which the reader keeps until it is closed), 0 not, -1 error.
- * Thread-safe. */
+ * sst_reader_read_block does (a version 2 block as far as the lookup reads
+ * it: sst_blocks_find), then looks key up in it: 1 found (*value points
+ * into buf, or for a version 2 block is a copy in the thread's values,
+ * block_cache.h), 0 not, -1 error. Thread-safe. */
 int sst_reader_search_block(const sst_reader *r, uint64_t i, const uint8_t *buf, const uint8_t *key,
                             size_t klen, const void **value, size_t *vlen, sp_error *err);
 
 /* The default budget of sst_reader_map's record directories: at 12 bytes
  * a record, about 11 million records. */
 #define SST_READER_DIR_BUDGET ((size_t)128 << 20)
+
+/* The budget in bytes of the cache of unpacked blocks that sst_reader_map
+ * makes for a version 2 table (block_cache.h; SST_BLOCK_CACHE_DEFAULT
+ * unless set before the map). */
+void sst_reader_set_cache(sst_reader *r, size_t budget);
 
 /* Maps the data region read-only for lookups (see the top of this file);
  * sst_reader_get then reads through the mapping. Each block checked keeps a

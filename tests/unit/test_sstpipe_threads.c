@@ -5,7 +5,9 @@
  * each looks every key up in its own order, checks absent keys, and runs
  * prefix scans beside the lookups; every answer is compared with the
  * records (a scan's keys and values one by one, and where it stops). Any wrong answer, error or
- * sanitizer report fails.
+ * sanitizer report fails. A compressed table (format version 2) with a cache of a few blocks
+ * (block_cache.h) has two threads evict each other's blocks while they look up: every value,
+ * a copy in the thread's own buffer, must still be its record's.
  */
 #include "stages/sst/sstpipe.h"
 #include "test_sst_util.h"
@@ -114,28 +116,42 @@ static void *run(void *arg) {
     return NULL;
 }
 
-static void many_threads(bool direct) {
+/* How a run's table is written and opened. */
+typedef struct mode {
+    bool direct, compressed;
+    size_t block_cache; /* compressed: the cache's budget */
+    int threads;
+} mode;
+
+static void many_threads(mode m) {
     char *dir = test_dir_make("sstpipe-threads");
     char *path = t_path(dir, "t.sst");
     trecs s = t_random(29, 6000, MVB);
     sp_error err = {0};
-    assert_int_equal(t_write(path, BS, CS, MVB, &s, NULL, &err), 0);
+    table_options to = {.block_size = BS,
+                        .cluster_size = CS,
+                        .max_value_bytes = MVB,
+                        .compress = m.compressed,
+                        .compression_level = 1};
+    assert_int_equal(t_write_opts(path, &to, &s, NULL, &err), 0);
     sstpipe_options *o = sstpipe_options_new();
-    sstpipe_options_set_direct_io(o, direct);
+    sstpipe_options_set_direct_io(o, m.direct);
+    if (m.compressed)
+        sstpipe_options_set_block_cache(o, m.block_cache);
     char *msg = NULL;
     shared sh = {.s = &s};
     sh.t = sstpipe_open_with(path, o, &msg);
     sstpipe_options_free(o);
     if (!sh.t)
         fail_msg("%s", msg);
-    pthread_barrier_init(&sh.start, NULL, THREADS);
+    pthread_barrier_init(&sh.start, NULL, (unsigned)m.threads);
     pthread_t tid[THREADS];
     worker w[THREADS];
-    for (int i = 0; i < THREADS; i++) {
+    for (int i = 0; i < m.threads; i++) {
         w[i] = (worker){.sh = &sh, .seed = (uint64_t)i * 7919 + 1};
         assert_int_equal(pthread_create(&tid[i], NULL, run, &w[i]), 0);
     }
-    for (int i = 0; i < THREADS; i++) {
+    for (int i = 0; i < m.threads; i++) {
         pthread_join(tid[i], NULL);
         assert_int_equal(w[i].errors, 0);
         assert_int_equal(w[i].wrong, 0);
@@ -152,18 +168,26 @@ static void many_threads(bool direct) {
 
 static void test_threads_mapped(void **state) {
     (void)state;
-    many_threads(false);
+    many_threads((mode){.threads = THREADS});
 }
 
 static void test_threads_direct(void **state) {
     (void)state;
-    many_threads(true);
+    many_threads((mode){.direct = true, .threads = THREADS});
+}
+
+/* A budget of a few of the table's unpacked blocks: nearly every lookup
+ * evicts one, often one the other thread just used. */
+static void test_threads_compressed_small_cache(void **state) {
+    (void)state;
+    many_threads((mode){.compressed = true, .block_cache = 4 * BS, .threads = 2});
 }
 
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_threads_mapped),
         cmocka_unit_test(test_threads_direct),
+        cmocka_unit_test(test_threads_compressed_small_cache),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,271 @@
+/*
+ * block_cache.c: the bounded cache of unpacked version 2 blocks and the
+ * thread's values; see block_cache.h.
+ *
+ * The blocks held are found by number in an array of the table's blocks
+ * and kept on one list in order of use, the most recent first: a hit moves
+ * its block to the front, room is made from the back. A block's records
+ * are copied out of the unpacking buffer (sized for the most a block may
+ * unpack to) into an allocation of their own size, so that the budget
+ * counts what a block really holds.
+ */
+#include "stages/sst/block_cache.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* One block held: its records and restart points in data, a view of them
+ * and the directory built from them. */
+typedef struct entry {
+    struct entry *prev, *next; /* the list of use, most recent first */
+    uint64_t i;
+    size_t bytes; /* what the budget counts */
+    block_view view;
+    block_dir *dir;
+    uint8_t data[];
+} entry;
+
+struct sst_block_cache {
+    pthread_mutex_t lock;
+    size_t budget, bytes;
+    uint64_t n_blocks;
+    entry *head, *tail;
+    entry *held[]; /* by block number, NULL when not held */
+};
+
+sst_block_cache *sst_block_cache_new(uint64_t n_blocks, size_t budget) {
+    sst_block_cache *c = calloc(1, sizeof *c + (size_t)n_blocks * sizeof c->held[0]);
+    if (!c)
+        return NULL;
+    if (pthread_mutex_init(&c->lock, NULL) != 0) {
+        free(c);
+        return NULL;
+    }
+    c->budget = budget;
+    c->n_blocks = n_blocks;
+    return c;
+}
+
+static void entry_free(entry *e) {
+    block_dir_destroy(e->dir);
+    free(e);
+}
+
+void sst_block_cache_free(sst_block_cache *c) {
+    if (!c)
+        return;
+    for (entry *e = c->head, *next; e; e = next) {
+        next = e->next;
+        entry_free(e);
+    }
+    pthread_mutex_destroy(&c->lock);
+    free(c);
+}
+
+static void unlink_entry(sst_block_cache *c, entry *e) {
+    if (e->prev)
+        e->prev->next = e->next;
+    else
+        c->head = e->next;
+    if (e->next)
+        e->next->prev = e->prev;
+    else
+        c->tail = e->prev;
+    e->prev = e->next = NULL;
+}
+
+static void push_front(sst_block_cache *c, entry *e) {
+    e->prev = NULL;
+    e->next = c->head;
+    if (c->head)
+        c->head->prev = e;
+    c->head = e;
+    if (!c->tail)
+        c->tail = e;
+}
+
+/* The search of a block held or about to be, its value copied. */
+static int search(const block_view *v, const block_dir *d, const uint8_t *key, size_t klen,
+                  const void **value, size_t *vlen, sp_error *what) {
+    const void *at;
+    size_t n;
+    int rc = d ? block_dir_find(d, v->data, key, klen, &at, &n, "", what)
+               : block_find(v, key, klen, &at, &n, "", what);
+    if (rc != 1)
+        return rc;
+    if (!(*value = sst_values_copy(at, n)))
+        return sp_errorf(what, ": out of memory for a value of %zu bytes", n);
+    *vlen = n;
+    return 1;
+}
+
+int sst_block_cache_find(sst_block_cache *c, uint64_t i, const uint8_t *key, size_t klen,
+                         const void **value, size_t *vlen, sp_error *what) {
+    pthread_mutex_lock(&c->lock);
+    entry *e = i < c->n_blocks ? c->held[i] : NULL;
+    int rc = SST_BLOCK_CACHE_MISS;
+    if (e) {
+        if (e != c->head) {
+            unlink_entry(c, e);
+            push_front(c, e);
+        }
+        rc = search(&e->view, e->dir, key, klen, value, vlen, what);
+    }
+    pthread_mutex_unlock(&c->lock);
+    return rc;
+}
+
+/* A copy of v and d as a block to hold, or NULL when out of memory. */
+static entry *entry_new(uint64_t i, const block_view *v, block_dir *d) {
+    size_t restarts = 4 * (size_t)v->n_restarts;
+    size_t len = sizeof(entry) + v->entries_len + restarts;
+    entry *e = malloc(len);
+    if (!e)
+        return NULL;
+    *e = (entry){.i = i, .bytes = len + (d ? block_dir_bytes(d) : 0), .view = *v, .dir = d};
+    memcpy(e->data, v->data, v->entries_len);
+    memcpy(e->data + v->entries_len, v->restarts, restarts);
+    e->view.data = e->data;
+    e->view.restarts = e->data + v->entries_len;
+    return e;
+}
+
+int sst_block_cache_add_find(sst_block_cache *c, uint64_t i, const block_view *v, block_dir *d,
+                             const uint8_t *key, size_t klen, const void **value, size_t *vlen,
+                             sp_error *what) {
+    /* The copy is made before the lock is taken: the lock is for lists. */
+    entry *e = i < c->n_blocks && c->budget ? entry_new(i, v, d) : NULL;
+    if (e && e->bytes > c->budget) {
+        e->dir = NULL; /* searched below, freed there */
+        free(e);
+        e = NULL;
+    }
+    if (!e) {
+        int rc = search(v, d, key, klen, value, vlen, what);
+        block_dir_destroy(d);
+        return rc;
+    }
+    pthread_mutex_lock(&c->lock);
+    entry *had = c->held[i];
+    if (had) {
+        entry_free(e);
+        e = had;
+        unlink_entry(c, e);
+    } else {
+        while (c->tail && c->bytes + e->bytes > c->budget) {
+            entry *old = c->tail;
+            unlink_entry(c, old);
+            c->held[old->i] = NULL;
+            c->bytes -= old->bytes;
+            entry_free(old);
+        }
+        c->held[i] = e;
+        c->bytes += e->bytes;
+    }
+    push_front(c, e);
+    int rc = search(&e->view, e->dir, key, klen, value, vlen, what);
+    pthread_mutex_unlock(&c->lock);
+    return rc;
+}
+
+size_t sst_block_cache_bytes(sst_block_cache *c) {
+    pthread_mutex_lock(&c->lock);
+    size_t n = c->bytes;
+    pthread_mutex_unlock(&c->lock);
+    return n;
+}
+
+/* ---------------------------------------------------------------- threads */
+
+/* The values copied since the thread's last reset: chunks, the newest
+ * (and largest) first, each value whole in one, so that a new chunk never
+ * moves the values before it. */
+typedef struct chunk {
+    struct chunk *next;
+    size_t cap, used;
+    uint8_t data[];
+} chunk;
+
+/* The least a chunk holds: a batch of ordinary values fits one. */
+#define CHUNK_MIN ((size_t)64 << 10)
+
+typedef struct thread_bufs {
+    chunk *chunks;
+    block_plain plain;
+} thread_bufs;
+
+static pthread_key_t bufs_key;
+static pthread_once_t bufs_once = PTHREAD_ONCE_INIT;
+static int bufs_key_rc;
+
+static void free_chunks(chunk *c) {
+    for (chunk *next; c; c = next) {
+        next = c->next;
+        free(c);
+    }
+}
+
+static void bufs_free(void *p) {
+    thread_bufs *b = p;
+    free_chunks(b->chunks);
+    block_plain_free(&b->plain);
+    free(b);
+}
+
+static void bufs_key_make(void) {
+    bufs_key_rc = pthread_key_create(&bufs_key, bufs_free);
+}
+
+/* The thread's buffers, made on first use when make is true; NULL when
+ * out of memory (or not made yet). */
+static thread_bufs *thread_buffers(bool make) {
+    if (pthread_once(&bufs_once, bufs_key_make) != 0 || bufs_key_rc != 0)
+        return NULL;
+    thread_bufs *b = pthread_getspecific(bufs_key);
+    if (!b && make) {
+        if (!(b = calloc(1, sizeof *b)))
+            return NULL;
+        if (pthread_setspecific(bufs_key, b) != 0) {
+            free(b);
+            return NULL;
+        }
+    }
+    return b;
+}
+
+block_plain *sst_thread_plain(void) {
+    thread_bufs *b = thread_buffers(true);
+    return b ? &b->plain : NULL;
+}
+
+void sst_values_reset(void) {
+    thread_bufs *b = thread_buffers(false);
+    if (!b || !b->chunks)
+        return;
+    free_chunks(b->chunks->next);
+    b->chunks->next = NULL;
+    b->chunks->used = 0;
+}
+
+const void *sst_values_copy(const void *v, size_t n) {
+    thread_bufs *b = thread_buffers(true);
+    if (!b)
+        return NULL;
+    chunk *c = b->chunks;
+    if (!c || c->cap - c->used < n) {
+        size_t cap = c ? 2 * c->cap : CHUNK_MIN;
+        if (cap < n)
+            cap = n;
+        chunk *fresh = malloc(sizeof *fresh + cap);
+        if (!fresh)
+            return NULL;
+        *fresh = (chunk){.next = c, .cap = cap};
+        b->chunks = c = fresh;
+    }
+    uint8_t *at = c->data + c->used;
+    if (n)
+        memcpy(at, v, n);
+    c->used += n;
+    return at;
+}
