@@ -58,17 +58,21 @@ class BackgroundWrite(E2ETest):
         # the caller's last write.
         cls.dump = wikigen(os.path.join(cls.classtmp, "b.xml"), "28M", "41", "xml", "wiktionary")
         cls.prev_dump = os.path.join(corpora_dir(), "enwiki-11pages.xml")
+        # The one-thread reference every case compares with, built once.
+        cls.ref = os.path.join(cls.classtmp, "ref.sst")
+        cls.ref_build = sstpipe("build", cls.dump, "-o", cls.ref, "--memory", "4M", "-v",
+                                *threads(1))
 
     def setUp(self):
         super().setUp()
+        self.assertOk(self.ref_build)
+        self.assertEqual(parse_stats(self, self.ref_build.stderr, "build")
+                         ["write_background_batches"], 0,
+                         "one thread wrote batches on a thread of its own")
         self.out_dir, self.spill = self.path("out"), self.path("spill")
         os.mkdir(self.out_dir)
         os.mkdir(self.spill)
         self.out = os.path.join(self.out_dir, "table.sst")
-        self.ref = self.path("ref.sst")
-        r = self.build(self.dump, self.ref, "--memory", "4M", "-v", *threads(1))
-        self.assertEqual(parse_stats(self, r.stderr, "build")["write_background_batches"], 0,
-                         "one thread wrote batches on a thread of its own")
         self.argv = [sstpipe_bin(), "build", self.dump, "-o", self.out, "--tmp", self.spill,
                      "--memory", "4M", *threads(2)]
 

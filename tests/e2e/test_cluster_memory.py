@@ -3,9 +3,9 @@
 The local runner runs `jobs` map tasks at once on this machine, so each one
 sorts in its share of [sort] memory (`task map --memory`), as each parses on
 its share of the cores: together they hold one budget, as one `sstpipe
-build` does. A multistream dump of 64 MiB of XML (values kept up to 64 KiB:
-about 24 MiB of records a task) cut into two map tasks run at once
-(jobs = 2), with a budget of 32 MiB: a task given the whole budget (as every
+build` does. A multistream dump of 32 MiB of XML (values kept up to 64 KiB:
+about 12 MiB of records a task) cut into two map tasks run at once
+(jobs = 2), with a budget of 12 MiB: a task given the whole budget (as every
 task was before) holds all its records, more than its share. What a task
 holds for the budget is its peak resident memory (VmHWM, from the build's
 -v line) less that of the same tasks run with the least budget (a 2 MiB
@@ -29,7 +29,7 @@ import unittest
 from sstpipe_e2e import E2ETest, sstpipe, wikigen
 
 MIB = 1 << 20
-BUDGET = 32 * MIB
+BUDGET = 12 * MIB
 OPTIONS = "[truncate]\nmax_bytes = 64K\n[sst]\nblock_size = 128K\n"
 
 
@@ -38,7 +38,7 @@ class LocalClusterMemory(E2ETest):
     def setUpClass(cls):
         cls.classtmp = tempfile.mkdtemp(prefix="sstpipe-cluster-memory-")
         cls.addClassCleanup(shutil.rmtree, cls.classtmp, True)
-        cls.src = wikigen(os.path.join(cls.classtmp, "d.xml.bz2"), "64M", "70",
+        cls.src = wikigen(os.path.join(cls.classtmp, "d.xml.bz2"), "32M", "70",
                           "bz2-multistream")
 
     def cluster_build(self, memory, out):

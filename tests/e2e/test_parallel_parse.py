@@ -301,7 +301,7 @@ class StreamCutsTest(SameOutputsTest):
     def setUpClass(cls):
         import tempfile
         cls.classtmp = tempfile.mkdtemp(prefix="sstpipe-e2e-streams-")
-        path = wikigen(os.path.join(cls.classtmp, "base.xml"), "600K", "17", "xml", "wiktionary")
+        path = wikigen(os.path.join(cls.classtmp, "base.xml"), "300K", "17", "xml", "wiktionary")
         with open(path, "rb") as f:
             x = f.read()
         # Text directly inside the root between two pages (legal, if not
@@ -383,7 +383,7 @@ class GuessedCutsTest(SameOutputsTest):
     def setUpClass(cls):
         import tempfile
         cls.classtmp = tempfile.mkdtemp(prefix="sstpipe-e2e-guess-")
-        path = wikigen(os.path.join(cls.classtmp, "base.xml"), "1M", "23", "xml", "wiktionary")
+        path = wikigen(os.path.join(cls.classtmp, "base.xml"), "512K", "23", "xml", "wiktionary")
         with open(path, "rb") as f:
             cls.xml = f.read()
 
