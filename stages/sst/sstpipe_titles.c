@@ -243,14 +243,17 @@ int sstpipe_lookup_many(sstpipe_table *t, size_t n, const void *const *titles, c
     return rc;
 }
 
-/* The suggestions ranked so far, the best first, and what ranks ties:
- * the scan's order, which within one index and one fold was title order
- * in layout 1, and is title order again here whatever the layout. */
+/* The suggestions ranked so far and what ranks ties: the scan's order,
+ * which within one index and one fold was title order in layout 1, and is
+ * title order again here whatever the layout. Each stays in its slot of out
+ * (and of the arrays beside it) from the time it makes the list, and order
+ * ranks the slots, so a title that makes the list moves no other. */
 typedef struct ranking {
     sstpipe_suggestion *out;
     size_t n, limit;
     const uint8_t *norm; /* the text normalised: its exact match ranks first */
     size_t nlen;
+    uint8_t order[SSTPIPE_SUGGEST_MAX]; /* slots, the best first */
     bool exact[SSTPIPE_SUGGEST_MAX];
     size_t index[SSTPIPE_SUGGEST_MAX]; /* which shard's index it came from */
     size_t fold_len[SSTPIPE_SUGGEST_MAX];
@@ -260,29 +263,29 @@ typedef struct ranking {
 /* A title scanned: its kind, exact match and length rank it first; its
  * key's fold and title are read only for a tie or when it makes the list. */
 typedef struct candidate {
-    sstpipe_suggestion s;
-    bool exact;
+    size_t title_len;
+    bool redirect, exact;
     size_t index;
     const uint8_t *key;
     size_t klen, fold_len;
     unsigned layout;
 } candidate;
 
-/* Whether c ranks before entry i of r. */
+/* Whether c ranks before the suggestion in slot i of r. */
 static bool better(const ranking *r, const candidate *c, size_t i) {
-    const sstpipe_suggestion *a = &c->s, *b = &r->out[i];
+    const sstpipe_suggestion *b = &r->out[i];
     if (c->exact != r->exact[i])
         return c->exact;
-    if (a->redirect != b->redirect)
-        return !a->redirect;
-    if (a->title_len != b->title_len)
-        return a->title_len < b->title_len;
+    if (c->redirect != b->redirect)
+        return !c->redirect;
+    if (c->title_len != b->title_len)
+        return c->title_len < b->title_len;
     if (c->index != r->index[i] || c->fold_len != r->fold_len[i] ||
         memcmp(c->key, r->fold[i], c->fold_len))
         return false;
     uint8_t title[SP_MAX_KEY_BYTES];
     sp_title_index_title(c->layout, c->key, c->klen, title);
-    return memcmp(title, b->title, a->title_len) < 0;
+    return memcmp(title, b->title, c->title_len) < 0;
 }
 
 /* Ranks one scanned page record of index `index` (key and value as
@@ -293,7 +296,8 @@ static void rank(ranking *r, size_t index, unsigned layout, const uint8_t *key, 
     size_t tlen = sp_title_index_title_len(layout, key, klen);
     if (!zero || tlen == 0 || vlen == 0)
         return;
-    candidate c = {.s = {.title_len = tlen, .redirect = v[0] == SP_TITLE_REDIRECT},
+    candidate c = {.title_len = tlen,
+                   .redirect = v[0] == SP_TITLE_REDIRECT,
                    .index = index,
                    .key = key,
                    .klen = klen,
@@ -307,25 +311,41 @@ static void rank(ranking *r, size_t index, unsigned layout, const uint8_t *key, 
         c.exact = !memcmp(title, r->norm, tlen);
     }
     size_t at = r->n;
-    while (at > 0 && better(r, &c, at - 1))
+    while (at > 0 && better(r, &c, r->order[at - 1]))
         at--;
     if (at == r->limit)
         return;
-    size_t keep = r->n < r->limit ? r->n : r->limit - 1;
-    memmove(r->out + at + 1, r->out + at, (keep - at) * sizeof *r->out);
-    memmove(r->exact + at + 1, r->exact + at, (keep - at) * sizeof *r->exact);
-    memmove(r->index + at + 1, r->index + at, (keep - at) * sizeof *r->index);
-    memmove(r->fold_len + at + 1, r->fold_len + at, (keep - at) * sizeof *r->fold_len);
-    memmove(r->fold + at + 1, r->fold + at, (keep - at) * sizeof *r->fold);
+    /* A free slot, or the one of the title it pushes off the list. */
+    size_t slot = r->n < r->limit ? r->n++ : r->order[r->limit - 1];
+    memmove(r->order + at + 1, r->order + at, (r->n - 1 - at) * sizeof *r->order);
+    r->order[at] = (uint8_t)slot;
     if (!decoded)
         sp_title_index_title(layout, key, klen, title);
-    r->out[at].redirect = c.s.redirect;
-    set_text(r->out[at].title, &r->out[at].title_len, title, tlen);
-    r->exact[at] = c.exact;
-    r->index[at] = index;
-    r->fold_len[at] = c.fold_len;
-    memcpy(r->fold[at], key, c.fold_len);
-    r->n = keep + 1;
+    r->out[slot].redirect = c.redirect;
+    set_text(r->out[slot].title, &r->out[slot].title_len, title, tlen);
+    r->exact[slot] = c.exact;
+    r->index[slot] = index;
+    r->fold_len[slot] = c.fold_len;
+    memcpy(r->fold[slot], key, c.fold_len);
+}
+
+/* Puts r->out in rank order: out[i] becomes the suggestion in slot
+ * order[i], each cycle of the permutation moved through one spare. */
+static void put_in_order(ranking *r) {
+    bool done[SSTPIPE_SUGGEST_MAX] = {false};
+    for (size_t i = 0; i < r->n; i++) {
+        if (done[i])
+            continue;
+        sstpipe_suggestion spare = r->out[i];
+        size_t j = i;
+        while (r->order[j] != i) {
+            r->out[j] = r->out[r->order[j]];
+            done[j] = true;
+            j = r->order[j];
+        }
+        r->out[j] = spare;
+        done[j] = true;
+    }
 }
 
 /* Ranks the first SUGGEST_SCAN titles of index `index` (titles, its
@@ -333,7 +353,8 @@ static void rank(ranking *r, size_t index, unsigned layout, const uint8_t *key, 
 static int scan(ranking *r, size_t index, sstpipe_table *titles, const sp_title_rules *rules,
                 const uint8_t *prefix, size_t plen, char **errmsg) {
     sp_error err = {0};
-    sstpipe_iter *it = sstpipe_iter_over(sst_cursor_table(titles->r, &err), NULL, 0, prefix, plen);
+    sstpipe_iter *it =
+        sstpipe_iter_over(sst_cursor_table_short(titles->r, &err), NULL, 0, prefix, plen);
     if (!it) {
         sp_errorf(&err, "out of memory");
         sstpipe_report_error(errmsg, &err);
@@ -390,5 +411,6 @@ int sstpipe_suggest(sstpipe_table *t, const void *text, size_t len, size_t limit
         if (scan(&r, i, shard->titles, shard->rules, prefix, plen, errmsg))
             return -1;
     }
+    put_in_order(&r);
     return (int)r.n;
 }

@@ -94,6 +94,21 @@ class Corpus(E2ETest):
         self.assertIn('{"key": "assistivetechnology\\u0000\\u0001\\u0001\\t", '
                       '"value": "rAssistive technology"}', recs)
 
+    def test_damaged_index_block(self):
+        """A suggestion reads the index's blocks in place through the
+        mapping: each is checked in full on its first use, so a byte changed
+        is an error naming the block, never a wrong title."""
+        t = self.path("damaged.sst")
+        self.build(LTGWIKI, t, "-q")
+        with open(t + ".titles", "r+b") as f:
+            data = f.read()
+            at = data.index("Zušupeite".encode())  # in the last data block
+            f.seek(at)
+            f.write(b"z")
+        r = sstpipe("suggest", t, "zu")
+        self.assertEqual(r.code, 1, r.describe())
+        self.assertRegex(r.stderr, rb"block 6 at byte \d+: block checksum mismatch")
+
     def test_typed_titles(self):
         anarchism = self.text_of("Anarchism")
         lincoln = self.text_of("Abraham Lincoln")
