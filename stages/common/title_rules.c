@@ -23,6 +23,7 @@ char *sp_titles_path(const char *table_path) {
 
 void sp_title_rules_init(sp_title_rules *r) {
     r->table = (sp_table_identity){0};
+    r->layout = SP_TITLES_LAYOUT;
     r->first_letter = true;
     r->ns_count = 0;
 }
@@ -62,6 +63,8 @@ uint8_t *sp_title_rules_encode(const sp_title_rules *r, size_t *len) {
     size_t n = (size_t)snprintf(
         out, cap, "table=%llu %016llx\ncase=%s\n", (unsigned long long)r->table.file_size,
         (unsigned long long)r->table.footer_checksum, case_word(r->first_letter));
+    if (r->layout != 1)
+        n += (size_t)snprintf(out + n, cap - n, "layout=%u\n", r->layout);
     for (size_t i = 0; i < r->ns_count; i++) {
         const sp_title_ns *ns = &r->ns[i];
         n += (size_t)snprintf(out + n, cap - n, "ns=%ld %s ", ns->key, case_word(ns->first_letter));
@@ -87,6 +90,10 @@ static int decode_line(const char *s, size_t n, sp_title_rules *r) {
             return -1;
         r->table = (sp_table_identity){.file_size = size, .footer_checksum = sum};
         return 0;
+    }
+    if (n == 8 && !memcmp(s, "layout=", 7)) {
+        r->layout = (unsigned)(s[7] - '0');
+        return r->layout == 1 || r->layout == SP_TITLES_LAYOUT ? 0 : -1;
     }
     if (n > 5 && !memcmp(s, "case=", 5)) {
         r->first_letter = sp_title_case_first_letter(s + 5, n - 5);
@@ -115,6 +122,7 @@ static int decode_line(const char *s, size_t n, sp_title_rules *r) {
 
 int sp_title_rules_decode(const uint8_t *text, size_t len, sp_title_rules *r) {
     sp_title_rules_init(r);
+    r->layout = 1;
     const char *s = (const char *)text, *end = s + len;
     while (s < end) {
         const char *nl = memchr(s, '\n', (size_t)(end - s));
@@ -163,15 +171,83 @@ size_t sp_title_fold(const uint8_t *in, size_t n, uint8_t *out, size_t cap) {
     return squeeze_spaces(out, len, false);
 }
 
-size_t sp_title_index_key(const uint8_t *title, size_t n, uint8_t *key) {
-    if (n + 2 > SP_MAX_KEY_BYTES)
+/* Layout 2's upper-cased letters of title (n bytes) against its fold:
+ * their offsets' steps into out; their count, or -1 when the title is not
+ * its fold so written. */
+static int upper_steps(const uint8_t *title, size_t n, const uint8_t *fold, size_t flen,
+                       uint8_t *out, size_t cap) {
+    if (n != flen)
+        return -1;
+    size_t m = 0, prev = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (title[i] == fold[i])
+            continue;
+        size_t step = i + 1 - prev;
+        if (fold[i] < 'a' || fold[i] > 'z' || title[i] != fold[i] - 'a' + 'A' || step > 255 ||
+            m == cap)
+            return -1;
+        out[m++] = (uint8_t)step;
+        prev = i + 1;
+    }
+    return (int)m;
+}
+
+size_t sp_title_index_key(unsigned layout, const uint8_t *title, size_t n, uint8_t *key) {
+    if (n == 0 || n + 2 > SP_MAX_KEY_BYTES)
         return 0;
-    size_t fold = sp_title_fold(title, n, key, SP_MAX_KEY_BYTES - 1 - n);
+    if (layout != 1) {
+        size_t fold = sp_title_fold(title, n, key, SP_MAX_KEY_BYTES - 2);
+        int steps = fold == 0 ? -1
+                              : upper_steps(title, n, key, fold, key + fold + 2,
+                                            SP_MAX_KEY_BYTES - fold - 2);
+        if (steps >= 0) {
+            key[fold] = 0;
+            key[fold + 1] = SP_TITLE_UPPER;
+            return fold + 2 + (size_t)steps;
+        }
+    }
+    /* The title as it is, and for layout 2 a tag first where its first
+     * byte would read as one. */
+    size_t tag = layout != 1 && title[0] <= SP_TITLE_VERBATIM;
+    if (n + 2 + tag > SP_MAX_KEY_BYTES)
+        return 0;
+    size_t fold = sp_title_fold(title, n, key, SP_MAX_KEY_BYTES - 1 - tag - n);
     if (fold == 0)
         return 0;
     key[fold] = 0;
-    memcpy(key + fold + 1, title, n);
-    return fold + 1 + n;
+    key[fold + 1] = SP_TITLE_VERBATIM;
+    memcpy(key + fold + 1 + tag, title, n);
+    return fold + 1 + tag + n;
+}
+
+size_t sp_title_index_title_len(unsigned layout, const uint8_t *key, size_t klen) {
+    const uint8_t *zero = memchr(key, 0, klen);
+    if (!zero || zero + 1 == key + klen)
+        return 0;
+    size_t fold = (size_t)(zero - key), rest = klen - fold - 1;
+    if (layout == 1 || zero[1] > SP_TITLE_VERBATIM)
+        return rest;
+    return zero[1] == SP_TITLE_UPPER ? fold : rest - 1;
+}
+
+size_t sp_title_index_title(unsigned layout, const uint8_t *key, size_t klen, uint8_t *title) {
+    size_t n = sp_title_index_title_len(layout, key, klen);
+    if (n == 0)
+        return 0;
+    const uint8_t *zero = memchr(key, 0, klen);
+    if (layout == 1 || zero[1] != SP_TITLE_UPPER) {
+        memcpy(title, key + klen - n, n);
+        return n;
+    }
+    memcpy(title, key, n);
+    size_t at = 0;
+    for (const uint8_t *p = zero + 2; p < key + klen; p++) {
+        at += *p;
+        if (at > n || *p == 0)
+            return 0;
+        title[at - 1] = (uint8_t)(title[at - 1] - 'a' + 'A');
+    }
+    return n;
 }
 
 /* Whether prefix[0..n) names namespace ns: as MediaWiki matches them,

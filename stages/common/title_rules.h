@@ -17,9 +17,20 @@
  * "case-sensitive"), then "ns=KEY CASE NAME" for each namespace. Every
  * page then has a record
  * keyed by its folded title (casefolded and accents stripped, so a prefix
- * typed any way finds it in key order), a 0x00 byte and the exact title;
- * its value is "a" for an article, or "r" and the normalised target for a
- * redirect.
+ * typed any way finds it in key order), a 0x00 byte and the exact title in
+ * the index's layout; its value is "a" for an article, or "r" and the
+ * normalised target for a redirect.
+ *
+ * The layout is the rules record's "layout=N" line, 1 when there is none
+ * (the indexes written before layout 2). Layout 1 stores the title as it
+ * is. Layout 2 stores it as a difference from its fold, as most titles are
+ * their fold with a few ASCII letters upper-cased: SP_TITLE_UPPER and, for
+ * each such letter, its byte offset past the previous one's (a byte,
+ * 1..255, the first counted from -1); else the title as it is, after
+ * SP_TITLE_VERBATIM only when its first byte is one of these two. That
+ * takes a title index's keys from twice a fold to little more than one.
+ * Two titles of one fold sort by this difference, not by title: a reader
+ * that ranks ties on title order compares the titles.
  */
 #ifndef SSTPIPE_COMMON_TITLE_RULES_H
 #define SSTPIPE_COMMON_TITLE_RULES_H
@@ -42,6 +53,13 @@ char *sp_titles_path(const char *table_path);
  * kept: longer ones are not recognised as prefixes. */
 #define SP_TITLE_NS_MAX 128
 #define SP_TITLE_NS_NAME_MAX 255
+
+/* The title index's layout written (above); an index without a layout
+ * line has layout 1. */
+#define SP_TITLES_LAYOUT 2
+/* Layout 2: the first byte after a page record's fold. */
+#define SP_TITLE_UPPER 0x01
+#define SP_TITLE_VERBATIM 0x02
 
 /* The value of a title index's page record: its first byte. */
 #define SP_TITLE_ARTICLE 'a'
@@ -74,12 +92,14 @@ typedef struct sp_title_rules {
     /* The table the index holding these rules was built for (zero when
      * the record names none: then it matches no table). */
     sp_table_identity table;
+    unsigned layout;   /* of the index's page records' keys (above) */
     bool first_letter; /* the site's <case>, for namespaces not listed */
     size_t ns_count;
     sp_title_ns ns[SP_TITLE_NS_MAX];
 } sp_title_rules;
 
-/* MediaWiki's default: every namespace first-letter, none named. */
+/* MediaWiki's default: every namespace first-letter, none named; the
+ * layout written, SP_TITLES_LAYOUT. */
 void sp_title_rules_init(sp_title_rules *r);
 
 /* Adds namespace key with its name and case rule (names past
@@ -95,7 +115,8 @@ bool sp_title_case_first_letter(const char *text, size_t len);
 /* The rules as the text of the rules record, malloc'd (*len set); NULL
  * when out of memory. */
 uint8_t *sp_title_rules_encode(const sp_title_rules *r, size_t *len);
-/* Reads the rules record's value; -1 when it is not one. */
+/* Reads the rules record's value (no layout line: layout 1); -1 when it
+ * is not one, or names a layout this reader does not know. */
 int sp_title_rules_decode(const uint8_t *text, size_t len, sp_title_rules *r);
 
 /*
@@ -118,12 +139,21 @@ size_t sp_title_normalise(const sp_title_rules *r, const uint8_t *in, size_t n, 
 size_t sp_title_fold(const uint8_t *in, size_t n, uint8_t *out, size_t cap);
 
 /*
- * A title's key in the title index: its fold, 0x00, the title; the fold
- * cut where the whole would pass SP_MAX_KEY_BYTES (a prefix of that length
- * still finds it). key holds SP_MAX_KEY_BYTES; its length, or 0 when the
- * title has no index key (not valid UTF-8, or over SP_MAX_KEY_BYTES - 2).
+ * A title's key in a title index of that layout (1 or 2): its fold, 0x00,
+ * the title as the layout stores it; the fold cut where the whole would
+ * pass SP_MAX_KEY_BYTES (a prefix of that length still finds it). key
+ * holds SP_MAX_KEY_BYTES; its length, or 0 when the title has no index key
+ * (not valid UTF-8, or over SP_MAX_KEY_BYTES - 2).
  */
-size_t sp_title_index_key(const uint8_t *title, size_t n, uint8_t *key);
+size_t sp_title_index_key(unsigned layout, const uint8_t *title, size_t n, uint8_t *key);
+
+/* The length of the title that a page record's key of that layout holds,
+ * without writing it; 0 when the key holds none. */
+size_t sp_title_index_title_len(unsigned layout, const uint8_t *key, size_t klen);
+
+/* The title that a page record's key of that layout holds, into title
+ * (SP_MAX_KEY_BYTES); its length, or 0 when the key holds none. */
+size_t sp_title_index_title(unsigned layout, const uint8_t *key, size_t klen, uint8_t *title);
 
 /*
  * Where a page's text makes it a redirect: "#WORD [[Target]]" at its start

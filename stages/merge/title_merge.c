@@ -42,19 +42,24 @@ static int open_index(const char *input, const sst_footer *f, size_t read_bytes,
     return rc;
 }
 
-/* Adds the page records of the index open at src to x. */
-static int read_pages(title_index *x, table_source *src, title_merge_filter left_out,
-                      const void *ctx, sp_error *err) {
+/* Adds the page records of the index open at src, its keys in that
+ * layout, to x, each keyed in the layout x writes. */
+static int read_pages(title_index *x, table_source *src, unsigned layout,
+                      title_merge_filter left_out, const void *ctx, sp_error *err) {
     merge_source *s = table_source_merge_source(src);
     int got;
     while ((got = s->ops->next(s, err)) == 1) {
-        /* The title: the key's part after its fold. */
-        const uint8_t *zero = memchr(s->key, 0, s->key_len);
-        if (!zero ||
-            left_out(ctx, zero + 1, (uint32_t)(s->key_len - (uint32_t)(zero + 1 - s->key))))
+        uint8_t title[SP_MAX_KEY_BYTES], key[SP_MAX_KEY_BYTES];
+        size_t tlen = sp_title_index_title(layout, s->key, s->key_len, title);
+        if (tlen == 0 || left_out(ctx, title, (uint32_t)tlen))
             continue;
-        sp_record rec = {
-            .key = s->key, .key_len = s->key_len, .value_len = s->value_len, .value_fd = -1};
+        sp_record rec = {.key = key,
+                         .key_len =
+                             (uint32_t)sp_title_index_key(SP_TITLES_LAYOUT, title, tlen, key),
+                         .value_len = s->value_len,
+                         .value_fd = -1};
+        if (rec.key_len == 0)
+            continue;
         if (s->ops->value(s, &rec.value, err) || title_index_add_entry(x, &rec, err))
             return -1;
     }
@@ -67,8 +72,12 @@ int title_merge_read(const char *out, const char *const *inputs, table_source *c
     *x = NULL;
     *missing = -1;
     table_source **src = calloc(n, sizeof *src);
-    if (!src)
+    unsigned *layout = calloc(n, sizeof *layout);
+    if (!src || !layout) {
+        free(src);
+        free(layout);
         return sp_errorf(err, "merge: out of memory");
+    }
     sp_title_rules rules;
     int rc = 0;
     for (unsigned i = 0; i < n && !rc && *missing < 0; i++) {
@@ -78,6 +87,8 @@ int title_merge_read(const char *out, const char *const *inputs, table_source *c
             rc = -1;
         else if (got == 0)
             *missing = (int)i;
+        else
+            layout[i] = rules.layout;
     }
     if (!rc && *missing < 0) {
         sort_options so;
@@ -86,7 +97,7 @@ int title_merge_read(const char *out, const char *const *inputs, table_source *c
         *x = title_index_init(out, &rules, &so, topts, err);
         rc = *x ? 0 : -1;
         for (unsigned i = 0; i < n && !rc; i++)
-            rc = read_pages(*x, src[i], left_out, ctx, err);
+            rc = read_pages(*x, src[i], layout[i], left_out, ctx, err);
         if (rc) {
             title_index_destroy(*x);
             *x = NULL;
@@ -95,5 +106,6 @@ int title_merge_read(const char *out, const char *const *inputs, table_source *c
     for (unsigned i = 0; i < n; i++)
         table_source_destroy(src[i]);
     free(src);
+    free(layout);
     return rc;
 }

@@ -9,7 +9,8 @@
  * never through the lookups' mapping or per-thread buffer, so a scan
  * leaves lookups alone and the kernel's sequential read-ahead applies to
  * it. A cursor reads one block at first (a prefix scan is often one block)
- * and doubles its reads up to MAX_READ_BYTES as it goes on.
+ * and doubles its reads up to MAX_READ_BYTES as it goes on. A short scan's
+ * cursor on a mapped table (sst_cursor_table_short) reads in place instead.
  */
 #include "stages/sst/cursor.h"
 
@@ -101,6 +102,7 @@ typedef struct table_cursor {
     const sst_reader *r;
     uint32_t block_size;
     uint64_t blocks;
+    bool in_place;     /* blocks read through r's mapping, not seq */
     sst_block_seq seq; /* the blocks read ahead of the walk */
     uint64_t block;    /* the block being walked */
     sst_walk walk;
@@ -121,9 +123,14 @@ static int table_take(table_cursor *t, int rc) {
 /* Makes block i the one walked, before its first record: read (with the
  * blocks after it) unless already held, and checked. */
 static int load_block(table_cursor *t, uint64_t i, sp_error *err) {
-    const uint8_t *data = sst_block_seq_at(&t->seq, i, err);
-    if (!data || sst_reader_check_block(t->r, i, data, &t->walk.plain, &t->walk.view, err))
-        return -1;
+    if (t->in_place) {
+        if (sst_reader_mapped_view(t->r, i, &t->walk.view, err))
+            return -1;
+    } else {
+        const uint8_t *data = sst_block_seq_at(&t->seq, i, err);
+        if (!data || sst_reader_check_block(t->r, i, data, &t->walk.plain, &t->walk.view, err))
+            return -1;
+    }
     t->block = i;
     sst_walk_start(&t->walk);
     return 0;
@@ -212,6 +219,13 @@ sst_cursor *sst_cursor_table(const sst_reader *r, sp_error *err) {
     sst_walk_init(&t->walk);
     sst_block_seq_init(&t->seq, sst_reader_blocks(r), 1, MAX_READ_BYTES / f->block_size);
     return &t->c;
+}
+
+sst_cursor *sst_cursor_table_short(const sst_reader *r, sp_error *err) {
+    sst_cursor *c = sst_cursor_table(r, err);
+    if (c)
+        ((table_cursor *)c)->in_place = sst_reader_in_place(r);
+    return c;
 }
 
 /* ------------------------------------------------------------- a table set */

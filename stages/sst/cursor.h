@@ -70,6 +70,12 @@ struct sst_cursor {
  * memory. */
 sst_cursor *sst_cursor_table(const sst_reader *r, sp_error *err);
 
+/* A cursor over r for a short scan (a suggestion's few blocks): on a
+ * table read in place (sst_reader_in_place) its blocks are read through
+ * the lookups' mapping, each checked once for every reader, with no read
+ * call, copy or buffer of its own; on any other, sst_cursor_table's. */
+sst_cursor *sst_cursor_table_short(const sst_reader *r, sp_error *err);
+
 /* Shard i of a set, opened as a cursor, or NULL with err set. */
 typedef sst_cursor *(*sst_cursor_open_fn)(void *ctx, size_t i, sp_error *err);
 

@@ -87,12 +87,13 @@ static const sp_title_rules *rules_of(const sstpipe_table *t) {
  * redirect's target), 0 not indexed, -1 error. */
 static int title_kind(const sstpipe_table *t, const uint8_t *title, size_t n, const uint8_t **v,
                       size_t *vlen, char **errmsg) {
+    const sstpipe_table *h = home(t, title, n);
     uint8_t key[SP_MAX_KEY_BYTES];
-    size_t klen = sp_title_index_key(title, n, key);
+    size_t klen = sp_title_index_key(h->rules->layout, title, n, key);
     if (klen == 0)
         return 0;
     const void *value;
-    int found = sstpipe_table_get(home(t, title, n)->titles, key, klen, &value, vlen, errmsg);
+    int found = sstpipe_table_get(h->titles, key, klen, &value, vlen, errmsg);
     *v = value;
     return found == 1 && *vlen == 0 ? 0 : found;
 }
@@ -254,24 +255,118 @@ int sstpipe_lookup_many(sstpipe_table *t, size_t n, const void *const *titles, c
     return rc;
 }
 
-/* Whether a ranks before b. */
-static bool better(const sstpipe_suggestion *a, bool a_exact, const sstpipe_suggestion *b,
-                   bool b_exact) {
-    if (a_exact != b_exact)
-        return a_exact;
-    if (a->redirect != b->redirect)
-        return !a->redirect;
-    return a->title_len < b->title_len;
+/* The suggestions ranked so far and what ranks ties: the scan's order,
+ * which within one index and one fold was title order in layout 1, and is
+ * title order again here whatever the layout. Each stays in its slot of out
+ * (and of the arrays beside it) from the time it makes the list, and order
+ * ranks the slots, so a title that makes the list moves no other. */
+typedef struct ranking {
+    sstpipe_suggestion *out;
+    size_t n, limit;
+    const uint8_t *norm; /* the text normalised: its exact match ranks first */
+    size_t nlen;
+    uint8_t order[SSTPIPE_SUGGEST_MAX]; /* slots, the best first */
+    bool exact[SSTPIPE_SUGGEST_MAX];
+    size_t index[SSTPIPE_SUGGEST_MAX]; /* which shard's index it came from */
+    size_t fold_len[SSTPIPE_SUGGEST_MAX];
+    uint8_t fold[SSTPIPE_SUGGEST_MAX][SP_MAX_KEY_BYTES];
+} ranking;
+
+/* A title scanned: its kind, exact match and length rank it first; its
+ * key's fold and title are read only for a tie or when it makes the list. */
+typedef struct candidate {
+    size_t title_len;
+    bool redirect, exact;
+    size_t index;
+    const uint8_t *key;
+    size_t klen, fold_len;
+    unsigned layout;
+} candidate;
+
+/* Whether c ranks before the suggestion in slot i of r. */
+static bool better(const ranking *r, const candidate *c, size_t i) {
+    const sstpipe_suggestion *b = &r->out[i];
+    if (c->exact != r->exact[i])
+        return c->exact;
+    if (c->redirect != b->redirect)
+        return !c->redirect;
+    if (c->title_len != b->title_len)
+        return c->title_len < b->title_len;
+    if (c->index != r->index[i] || c->fold_len != r->fold_len[i] ||
+        memcmp(c->key, r->fold[i], c->fold_len))
+        return false;
+    uint8_t title[SP_MAX_KEY_BYTES];
+    sp_title_index_title(c->layout, c->key, c->klen, title);
+    return memcmp(title, b->title, c->title_len) < 0;
 }
 
-/* Ranks the first SUGGEST_SCAN titles of the index titles starting with
- * prefix into out[0..*n) (exact[] saying which are norm itself), the best
- * limit kept. 0, or -1 with *errmsg set. */
-static int scan(sstpipe_table *titles, const uint8_t *prefix, size_t plen, const uint8_t *norm,
-                size_t nlen, size_t limit, sstpipe_suggestion *out, bool *exact, size_t *n,
-                char **errmsg) {
+/* Ranks one scanned page record of index `index` (key and value as
+ * stored) into r, the worst dropped at r->limit. */
+static void rank(ranking *r, size_t index, unsigned layout, const uint8_t *key, size_t klen,
+                 const uint8_t *v, size_t vlen) {
+    const uint8_t *zero = memchr(key, 0, klen);
+    size_t tlen = sp_title_index_title_len(layout, key, klen);
+    if (!zero || tlen == 0 || vlen == 0)
+        return;
+    candidate c = {.title_len = tlen,
+                   .redirect = v[0] == SP_TITLE_REDIRECT,
+                   .index = index,
+                   .key = key,
+                   .klen = klen,
+                   .fold_len = (size_t)(zero - key),
+                   .layout = layout};
+    uint8_t title[SP_MAX_KEY_BYTES];
+    bool decoded = false;
+    if (tlen == r->nlen) {
+        sp_title_index_title(layout, key, klen, title);
+        decoded = true;
+        c.exact = !memcmp(title, r->norm, tlen);
+    }
+    size_t at = r->n;
+    while (at > 0 && better(r, &c, r->order[at - 1]))
+        at--;
+    if (at == r->limit)
+        return;
+    /* A free slot, or the one of the title it pushes off the list. */
+    size_t slot = r->n < r->limit ? r->n++ : r->order[r->limit - 1];
+    memmove(r->order + at + 1, r->order + at, (r->n - 1 - at) * sizeof *r->order);
+    r->order[at] = (uint8_t)slot;
+    if (!decoded)
+        sp_title_index_title(layout, key, klen, title);
+    r->out[slot].redirect = c.redirect;
+    set_text(r->out[slot].title, &r->out[slot].title_len, title, tlen);
+    r->exact[slot] = c.exact;
+    r->index[slot] = index;
+    r->fold_len[slot] = c.fold_len;
+    memcpy(r->fold[slot], key, c.fold_len);
+}
+
+/* Puts r->out in rank order: out[i] becomes the suggestion in slot
+ * order[i], each cycle of the permutation moved through one spare. */
+static void put_in_order(ranking *r) {
+    bool done[SSTPIPE_SUGGEST_MAX] = {false};
+    for (size_t i = 0; i < r->n; i++) {
+        if (done[i])
+            continue;
+        sstpipe_suggestion spare = r->out[i];
+        size_t j = i;
+        while (r->order[j] != i) {
+            r->out[j] = r->out[r->order[j]];
+            done[j] = true;
+            j = r->order[j];
+        }
+        r->out[j] = spare;
+        done[j] = true;
+    }
+}
+
+/* Ranks the first SUGGEST_SCAN titles of index `index` (titles, its
+ * rules') starting with prefix into r. 0, or -1 with *errmsg set. */
+static int scan(ranking *r, size_t index, sstpipe_table *titles, const sp_title_rules *rules,
+                const uint8_t *prefix, size_t plen, char **errmsg) {
     sp_error err = {0};
-    sstpipe_iter *it = sstpipe_iter_over(sst_cursor_table(titles->r, &err), NULL, 0, prefix, plen);
+    sstpipe_iter *it =
+        sstpipe_iter_over(sst_cursor_table_short(titles->r, &err), NULL, 0, prefix, plen);
     if (!it) {
         sp_errorf(&err, "out of memory");
         sstpipe_report_error(errmsg, &err);
@@ -284,30 +379,7 @@ static int scan(sstpipe_table *titles, const uint8_t *prefix, size_t plen, const
         rc = sstpipe_iter_next(it, &k, &klen, &v, &vlen, errmsg);
         if (rc <= 0)
             break;
-        const uint8_t *zero = memchr(k, 0, klen);
-        if (!zero || vlen == 0)
-            continue;
-        const uint8_t *title = zero + 1;
-        size_t tlen = klen - (size_t)(title - (const uint8_t *)k);
-        /* Ranked on its kind and length first; its title is copied only
-         * when it makes the list, as most of the scanned ones do not. */
-        sstpipe_suggestion s;
-        s.title_len = tlen;
-        s.redirect = ((const uint8_t *)v)[0] == SP_TITLE_REDIRECT;
-        bool ex = tlen == nlen && !memcmp(title, norm, nlen);
-        /* Insertion into the ranked list, the worst dropped at limit. */
-        size_t at = *n;
-        while (at > 0 && better(&s, ex, &out[at - 1], exact[at - 1]))
-            at--;
-        if (at == limit)
-            continue;
-        size_t keep = *n < limit ? *n : limit - 1;
-        memmove(out + at + 1, out + at, (keep - at) * sizeof *out);
-        memmove(exact + at + 1, exact + at, (keep - at) * sizeof *exact);
-        out[at].redirect = s.redirect;
-        set_text(out[at].title, &out[at].title_len, title, tlen);
-        exact[at] = ex;
-        *n = keep + 1;
+        rank(r, index, rules->layout, k, klen, v, vlen);
     }
     sstpipe_iter_free(it);
     return rc < 0 ? -1 : 0;
@@ -337,12 +409,20 @@ int sstpipe_suggest(sstpipe_table *t, const void *text, size_t len, size_t limit
     size_t nlen = sp_title_normalise(rules_of(t), text, len, norm, sizeof norm);
     /* A set's titles are ranked as one: each shard's index holds the
      * titles of its key range, any of which may start with the text. */
-    bool exact[SSTPIPE_SUGGEST_MAX];
-    size_t n = 0, shards = t->set ? t->set->n : 1;
+    /* Set field by field: its folds are written as titles make the list,
+     * and zeroing them all would cost more than a short scan. */
+    ranking r;
+    r.out = out;
+    r.n = 0;
+    r.limit = limit;
+    r.norm = norm;
+    r.nlen = nlen;
+    size_t shards = t->set ? t->set->n : 1;
     for (size_t i = 0; i < shards; i++) {
-        sstpipe_table *titles = t->set ? t->set->shards[i]->titles : t->titles;
-        if (scan(titles, prefix, plen, norm, nlen, limit, out, exact, &n, errmsg))
+        sstpipe_table *shard = t->set ? t->set->shards[i] : t;
+        if (scan(&r, i, shard->titles, shard->rules, prefix, plen, errmsg))
             return -1;
     }
-    return (int)n;
+    put_in_order(&r);
+    return (int)r.n;
 }

@@ -397,6 +397,22 @@ static inline __attribute__((always_inline)) int get_in_block(const sst_reader *
     return rc < 0 ? sst_blocks_error(&r->blocks, i, &e, err) : rc;
 }
 
+bool sst_reader_in_place(const sst_reader *r) {
+    return r->map && !r->dict;
+}
+
+int sst_reader_mapped_view(const sst_reader *r, uint64_t i, block_view *v, sp_error *err) {
+    const uint8_t *data = sst_blocks_mapped(&r->blocks, i);
+    block_dir *d = atomic_load_explicit(&r->map->dirs[i], memory_order_acquire);
+    if (!d && !check_mapped_block(r, i, data, err))
+        return -1;
+    sp_error e;
+    sp_error_clear(&e);
+    return block_reopen(v, data, r->footer.block_size, "", &e)
+               ? sst_blocks_error(&r->blocks, i, &e, err)
+               : 0;
+}
+
 int sst_reader_get_in_block(const sst_reader *r, uint64_t i, const uint8_t *key, size_t klen,
                             const void **value, size_t *vlen, sp_error *err) {
     return get_in_block(r, i, key, klen, value, vlen, err);

@@ -125,4 +125,13 @@ int sst_reader_map(sst_reader *r, size_t dir_budget, sp_error *err);
 int sst_reader_get_in_block(const sst_reader *r, uint64_t i, const uint8_t *key, size_t klen,
                             const void **value, size_t *vlen, sp_error *err);
 
+/* Whether r reads in place through its mapping: mapped (sst_reader_map) and
+ * in format version 1, whose blocks are their records. */
+bool sst_reader_in_place(const sst_reader *r);
+/* On a reader in place: block i opened in the mapping into v, checked in
+ * full on its first use by any of the mapping's readers, as a lookup's
+ * block is, and reopened without its checksum after (block_reopen): a
+ * short scan's blocks neither copied nor summed again. Thread-safe. */
+int sst_reader_mapped_view(const sst_reader *r, uint64_t i, block_view *v, sp_error *err);
+
 #endif

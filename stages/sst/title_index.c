@@ -38,6 +38,7 @@ title_index *title_index_init(const char *table_path, const sp_title_rules *rule
     }
     x->cleanup_slot = x->earlier_slot = -1;
     x->rules = *rules;
+    x->rules.layout = SP_TITLES_LAYOUT; /* a merge's inputs' may be older */
     x->table = *table;
     x->table.background = false;
     /* Format version 1 whatever the table's: title_merge and table sets
@@ -77,7 +78,7 @@ title_index *title_index_init(const char *table_path, const sp_title_rules *rule
 /* The index's record for one of the table's. */
 static int add_title(title_index *x, const sp_record *rec, sp_error *err) {
     uint8_t key[SP_MAX_KEY_BYTES], value[1 + SP_MAX_KEY_BYTES];
-    size_t klen = sp_title_index_key(rec->key, rec->key_len, key);
+    size_t klen = sp_title_index_key(x->rules.layout, rec->key, rec->key_len, key);
     if (klen == 0)
         return 0;
     size_t vlen = 1;

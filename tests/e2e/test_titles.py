@@ -88,9 +88,26 @@ class Corpus(E2ETest):
         self.assertRegex(recs[0], '^{"key": "\\\\u0000", "value": "table=%d [0-9a-f]{16}\\\\n'
                          'case=first-letter\\\\n' % size)
         self.assertIn("ns=2 first-letter User\\n", recs[0])
-        self.assertIn('{"key": "abacus\\u0000AbacuS", "value": "rAbacus"}', recs)
-        self.assertIn('{"key": "assistivetechnology\\u0000AssistiveTechnology", '
+        self.assertIn("\\nlayout=2\\n", recs[0])
+        # Layout 2: the title as its fold's letters upper-cased, at 0 and 5.
+        self.assertIn('{"key": "abacus\\u0000\\u0001\\u0001\\u0005", "value": "rAbacus"}', recs)
+        self.assertIn('{"key": "assistivetechnology\\u0000\\u0001\\u0001\\t", '
                       '"value": "rAssistive technology"}', recs)
+
+    def test_damaged_index_block(self):
+        """A suggestion reads the index's blocks in place through the
+        mapping: each is checked in full on its first use, so a byte changed
+        is an error naming the block, never a wrong title."""
+        t = self.path("damaged.sst")
+        self.build(LTGWIKI, t, "-q")
+        with open(t + ".titles", "r+b") as f:
+            data = f.read()
+            at = data.index("Zušupeite".encode())  # in the last data block
+            f.seek(at)
+            f.write(b"z")
+        r = sstpipe("suggest", t, "zu")
+        self.assertEqual(r.code, 1, r.describe())
+        self.assertRegex(r.stderr, rb"block 6 at byte \d+: block checksum mismatch")
 
     def test_typed_titles(self):
         anarchism = self.text_of("Anarchism")

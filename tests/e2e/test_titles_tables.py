@@ -22,6 +22,11 @@ published, not only build's (issue 32), through the command line.
   without its index: the set answers exact keys alone.
 - write (the stage pipeline, which has no dump's rules) publishes its table
   without an index, and removes one left there by an earlier build.
+- An index in layout 1, as main 341be5e wrote them (title_rules.h; remade
+  at test time by tests/make_old_titles.c from one in the current layout):
+  get, suggest (titles of one fold ranked in title order as before) and
+  verify answer as with the current layout, on a table and on a set's
+  shards; merge reads it into an output index in the current layout.
 """
 
 import sys
@@ -254,6 +259,66 @@ class Sets(E2ETest):
         r = sstpipe("suggest", self.set, "a")
         self.assertEqual(r.code, 1, r.describe())
         self.assertIn(b"has no title index", r.stderr)
+
+
+def make_old_titles(t):
+    """Rewrites t's title index in layout 1."""
+    r = run([env_path("MAKE_OLD_TITLES"), t])
+    if r.code != 0:
+        raise AssertionError(r.describe())
+
+
+class OldLayout(E2ETest):
+    # ABc, AbC and Abc fold alike: layout 2's keys sort them otherwise.
+    PAGES = Sets.PAGES + [_page("ABc", ["t"]), _page("AbC", ["u"])]
+    ARGS = [("get", "r"), ("get", "ålesund"), ("get", "abz"), ("get", "ABC"),
+            ("get", "abc", "r", "mid", "Ålesund", "nope"), ("suggest", "a"), ("suggest", "ab"),
+            ("suggest", "al", "--limit", "1"), ("suggest", "abc", "--limit", "2")]
+
+    def setUp(self):
+        super().setUp()
+        xml = self.write_file("d.xml", dump_xml(self.PAGES).encode())
+        self.new, self.old = self.path("new.sst"), self.path("old.sst")
+        self.build(xml, self.new, "-q")
+        self.build(xml, self.old, "-q")
+        make_old_titles(self.old)
+
+    def answers(self, t):
+        out = []
+        for args in self.ARGS:
+            r = sstpipe(*args[:1], t, *args[1:])
+            out.append((args, r.code, r.stdout, r.stderr.replace(t.encode(), b"T")))
+        return out
+
+    def test_reads_as_the_current_layout(self):
+        old_rules, old_recs = index_records(self.old)
+        new_rules, new_recs = index_records(self.new)
+        self.assertNotIn("layout=2", old_rules)
+        self.assertIn("layout=2", new_rules)
+        self.assertIn({"key": "abc\u0000ABc", "value": "a"}, old_recs)
+        self.assertNotEqual(old_recs, new_recs)
+        self.assertEqual(self.answers(self.old), self.answers(self.new))
+        self.assertEqual(sstpipe("suggest", self.old, "ab").stdout.decode().splitlines(),
+                         ["Ab\t(a redirect)", "ABc", "AbC", "Abc"])
+        self.assertOk(sstpipe("verify", self.old + ".titles"))
+
+    def test_merged_into_the_current_layout(self):
+        a, b = self.path("a.sst"), self.path("b.sst")
+        self.build(self.write_file("a.xml", dump_xml(OLD).encode()), a, "-q")
+        self.build(self.write_file("b.xml", dump_xml(NEW).encode()), b, "-q")
+        both = self.path("both.sst")
+        self.build(self.write_file("both.xml", dump_xml(OLD + NEW).encode()), both, "-q")
+        make_old_titles(a)
+        out = self.path("m.sst")
+        self.assertOk(sstpipe("merge", "-o", out, a, b))
+        self.assertEqual(index_records(out), index_records(both))
+
+    def test_a_set_of_old_indexes(self):
+        s = self.path("set")
+        self.assertOk(run([env_path("MAKE_TABLESET"), "--titles", self.new, s, b"M".hex()]))
+        for shard in ("shard-0000.sst", "shard-0001.sst"):
+            make_old_titles(os.path.join(s, shard))
+        self.assertEqual(self.answers(s), self.answers(self.new))
 
 
 class Write(E2ETest):
