@@ -470,23 +470,57 @@ static int publish_file(const cluster_plan *p, const char *from, const char *to,
     return rc;
 }
 
+/* A second name in the build's directory for the index at titles that a
+ * publish is about to replace, so that it can be put back (publish_file)
+ * when the table's publish fails: a link, or a copy where there can be
+ * none. Swept with the publish's other second names when its process dies.
+ * Returns 1 when kept, 0 when there is no index at titles, -1 on error. */
+static int keep_earlier_index(const cluster_plan *p, const char *titles, char *keep, size_t cap,
+                              sp_error *err) {
+    char owner[SP_PUBLISH_OWNER_MAX];
+    sp_publish_owner(owner, sizeof owner);
+    pathf(keep, cap, "%s/reduce/" PUBLISH_LINK_PREFIX "%s.titles", p->dir, owner);
+    unlink(keep);
+    if (access(titles, F_OK) != 0)
+        return errno == ENOENT ? 0 : sp_errorf_errno(err, "%s: cannot see it", titles);
+    if (link(titles, keep) == 0)
+        return 1;
+    if (errno != EXDEV && errno != EPERM)
+        return sp_errorf_errno(err, "%s: cannot link as %s", titles, keep);
+    return copy_file(titles, keep, err) ? -1 : 1;
+}
+
 /* The shard as the table at to, with its title index when the reduce
  * wrote one, in build's order (title_index.h): the index first, so that a
- * reader of the new table finds it, and removed when the table fails (the
- * table it replaces is then without one); killed between the two, the new
- * index stays beside the old table, which readers ignore (it names
- * another table). Without one, an index left at to for the table replaced
- * goes once the table is in place. */
+ * reader of the new table finds it; when the table's publish fails, the
+ * index of the table it replaces is put back (or, if it had none, the new
+ * one goes). Killed between the two, the new index stays beside the old
+ * table, which readers ignore (it names another table). Without an index,
+ * one left at to for the table replaced goes once the table is in place. */
 static int publish_table(const cluster_plan *p, const char *from, const char *to, sp_error *err) {
     char *from_titles = sp_titles_path(from), *to_titles = sp_titles_path(to);
+    char keep[PATH_MAX];
     int rc = from_titles && to_titles ? 0 : sp_errorf(err, "out of memory");
     bool titled = rc == 0 && access(from_titles, F_OK) == 0;
-    if (titled)
+    int kept = titled ? keep_earlier_index(p, to_titles, keep, sizeof keep, err) : 0;
+    int keep_slot = kept == 1 ? sp_cleanup_add(keep) : -1;
+    if (kept < 0)
+        rc = -1;
+    if (rc == 0 && titled)
         rc = publish_file(p, from_titles, to_titles, err);
     if (rc == 0 && publish_file(p, from, to, err)) {
         rc = -1;
-        if (titled)
+        sp_error put_back = {0};
+        if (kept == 1 && publish_file(p, keep, to_titles, &put_back)) {
+            sp_error first = *err;
+            sp_errorf(err, "%s; and the earlier title index: %s", first.msg, put_back.msg);
+        } else if (kept == 0 && titled) {
             unlink(to_titles);
+        }
+    }
+    if (kept == 1) {
+        unlink(keep);
+        sp_cleanup_remove(keep_slot);
     }
     if (rc == 0 && !titled && unlink(to_titles) && errno != ENOENT)
         rc = sp_errorf_errno(err, "%s: cannot remove the title index of the table it replaced",

@@ -277,6 +277,7 @@ class ClusterPublishKills(E2ETest):
             shutil.copytree(self.old_out, self.out)
         else:
             shutil.copy(self.old_out, self.out)
+            shutil.copy(self.old_out + ".titles", self.out + ".titles")
 
     def judge_kill(self, what, r):
         """After a kill: the old or the new OUT, whole; nothing beside it
@@ -336,6 +337,33 @@ class ClusterPublishKills(E2ETest):
             self.judge_kill(what, r)
             tally.killed += 1
         print(tally.report())
+
+    def test_table_publish_errors_keep_the_old_pair(self):
+        """EIO at each rename the finish makes, in OUT's directory and the
+        build's: a finish that fails leaves the older table and its own
+        title index at OUT, byte for byte (the new index, published first,
+        is taken back), and nothing beside them; one that succeeds, the
+        reference pair."""
+        self.prepare(1)
+        self.reset()
+        counts = faultlib.count_calls(self, self.finish_argv(self.out), self.tmp)
+        self.assertGreater(counts["rename"], 1)
+        failed = 0
+        for n in range(1, counts["rename"] + 1):
+            self.reset()
+            what = f"publish rename:{n}:EIO"
+            r = faultlib.run(self.finish_argv(self.out), fault=f"rename:{n}:EIO",
+                             fault_dir=self.tmp)
+            pair = (sha(self.out), sha(self.out + ".titles"))
+            if r.code == 0:
+                self.assertEqual(pair, (sha(self.ref), sha(self.ref + ".titles")), what)
+                continue
+            failed += 1
+            self.assertEqual(r.code, 1, what + r.describe())
+            self.assertEqual(pair, (sha(self.old_out), sha(self.old_out + ".titles")),
+                             what + ": the older pair was not kept" + r.describe())
+            self.assertEqual(faultlib.temp_leftovers(self.out_dir), [], what + r.describe())
+        self.assertGreater(failed, 1)
 
     def test_kill_table_publish_at_every_call(self):
         self.kill_every_call(1)
