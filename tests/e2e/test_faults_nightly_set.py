@@ -99,7 +99,8 @@ class NightlySetFaults(E2ETest):
         self.assertTrue(r.stdout == self.refs[dump], what + ": not build's records")
 
     # The calls only a set's publish makes: in and on its temporary
-    # directory, made, filled with the shards' links and tableset.json,
+    # directory, made, filled with the shards' links (and their title
+    # indexes') and tableset.json,
     # fsynced and renamed to the set's name. test_faults_nightly.py sweeps
     # the rest of a night (the lock, the log, the pages and the manifest,
     # the staging directory's rename, the swap of `current`): the same code
@@ -109,7 +110,8 @@ class NightlySetFaults(E2ETest):
     def calls(self):
         calls = faultlib.count_calls(self, self.argv, self.out,
                                      only=lambda calls: [c for c in calls if self.IN_SET.search(c[2])])
-        self.assertEqual(len(calls["linkat"]), 3, f"the shards' and tableset.json's links: {calls}")
+        self.assertEqual(len(calls["linkat"]), 5,
+                         f"the two shards', their title indexes' and tableset.json's links: {calls}")
         for op in ["mkdir", "open", "write", "fsync", "rename", "close"]:
             self.assertTrue(calls[op], f"no {op} in the set's directory: {calls}")
         return calls

@@ -120,10 +120,11 @@ class NightlySet(E2ETest):
     def test_damaged_shard_is_not_published(self):
         self.assertOk(self.nightly(self.first))
         before = self.current()
-        # Verify's first open of the last shard (the 14th open of an existing
-        # file under out: the set's finishing, then verify's manifest and its
-        # shards, two opens each) is held while one byte of it is flipped.
-        with faultlib.Held("open_read:14", self.out,
+        # Verify's first open of the last shard (the 15th open of an existing
+        # file under out, as a run counts them: the set's finishing, then
+        # verify's of the manifest, the shards and their title indexes) is
+        # held while one byte of it is flipped.
+        with faultlib.Held("open_read:15", self.out,
                            lambda path: faultlib.flip_byte(path, 5000)) as held:
             r = subprocess.run([sstpipe_bin(), "nightly", "-c", self.ini, self.second],
                                capture_output=True, text=True, timeout=600, env=held.env)
