@@ -11,6 +11,8 @@
  */
 #include "stages/sst/block_cache.h"
 
+#include "stages/sst/thread_slot.h"
+
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -195,9 +197,9 @@ typedef struct thread_bufs {
     block_plain plain;
 } thread_bufs;
 
-static pthread_key_t bufs_key;
-static pthread_once_t bufs_once = PTHREAD_ONCE_INIT;
-static int bufs_key_rc;
+static void *bufs_make(void) {
+    return calloc(1, sizeof(thread_bufs));
+}
 
 static void free_chunks(chunk *c) {
     for (chunk *next; c; c = next) {
@@ -213,25 +215,12 @@ static void bufs_free(void *p) {
     free(b);
 }
 
-static void bufs_key_make(void) {
-    bufs_key_rc = pthread_key_create(&bufs_key, bufs_free);
-}
+static sst_thread_slot bufs_slot = SST_THREAD_SLOT(bufs_make, bufs_free);
 
 /* The thread's buffers, made on first use when make is true; NULL when
  * out of memory (or not made yet). */
 static thread_bufs *thread_buffers(bool make) {
-    if (pthread_once(&bufs_once, bufs_key_make) != 0 || bufs_key_rc != 0)
-        return NULL;
-    thread_bufs *b = pthread_getspecific(bufs_key);
-    if (!b && make) {
-        if (!(b = calloc(1, sizeof *b)))
-            return NULL;
-        if (pthread_setspecific(bufs_key, b) != 0) {
-            free(b);
-            return NULL;
-        }
-    }
-    return b;
+    return sst_thread_slot_get(&bufs_slot, make);
 }
 
 block_plain *sst_thread_plain(void) {

@@ -22,8 +22,8 @@
 #include "stages/sst/block_entry.h"
 #include "stages/sst/coding.h"
 #include "stages/sst/format.h"
+#include "stages/sst/thread_slot.h"
 
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <xxhash.h>
@@ -90,28 +90,23 @@ void packed_dict_free(packed_dict *d) {
 
 /* A decompression context per thread, made on its first use and freed when
  * the thread ends: lookups run on many threads at once. */
-static pthread_key_t dctx_key;
-static pthread_once_t dctx_once = PTHREAD_ONCE_INIT;
+static void *dctx_make(void) {
+    ZSTD_DCtx *c = ZSTD_createDCtx();
+    if (c && ZSTD_isError(ZSTD_DCtx_setParameter(c, ZSTD_d_format, ZSTD_f_zstd1_magicless))) {
+        ZSTD_freeDCtx(c);
+        return NULL;
+    }
+    return c;
+}
 
 static void dctx_free(void *p) {
     ZSTD_freeDCtx(p);
 }
 
-static void dctx_key_make(void) {
-    (void)pthread_key_create(&dctx_key, dctx_free);
-}
+static sst_thread_slot dctx_slot = SST_THREAD_SLOT(dctx_make, dctx_free);
 
 static ZSTD_DCtx *thread_dctx(void) {
-    pthread_once(&dctx_once, dctx_key_make);
-    ZSTD_DCtx *c = pthread_getspecific(dctx_key);
-    if (!c && (c = ZSTD_createDCtx())) {
-        if (ZSTD_isError(ZSTD_DCtx_setParameter(c, ZSTD_d_format, ZSTD_f_zstd1_magicless)) ||
-            pthread_setspecific(dctx_key, c)) {
-            ZSTD_freeDCtx(c);
-            return NULL;
-        }
-    }
-    return c;
+    return sst_thread_slot_get(&dctx_slot, true);
 }
 
 /* One group of the directory. */

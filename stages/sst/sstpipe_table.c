@@ -29,8 +29,8 @@
 #include "stages/sst/sstpipe_table.h"
 
 #include "stages/sst/block_cache.h"
+#include "stages/sst/thread_slot.h"
 
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -93,9 +93,9 @@ typedef struct thread_buf {
     size_t cap;
 } thread_buf;
 
-static pthread_key_t buf_key;
-static pthread_once_t buf_once = PTHREAD_ONCE_INIT;
-static int buf_key_rc;
+static void *thread_buf_make(void) {
+    return calloc(1, sizeof(thread_buf));
+}
 
 static void thread_buf_free(void *p) {
     thread_buf *b = p;
@@ -103,22 +103,12 @@ static void thread_buf_free(void *p) {
     free(b);
 }
 
-static void buf_key_create(void) {
-    buf_key_rc = pthread_key_create(&buf_key, thread_buf_free);
-}
+static sst_thread_slot buf_slot = SST_THREAD_SLOT(thread_buf_make, thread_buf_free);
 
 static uint8_t *thread_buffer(size_t need) {
-    if (pthread_once(&buf_once, buf_key_create) != 0 || buf_key_rc != 0)
+    thread_buf *b = sst_thread_slot_get(&buf_slot, true);
+    if (!b)
         return NULL;
-    thread_buf *b = pthread_getspecific(buf_key);
-    if (!b) {
-        if (!(b = calloc(1, sizeof *b)))
-            return NULL;
-        if (pthread_setspecific(buf_key, b) != 0) {
-            free(b);
-            return NULL;
-        }
-    }
     if (b->cap < need) {
         void *p;
         if (posix_memalign(&p, DIRECT_ALIGN, need) != 0)
