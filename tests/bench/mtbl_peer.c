@@ -3,6 +3,7 @@
  * as the benchmark's peer (tests/bench/run). Not part of sstpipe.
  *
  *   mtbl_peer build INPUT -o OUT [--memory SIZE] [--block-size SIZE] [--max-bytes N] [--tmp DIR]
+ *                   [--zstd LEVEL]
  *   mtbl_peer lookup FILE KEYS
  *
  * build: libxml2's xmlTextReader over the dump (zstd-compressed, decoded
@@ -10,8 +11,11 @@
  * <title>, value = the <text> of the last <revision>, cut to max-bytes on a
  * UTF-8 boundary (the same records as `sstpipe build`). Records go to an
  * mtbl_sorter with the same memory budget, whose sorted output feeds an
- * mtbl_writer with the same block size and NO compression (sstpipe does not
- * compress either; mtbl's default, zlib, would only make the peer slower).
+ * mtbl_writer with the same block size and NO compression (sstpipe's format
+ * version 1 does not compress either; mtbl's default, zlib, would only make
+ * the peer slower), or, with --zstd, every block compressed with zstd at
+ * LEVEL: the compressed peer that format version 2's size and lookups are
+ * held against (tests/bench/format2_bench.py).
  * Text nodes are read in place (xmlTextReaderConstValue) and only the first
  * max-bytes + 1 bytes are copied, as sstpipe does.
  *
@@ -190,6 +194,7 @@ enum where { NOWHERE, IN_TITLE, IN_TEXT };
 typedef struct build_opts {
     const char *input, *output, *tmp;
     uint64_t memory, block_size, max_bytes;
+    int zstd_level; /* 0: no compression */
 } build_opts;
 
 static int build(const build_opts *o) {
@@ -204,7 +209,12 @@ static int build(const build_opts *o) {
     if (unlink(o->output) != 0 && errno != ENOENT)
         die("cannot replace %s", o->output);
     struct mtbl_writer_options *wo = mtbl_writer_options_init();
-    mtbl_writer_options_set_compression(wo, MTBL_COMPRESSION_NONE);
+    if (o->zstd_level) {
+        mtbl_writer_options_set_compression(wo, MTBL_COMPRESSION_ZSTD);
+        mtbl_writer_options_set_compression_level(wo, o->zstd_level);
+    } else {
+        mtbl_writer_options_set_compression(wo, MTBL_COMPRESSION_NONE);
+    }
     mtbl_writer_options_set_block_size(wo, (size_t)o->block_size);
     struct mtbl_writer *w = mtbl_writer_init(o->output, wo);
     mtbl_writer_options_destroy(&wo);
@@ -286,10 +296,13 @@ static int build(const build_opts *o) {
 }
 
 static int build_cmd(int argc, char **argv) {
-    static const struct option longopts[] = {
-        {"output", required_argument, NULL, 'o'},     {"memory", required_argument, NULL, 'm'},
-        {"block-size", required_argument, NULL, 'b'}, {"max-bytes", required_argument, NULL, 'x'},
-        {"tmp", required_argument, NULL, 't'},        {NULL, 0, NULL, 0}};
+    static const struct option longopts[] = {{"output", required_argument, NULL, 'o'},
+                                             {"memory", required_argument, NULL, 'm'},
+                                             {"block-size", required_argument, NULL, 'b'},
+                                             {"max-bytes", required_argument, NULL, 'x'},
+                                             {"tmp", required_argument, NULL, 't'},
+                                             {"zstd", required_argument, NULL, 'z'},
+                                             {NULL, 0, NULL, 0}};
     build_opts o = {.memory = 256ull << 20, .block_size = 8192, .max_bytes = 1024};
     int c;
     while ((c = getopt_long(argc, argv, "o:", longopts, NULL)) != -1) {
@@ -309,13 +322,18 @@ static int build_cmd(int argc, char **argv) {
         case 't':
             o.tmp = optarg;
             break;
+        case 'z':
+            o.zstd_level = (int)parse_size(optarg);
+            if (o.zstd_level < 1 || o.zstd_level > 19)
+                die("--zstd %s: a level from 1 to 19", optarg);
+            break;
         default:
             return 2;
         }
     }
     if (optind != argc - 1 || !o.output || !o.max_bytes)
         die("usage: mtbl_peer build INPUT -o OUT [--memory SIZE] [--block-size SIZE] "
-            "[--max-bytes N] [--tmp DIR]%s",
+            "[--max-bytes N] [--tmp DIR] [--zstd LEVEL]%s",
             "");
     o.input = argv[optind];
     return build(&o);
