@@ -22,6 +22,7 @@
 #include "stages/extract/site_rules.h"
 #include "stages/extract/source.h"
 #include "stages/merge/table_merge.h"
+#include "stages/sst/format.h"
 #include "stages/sst/sstpipe.h"
 #include "stages/sst/table_set.h"
 #include "stages/sst/table_writer.h"
@@ -286,8 +287,8 @@ static void reduce_path(const cluster_plan *p, unsigned shard, char *buf, size_t
     pathf(buf, cap, "%s/reduce/%s", p->dir, name);
 }
 
-static int reduce_run(const cluster_plan *p, unsigned shard, cluster_task_stats *st,
-                      sp_error *err) {
+static int reduce_run(const cluster_plan *p, unsigned shard, const table_options *topts,
+                      cluster_task_stats *st, sp_error *err) {
     char dir[PATH_MAX], out[PATH_MAX], name[32];
     pathf(dir, sizeof dir, "%s/reduce", p->dir);
     reduce_path(p, shard, out, sizeof out);
@@ -330,6 +331,9 @@ static int reduce_run(const cluster_plan *p, unsigned shard, cluster_task_stats 
         table_merge_options_init(&mo);
         /* build's bytes: every record re-encoded, blocks filled as build does. */
         mo.canonical = true;
+        mo.format_version = topts->compress ? SST_FORMAT_VERSION_PACKED : SST_FORMAT_VERSION;
+        mo.compression_level = topts->compression_level;
+        mo.dictionary_size = topts->dictionary_size;
         table_merge_stats ms;
         rc = table_merge(out, (const char *const *)inputs, (unsigned)p->n_maps, &mo, &ms, err);
         st->records = ms.records;
@@ -341,7 +345,8 @@ static int reduce_run(const cluster_plan *p, unsigned shard, cluster_task_stats 
     return rc;
 }
 
-int cluster_reduce(const cluster_plan *p, unsigned shard, cluster_task_stats *st, sp_error *err) {
+int cluster_reduce(const cluster_plan *p, unsigned shard, const table_options *topts,
+                   cluster_task_stats *st, sp_error *err) {
     cluster_task_stats local;
     if (!st)
         st = &local;
@@ -352,7 +357,7 @@ int cluster_reduce(const cluster_plan *p, unsigned shard, cluster_task_stats *st
     cluster_plan_describe_reduce(p, shard, what, sizeof what);
     sp_error e = {0};
     double cpu0 = sp_process_cpu_seconds(), wall0 = sp_clock_seconds();
-    int rc = reduce_run(p, shard, st, &e);
+    int rc = reduce_run(p, shard, topts, st, &e);
     st->cpu_seconds = sp_process_cpu_seconds() - cpu0;
     st->wall_seconds = sp_clock_seconds() - wall0;
     st->peak_rss_kib = sp_usage_image_peak_rss() / 1024;
