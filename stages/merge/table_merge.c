@@ -322,12 +322,14 @@ int table_merge(const char *out, const char *const *inputs, unsigned n,
         goto done;
     if (!(r.w = table_writer_init(out, &opts, err)))
         goto done;
-    const uint8_t *dict;
-    size_t dict_len;
-    if (base_i >= 0 && opts.compress &&
-        (!table_source_dictionary(r.tables[base_i], &dict, &dict_len) ||
-         table_writer_use_dictionary(r.w, dict, dict_len, err)))
-        goto done;
+    if (base_i >= 0 && opts.compress) {
+        /* A version 2 base is a table (largest): its dictionary is the output's. */
+        const uint8_t *dict = NULL;
+        size_t dict_len = 0;
+        table_source_dictionary(r.tables[base_i], &dict, &dict_len);
+        if (table_writer_use_dictionary(r.w, dict, dict_len, err))
+            goto done;
+    }
     if (base_i >= 0)
         table_source_on_release(r.tables[base_i], base_released, r.w);
     st->open_ns = sp_clock_ns() - t0;
