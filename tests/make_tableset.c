@@ -8,7 +8,8 @@
  *
  * Shard i holds SRC's keys in [split_{i-1}, split_i) (hex, lowercase, in
  * increasing order; none: one shard), written with SRC's block size,
- * cluster size and value bound by the ordinary table writer, as
+ * cluster size, value bound and format version (a version 2 shard with
+ * its own dictionary, at the default level and size) by the ordinary table writer, as
  * OUT_DIR/shard-NNNN.sst; then the manifest, through the same writer the
  * cluster build calls (table_set_write_manifest). SRC may itself be a set.
  * A split with no key of SRC in its range gives an empty shard. With
@@ -16,6 +17,7 @@
  * would have, built from its records under the rules of SRC's index.
  */
 #include "stages/common/hex.h"
+#include "stages/sst/format.h"
 #include "stages/sst/sstpipe.h"
 #include "stages/sst/table_set.h"
 #include "stages/sst/table_writer.h"
@@ -82,9 +84,12 @@ int main(int argc, char **argv) {
     }
     table_set_shard *shards = calloc(n, sizeof *shards);
     char(*sums)[TABLE_SET_CHECKSUM_HEX] = calloc(n, sizeof *sums);
-    table_options opt = {.block_size = info.block_size,
-                         .cluster_size = info.cluster_size,
-                         .max_value_bytes = info.max_value_bytes};
+    table_options opt;
+    table_options_init(&opt);
+    opt.block_size = info.block_size;
+    opt.cluster_size = info.cluster_size;
+    opt.max_value_bytes = info.max_value_bytes;
+    opt.compress = info.format_version == SST_FORMAT_VERSION_PACKED;
     sstpipe_iter *it = sstpipe_iter_new(t, NULL, 0, NULL, 0);
     const void *k = NULL, *v = NULL;
     size_t klen = 0, vlen = 0;

@@ -22,6 +22,7 @@
 #include "stages/extract/site_rules.h"
 #include "stages/extract/source.h"
 #include "stages/merge/table_merge.h"
+#include "stages/sst/format.h"
 #include "stages/sst/sstpipe.h"
 #include "stages/sst/table_set.h"
 #include "stages/sst/table_writer.h"
@@ -286,8 +287,8 @@ static void reduce_path(const cluster_plan *p, unsigned shard, char *buf, size_t
     pathf(buf, cap, "%s/reduce/%s", p->dir, name);
 }
 
-static int reduce_run(const cluster_plan *p, unsigned shard, cluster_task_stats *st,
-                      sp_error *err) {
+static int reduce_run(const cluster_plan *p, unsigned shard, const table_options *topts,
+                      cluster_task_stats *st, sp_error *err) {
     char dir[PATH_MAX], out[PATH_MAX], name[32];
     pathf(dir, sizeof dir, "%s/reduce", p->dir);
     reduce_path(p, shard, out, sizeof out);
@@ -330,6 +331,9 @@ static int reduce_run(const cluster_plan *p, unsigned shard, cluster_task_stats 
         table_merge_options_init(&mo);
         /* build's bytes: every record re-encoded, blocks filled as build does. */
         mo.canonical = true;
+        mo.format_version = topts->compress ? SST_FORMAT_VERSION_PACKED : SST_FORMAT_VERSION;
+        mo.compression_level = topts->compression_level;
+        mo.dictionary_size = topts->dictionary_size;
         table_merge_stats ms;
         rc = table_merge(out, (const char *const *)inputs, (unsigned)p->n_maps, &mo, &ms, err);
         st->records = ms.records;
@@ -341,7 +345,8 @@ static int reduce_run(const cluster_plan *p, unsigned shard, cluster_task_stats 
     return rc;
 }
 
-int cluster_reduce(const cluster_plan *p, unsigned shard, cluster_task_stats *st, sp_error *err) {
+int cluster_reduce(const cluster_plan *p, unsigned shard, const table_options *topts,
+                   cluster_task_stats *st, sp_error *err) {
     cluster_task_stats local;
     if (!st)
         st = &local;
@@ -352,7 +357,7 @@ int cluster_reduce(const cluster_plan *p, unsigned shard, cluster_task_stats *st
     cluster_plan_describe_reduce(p, shard, what, sizeof what);
     sp_error e = {0};
     double cpu0 = sp_process_cpu_seconds(), wall0 = sp_clock_seconds();
-    int rc = reduce_run(p, shard, st, &e);
+    int rc = reduce_run(p, shard, topts, st, &e);
     st->cpu_seconds = sp_process_cpu_seconds() - cpu0;
     st->wall_seconds = sp_clock_seconds() - wall0;
     st->peak_rss_kib = sp_usage_image_peak_rss() / 1024;
@@ -424,6 +429,27 @@ static void remove_dead_publishes(const cluster_plan *p, const char *output) {
     sp_publish_sweep(dir, PUBLISH_LINK_PREFIX);
 }
 
+/* Gives the file at from a second name in the build's directory, this
+ * process's reduce/.publish-HOST-PID followed by suffix, into second (cap
+ * bytes), swept with the publish's other second names when its process
+ * dies: a link, or where there can be none (another file system, or none
+ * on it) a copy when copy is set. 1 when it has the name, 0 when it could
+ * not be linked and copy is not set, -1 on error. */
+static int second_name(const cluster_plan *p, const char *from, const char *suffix, bool copy,
+                       char *second, size_t cap, sp_error *err) {
+    char owner[SP_PUBLISH_OWNER_MAX];
+    sp_publish_owner(owner, sizeof owner);
+    pathf(second, cap, "%s/reduce/" PUBLISH_LINK_PREFIX "%s%s", p->dir, owner, suffix);
+    unlink(second);
+    if (link(from, second) == 0)
+        return 1;
+    if (errno != EXDEV && errno != EPERM)
+        return sp_errorf_errno(err, "%s: cannot link as %s", from, second);
+    if (!copy)
+        return 0;
+    return copy_file(from, second, err) ? -1 : 1;
+}
+
 /* The file from (a shard or its title index) at to, without a temporary
  * name beside to: a second name for it in the build's directory, renamed
  * onto to (or, on another file system, a copy beside to, then renamed). It
@@ -431,13 +457,13 @@ static void remove_dead_publishes(const cluster_plan *p, const char *output) {
  * after it published) publishes the same file again rather than find it
  * gone. */
 static int publish_file(const cluster_plan *p, const char *from, const char *to, sp_error *err) {
-    char second[PATH_MAX], tmp[PATH_MAX], owner[SP_PUBLISH_OWNER_MAX];
-    sp_publish_owner(owner, sizeof owner);
-    pathf(second, sizeof second, "%s/reduce/" PUBLISH_LINK_PREFIX "%s", p->dir, owner);
-    unlink(second);
+    char second[PATH_MAX], tmp[PATH_MAX];
+    int named = second_name(p, from, "", false, second, sizeof second, err);
+    if (named < 0)
+        return -1;
     int rc = 0;
-    bool copy = false;
-    if (link(from, second) == 0) {
+    bool copy = named == 0; /* no hard links on the shared directory */
+    if (named == 1) {
         int slot = sp_cleanup_add(second);
         sp_error e = {0};
         rc = sp_publish(second, to, 0, NULL, &e);
@@ -450,10 +476,6 @@ static int publish_file(const cluster_plan *p, const char *from, const char *to,
             rc = 0;
         else if (rc)
             rc = sp_errorf(err, "%s", e.msg);
-    } else if (errno == EPERM) { /* no hard links on the shared directory */
-        copy = true;
-    } else {
-        rc = sp_errorf_errno(err, "%s: cannot link as %s", from, second);
     }
     if (rc == 0 && copy) {
         if (sp_publish_temp(to, tmp, sizeof tmp, err))
@@ -472,22 +494,14 @@ static int publish_file(const cluster_plan *p, const char *from, const char *to,
 
 /* A second name in the build's directory for the index at titles that a
  * publish is about to replace, so that it can be put back (publish_file)
- * when the table's publish fails: a link, or a copy where there can be
- * none. Swept with the publish's other second names when its process dies.
- * Returns 1 when kept, 0 when there is no index at titles, -1 on error. */
+ * when the table's publish fails (second_name, a copy where there can be
+ * no link). Returns 1 when kept, 0 when there is no index at titles, -1
+ * on error. */
 static int keep_earlier_index(const cluster_plan *p, const char *titles, char *keep, size_t cap,
                               sp_error *err) {
-    char owner[SP_PUBLISH_OWNER_MAX];
-    sp_publish_owner(owner, sizeof owner);
-    pathf(keep, cap, "%s/reduce/" PUBLISH_LINK_PREFIX "%s.titles", p->dir, owner);
-    unlink(keep);
     if (access(titles, F_OK) != 0)
         return errno == ENOENT ? 0 : sp_errorf_errno(err, "%s: cannot see it", titles);
-    if (link(titles, keep) == 0)
-        return 1;
-    if (errno != EXDEV && errno != EPERM)
-        return sp_errorf_errno(err, "%s: cannot link as %s", titles, keep);
-    return copy_file(titles, keep, err) ? -1 : 1;
+    return second_name(p, titles, ".titles", true, keep, cap, err);
 }
 
 /* The shard as the table at to, with its title index when the reduce

@@ -57,7 +57,11 @@ typedef struct cluster_task_stats {
  * [sort] memory (the local runner's share of it), 0 keeps that. Neither changes an output byte. */
 int cluster_map(const cluster_plan *p, size_t task, const build_options *opts, unsigned threads,
                 uint64_t memory, cluster_task_stats *st, sp_error *err);
-int cluster_reduce(const cluster_plan *p, unsigned shard, cluster_task_stats *st, sp_error *err);
+/* topts: the table options of the same build options, whose format
+ * (compression, level, dictionary size) the shard's table is written in,
+ * as build would write it. */
+int cluster_reduce(const cluster_plan *p, unsigned shard, const table_options *topts,
+                   cluster_task_stats *st, sp_error *err);
 /* Verifies every shard and publishes output atomically; the plan's
  * directory stays as it was. */
 int cluster_publish(const cluster_plan *p, const char *output, sp_error *err);

@@ -52,6 +52,13 @@ void config_apply_build(const sp_config *cfg, build_options *opts) {
     config_apply_table(cfg, &opts->table);
 }
 
+void config_apply_merge(const sp_config *cfg, table_merge_options *opts) {
+    if (cfg->origin[CONFIG_SST_COMPRESSION] != CONFIG_FROM_DEFAULT)
+        opts->format_version = cfg->sst.compress ? SST_FORMAT_VERSION_PACKED : SST_FORMAT_VERSION;
+    opts->compression_level = (int)cfg->sst.compression_level;
+    opts->dictionary_size = (uint32_t)cfg->sst.dictionary_size;
+}
+
 void config_apply_verify(const sp_config *cfg, verify_options *opts) {
     opts->read_size = (size_t)cfg->verify.read_size;
     opts->max_problems = (size_t)cfg->verify.max_problems;

@@ -19,6 +19,7 @@
 #include "pipeline/cluster/cluster_build.h"
 #include "pipeline/nightly/nightly.h"
 #include "stages/extract/extract.h"
+#include "stages/merge/table_merge.h"
 #include "stages/profile/profile.h"
 #include "stages/serve/serve_holder.h"
 #include "stages/serve/serve_http.h"
@@ -34,6 +35,10 @@ void config_apply_sort(const sp_config *cfg, sort_options *opts);
 /* Block and cluster size; max_value_bytes is [truncate] max_bytes. */
 void config_apply_table(const sp_config *cfg, table_options *opts);
 void config_apply_build(const sp_config *cfg, build_options *opts);
+/* A merge's output format: [sst] compression when a config or --set gave
+ * it (none: version 1, zstd: 2), else the base's; compression_level and
+ * dictionary_size for a dictionary trained anew. */
+void config_apply_merge(const sp_config *cfg, table_merge_options *opts);
 void config_apply_verify(const sp_config *cfg, verify_options *opts);
 /* n = [profile] lookups, which must then be > 0 for profile_run. */
 void config_apply_profile(const sp_config *cfg, profile_options *opts);

@@ -4,9 +4,12 @@
  * The output's block and cluster sizes are the first input's unless the
  * flags say otherwise (a config's [sst] sizes describe builds, not the
  * tables being merged, so they do not apply; -c and --set are accepted as
- * by every command).
+ * by every command). Its format version is the base's unless [sst]
+ * compression is set (config_apply_merge): a merge keeps compressed tables
+ * compressed, and plain ones plain, unless told.
  */
 #include "pipeline/command/commands.h"
+#include "pipeline/command/config_apply.h"
 #include "pipeline/command/front.h"
 #include "stages/common/cli.h"
 #include "stages/common/size.h"
@@ -41,6 +44,7 @@ static int run(sp_cmdline *cl) {
     const char *out_path = cl->value[F_OUTPUT];
     table_merge_options o;
     table_merge_options_init(&o);
+    config_apply_merge(&cl->cfg, &o);
     sp_error err = {0};
     uint64_t v;
     if (cl->value[F_BLOCK]) {

@@ -7,11 +7,11 @@
  * (also at once when it already was); otherwise one line on stderr naming
  * the task and its input or key range, exit 1.
  */
-#include "pipeline/command/config_apply.h"
 #include "pipeline/cluster/cluster_plan.h"
 #include "pipeline/cluster/cluster_shared.h"
 #include "pipeline/cluster/cluster_task.h"
 #include "pipeline/command/commands.h"
+#include "pipeline/command/config_apply.h"
 #include "pipeline/command/front.h"
 #include "stages/common/cli.h"
 #include "stages/common/size.h"
@@ -94,6 +94,19 @@ static int run_map(const cluster_plan *p, size_t index, unsigned threads, uint64
     return rc;
 }
 
+/* A reduce task, its table in the format the plan's build options say. */
+static int run_reduce(const cluster_plan *p, unsigned index, cluster_task_stats *st,
+                      sp_error *err) {
+    sp_config cfg;
+    build_options opts;
+    build_options_init(&opts);
+    int rc = config_apply_plan(p, &cfg, &opts, err)
+                 ? -1
+                 : cluster_reduce(p, index, &opts.table, st, err);
+    config_destroy(&cfg);
+    return rc;
+}
+
 static int run(sp_cmdline *cl) {
     const char *stage = cl->operands[0];
     if (!strcmp(stage, "plan"))
@@ -129,7 +142,7 @@ static int run(sp_cmdline *cl) {
     if (!strcmp(stage, "map"))
         rc = run_map(p, (size_t)index, (unsigned)threads, memory, &st, &err);
     else if (!strcmp(stage, "reduce"))
-        rc = cluster_reduce(p, (unsigned)index, &st, &err);
+        rc = run_reduce(p, (unsigned)index, &st, &err);
     else if (index)
         rc = sp_errorf(&err, "%s: there is one finish task, 0", p->path);
     else if (sp_cmdline_has(cl, F_KEEP_PLAN))

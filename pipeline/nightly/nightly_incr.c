@@ -586,6 +586,11 @@ int nightly_incr_merge(nightly_run_state *r) {
     table_merge_options_init(&o);
     o.block_size = r->o->build.table.block_size;
     o.cluster_size = r->o->build.table.cluster_size;
+    /* The night's format, as its builds write it: a compressed base keeps
+     * its dictionary (table_merge.h). */
+    o.format_version = r->o->build.table.compress ? SST_FORMAT_VERSION_PACKED : SST_FORMAT_VERSION;
+    o.compression_level = r->o->build.table.compression_level;
+    o.dictionary_size = r->o->build.table.dictionary_size;
     o.drop = p->deletions;
     o.n_drop = p->n_deletions;
     bool *rebuilt = rc == 0 ? calloc(n, sizeof *rebuilt) : NULL;

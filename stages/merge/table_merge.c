@@ -19,6 +19,7 @@
 #include "stages/merge/table_source.h"
 #include "stages/merge/title_merge.h"
 #include "stages/sort/merge.h"
+#include "stages/sst/block_packed.h"
 #include "stages/sst/table_writer.h"
 
 #include <stdio.h>
@@ -36,7 +37,12 @@
 #define INDEX_MEMORY (256u << 10)
 
 void table_merge_options_init(table_merge_options *o) {
-    *o = (table_merge_options){.read_bytes = DEFAULT_READ_BYTES, .titles = true};
+    table_options t;
+    table_options_init(&t);
+    *o = (table_merge_options){.read_bytes = DEFAULT_READ_BYTES,
+                               .titles = true,
+                               .compression_level = t.compression_level,
+                               .dictionary_size = t.dictionary_size};
 }
 
 /* What the merge is doing, for the phase times (table_merge_stats). */
@@ -118,7 +124,8 @@ static int copy_block(merge_run *r, const table_source_block *b, sp_error *err) 
                           .last_len = b->last_len,
                           .records = b->records,
                           .key_bytes = b->key_bytes,
-                          .value_bytes = b->value_bytes};
+                          .value_bytes = b->value_bytes,
+                          .view = b->view};
     if (table_writer_copy_block(r->w, &c, err))
         return -1;
     r->st->records += b->records;
@@ -217,19 +224,33 @@ static void base_released(void *w) {
     table_writer_flush_copies(w);
 }
 
-/* The base: the input with the most blocks among those of the output's
- * block size and format (the output is version 1: a compressed input's
- * blocks are rebuilt, never copied). */
-static int pick_base(table_source **t, unsigned n, uint32_t block_size) {
+/* The input with the most blocks among those of the output's block size
+ * and, unless version is 0, of that format version (a version 2 one a
+ * table, whose one dictionary the output can take), or -1. */
+static int largest(table_source **t, unsigned n, uint32_t block_size, uint32_t version) {
     int best = -1;
+    const uint8_t *dict;
+    size_t dict_len;
     for (unsigned i = 0; i < n; i++) {
         const sst_footer *f = table_source_footer(t[i]);
-        if (f->block_size == block_size && f->format_version == SST_FORMAT_VERSION &&
-            f->data_blocks > 0 &&
+        if (f->block_size == block_size && f->data_blocks > 0 &&
+            (!version ||
+             (f->format_version == version && (version != SST_FORMAT_VERSION_PACKED ||
+                                               table_source_dictionary(t[i], &dict, &dict_len)))) &&
             (best < 0 || f->data_blocks > table_source_footer(t[best])->data_blocks))
             best = (int)i;
     }
     return best;
+}
+
+/* The output's format version: the options', else the one the base would
+ * be (table_merge_options.format_version). */
+static uint32_t output_version(table_source **t, unsigned n, const table_merge_options *o,
+                               uint32_t block_size) {
+    if (o->format_version)
+        return o->format_version;
+    int i = o->canonical ? -1 : largest(t, n, block_size, 0);
+    return table_source_footer(t[i >= 0 ? i : 0])->format_version;
 }
 
 int table_merge(const char *out, const char *const *inputs, unsigned n,
@@ -272,17 +293,22 @@ int table_merge(const char *out, const char *const *inputs, unsigned n,
     const sst_footer *first = table_source_footer(r.tables[0]);
     opts.block_size = o->block_size ? o->block_size : first->block_size;
     opts.cluster_size = o->cluster_size ? o->cluster_size : first->cluster_size;
+    uint32_t version = output_version(r.tables, n, o, opts.block_size);
+    opts.compress = version == SST_FORMAT_VERSION_PACKED;
+    opts.compression_level = o->compression_level;
+    opts.dictionary_size = o->dictionary_size;
     /* Named here, before the writer would refuse the options without
      * saying which input's footer asked for them. */
     sp_error fit = {0};
-    if (sst_check_fit(opts.block_size, opts.max_value_bytes, &fit)) {
+    if (opts.compress ? sst_packed_check_fit(opts.block_size, opts.max_value_bytes, &fit)
+                      : sst_check_fit(opts.block_size, opts.max_value_bytes, &fit)) {
         sp_errorf(err,
                   "%s: values of up to %u bytes (its max_value_bytes) cannot go into the "
                   "output: %s",
                   inputs[bound_from], opts.max_value_bytes, fit.msg);
         goto done;
     }
-    int base_i = o->canonical ? -1 : pick_base(r.tables, n, opts.block_size);
+    int base_i = o->canonical ? -1 : largest(r.tables, n, opts.block_size, version);
     if (base_i >= 0 && o->read_bytes == DEFAULT_READ_BYTES)
         table_source_set_read_bytes(r.tables[base_i], BASE_READ_BYTES);
     unsigned k = 0;
@@ -296,6 +322,14 @@ int table_merge(const char *out, const char *const *inputs, unsigned n,
         goto done;
     if (!(r.w = table_writer_init(out, &opts, err)))
         goto done;
+    if (base_i >= 0 && opts.compress) {
+        /* A version 2 base is a table (largest): its dictionary is the output's. */
+        const uint8_t *dict = NULL;
+        size_t dict_len = 0;
+        table_source_dictionary(r.tables[base_i], &dict, &dict_len);
+        if (table_writer_use_dictionary(r.w, dict, dict_len, err))
+            goto done;
+    }
     if (base_i >= 0)
         table_source_on_release(r.tables[base_i], base_released, r.w);
     st->open_ns = sp_clock_ns() - t0;

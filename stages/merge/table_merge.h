@@ -7,11 +7,14 @@
  * follows within a dump. So merging the tables built from dumps D1 ... Dn
  * holds the records of one build of D1 ... Dn concatenated.
  *
- * The largest input whose block size is the output's is the base: a block
- * of it into which no key of another input falls is copied as it is, from
- * the bytes just checked (or its extents shared where the file system can;
- * see table_writer_copy_block), only blocks around changed keys are
- * decoded and rebuilt, and the index is written anew.
+ * The largest input whose block size and format version are the output's
+ * is the base: a block of it into which no key of another input falls is
+ * copied as it is, from the bytes just checked (or its extents shared
+ * where the file system can; see table_writer_copy_block), only blocks
+ * around changed keys are decoded and rebuilt, and the index is written
+ * anew. A version 2 output takes a version 2 base's dictionary, so that
+ * its copied blocks decode and its rebuilt ones are compressed alike, and
+ * its filter is built from every key, copied or rebuilt.
  * With canonical set there is no base: every record is re-encoded, filling
  * blocks greedily as build does, which gives build's bytes exactly.
  *
@@ -43,7 +46,18 @@ typedef struct table_merge_options {
     uint32_t block_size;   /* 0: the first input's */
     uint32_t cluster_size; /* 0: the first input's */
     bool canonical;        /* re-encode everything: build's bytes */
-    size_t read_bytes;     /* read buffer per input */
+    /* The output's format version (FORMAT.md): 1, 2 (compressed), or 0:
+     * the base's, the largest input of the output's block size (with
+     * canonical, or none of that size: the first input's). Version 2
+     * blocks are compressed with the base's dictionary, which the output
+     * takes, when the base is a version 2 table (not a set, whose shards
+     * have a dictionary each): its blocks are then copied as they are.
+     * Else a dictionary of up to dictionary_size bytes is trained, as
+     * build trains one, at compression_level. */
+    unsigned format_version;
+    int compression_level;
+    uint32_t dictionary_size;
+    size_t read_bytes; /* read buffer per input */
     /* Keys left out of the output whichever input holds them (the nightly's
      * [input] deletions): sorted in key order, no repeats; NULL for none.
      * A base block holding one is rebuilt, not copied. */

@@ -370,6 +370,7 @@ static int load_block(table_source *t, uint64_t i, sp_error *err) {
                               .offset = i * bs,
                               .fd = sst_reader_fd(t->r),
                               .data = data,
+                              .view = &t->v,
                               .first = first,
                               .first_len = first_len};
     /* Across blocks: the first key (the index's, checked against the
@@ -462,6 +463,13 @@ static int source_next(merge_source *s, sp_error *err) {
     int rc = step(t, 0, err);
     t->failed |= rc < 0;
     return rc;
+}
+
+int table_source_dictionary(const table_source *t, const uint8_t **dict, size_t *len) {
+    if (t->set || t->f->format_version != SST_FORMAT_VERSION_PACKED)
+        return 0;
+    *dict = sst_reader_dictionary(t->r, len);
+    return 1;
 }
 
 bool table_source_at_block_start(const table_source *t, table_source_block *b) {

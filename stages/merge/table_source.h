@@ -56,9 +56,14 @@ typedef struct table_source_block {
     const uint8_t *first, *last;
     uint32_t first_len, last_len;
     uint64_t records, key_bytes, value_bytes;
-    int fd;              /* the table's */
-    const uint8_t *data; /* its checked bytes, until the release hook is called */
+    int fd;                 /* the table's */
+    const uint8_t *data;    /* its checked bytes, until the release hook is called */
+    const block_view *view; /* its records (a version 2 block's unpacked), while current */
 } table_source_block;
+
+/* A version 2 table's dictionary (*len bytes, 0: none): 1 with it, 0 for
+ * a version 1 table or a table set (whose shards have one each). */
+int table_source_dictionary(const table_source *t, const uint8_t **dict, size_t *len);
 
 bool table_source_at_block_start(const table_source *t, table_source_block *b);
 /* fn(ctx) is called before the source releases or reuses the memory of

@@ -237,6 +237,11 @@ const sst_meta *sst_reader_meta(const sst_reader *r) {
     return r->dict ? &r->meta : NULL;
 }
 
+const uint8_t *sst_reader_dictionary(const sst_reader *r, size_t *len) {
+    *len = r->dict ? r->meta.dictionary_length : 0;
+    return r->dict ? r->meta_region + SST_META_HEADER_BYTES : NULL;
+}
+
 const sst_filter *sst_reader_filter(const sst_reader *r) {
     return &r->filter;
 }

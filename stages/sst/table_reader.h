@@ -91,6 +91,9 @@ int sst_reader_check_block(const sst_reader *r, uint64_t i, const uint8_t *data,
 /* Version 2 (compressed blocks): the meta region's header, and the
  * dictionary's and filter's bytes; NULL on a version 1 table. */
 const sst_meta *sst_reader_meta(const sst_reader *r);
+/* A version 2 table's dictionary, *len bytes (0: none; NULL and 0 on a
+ * version 1 table), held from open to close. */
+const uint8_t *sst_reader_dictionary(const sst_reader *r, size_t *len);
 /* The filter for absent keys (filter.h), in memory from open to close; its
  * bytes NULL on a table without one (version 1, or version 2 written
  * before filters were), which every key passes. Point lookups ask it

@@ -308,9 +308,10 @@ static int parse_options(const char *name, json_t *o, table_set_options *opt, sp
         parse_option(name, o, "max_value_bytes", &opt->max_value_bytes, err) ||
         parse_option(name, o, "restart_interval", &opt->restart_interval, err))
         return -1;
-    if (opt->format_version != SST_FORMAT_VERSION)
-        return sp_errorf(err, "%s: options: format_version %u, this sstpipe reads %d", name,
-                         opt->format_version, SST_FORMAT_VERSION);
+    if (opt->format_version != SST_FORMAT_VERSION &&
+        opt->format_version != SST_FORMAT_VERSION_PACKED)
+        return sp_errorf(err, "%s: options: format_version %u, this sstpipe reads %d and %d", name,
+                         opt->format_version, SST_FORMAT_VERSION, SST_FORMAT_VERSION_PACKED);
     if (!sst_pow2_in(opt->block_size, SST_MIN_BLOCK_SIZE, SST_MAX_BLOCK_SIZE) ||
         !sst_pow2_in(opt->cluster_size, SST_MIN_CLUSTER_SIZE, SST_MAX_CLUSTER_SIZE))
         return sp_errorf(err,

@@ -49,7 +49,10 @@
  * keys) follows the index. The filter's size follows from the count of
  * keys, known at the end: each key's hash is kept until then (8 bytes a
  * record, in memory), and the filter is built from them when the table is
- * sealed.
+ * sealed. Merge gives the base's dictionary instead of one trained
+ * (table_writer_use_dictionary), so that it can copy the base's blocks in
+ * as they are; their keys, which merge walked in checking them, are hashed
+ * for the filter as the records added are.
  */
 #include "stages/sst/table_writer.h"
 
@@ -158,6 +161,7 @@ struct table_writer {
     block_packer *packer;
     uint8_t *dict;
     size_t dict_len;
+    bool dict_given; /* table_writer_use_dictionary: blocks may be copied in */
     uint8_t *held;
     size_t held_len, held_cap;
     uint64_t held_records, held_values;
@@ -727,11 +731,49 @@ int table_writer_add(table_writer *w, const sp_record *rec, sp_error *err) {
     return 0;
 }
 
+int table_writer_use_dictionary(table_writer *w, const uint8_t *dict, size_t len, sp_error *err) {
+    if (!w->opts.compress || w->packer || w->held_records)
+        return sp_errorf(err, "%s: a dictionary is given to a compressed table before its records",
+                         w->path);
+    if (len && !(w->dict = malloc(len)))
+        return sp_errorf(err, "%s: out of memory for the dictionary", w->path);
+    if (len)
+        memcpy(w->dict, dict, len);
+    w->dict_len = len;
+    w->dict_given = true;
+    w->stats.dictionary_bytes = len;
+    w->packer =
+        block_packer_init(w->opts.block_size, w->dict, w->dict_len, w->opts.compression_level, err);
+    return w->packer ? 0 : -1;
+}
+
+/* A block copied into a compressed table: its keys' hashes kept for the
+ * filter (so the filter covers copied and rebuilt records alike), its
+ * records counted, its plain bytes added to the meta region's sum. */
+static int copied_keys(table_writer *w, const table_block_copy *c, sp_error *err) {
+    block_iter it;
+    block_iter_init(&it, c->view);
+    sp_error e;
+    sp_error_clear(&e);
+    for (uint64_t j = 0; j < c->records; j++) {
+        if (block_iter_next(&it, "", &e) != 1)
+            return sp_errorf(err, "%s: copied block: its records end before its count", w->path);
+        if (keep_hash(w, it.key, it.key_len, err))
+            return -1;
+        w->stats.records++;
+    }
+    w->stats.plain_bytes += c->view->entries_len;
+    return 0;
+}
+
 int table_writer_copy_block(table_writer *w, const table_block_copy *c, sp_error *err) {
     if (deferred(w, err))
         return -1;
-    if (w->opts.compress)
-        return sp_errorf(err, "%s: a block cannot be copied into a compressed table", w->path);
+    if (w->opts.compress && !w->dict_given)
+        return sp_errorf(err,
+                         "%s: a block is copied into a compressed table only with the dictionary "
+                         "it was compressed with (table_writer_use_dictionary)",
+                         w->path);
     char a[320], b[320];
     if (w->stats.records > 0 && sp_key_cmp(c->first, c->first_len, w->last_key, w->last_len) <= 0)
         return sp_errorf(err,
@@ -762,8 +804,13 @@ int table_writer_copy_block(table_writer *w, const table_block_copy *c, sp_error
     }
     if (index_add(w, c->first, c->first_len, err))
         return -1;
+    if (w->opts.compress) {
+        if (copied_keys(w, c, err))
+            return -1;
+    } else {
+        w->stats.records += c->records;
+    }
     w->stats.data_blocks++;
-    w->stats.records += c->records;
     w->stats.key_bytes += c->key_bytes;
     w->stats.value_bytes += c->value_bytes;
     memcpy(w->last_key, c->last, c->last_len);

@@ -14,6 +14,7 @@
 #include "stages/common/publish.h"
 #include "stages/common/record.h"
 #include "stages/common/title_rules.h"
+#include "stages/sst/block.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -86,12 +87,23 @@ typedef struct table_block_copy {
     const uint8_t *last;
     uint32_t last_len;
     uint64_t records, key_bytes, value_bytes;
+    /* Its records (a version 2 block's unpacked): a compressed table adds
+     * their keys to its filter and their plain bytes to its sum. */
+    const block_view *view;
 } table_block_copy;
 
 /*
+ * A compressed table's dictionary given rather than trained: merge's, the
+ * base's, so that the base's blocks copied into the table still decode.
+ * Before the first record; dict is copied.
+ */
+int table_writer_use_dictionary(table_writer *w, const uint8_t *dict, size_t len, sp_error *err);
+
+/*
  * Appends a block (the same block size and format version, values within
- * this table's bound: the caller checked it; never into a compressed
- * table) after the block being filled, which is finished
+ * this table's bound: the caller checked it; into a compressed table only
+ * one compressed with the dictionary given by table_writer_use_dictionary)
+ * after the block being filled, which is finished
  * first. Its bytes are written from c->data, which must stay as it is
  * until table_writer_flush_copies (or table_writer_finish) returns; where
  * the file system shares extents, blocks consecutive in the source are

@@ -39,8 +39,8 @@ import unittest
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "faults"))
 
 import faultlib  # noqa: E402
-from sstpipe_e2e import (E2ETest, assert_manifest_measures, corpora_dir, run,  # noqa: E402
-                         sstpipe, sstpipe_bin, wikigen_bin)
+from sstpipe_e2e import (E2ETest, assert_manifest_measures, corpora_dir, parse_info,  # noqa: E402
+                         run, sstpipe, sstpipe_bin, wikigen_bin)
 from test_merge import split_dump  # noqa: E402
 
 
@@ -231,6 +231,38 @@ class ClusterBuild(E2ETest):
         os.unlink(self.path("cluster.sst"))
         plan = self.assert_same_as_build(src, self.config(), "wikigen, tasks 0")
         self.assertGreater(plan["maps"], 1)
+
+    def test_compressed_one_shard_is_build_and_set(self):
+        """With [sst] compression = zstd the cluster build writes format
+        version 2 everywhere: one shard is the compressed build's table byte
+        for byte (reduce trains its dictionary as build does), and a set's
+        shards and manifest are version 2 and verify."""
+        src, _ = self.real_multistream(with_index=True)
+        ref = self.path("zref.sst")
+        # Not the default level or dictionary size: the reduce must be told them.
+        zstd = ("sst.compression=zstd", "sst.compression_level=6", "sst.dictionary_size=8K")
+        self.build(src, ref, *[a for z in zstd for a in ("--set", z)])
+        for shards in (1, 2):
+            cfg = self.write_file(f"z{shards}.ini", (
+                "[sst]\ncompression = zstd\ncompression_level = 6\ndictionary_size = 8K\n"
+                f"[cluster]\nshared_dir = {self.shared}\n"
+                f"tasks = 3\nshards = {shards}\n").encode())
+            out = self.path(f"z{shards}")
+            r, _ = self.cluster_build(cfg, [src], out)
+            self.assertOk(r)
+            self.assertOk(sstpipe("verify", out))
+            if shards == 1:
+                self.assertEqual(parse_info(self, out)["format_version"], 2)
+                with open(ref, "rb") as a, open(out, "rb") as b:
+                    self.assertTrue(a.read() == b.read(), "compressed: not build's bytes")
+                continue
+            with open(os.path.join(out, "tableset.json")) as f:
+                manifest = json.load(f)
+            self.assertEqual(manifest["options"]["format_version"], 2)
+            for s in manifest["shards"]:
+                self.assertEqual(parse_info(self, os.path.join(out, s["file"]))["format_version"],
+                                 2)
+            self.assertRecordsEqual(self.dump(out), self.dump(ref), "compressed set")
 
     def test_plan_cost_and_local_threads(self):
         """What keeps the local 2-task build near build's time (issue 17):

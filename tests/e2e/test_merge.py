@@ -10,9 +10,10 @@ the form its dump came in (test_roundtrip.py builds every corpus in every
 form, test_decompressor.py compares the tables), so merge reads the same
 tables whatever the form.
 Compressed (format version 2) inputs, alone or mixed with version 1 ones,
-merge into the same records; their blocks are rebuilt (the output is
-version 1, with no block copied from a compressed input), so --canonical
-gives the bytes of the version 1 build.
+merge into the same records, in the base's format unless [sst]
+compression says otherwise: a compressed base's blocks are copied and its
+dictionary kept, and --canonical gives the bytes of the build in the first
+input's format.
 Also: unchanged base blocks are copied (the -v line counts them, and as
 many output blocks hold a base block's bytes), inputs of
 other block sizes are re-encoded, one input gives back its own bytes, the
@@ -203,29 +204,51 @@ class MergeTest(E2ETest):
             self.assertTrue(a.read() == b.read(), "--canonical with other sizes")
         self.assertVerifies(out, canon)
 
-    def test_compressed_inputs_rebuilt(self):
-        """A compressed base and a plain 1% increment: every base block
-        would be copied were it version 1; compressed, each is rebuilt."""
+    def test_compressed_merges(self):
+        """Version 2 (compressed) tables merged with version 1 and 2 deltas:
+        the output keeps the base's format, copies its unchanged blocks as
+        they are (counted from the file) and compresses its rebuilt ones
+        with the base's dictionary, which it takes; every key reads back and
+        passes the filter (verify asks it of every key). A version 1 base
+        keeps version 1, and [sst] compression, when set, decides."""
         plain = wikigen(self.path("z.xml"), "2M", "13", "xml")
         with open(plain, "rb") as f:
             head, pages, tail = split_dump(f.read())
         chosen = sorted(random.Random(13).sample(range(len(pages)), len(pages) // 100))
         edits = b"".join(edited(pages[i], i) for i in chosen)
-        base, incr = self.path("zbase.sst"), self.path("zincr.sst")
-        self.build(plain, base, "--set", "sst.compression=zstd")
-        self.build(self.write_file("zincr.xml", head + edits + tail), incr)
-        self.assertEqual([parse_info(self, t)["format_version"] for t in (base, incr)], [2, 1])
-        ref = self.path("zref.sst")
-        self.build(self.write_file("zwhole.xml", head + b"".join(pages) + edits + tail), ref)
-        out = self.path("zout.sst")
-        r = sstpipe("merge", "-v", "-o", out, base, incr)
-        self.assertOk(r)
-        self.assertEqual(parse_stats(self, r.stderr, "merge")["blocks_copied"], 0)
-        self.assertRecordsEqual(self.dump(out), self.dump(ref), "compressed base")
+        zstd = ("--set", "sst.compression=zstd")
+        base, base1 = self.path("zbase.sst"), self.path("base1.sst")
+        incr1, incr2 = self.path("zincr1.sst"), self.path("zincr2.sst")
+        incr_src = self.write_file("zincr.xml", head + edits + tail)
+        self.build(plain, base, *zstd)
+        self.build(plain, base1)
+        self.build(incr_src, incr1)
+        self.build(incr_src, incr2, *zstd)
+        whole = self.write_file("zwhole.xml", head + b"".join(pages) + edits + tail)
+        ref, zref = self.path("zref.sst"), self.path("zref2.sst")
+        self.build(whole, ref)
+        self.build(whole, zref, *zstd)
+        zi = parse_info(self, base)
+        for name, b, incr, version in (("v2+v1", base, incr1, 2), ("v2+v2", base, incr2, 2),
+                                       ("v1+v2", base1, incr2, 1)):
+            with self.subTest(merge=name):
+                out = self.path(f"zout-{name}.sst")
+                r = sstpipe("merge", "-v", "-o", out, b, incr)
+                self.assertOk(r)
+                st = parse_stats(self, r.stderr, "merge")
+                blocks = parse_info(self, b)["data_blocks"]
+                oi = parse_info(self, out)
+                self.assertEqual(oi["format_version"], version)
+                self.assertGreater(st["blocks_copied"], 0, st)
+                self.assertGreaterEqual(st["blocks_copied"], blocks - 2 * len(chosen), st)
+                self.assertEqual(same_blocks(self, b, out), st["blocks_copied"], st)
+                if version == 2:
+                    self.assertEqual(oi["dictionary_bytes"], zi["dictionary_bytes"])
+                    self.assertEqual(oi["filter_bytes"], 64 * -(-10 * oi["records"] // 512))
+                self.assertRecordsEqual(self.dump(out), self.dump(ref), name)
+                self.assertVerifies(out)
         # info names the compression of a version 2 table, and nothing new of version 1.
-        zi, oi = parse_info(self, base), parse_info(self, out)
-        self.assertEqual(oi["format_version"], 1)
-        self.assertNotIn("compression", oi)
+        self.assertNotIn("compression", parse_info(self, base1))
         self.assertEqual(zi["compression"], "zstd")
         self.assertGreater(zi["compression_ratio"], 1.5)
         self.assertEqual(zi["plain_bytes"],
@@ -239,11 +262,20 @@ class MergeTest(E2ETest):
         self.assertIn(f"dictionary:       {zi['dictionary_bytes']} bytes", text)
         self.assertIn(f"filter:           {zi['filter_bytes']} bytes, "
                       f"{zi['filter_bits_per_key']:.2f} bits a key", text)
-        canon = self.path("zcanon.sst")
-        self.assertOk(sstpipe("merge", "--canonical", "-o", canon, base, incr))
-        with open(canon, "rb") as a, open(ref, "rb") as b:
-            self.assertTrue(a.read() == b.read(), "--canonical of a compressed base")
-        self.assertVerifies(out, canon, base)
+        # --canonical keeps the first input's format: build's bytes of it.
+        for name, inputs, want in (("v2", (base, incr1), zref), ("v1", (base1, incr2), ref)):
+            canon = self.path(f"zcanon-{name}.sst")
+            self.assertOk(sstpipe("merge", "--canonical", "-o", canon, *inputs))
+            with open(canon, "rb") as a, open(want, "rb") as b:
+                self.assertTrue(a.read() == b.read(), f"--canonical of a {name} base")
+        # Told: none writes version 1 from a compressed base, every block rebuilt.
+        out = self.path("znone.sst")
+        r = sstpipe("merge", "-v", "--canonical", "--set", "sst.compression=none", "-o", out,
+                    base, incr2)
+        self.assertOk(r)
+        self.assertEqual(parse_stats(self, r.stderr, "merge")["blocks_copied"], 0)
+        with open(out, "rb") as a, open(ref, "rb") as b:
+            self.assertTrue(a.read() == b.read(), "compression=none of a compressed base")
 
     def test_empty_table(self):
         head, _, tail = split_dump(wikigen(self.path("d.xml"), "1M", "12", "xml") and

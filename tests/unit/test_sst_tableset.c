@@ -231,6 +231,20 @@ static void test_parse_refuses(void **state) {
         fail_msg("%s", err.msg);
     assert_string_equal(table_set_shard_path(t, 1), "set/b.sst");
     table_set_free(t);
+    /* Shards of format version 2 (compressed) make a set as version 1's do. */
+    const char *v2 = DOC(SH0 ", " SH1("\"4d\""),
+                         "{\"format_version\": 2, \"block_size\": 8192, \"cluster_size\": 4096, "
+                         "\"max_value_bytes\": 1024, \"restart_interval\": 16, \"checksum\": "
+                         "\"xxh3-64\"}");
+    if (!(t = table_set_parse(v2, strlen(v2), "set/tableset.json", "set", &err)))
+        fail_msg("%s", err.msg);
+    assert_int_equal(table_set_get_options(t)->format_version, 2);
+    table_set_free(t);
+    parse_refused(DOC(SH0 ", " SH1("\"4d\""),
+                      "{\"format_version\": 3, \"block_size\": 8192, \"cluster_size\": 4096, "
+                      "\"max_value_bytes\": 1024, \"restart_interval\": 16, \"checksum\": "
+                      "\"xxh3-64\"}"),
+                  "options: format_version 3, this sstpipe reads 1 and 2");
 
     parse_refused(DOC(SH0 ", " SH1("\"4g\""), OPTS),
                   "shard 1 (b.sst): \"lo\" is not lowercase hex: bad digit at position 1");
