@@ -162,9 +162,10 @@ bool config_apply_progress(const sp_config *cfg, bool terminal) {
 /* The settings that change a table's bytes, as text: a dump built with the
  * same ones gives the same table. */
 static uint64_t table_key(const sp_config *cfg) {
-    static const config_key keys[] = {CONFIG_EXTRACT_NAMESPACES, CONFIG_EXTRACT_REDIRECTS,
-                                      CONFIG_TRUNCATE_MAX_BYTES, CONFIG_SST_BLOCK_SIZE,
-                                      CONFIG_SST_CLUSTER_SIZE};
+    static const config_key keys[] = {CONFIG_EXTRACT_NAMESPACES,    CONFIG_EXTRACT_REDIRECTS,
+                                      CONFIG_TRUNCATE_MAX_BYTES,    CONFIG_SST_BLOCK_SIZE,
+                                      CONFIG_SST_CLUSTER_SIZE,      CONFIG_SST_COMPRESSION,
+                                      CONFIG_SST_COMPRESSION_LEVEL, CONFIG_SST_DICTIONARY_SIZE};
     char text[1024], v[512];
     size_t used = (size_t)snprintf(text, sizeof text, "sst-format-%d", SST_FORMAT_VERSION);
     for (size_t i = 0; i < sizeof keys / sizeof keys[0] && used < sizeof text; i++)

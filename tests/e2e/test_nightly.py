@@ -304,13 +304,19 @@ class NightlyTest(E2ETest):
         self.assertExit(p, 0)
         self.assertNotIn("up to date", p.stderr.decode())
         self.assertEqual(len(self.builds()), 3)
+        # Compression too: the same records in format 2 are another table.
+        p = self.nightly(ini, self.small, "--set", "truncate.max_bytes=2048", "--set",
+                         "sst.compression=zstd")
+        self.assertExit(p, 0)
+        self.assertNotIn("up to date", p.stderr.decode())
+        self.assertEqual(len(self.builds()), 4)
         # Another dump is built, and current's manifest is what a dump is
         # checked against: the first one again is built too.
         self.assertExit(self.nightly(ini, self.corpus), 0)
         p = self.nightly(ini, self.small)
         self.assertExit(p, 0)
         self.assertNotIn("up to date", p.stderr.decode())
-        self.assertEqual(len(self.builds()), 5)
+        self.assertEqual(len(self.builds()), 6)
 
     # ------------------------------------------------------------ lock, kill -9
 
