@@ -4,8 +4,8 @@ A map task writes one table per shard into a temporary directory of the
 shared directory and commits it by renaming the directory; a reduce task
 writes its shard table as build writes a table (anonymous file, fsync,
 rename). The fault shim counts the calls one map task and one reduce task
-of a two-shard plan make in the shared directory, then each run fails one:
-exit 1, one error line naming the task, its range and the errno, nothing
+of a two-shard plan make in the shared directory, then each run fails one
+(with ENOSPC or EIO, taking turns): exit 1, one error line naming the task, its range and the errno, nothing
 committed (no map/IIIII, no reduce/shard file), no temporary file left.
 Then SIGKILL at call indices spread over each task: nothing that looks done
 unless the kill came after the commit, and the task run again gives the
@@ -42,8 +42,12 @@ class ClusterTaskFaults(E2ETest):
         cls.classtmp = tempfile.mkdtemp(prefix="sstpipe-faults-cluster-")
         cls.addClassCleanup(shutil.rmtree, cls.classtmp, True)
         cls.src = os.path.join(cls.classtmp, "gen.xml.bz2")
-        r = run([wikigen_bin(), "--size", "4M" if not faultlib.LONG else "32M", "--seed", "41",
-                 "--format", "bz2-multistream", "--duplicates", "5", "-o", cls.src])
+        # Wiktionary's short pages: streams for three tasks and records for
+        # two shards in few bytes; each of the sweep's runs decodes a task's
+        # share of them.
+        r = run([wikigen_bin(), "--size", "1M" if not faultlib.LONG else "32M", "--seed", "41",
+                 "--format", "bz2-multistream", "--profile", "wiktionary", "--duplicates", "5",
+                 "-o", cls.src])
         assert r.code == 0, r.describe()
         # Plan, map and reduce, once: the finish is stopped (EIO at the
         # first mkdir in OUT's directory, the set's temporary one; no task
@@ -117,8 +121,10 @@ class ClusterTaskFaults(E2ETest):
                         f"{self.maps[1]['end']})",
                  "reduce": "reduce task 1 (keys "}
         for op in OPS:
+            # One errno a call index, the two taking turns (an errno
+            # changes the message, not the path the failure takes).
             for i, n in enumerate(indices(counts[op], 12)):
-                for action in errnos_at(i):
+                for action in errnos_at(i, alternate=True):
                     self.reset(stage)
                     what = f"{stage} {op}:{n}:{action}"
                     r = faultlib.run(self.task(stage), fault=f"{op}:{n}:{action}",
