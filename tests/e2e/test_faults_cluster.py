@@ -5,11 +5,12 @@ shared directory and commits it by renaming the directory; a reduce task
 writes its shard table as build writes a table (anonymous file, fsync,
 rename). The fault shim counts the calls one map task and one reduce task
 of a two-shard plan make in the shared directory, then each run fails one
-(with ENOSPC or EIO, taking turns): exit 1, one error line naming the task, its range and the errno, nothing
-committed (no map/IIIII, no reduce/shard file), no temporary file left.
-Then SIGKILL at call indices spread over each task: nothing that looks done
-unless the kill came after the commit, and the task run again gives the
-reference bytes. The input lives outside the shared directory.
+(with ENOSPC or EIO, taking turns): exit 1, one error line naming the
+task, its range and the errno, nothing committed (no map/IIIII, no
+reduce/shard file), no temporary file left. Then SIGKILL at call indices
+spread over each task: nothing that looks done unless the kill came after
+the commit, and the task run again gives the reference bytes. The input
+lives outside the shared directory.
 
 ClusterPublishKills does the same for the finishing step, the publish of
 OUT (a table with one shard, a set with two): SIGKILL at each of its calls
