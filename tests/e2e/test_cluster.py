@@ -91,7 +91,7 @@ GEN_NAME = "gen-multistream.xml.bz2"
 # The real corpus's pages the sanitized build takes (sstpipe_e2e.SANITIZED):
 # streams enough for the plans of up to 5 tasks; the sanitizers look at the
 # same code paths, not at volume.
-SANITIZED_REAL_PAGES = 60
+SANITIZED_REAL_PAGES = 100
 
 
 class ClusterBuild(E2ETest):
