@@ -11,7 +11,9 @@ with repeated titles spread over the tasks (the later page must win across
 tasks as within one). Sharded, the shards hold disjoint, contiguous key
 ranges of near-equal size whose records, in order, are the single build's;
 the published table's title index is build's byte for byte, and a set's
-shards' indexes hold build's index's titles between them.
+shards' indexes hold build's index's titles between them. The generated
+dump and both one-machine builds are made once for the class; the
+sanitized build takes the real corpus's first pages only.
 Also: a map task killed (SIGKILL) mid-write, or as it publishes a shard's
 title index, leaves nothing that looks done, a re-run of it removes the dead attempt's files, and the build run
 again resumes (finished tasks skipped) to the same bytes; a corrupt stream
@@ -39,8 +41,8 @@ import unittest
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "faults"))
 
 import faultlib  # noqa: E402
-from sstpipe_e2e import (E2ETest, assert_manifest_measures, corpora_dir, parse_info,  # noqa: E402
-                         run, sstpipe, sstpipe_bin, wikigen_bin)
+from sstpipe_e2e import (SANITIZED, E2ETest, assert_manifest_measures, corpora_dir,  # noqa: E402
+                         parse_info, run, sstpipe, sstpipe_bin, wikigen_bin)
 from test_merge import split_dump  # noqa: E402
 
 
@@ -78,63 +80,113 @@ def stream_offsets(data):
     return offsets
 
 
+def index_of(dump):
+    """The -multistream-index.txt.bz2 that goes with a -multistream.xml.bz2."""
+    return dump.replace(".xml.bz2", "-index.txt.bz2")
+
+
 REAL_NAME = "enwiki-20261201-pages-articles-multistream.xml.bz2"
+# The dump generated for the cases that need no real text.
+GEN_NAME = "gen-multistream.xml.bz2"
+# The real corpus's pages the sanitized build takes (sstpipe_e2e.SANITIZED):
+# streams enough for the plans of up to 5 tasks; the sanitizers look at the
+# same code paths, not at volume.
+SANITIZED_REAL_PAGES = 100
 
 
 class ClusterBuild(E2ETest):
     @classmethod
     def setUpClass(cls):
-        # The real corpus in Wikimedia's layout and its one-machine build,
-        # made on first use and shared by the cases that build from it.
+        # The real corpus in Wikimedia's layout, the generated dump, and
+        # their one-machine builds, made on first use and shared by the
+        # cases that build from them.
         cls.classtmp = tempfile.mkdtemp(prefix="sstpipe-cluster-")
         cls.addClassCleanup(shutil.rmtree, cls.classtmp, True)
         cls.real = None
-        cls.real_table = None
+        cls.refs = {}
 
     def setUp(self):
         super().setUp()
         self.shared = self.path("shared")
-        self.ref_of = None  # the input ref.sst was built from (assert_same_as_build)
 
     def config(self, name="cluster.ini", **keys):
         keys.setdefault("shared_dir", self.shared)
         lines = ["[cluster]"] + [f"{k} = {v}" for k, v in keys.items()]
         return self.write_file(name, ("\n".join(lines) + "\n").encode())
 
-    def wikigen(self, name, size, seed, dup_pct="8", index=False):
-        """A wikigen multistream dump; with index, its -multistream-index.txt.bz2
-        beside it (name must then end in -multistream.xml.bz2)."""
+    def wikigen(self, name, seed, dup_pct="8", index=False):
+        """A wikigen multistream dump (name: in the case's directory, or a
+        whole path); with index, its -multistream-index.txt.bz2
+        beside it (name must then end in -multistream.xml.bz2). Wiktionary's
+        short pages: the streams and titles the plans need (a stream per
+        100 pages, titles sampled a shard) in few bytes for the tasks to
+        decode: what these cases check is the cuts and the records, not
+        volume."""
         out = self.path(name)
-        extra = ["--index", out.replace(".xml.bz2", "-index.txt.bz2")] if index else []
-        r = run([wikigen_bin(), "--size", size, "--seed", seed, "--format", "bz2-multistream",
-                 "--duplicates", dup_pct, "-o", out] + extra, timeout=300)
+        extra = ["--index", index_of(out)] if index else []
+        r = run([wikigen_bin(), "--size", "1M", "--seed", seed, "--format", "bz2-multistream",
+                 "--profile", "wiktionary", "--duplicates", dup_pct, "-o", out] + extra,
+                timeout=300)
         self.assertOk(r)
         return out
 
-    def real_multistream(self, with_index):
+    def class_generated(self):
+        """The class's GEN_NAME and its index, made on first use."""
+        gen = os.path.join(type(self).classtmp, GEN_NAME)
+        if not os.path.exists(gen):
+            self.wikigen(gen, "23", index=True)
+        return gen
+
+    def generated(self, index=False):
+        """GEN_NAME in the case's directory, with its index beside it when
+        asked: a copy of the dump the class made once (and builds once, in
+        reference())."""
+        gen = self.class_generated()
+        src = self.path(GEN_NAME)
+        shutil.copy(gen, src)
+        if index:
+            shutil.copy(index_of(gen), index_of(src))
+        elif os.path.exists(index_of(src)):
+            os.unlink(index_of(src))
+        return src
+
+    def real_bytes(self):
+        """(dump, compressed index) of the real corpus in that layout. The
+        sanitized build takes its first pages: the same code paths, a
+        fraction of the bytes to decode."""
         cls = type(self)
         if cls.real is None:
             with open(os.path.join(corpora_dir(), "enwiki-206pages.xml.bz2"), "rb") as f:
                 xml = bz2.decompress(f.read())
+            if SANITIZED:
+                head, pages, tail = split_dump(xml)
+                xml = head + b"".join(pages[:SANITIZED_REAL_PAGES]) + tail
             dump, index = wikimedia_multistream(xml, 10)
             cls.real = (dump, bz2.compress(index, 9))
-        dump, index = cls.real
+        return cls.real
+
+    def real_multistream(self, with_index):
+        dump, index = self.real_bytes()
         path = self.write_file(REAL_NAME, dump)
         if with_index:
-            self.write_file(REAL_NAME.replace(".xml.bz2", "-index.txt.bz2"), index)
+            self.write_file(index_of(REAL_NAME), index)
         return path, dump
 
-    def real_ref(self):
-        """`sstpipe build` of the real corpus in that layout, built once."""
+    def reference(self, name):
+        """`sstpipe build` of REAL_NAME (the real corpus in that layout) or
+        GEN_NAME (the generated dump), built once."""
         cls = type(self)
-        if cls.real_table is None:
-            self.real_multistream(with_index=False)
-            src = os.path.join(cls.classtmp, REAL_NAME)
-            shutil.copy(self.path(REAL_NAME), src)
-            table = os.path.join(cls.classtmp, "ref.sst")
+        if name not in cls.refs:
+            src = os.path.join(cls.classtmp, name)
+            if name == REAL_NAME:
+                with open(src, "wb") as f:
+                    f.write(self.real_bytes()[0])
+            else:
+                self.class_generated()
+            table = os.path.join(cls.classtmp, name + ".sst")
             self.build(src, table)
-            cls.real_table = table
-        return cls.real_table
+            cls.refs[name] = table
+        return cls.refs[name]
 
     def plan_of(self, r):
         text = r.err_text if hasattr(r, "err_text") else r.stderr
@@ -155,16 +207,10 @@ class ClusterBuild(E2ETest):
             left += [os.path.join(root, n) for n in dirs + files if ".tmp" in n]
         return left
 
-    def assert_same_as_build(self, src, cfg, what, **_):
-        """The cluster build of src is `sstpipe build`'s, byte for byte; a
-        test that calls it again on the same src (another plan, cfg) builds
-        the reference once."""
-        ref = self.path("ref.sst")
-        if os.path.basename(src) == REAL_NAME:
-            ref = self.real_ref()
-        elif self.ref_of != src:
-            self.build(src, ref)
-            self.ref_of = src
+    def assert_same_as_build(self, src, cfg, what):
+        """The cluster build of src (REAL_NAME or GEN_NAME) is `sstpipe
+        build`'s, byte for byte."""
+        ref = self.reference(os.path.basename(src))
         out = self.path("cluster.sst")
         r, plan = self.cluster_build(cfg, [src], out)
         self.assertOk(r)
@@ -183,7 +229,7 @@ class ClusterBuild(E2ETest):
         plan = self.assert_same_as_build(src, self.config(tasks=4), "real, index")
         self.assertEqual(plan["maps"], 4)
         # Without the index the streams are found in the bytes: the same cuts.
-        os.unlink(src.replace(".xml.bz2", "-index.txt.bz2"))
+        os.unlink(index_of(src))
         os.unlink(self.path("cluster.sst"))
         plan2 = self.assert_same_as_build(src, self.config(tasks=4), "real, scanned")
         self.assertEqual(plan2["maps"], 4)
@@ -220,10 +266,10 @@ class ClusterBuild(E2ETest):
         self.assertNotIn(0, [m["start"] for m in p["maps"][1:]])
 
     def test_generated_one_shard_is_build(self):
-        src = self.wikigen("gen-multistream.xml.bz2", "3M", "11", index=True)
+        src = self.generated(index=True)
         plan = self.assert_same_as_build(src, self.config(tasks=6), "wikigen, index")
         self.assertEqual(plan["maps"], 6)
-        os.unlink(src.replace(".xml.bz2", "-index.txt.bz2"))
+        os.unlink(index_of(src))
         os.unlink(self.path("cluster.sst"))
         plan = self.assert_same_as_build(src, self.config(tasks=6), "wikigen, scanned")
         self.assertEqual(plan["maps"], 6)
@@ -270,7 +316,7 @@ class ClusterBuild(E2ETest):
         no titles sampled for split points it does not have), one of S
         shards samples 8 points a shard; the local runner's map tasks
         parse on their share of the cores, not each on all of them."""
-        src = self.wikigen("gen-multistream.xml.bz2", "3M", "31")
+        src = self.generated()
         cores = len(os.sched_getaffinity(0))
 
         def line(r):
@@ -301,8 +347,8 @@ class ClusterBuild(E2ETest):
 
     def test_many_files_whole(self):
         """Several dumps, one task each, the later file winning a title."""
-        a = self.wikigen("a.xml.bz2", "2M", "5")
-        b = self.wikigen("b.xml.bz2", "2M", "5", dup_pct="0")  # same titles, other order
+        a = self.wikigen("a.xml.bz2", "5")
+        b = self.wikigen("b.xml.bz2", "5", dup_pct="0")  # same titles, other order
         cat = self.path("cat.xml")
         with open(a, "rb") as f:
             ha, pa, ta = split_dump(bz2.decompress(f.read()))
@@ -321,9 +367,8 @@ class ClusterBuild(E2ETest):
     # ------------------------------------------------------------ shards
 
     def test_shards_hold_the_build_records(self):
-        src = self.wikigen("gen.xml.bz2", "3M", "23")
-        ref = self.path("ref.sst")
-        self.build(src, ref)
+        src = self.generated()
+        ref = self.reference(GEN_NAME)
         expected = self.dump(ref)
         cfg = self.config(tasks=5, shards=4)
         out = self.path("set")
@@ -392,7 +437,7 @@ class ClusterBuild(E2ETest):
         sample titles (the plan's probes are its cuts alone, one each), and
         the shards hold build's records in near-equal ranges."""
         src, _ = self.real_multistream(with_index=True)
-        ref = self.real_ref()
+        ref = self.reference(REAL_NAME)
         out = self.path("set")
         r, plan = self.cluster_build(self.config(tasks=4, shards=3), [src], out)
         self.assertOk(r)
@@ -429,7 +474,7 @@ class ClusterBuild(E2ETest):
         task's committed shard damaged afterwards (a bad disk in the shared
         directory) fails the resumed build with one line naming the shard,
         its file and the problem, and nothing is written at OUT."""
-        src = self.wikigen("gen.xml.bz2", "3M", "37")
+        src = self.generated()
         cfg = self.config(tasks=3, shards=2, retries=0)
         outdir = self.path("out")
         os.mkdir(outdir)
@@ -463,7 +508,7 @@ class ClusterBuild(E2ETest):
         makes a failed night with nothing published; the next night publishes
         build's table. (shards > 1, a table set: test_nightly_set.py.)"""
         src, _ = self.real_multistream(with_index=True)
-        ref = self.real_ref()
+        ref = self.reference(REAL_NAME)
         out = self.path("nightly")
         ini = self.write_file("nightly.ini", (
             f"[output]\ndir = {out}\nname = t.sst\n[profile]\nlookups = 50\n"
@@ -489,9 +534,8 @@ class ClusterBuild(E2ETest):
     # ------------------------------------------------------------ faults
 
     def test_kill_map_task_then_resume(self):
-        src = self.wikigen("gen.xml.bz2", "3M", "29")
-        ref = self.path("ref.sst")
-        self.build(src, ref)
+        src = self.generated()
+        ref = self.reference(GEN_NAME)
         out = self.path("c.sst")
         cfg = self.config(tasks=4, retries=0, jobs=1)
         # The plan is made by a build whose first map task is killed as it
@@ -504,7 +548,7 @@ class ClusterBuild(E2ETest):
                          fault="rename:3:SIGKILL", fault_dir=self.shared)
         self.assertEqual(r.code, 1, r.describe())
         line = r.stderr.strip().splitlines()[-1]
-        self.assertRegex(line, r"^sstpipe: map task 0 \(gen\.xml\.bz2 bytes 0-\d+\): .*"
+        self.assertRegex(line, r"^sstpipe: map task 0 \(gen-multistream\.xml\.bz2 bytes 0-\d+\): .*"
                                r"(killed|signal|SIGKILL).* \(log: \S+/logs/map-0\.\d+\.log\)$")
         self.assertFalse(os.path.exists(out))
         plan = self.plan_of(r)
@@ -587,8 +631,8 @@ class ClusterBuild(E2ETest):
         """The [cluster] keys as build's flags: --shared-dir alone is a one-shard
         cluster build (build's bytes), --shards N a set of N, a flag overrides
         -c's key, and --shards without --shared-dir is a usage error."""
-        src, _ = self.real_multistream(with_index=False)
-        ref = self.real_ref()
+        src = self.generated()
+        ref = self.reference(GEN_NAME)
         one = self.path("one.sst")
         r = sstpipe("build", src, "-o", one, "--shared-dir", self.shared, "--tasks", "3", "-v")
         self.assertOk(r)
@@ -612,7 +656,7 @@ class ClusterBuild(E2ETest):
         self.assertEqual(os.listdir(self.shared), [])
 
     def test_usage(self):
-        src = self.wikigen("gen.xml.bz2", "1M", "3")
+        src = self.generated()
         r = sstpipe("build", "-c", self.config(shared_dir="", shards=2), src, "-o",
                     self.path("o.sst"))
         self.assertEqual(r.code, 2, r.describe())

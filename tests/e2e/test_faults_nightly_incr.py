@@ -50,8 +50,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 import faultlib  # noqa: E402
 from faultlib import Tally, sha, temp_leftovers  # noqa: E402
-from sstpipe_e2e import (E2ETest, run, sstpipe, sstpipe_bin, wait_older, wikigen,  # noqa: E402
-                         wikigen_bin)
+from sstpipe_e2e import (SANITIZED, E2ETest, run, sstpipe, sstpipe_bin, wait_older,  # noqa: E402
+                         wikigen, wikigen_bin)
 import test_faults_nightly  # noqa: E402  (its whole-build check; not its tests)
 from test_signals import cpu_run, interrupt  # noqa: E402  (its kill helpers; not its tests)
 
@@ -67,9 +67,12 @@ class IncrementalNightlyFaults(E2ETest):
         cls.made = os.path.join(cls.classtmp, "made")
         os.mkdir(cls.full)
         os.mkdir(cls.made)
+        # The sanitized build's base is half the size: the same calls in
+        # the window swept, each run a fraction of the work.
+        size = "1M" if SANITIZED else "2M"
         cls.base_dump = wikigen(os.path.join(cls.full, "enwiki-20261130-pages-articles.xml.zst"),
-                                "2M", "33", "zst")
-        r = run([wikigen_bin(), "--size", "2M", "--seed", "33", "--increment-of", "20261130",
+                                size, "33", "zst")
+        r = run([wikigen_bin(), "--size", size, "--seed", "33", "--increment-of", "20261130",
                  "--days", "2", "--edits", "5", "--format", "zst", "-o", cls.made])
         assert r.code == 0, r.describe()
 
@@ -182,8 +185,9 @@ class IncrementalNightlyFaults(E2ETest):
 
 class IncrementalNightlyRandomKills(E2ETest):
     """SIGKILL at random points of the CPU time of a first incremental night
-    (a 24M base and two increments built, cached, merged, verified,
-    profiled, published), as test_signals.py kills a plain nightly:
+    (a 24M base, a quarter of it under the sanitizers, and two increments
+    built, cached, merged, verified, profiled, published), as
+    test_signals.py kills a plain nightly:
     between I/O calls too (hashing, parsing, the merge, verify)."""
 
     @classmethod
@@ -194,9 +198,12 @@ class IncrementalNightlyRandomKills(E2ETest):
         cls.incr = os.path.join(cls.classtmp, "incr")
         os.mkdir(cls.full)
         os.mkdir(cls.incr)
-        wikigen(os.path.join(cls.full, "enwiki-20261130-pages-articles.xml.zst"), "24M", "34",
+        # Under the sanitizers every stage runs several times slower, so a
+        # quarter of the base still gives the kills time inside each stage.
+        size = "6M" if SANITIZED else "24M"
+        wikigen(os.path.join(cls.full, "enwiki-20261130-pages-articles.xml.zst"), size, "34",
                 "zst")
-        r = run([wikigen_bin(), "--size", "24M", "--seed", "34", "--increment-of", "20261130",
+        r = run([wikigen_bin(), "--size", size, "--seed", "34", "--increment-of", "20261130",
                  "--days", "2", "--edits", "2", "--format", "zst", "-o", cls.incr])
         assert r.code == 0, r.describe()
 
