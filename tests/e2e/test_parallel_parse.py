@@ -40,9 +40,9 @@ import termios
 import time
 import unittest
 
-from sstpipe_e2e import (FORMS, SANITIZED, E2ETest, every_form_of, parse_stats, run, sources,
-                         sstpipe, sstpipe_bin, to_bz2, to_bz2_multistream, to_gz, to_zst,
-                         wikigen, wikigen_bin)
+from sstpipe_e2e import (FORMS, SANITIZED, E2ETest, every_form_of, generate, parse_stats, run,
+                         sources, sstpipe, sstpipe_bin, to_bz2, to_bz2_multistream, to_gz, to_zst,
+                         wikigen)
 
 # (threads, chunk size); the first is the reference. In a sanitized build
 # the one-thread reference and the setting with the most chunks and the
@@ -141,10 +141,8 @@ class ParallelParseTest(SameOutputsTest):
         # 20% repeated titles, spread over chunks of different threads and
         # over runs (1 MiB budget: many runs a thread, chunks split by a
         # spill, several merge passes at fan-in 2): the later page wins.
-        src = self.path("dup.xml")
-        r = run([wikigen_bin(), "--size", "6M", "--seed", "13", "--duplicates", "20", "--profile",
-                 "wiktionary", "-o", src])
-        self.assertOk(r)
+        src = generate(self.path("dup.xml"), "--size", "6M", "--seed", "13", "--duplicates", "20",
+                       "--profile", "wiktionary")
         ref = None
         for threads, chunk in (("1", "1M"), ("2", "4K"), ("3", "64K"), ("8", "4K")):
             for extra in ((), ("--fan-in", "2")):
