@@ -358,9 +358,12 @@ class StreamCutsTest(SameOutputsTest):
             "after the root's end": x.rfind(b"</mediawiki>") + len(b"</mediawiki>"),
             "before the root's end": x.rfind(b"</mediawiki>"),
         }
-        for what, at in places.items():
+        # In a sanitized build each place is cut one way, taking turns, so
+        # that each way meets half the places: the plain suite cuts each both.
+        for i, (what, at) in enumerate(places.items()):
             self.assertGreater(at, 0, what)
-            for cut_kind, cuts in (("alone", [at]), ("among page cuts", self.with_bad_cut(at))):
+            kinds = (("alone", [at]), ("among page cuts", self.with_bad_cut(at)))
+            for cut_kind, cuts in kinds[i % 2:i % 2 + 1] if SANITIZED else kinds:
                 src = self.write_file("bad.xml.bz2", streams(x, cuts))
                 r = self.assertSameOutputs(src, f"stream start {what} ({cut_kind})")
                 self.assertEqual(r.code, 0, f"{what}: " + r.describe())
