@@ -18,7 +18,8 @@
  * SIGBUS, if the file shrinks meanwhile. On a cold file one
  * worker's chunk is read from the disk while another's is checked, and
  * the kernel reads ahead of each. A worker runs at most two chunks ahead
- * of the merge, which bounds what is held.
+ * of the merge, which bounds what is held. Where one worker would do, the
+ * calling thread is that worker, filling each chunk just before its merge.
  *
  * Merge. Each chunk keeps what it finds in a run of its own, and the
  * calling thread merges the runs in file order as they are done, so the
@@ -342,16 +343,24 @@ int check_blocks(checker *c, uint64_t n, bool stop_at_bad, sp_error *err) {
     pthread_cond_init(&pl.cv, NULL);
     int rc = 0;
     unsigned started = 0;
-    while (started < threads &&
+    /* One worker gains nothing over the calling thread, which then fills and
+     * checks each chunk itself just before merging it: a small table (one
+     * chunk) costs no thread start, and the report is the same. */
+    bool inline_check = threads == 1;
+    while (!inline_check && started < threads &&
            pthread_create(&workers[started].tid, NULL, worker_main, &workers[started]) == 0)
         started++;
-    if (started < threads)
+    if (!inline_check && started < threads)
         rc = sp_errorf(err, "%s: cannot start the threads that read and check the blocks",
                        c->rep->path);
     /* The merge, in file order: the report is the one a single walk from
      * the front gives, whichever worker finished first. */
     for (uint64_t q = 0; rc == 0 && q < pl.n_chunks; q++) {
         slot *s = &pl.slots[q % pl.n_slots];
+        if (inline_check) {
+            fill_and_check(&pl, workers[0].buf, s, q);
+            s->done = true;
+        }
         pthread_mutex_lock(&pl.mu);
         while (!s->done)
             pthread_cond_wait(&pl.cv, &pl.mu);

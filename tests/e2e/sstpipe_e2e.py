@@ -1,7 +1,8 @@
 """sstpipe_e2e.py: what the end-to-end tests share.
 
 Running the binaries (exit code, stdout, stderr, wall time and the child's own
-peak RSS), per-test temp dirs, the corpora, recompression into every input
+peak RSS), per-test temp dirs, the corpora, wikigen's outputs (each generated
+once for every test and both suites), recompression into every input
 form the issue names, parsers for `dump --jsonl`, `info --json`, `-v` stats
 lines and the record-stream format, and the failure checks every bad-input
 case repeats. Standard library only; zstd goes through the `zstd` CLI.
@@ -11,6 +12,7 @@ import bz2
 import functools
 import glob
 import gzip
+import hashlib
 import json
 import lzma
 import os
@@ -207,14 +209,62 @@ def q(s):
     return "'" + str(s).replace("'", "'\\''") + "'"
 
 
+@functools.lru_cache(maxsize=None)
+def _wikigen_sources_digest():
+    """What wikigen's output depends on besides its arguments: the sources it
+    is built from, its own (data/) and those of the one library it links
+    (stages/common/). The plain and the sanitized build make it from the same
+    sources, and it writes the same bytes for the same arguments, so both
+    suites share what either generated."""
+    top = env_path("SSTPIPE_SOURCE")
+    h = hashlib.sha256()
+    for folder in ("data", os.path.join("stages", "common")):
+        for root, dirs, files in os.walk(os.path.join(top, folder)):
+            dirs.sort()
+            for name in sorted(files):
+                path = os.path.join(root, name)
+                h.update(os.path.relpath(path, top).encode() + b"\0")
+                with open(path, "rb") as f:
+                    h.update(f.read() + b"\0")
+    return h.hexdigest()
+
+
+def generate(out_path, *args, timeout=300):
+    """Writes to out_path what `wikigen ARGS -o FILE` writes (one file).
+
+    Where tests/CMakeLists.txt names a cache ($SSTPIPE_WIKIGEN_CACHE), the
+    output is generated once for every test and both suites, in a file named
+    by a digest of the arguments and of wikigen's sources, and copied to
+    out_path: a test may change its copy, never the cached file. The cached
+    file is written under a name of this process's and renamed into place,
+    so tests that ask for the same output at once each see a whole file."""
+    args = [str(a) for a in args]
+    cache = os.environ.get("SSTPIPE_WIKIGEN_CACHE")
+    if not cache:
+        r = run([wikigen_bin(), *args, "-o", out_path], timeout=timeout)
+        if r.code != 0:
+            raise AssertionError("wikigen failed:" + r.describe())
+        return out_path
+    key = hashlib.sha256("\0".join([_wikigen_sources_digest()] + args).encode()).hexdigest()
+    cached = os.path.join(cache, key)
+    if not os.path.exists(cached):
+        os.makedirs(cache, exist_ok=True)
+        part = f"{cached}.{os.getpid()}.part"
+        r = run([wikigen_bin(), *args, "-o", part], timeout=timeout)
+        if r.code != 0:
+            if os.path.exists(part):
+                os.unlink(part)
+            raise AssertionError("wikigen failed:" + r.describe())
+        os.replace(part, cached)
+    shutil.copyfile(cached, out_path)
+    return out_path
+
+
 def wikigen(out_path, size, seed, fmt, profile="enwiki"):
     """Generates a synthetic dump with the data/ generator (profile: its
     page sizes, enwiki or wiktionary)."""
-    r = run([wikigen_bin(), "--size", size, "--seed", seed, "--format", fmt, "--profile", profile,
-             "-o", out_path], timeout=300)
-    if r.code != 0:
-        raise AssertionError("wikigen failed:" + r.describe())
-    return out_path
+    return generate(out_path, "--size", size, "--seed", seed, "--format", fmt, "--profile",
+                    profile)
 
 
 def multistream_reference(directory, size, seed):
@@ -223,9 +273,8 @@ def multistream_reference(directory, size, seed):
     one-machine build and that table's `dump --jsonl`, which every sharded
     build must equal. Returns (dump, table, jsonl)."""
     src = os.path.join(directory, "gen.xml.bz2")
-    r = run([wikigen_bin(), "--size", size, "--seed", seed, "--format", "bz2-multistream",
-             "--duplicates", "8", "-o", src], timeout=600)
-    assert r.code == 0, r.describe()
+    generate(src, "--size", size, "--seed", seed, "--format", "bz2-multistream", "--duplicates",
+             "8", timeout=600)
     ref = os.path.join(directory, "ref.sst")
     r = sstpipe("build", src, "-o", ref)
     assert r.code == 0, r.describe()

@@ -1,10 +1,11 @@
 """test_load.py: sustained lookups on one file, and sorts far beyond their budget.
 
-- Profile with 16 threads, run after run for a while (20 s here, minutes
-  under tests/faults/run; under the sanitizers a third of the seconds, each
-  run a tenth of the lookups), while other processes read the same file at once
-  (a profile through io_uring with absent keys, `get` and `verify` loops):
-  every run and read succeeds with the figures it must have, and the peak
+- Profile with 16 threads, run after run (LOAD_RUNS: a few here, many more
+  under tests/faults/run; under the sanitizers each run a tenth of the
+  lookups), while other processes read the same file at once (a profile
+  through io_uring with absent keys, `get` and `verify` loops, each of at
+  most READER_ROUNDS rounds and at least one before the runs stop): every
+  run and read succeeds with the figures it must have, and the peak
   RSS stays within the profile's own arrays (a few dozen bytes per lookup)
   plus a fixed allowance. valgrind then checks a short multi-threaded run:
   no leak, no memory error.
@@ -29,7 +30,6 @@ import shutil
 import subprocess
 import tempfile
 import threading
-import time
 import unittest
 from unittest import mock
 
@@ -38,7 +38,11 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import faultlib  # noqa: E402
 from sstpipe_e2e import E2ETest, parse_stats, run, sstpipe, sstpipe_bin, wikigen  # noqa: E402
 
-LOAD_SECONDS = 180 if faultlib.LONG else faultlib.brief(20)
+# The load test's work is counted, not timed, so that a slow or loaded
+# machine does the same: its 16-thread runs, and the rounds of each reader
+# beside them, which stop early when the runs end.
+LOAD_RUNS = 60 if faultlib.LONG else 3
+READER_ROUNDS = 200 if faultlib.LONG else 3
 LOOKUPS = 300000  # per 16-thread run: about 2 s on 2 cores
 # Per lookup the profile keeps its key, latency and read count; beyond that
 # a run may use a fixed amount (libraries, index, 16 threads' buffers).
@@ -75,7 +79,9 @@ class Load(E2ETest):
         key = json.loads(key)["key"]
 
         def other_profiles():
-            while not stop.is_set():
+            for _ in range(READER_ROUNDS):
+                if stop.is_set():
+                    break
                 code, err, _, res = profile_run(
                     self.table, [50000, "--cold", "--threads", 4, "--queue-depth", 8,
                                  "--misses", 20],
@@ -87,7 +93,9 @@ class Load(E2ETest):
                         failures.append(f"io_uring profile: exit {code}: {err[-300:]} {res}")
 
         def readers():
-            while not stop.is_set():
+            for _ in range(READER_ROUNDS):
+                if stop.is_set():
+                    break
                 g = subprocess.run([sstpipe_bin(), "get", "--raw", self.table, key], capture_output=True)
                 v = subprocess.run([sstpipe_bin(), "verify", self.table], capture_output=True)
                 with lock:
@@ -101,7 +109,6 @@ class Load(E2ETest):
         for t in threads:
             t.start()
         try:
-            deadline = time.monotonic() + LOAD_SECONDS
             seed = 1
             # The count matters to the peak RSS bound below, judged without
             # ASan only; under it a run's checks hold at any count, and runs
@@ -110,7 +117,7 @@ class Load(E2ETest):
             # other readers for as long at a tenth of the cost a run.
             asan = "ASAN_OPTIONS" in os.environ
             lookups = LOOKUPS // 10 if asan else LOOKUPS
-            while time.monotonic() < deadline or len(runs) < 3:
+            while len(runs) < LOAD_RUNS or not (counts["uring_runs"] and counts["gets"]):
                 code, err, rss, res = profile_run(
                     self.table, [lookups, "--threads", 16, "--seed", seed],
                     self.path("main.json"))
