@@ -73,7 +73,7 @@ static void print_text(const sstpipe_table *t) {
            "index size:       %llu bytes (region with padding: %s)\n"
            "compactness:      %.4f\n"
            "bytes per record: %.1f\n"
-           "ratio:            %.4f (compression ratio: value bytes / data blocks' bytes)\n",
+           "compression ratio: %.4f (value bytes / data blocks' bytes)\n",
            sstpipe_path(t), f->format_version, (unsigned long long)f->records,
            (unsigned long long)f->data_blocks, bytes(f->file_size, a, sizeof a),
            (unsigned long long)f->key_bytes, (unsigned long long)f->value_bytes,

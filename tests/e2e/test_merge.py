@@ -241,7 +241,7 @@ class MergeTest(E2ETest):
         self.assertAlmostEqual(zi["filter_bits_per_key"], 8 * zi["filter_bytes"] / zi["records"])
         text = sstpipe("info", base).stdout.decode()
         self.assertIn("compression:      zstd, ", text)
-        self.assertIn(f"ratio:            {zi['compression_ratio']:.4f} (compression ratio", text)
+        self.assertIn(f"compression ratio: {zi['compression_ratio']:.4f} (value bytes", text)
         self.assertIn(f"dictionary:       {zi['dictionary_bytes']} bytes", text)
         self.assertIn(f"filter:           {zi['filter_bytes']} bytes, "
                       f"{zi['filter_bits_per_key']:.2f} bits a key", text)
