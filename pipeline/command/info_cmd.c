@@ -71,21 +71,25 @@ static void print_text(const sstpipe_table *t) {
            "cluster size:     %s\n"
            "max value bytes:  %u\n"
            "index size:       %llu bytes (region with padding: %s)\n"
-           "compactness:      %.4f\n",
+           "compactness:      %.4f\n"
+           "bytes per record: %.1f\n"
+           "compression ratio: %.4f (value bytes / data blocks' bytes)\n",
            sstpipe_path(t), f->format_version, (unsigned long long)f->records,
            (unsigned long long)f->data_blocks, bytes(f->file_size, a, sizeof a),
            (unsigned long long)f->key_bytes, (unsigned long long)f->value_bytes,
            bytes(f->block_size, b, sizeof b), bytes(f->cluster_size, c, sizeof c),
            f->max_value_bytes, (unsigned long long)f->index_bytes,
-           bytes(f->index_region_bytes, d, sizeof d), info_compactness(f));
+           bytes(f->index_region_bytes, d, sizeof d), info_compactness(f),
+           info_bytes_per_record(f->file_size, f->records),
+           info_compression_ratio(f->value_bytes, f->data_blocks, f->block_size));
     sstpipe_compression z;
     sstpipe_compression_get(t, &z);
-    /* A version 1 table's lines stay as they were. */
+    /* A version 1 table has no compression lines. */
     if (strcmp(z.method, "none") != 0)
-        printf("compression:      %s, ratio %.4f (%llu bytes of records in %llu of blocks)\n"
+        printf("compression:      %s, %llu bytes of records in %llu of blocks\n"
                "dictionary:       %llu bytes\n"
                "filter:           %llu bytes, %.2f bits a key\n",
-               z.method, info_compression_ratio(f, &z), (unsigned long long)z.plain_bytes,
+               z.method, (unsigned long long)z.plain_bytes,
                (unsigned long long)(f->data_blocks * f->block_size),
                (unsigned long long)z.dictionary_bytes, (unsigned long long)z.filter_bytes,
                info_filter_bits_per_key(f, &z));

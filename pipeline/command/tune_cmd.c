@@ -1,6 +1,7 @@
 /*
  * tune_cmd.c: `sstpipe tune [INPUT] [-c FILE] [--block-sizes LIST]
- * [--cluster-sizes LIST] [--sample SIZE] [--lookups N] [--tmp DIR]
+ * [--cluster-sizes LIST] [--compression-levels LIST] [--dictionary-sizes
+ * LIST] [--sample SIZE] [--lookups N] [--tmp DIR]
  * [--tolerance PCT] [--config-out PATH] [--json PATH] [--svg PATH] [-v]`.
  *
  * The config (-c FILE, --set) supplies everything a trial shares with the
@@ -13,8 +14,9 @@
  */
 #include "pipeline/tune/tune.h"
 
-#include "pipeline/command/config_apply.h"
+#include "config/config.h"
 #include "pipeline/command/commands.h"
+#include "pipeline/command/config_apply.h"
 #include "pipeline/command/flags.h"
 #include "pipeline/command/front.h"
 #include "pipeline/nightly/nightly_dirs.h"
@@ -29,6 +31,8 @@
 enum {
     F_BLOCKS,
     F_CLUSTERS,
+    F_LEVELS,
+    F_DICTIONARIES,
     F_SAMPLE,
     F_LOOKUPS,
     F_TMP,
@@ -46,6 +50,13 @@ static const sp_flag flags[] = {
         SP_ARG("block-sizes", "LIST", "block sizes to try (4K,8K,16K,64K)", SP_COMPLETE_NONE),
     [F_CLUSTERS] =
         SP_ARG("cluster-sizes", "LIST", "cluster sizes to try (4K,64K)", SP_COMPLETE_NONE),
+    [F_LEVELS] = SP_ARG("compression-levels", "LIST",
+                        "zstd levels to try at the best uncompressed sizes (1,3,9; none: no "
+                        "compressed trials)",
+                        SP_COMPLETE_NONE),
+    [F_DICTIONARIES] =
+        SP_ARG("dictionary-sizes", "LIST",
+               "dictionary sizes to try with each level (0,16K; 0: none)", SP_COMPLETE_NONE),
     [F_SAMPLE] =
         SP_ARG("sample", "SIZE",
                "build from the first SIZE of XML, cut after a whole page (default: the whole "
@@ -99,14 +110,48 @@ static int parse_sizes(const char *flag, const char *text, uint64_t min, uint64_
     return rc;
 }
 
+/* "1,3,9" or "0,16K": values of a [sst] key, each checked as the key
+ * checks it (its range declared once, in config/keys.def), distinct. */
+static int parse_key_list(const char *flag, const char *text, config_key key, uint64_t *out,
+                          size_t *n) {
+    char *copy = strdup(text), *save = NULL;
+    if (!copy)
+        return sp_cli_usage_error("tune", "out of memory");
+    sp_config scratch;
+    config_init(&scratch);
+    *n = 0;
+    int rc = 0;
+    for (char *tok = strtok_r(copy, ",", &save); tok && rc == 0; tok = strtok_r(NULL, ",", &save)) {
+        sp_error err = {0};
+        if (*n == TUNE_MAX_SIZES)
+            rc = sp_cli_usage_error("tune", "%s: at most %d values", flag, TUNE_MAX_SIZES);
+        else if (config_set_flag(&scratch, key, flag, tok, &err))
+            rc = sp_cli_report(&err, SP_EXIT_USAGE);
+        uint64_t v = key == CONFIG_SST_COMPRESSION_LEVEL ? scratch.sst.compression_level
+                                                         : scratch.sst.dictionary_size;
+        for (size_t i = 0; i < *n && rc == 0; i++)
+            if (out[i] == v)
+                rc = sp_cli_usage_error("tune", "%s: '%s' is listed twice", flag, tok);
+        if (rc == 0)
+            out[(*n)++] = v;
+    }
+    config_destroy(&scratch);
+    free(copy);
+    if (rc == 0 && *n == 0)
+        rc = sp_cli_usage_error("tune", "%s: give at least one value", flag);
+    return rc;
+}
+
 /* -v's line per trial; with the live line on screen (ctx) it first erases
  * it, in the same write, and the meter draws it again below. */
 static void trial_line(void *ctx, size_t i, size_t n, const tune_trial *t) {
     fprintf(stderr,
-            "%stune: trial=%zu/%zu block_size=%u cluster_size=%u file_size=%llu "
-            "build_seconds=%.2f warm_p50_ns=%llu cold_p50_ns=%llu\n",
-            ctx ? "\r\033[K" : "", i + 1, n, t->block_size, t->cluster_size,
-            (unsigned long long)t->file_size, t->build_seconds, (unsigned long long)t->warm.p50_ns,
+            "%stune: trial=%zu/%zu block_size=%u cluster_size=%u compression_level=%d "
+            "dictionary_size=%u file_size=%llu build_seconds=%.2f warm_p50_ns=%llu "
+            "cold_p50_ns=%llu\n",
+            ctx ? "\r\033[K" : "", i + 1, n, t->block_size, t->cluster_size, t->level,
+            t->dictionary_size, (unsigned long long)t->file_size, t->build_seconds,
+            (unsigned long long)t->warm.p50_ns,
             (unsigned long long)(t->have_cold ? t->cold.p50_ns : 0));
 }
 
@@ -121,6 +166,28 @@ static int take(const sp_given *g, tune_options *o, uint64_t *lookups) {
     case F_CLUSTERS:
         return parse_sizes("--cluster-sizes", optarg, SST_MIN_CLUSTER_SIZE, SST_MAX_CLUSTER_SIZE,
                            o->cluster_sizes, &o->n_cluster_sizes);
+    case F_LEVELS:
+    case F_DICTIONARIES: {
+        bool levels = g->flag == F_LEVELS;
+        uint64_t v[TUNE_MAX_SIZES];
+        size_t n = 0;
+        if (levels && !strcmp(optarg, "none")) {
+            o->n_levels = 0;
+            return 0;
+        }
+        int rc = parse_key_list(levels ? "--compression-levels" : "--dictionary-sizes", optarg,
+                                levels ? CONFIG_SST_COMPRESSION_LEVEL : CONFIG_SST_DICTIONARY_SIZE,
+                                v, &n);
+        for (size_t i = 0; rc == 0 && i < n; i++) {
+            if (levels)
+                o->levels[i] = (int)v[i];
+            else
+                o->dictionary_sizes[i] = (uint32_t)v[i];
+        }
+        if (rc == 0)
+            *(levels ? &o->n_levels : &o->n_dictionary_sizes) = n;
+        return rc;
+    }
     case F_SAMPLE:
         if (sp_parse_size(optarg, "--sample", &o->sample, &err))
             return sp_cli_report(&err, SP_EXIT_USAGE);

@@ -11,6 +11,7 @@
 #include "stages/common/json_file.h"
 #include "stages/common/usage.h"
 #include "stages/common/version.h"
+#include "stages/read/info_json.h"
 #include "stages/sst/table_set.h"
 
 #include <fcntl.h>
@@ -104,13 +105,16 @@ static json_t *sstable_json(const nightly_run_state *r) {
     if (!r->build_ok)
         return json_null();
     const table_stats *t = &r->build.table;
-    return json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "file", r->o->table_name,
-                     "records", (json_int_t)t->records, "data_blocks", (json_int_t)t->data_blocks,
-                     "key_bytes", (json_int_t)t->key_bytes, "value_bytes",
-                     (json_int_t)t->value_bytes, "file_size", (json_int_t)t->file_size,
-                     "block_size", (json_int_t)r->o->build.table.block_size, "cluster_size",
+    uint32_t block = r->o->build.table.block_size;
+    return json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:f}", "file",
+                     r->o->table_name, "records", (json_int_t)t->records, "data_blocks",
+                     (json_int_t)t->data_blocks, "key_bytes", (json_int_t)t->key_bytes,
+                     "value_bytes", (json_int_t)t->value_bytes, "file_size",
+                     (json_int_t)t->file_size, "block_size", (json_int_t)block, "cluster_size",
                      (json_int_t)r->o->build.table.cluster_size, "max_value_bytes",
-                     (json_int_t)r->o->build.max_bytes);
+                     (json_int_t)r->o->build.max_bytes, "bytes_per_record",
+                     info_bytes_per_record(t->file_size, t->records), "compression_ratio",
+                     info_compression_ratio(t->value_bytes, t->data_blocks, block));
 }
 
 static json_t *profile_json(const nightly_run_state *r) {

@@ -2,8 +2,9 @@
  * report.h: the HTML pages of a nightly output directory, for people.
  *
  *   [output] dir/index.html               every kept build, newest first, one row each
- *                                         (date, status, inputs, records, size, build
- *                                         time, lookup latency), linking to its report,
+ *                                         (date, status, inputs, records, size, bytes
+ *                                         per record, compression ratio, build time,
+ *                                         lookup latency), linking to its report,
  *                                         and trend charts over the builds
  *   [output] dir/builds/<name>/report.html one build: status, inputs, stage timings,
  *   [output] dir/failed/<name>/report.html figures, verify's result, the latency chart,

@@ -279,6 +279,10 @@ static void table_section(FILE *o, const json_t *m) {
         json_t *compact = json_real(size > 0 ? kv / size : 0);
         row(o, "compactness (key + value bytes / file size)", "compactness", compact, pct);
         json_decref(compact);
+        row(o, "bytes per record (file size / records)", "sstable.bytes_per_record",
+            json_object_get(t, "bytes_per_record"), NULL);
+        row(o, "compression ratio (value bytes / data blocks' bytes)", "sstable.compression_ratio",
+            json_object_get(t, "compression_ratio"), NULL);
         row_bytes(o, "block size", "sstable.block_size", json_object_get(t, "block_size"));
         row_bytes(o, "cluster size", "sstable.cluster_size", json_object_get(t, "cluster_size"));
         row_bytes(o, "values cut at", "sstable.max_value_bytes",

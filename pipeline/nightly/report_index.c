@@ -99,7 +99,7 @@ static void write_row(FILE *o, const build_row *r) {
     fputs("/" REPORT_PAGE "\">", o);
     if (!r->m) {
         html_text(o, r->name);
-        fputs("</a></td><td class=\"failed\" colspan=\"10\">manifest unreadable: ", o);
+        fputs("</a></td><td class=\"failed\" colspan=\"12\">manifest unreadable: ", o);
         html_text(o, r->error.msg);
         fputs("</td></tr>\n", o);
         return;
@@ -134,6 +134,8 @@ static void write_row(FILE *o, const build_row *r) {
     cell_number(o, "file_size", size,
                 json_is_number(size) ? sp_format_bytes(json_number_value(size), h, sizeof h)
                                      : NULL);
+    cell_number(o, "bytes_per_record", json_object_get(t, "bytes_per_record"), NULL);
+    cell_number(o, "compression_ratio", json_object_get(t, "compression_ratio"), NULL);
     fputs("<td class=\"n\">", o);
     if (isnan(r->build_s))
         fputs("<span class=\"muted\">-</span>", o);
@@ -247,13 +249,15 @@ static void page(FILE *o, const char *out_dir, build_row *rows, size_t n) {
         return;
     }
     fputs("<table id=\"builds\">\n<tr><th>started (UTC)</th><th>status</th><th>input</th>"
-          "<th>records</th><th>table bytes</th><th>build time (s)</th><th>p50 warm (ns)</th>"
+          "<th>records</th><th>table bytes</th><th>bytes per record</th>"
+          "<th>compression ratio</th><th>build time (s)</th><th>p50 warm (ns)</th>"
           "<th>p99 warm (ns)</th><th>p50 cold (ns)</th><th>p99 cold (ns)</th></tr>\n",
           o);
     for (size_t i = 0; i < n; i++)
         write_row(o, &rows[i]);
     fputs("</table>\n<p class=\"muted\">Build time: the read, write and merge stages. Latency: the "
-          "nightly profile, warm or cold as [profile] cold says.</p>\n<h2>Trends</h2>\n",
+          "nightly profile, warm or cold as [profile] cold says. Bytes per record and compression "
+          "ratio as sstpipe info shows them.</p>\n<h2>Trends</h2>\n",
           o);
     trends(o, rows, n);
     html_end(o, NULL);

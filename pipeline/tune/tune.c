@@ -19,6 +19,7 @@
 #include "stages/common/scratch.h"
 #include "stages/common/size.h"
 #include "stages/extract/source.h"
+#include "stages/read/info_json.h"
 #include "stages/sst/format.h"
 
 #include <errno.h>
@@ -36,6 +37,8 @@
 void tune_options_init(tune_options *opts) {
     static const uint32_t blocks[] = {4u << 10, 8u << 10, 16u << 10, 64u << 10};
     static const uint32_t clusters[] = {4u << 10, 64u << 10};
+    static const int levels[] = {1, 3, 9};
+    static const uint32_t dictionaries[] = {0, 16u << 10};
     memset(opts, 0, sizeof *opts);
     build_options_init(&opts->build);
     verify_options_init(&opts->verify);
@@ -46,6 +49,10 @@ void tune_options_init(tune_options *opts) {
     opts->n_block_sizes = sizeof blocks / sizeof blocks[0];
     memcpy(opts->cluster_sizes, clusters, sizeof clusters);
     opts->n_cluster_sizes = sizeof clusters / sizeof clusters[0];
+    memcpy(opts->levels, levels, sizeof levels);
+    opts->n_levels = sizeof levels / sizeof levels[0];
+    memcpy(opts->dictionary_sizes, dictionaries, sizeof dictionaries);
+    opts->n_dictionary_sizes = sizeof dictionaries / sizeof dictionaries[0];
     opts->tolerance_pct = TUNE_DEFAULT_TOLERANCE_PCT;
 }
 
@@ -146,12 +153,11 @@ static int verify_trial(const char *path, const tune_options *o, tune_trial *t, 
     t->verify_seconds = vr.seconds;
     t->verify_problems = vr.problem_count;
     if (rc == 0 && vr.problem_count) {
-        char b[32], c[32];
+        char name[96];
         rc = sp_errorf(err,
-                       "%s: the block %s / cluster %s trial fails verify with %llu problems, "
-                       "the first: %s at byte %llu",
-                       path, sp_format_size(t->block_size, b, sizeof b),
-                       sp_format_size(t->cluster_size, c, sizeof c),
+                       "%s: the %s trial fails verify with %llu problems, the first: %s at byte "
+                       "%llu",
+                       path, tune_trial_name(t, name, sizeof name),
                        (unsigned long long)vr.problem_count,
                        vr.n_problems ? vr.problems[0].what : "?",
                        (unsigned long long)(vr.n_problems ? vr.problems[0].offset : 0));
@@ -164,15 +170,20 @@ static int verify_trial(const char *path, const tune_options *o, tune_trial *t, 
  * the input bytes of the trials before this one, for o->progress. */
 static int run_trial(const char *source_path, const char *dir, const tune_options *o, bool cold,
                      uint64_t live_base, tune_trial *t, sp_error *err) {
-    char b[32], c[32], name[96];
-    snprintf(name, sizeof name, "trial-b%s-c%s.sst", sp_format_size(t->block_size, b, sizeof b),
-             sp_format_size(t->cluster_size, c, sizeof c));
+    char b[32], c[32], d[32], name[96];
+    snprintf(name, sizeof name, "trial-b%s-c%s-z%d-d%s.sst",
+             sp_format_size(t->block_size, b, sizeof b),
+             sp_format_size(t->cluster_size, c, sizeof c), t->level,
+             sp_format_size(t->dictionary_size, d, sizeof d));
     scratch_file f = {0};
     if (scratch_file_name(&f, dir, name, err))
         return -1;
     build_options bo = o->build;
     bo.table.block_size = t->block_size;
     bo.table.cluster_size = t->cluster_size;
+    bo.table.compress = t->level > 0;
+    bo.table.compression_level = t->level;
+    bo.table.dictionary_size = t->dictionary_size;
     /* The line's percent and ETA are of every trial: this build's input
      * counts after the trials' before it. */
     if (o->progress)
@@ -192,6 +203,9 @@ static int run_trial(const char *source_path, const char *dir, const tune_option
         t->value_bytes = st.table.value_bytes;
         t->compactness =
             t->file_size ? (double)(t->key_bytes + t->value_bytes) / (double)t->file_size : 0;
+        t->bytes_per_record = info_bytes_per_record(t->file_size, t->records);
+        t->compression_ratio =
+            info_compression_ratio(t->value_bytes, t->data_blocks, t->block_size);
         if (t->records == 0)
             rc = sp_errorf(err,
                            "%s: no records to look up (every page filtered out, or the "
@@ -220,6 +234,33 @@ static int check_sizes(const tune_options *o, sp_error *err) {
     for (size_t i = 0; i < o->n_block_sizes; i++)
         if (sst_check_fit(o->block_sizes[i], (uint32_t)o->build.max_bytes, err))
             return -1;
+    return 0;
+}
+
+/* The trials of a run so far, for the room check and the progress line. */
+typedef struct trial_run {
+    const char *source, *dir;
+    bool cold;
+    size_t i, n;
+    uint64_t largest, source_size;
+} trial_run;
+
+/* Runs the trial t names (its sizes and compression set), adds it to rep. */
+static int next_trial(trial_run *run, const tune_options *o, tune_report *rep, tune_trial *t,
+                      sp_error *err) {
+    if (run->largest &&
+        check_room(run->dir, 2 * run->largest, "twice the largest trial so far", err))
+        return -1;
+    if (o->progress)
+        sp_progress_store(&o->progress->step, run->i + 1);
+    if (run_trial(run->source, run->dir, o, run->cold, run->source_size * run->i, t, err) ||
+        tune_report_add(rep, t, err))
+        return -1;
+    if (t->file_size > run->largest)
+        run->largest = t->file_size;
+    if (o->on_trial)
+        o->on_trial(o->on_trial_ctx, run->i, run->n, t);
+    run->i++;
     return 0;
 }
 
@@ -257,32 +298,36 @@ static int run_trials(const char *input, const tune_options *o, tune_report *rep
                  "%s is in memory (tmpfs): cold figures are memory speed, not disk speed; use "
                  "--tmp on the disk that will serve the tables",
                  dir);
-    size_t n = o->n_block_sizes * o->n_cluster_sizes, i = 0;
-    uint64_t largest = 0, source_size = 0;
+    trial_run run = {.source = source_path,
+                     .dir = dir,
+                     .cold = cold,
+                     .n = o->n_block_sizes * o->n_cluster_sizes +
+                          o->n_levels * o->n_dictionary_sizes};
     struct stat st;
     if (o->progress && rc == 0 && stat(source_path, &st) == 0 && S_ISREG(st.st_mode)) {
-        source_size = (uint64_t)st.st_size;
-        sp_progress_steps(o->progress, "trial", n);
-        sp_progress_store(&o->progress->total_bytes, source_size * n);
+        run.source_size = (uint64_t)st.st_size;
+        sp_progress_steps(o->progress, "trial", run.n);
+        sp_progress_store(&o->progress->total_bytes, run.source_size * run.n);
     }
-    for (size_t c = 0; c < o->n_cluster_sizes && rc == 0; c++) {
-        for (size_t b = 0; b < o->n_block_sizes && rc == 0; b++) {
-            if (largest && check_room(dir, 2 * largest, "twice the largest trial so far", err)) {
-                rc = -1;
-                break;
-            }
-            tune_trial t = {.block_size = o->block_sizes[b], .cluster_size = o->cluster_sizes[c]};
-            if (o->progress)
-                sp_progress_store(&o->progress->step, i + 1);
-            rc = run_trial(source_path, dir, o, cold, source_size * i, &t, err) ||
-                 tune_report_add(rep, &t, err);
-            if (rc == 0 && t.file_size > largest)
-                largest = t.file_size;
-            if (rc == 0 && o->on_trial)
-                o->on_trial(o->on_trial_ctx, i, n, &t);
-            i++;
-        }
-    }
+    for (size_t c = 0; c < o->n_cluster_sizes && rc == 0; c++)
+        for (size_t b = 0; b < o->n_block_sizes && rc == 0; b++)
+            rc = next_trial(
+                &run, o, rep,
+                &(tune_trial){.block_size = o->block_sizes[b], .cluster_size = o->cluster_sizes[c]},
+                err);
+    /* The compressed trials, at the block and cluster size of the best
+     * uncompressed one. */
+    if (rc == 0 && o->n_levels)
+        rc = tune_recommend(rep, o->tolerance_pct, err);
+    tune_trial base = rep->n_trials ? rep->trials[rep->best] : (tune_trial){0};
+    for (size_t l = 0; l < o->n_levels && rc == 0; l++)
+        for (size_t d = 0; d < o->n_dictionary_sizes && rc == 0; d++)
+            rc = next_trial(&run, o, rep,
+                            &(tune_trial){.block_size = base.block_size,
+                                          .cluster_size = base.cluster_size,
+                                          .level = o->levels[l],
+                                          .dictionary_size = o->dictionary_sizes[d]},
+                            err);
     scratch_file_remove(&sample);
     return rc ? -1 : 0;
 }

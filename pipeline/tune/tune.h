@@ -3,12 +3,16 @@
  * the user's own disk and data instead of a rule of thumb.
  *
  * tune_run builds the input (or a sample of it, pipeline/tune/tune_sample.h)
- * once per block size x cluster size combination into a scratch directory
- * (sstpipe-tune.XXXXXX under work_dir), verifies each table, profiles it
- * warm (straight after the build, through the page cache) and cold
- * (O_DIRECT, page cache dropped), records the figures and removes the
- * table before the next trial, so at most one trial table exists at a
- * time. Then it applies the rule of tune_report.h.
+ * once per block size x cluster size combination, uncompressed, into a
+ * scratch directory (sstpipe-tune.XXXXXX under work_dir), verifies each
+ * table, profiles it warm (straight after the build, through the page
+ * cache) and cold (O_DIRECT, page cache dropped), records the figures and
+ * removes the table before the next trial, so at most one trial table
+ * exists at a time. Then, at the block and cluster size the rule of
+ * tune_report.h picks from those, once per compression level x dictionary
+ * size, compressed (zstd): a grid of its own rather than a third factor
+ * of the first, which would multiply the run's time. The rule then picks
+ * from every trial.
  *
  * Every scratch file is registered with stages/common/cleanup.h while it
  * exists and removed on every return path; the scratch directory is
@@ -37,6 +41,12 @@ typedef struct tune_options {
     size_t n_block_sizes;
     uint32_t cluster_sizes[TUNE_MAX_SIZES];
     size_t n_cluster_sizes;
+    /* The compressed trials' zstd levels and dictionary sizes (0: none);
+     * no levels: no compressed trials. */
+    int levels[TUNE_MAX_SIZES];
+    size_t n_levels;
+    uint32_t dictionary_sizes[TUNE_MAX_SIZES];
+    size_t n_dictionary_sizes;
     uint64_t sample;      /* bytes of XML to sample; 0: build from the whole input */
     const char *work_dir; /* the scratch directory goes here (NULL: $TMPDIR or /tmp) */
     double tolerance_pct;
@@ -51,7 +61,8 @@ typedef struct tune_options {
     sp_progress *progress;
 } tune_options;
 
-/* Defaults: block sizes 4K,8K,16K,64K; cluster sizes 4K,64K; 10000 lookups. */
+/* Defaults: block sizes 4K,8K,16K,64K; cluster sizes 4K,64K; levels 1,3,9;
+ * dictionary sizes 0,16K; 10000 lookups. */
 void tune_options_init(tune_options *opts);
 
 /* Runs every trial and the recommendation into rep (freshly initialised). */

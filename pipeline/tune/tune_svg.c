@@ -1,7 +1,9 @@
 /*
  * tune_svg.c: the tune chart: p50 lookup latency against block size, one
- * colour per cluster size, cold solid and warm dashed, the recommended
- * combination ringed. Both axes are logarithmic: block sizes double, and
+ * colour per cluster size through the uncompressed trials, cold solid and
+ * warm dashed; each compressed trial (all at one block size) a grey
+ * square labelled with its level and dictionary, cold filled and warm
+ * hollow; the recommended trial ringed. Both axes are logarithmic: block sizes double, and
  * cold and warm latencies differ by orders of magnitude. Plain SVG text.
  */
 #include "pipeline/tune/tune_report.h"
@@ -114,7 +116,7 @@ static void draw_line(FILE *o, const tune_report *r, const frame *f, uint32_t cl
         const tune_trial *next = NULL;
         for (size_t i = 0; i < r->n_trials; i++) {
             const tune_trial *t = &r->trials[i];
-            if (t->cluster_size == cluster && t->block_size > last &&
+            if (t->level == 0 && t->cluster_size == cluster && t->block_size > last &&
                 (!next || t->block_size < next->block_size))
                 next = t;
         }
@@ -127,11 +129,54 @@ static void draw_line(FILE *o, const tune_report *r, const frame *f, uint32_t cl
     fputs("\"/>\n", o);
     for (size_t i = 0; i < r->n_trials; i++) {
         const tune_trial *t = &r->trials[i];
-        if (t->cluster_size != cluster)
+        if (t->level || t->cluster_size != cluster)
             continue;
         const tune_latency *l = cold ? &t->cold : &t->warm;
         fprintf(o, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"%s\"/>\n",
                 x_of(f, t->block_size), y_of(f, (double)l->p50_ns), colour);
+    }
+}
+
+/* Where trial i is drawn across: at its block size; the compressed trials,
+ * which share one block size, spread side by side around it, in run order,
+ * so that their squares do not hide one another. */
+static double trial_x(const tune_report *r, const frame *f, size_t i) {
+    double x = x_of(f, r->trials[i].block_size);
+    if (!r->trials[i].level)
+        return x;
+    size_t n = 0, rank = 0;
+    for (size_t j = 0; j < r->n_trials; j++)
+        if (r->trials[j].level) {
+            if (j < i)
+                rank++;
+            n++;
+        }
+    return x + ((double)rank - (double)(n - 1) / 2) * 14;
+}
+
+/* The compressed trials: a square each, numbered, and the numbers named
+ * below the legend from legend_y on. */
+static void draw_compressed(FILE *o, const tune_report *r, const frame *f, bool cold,
+                            double legend_y) {
+    size_t n = 0;
+    for (size_t i = 0; i < r->n_trials; i++) {
+        const tune_trial *t = &r->trials[i];
+        if (!t->level)
+            continue;
+        n++;
+        char name[48];
+        double x = trial_x(r, f, i);
+        for (int k = cold ? 0 : 1; k < 2; k++) {
+            double y = y_of(f, (double)(k == 0 ? t->cold.p50_ns : t->warm.p50_ns));
+            fprintf(o,
+                    "<rect class=\"compressed\" x=\"%.1f\" y=\"%.1f\" width=\"7\" "
+                    "height=\"7\" fill=\"%s\" stroke=\"#555\"/>\n",
+                    x - 3.5, y - 3.5, k == 0 ? "#555" : "none");
+            sp_svg_textf(o, x, y - 7, "font-size=\"10\" fill=\"#555\" text-anchor=\"middle\"",
+                         "%zu", n);
+        }
+        sp_svg_textf(o, X1 + 20, legend_y + 16.0 * (double)n, "font-size=\"12\" fill=\"#555\"",
+                     "%zu: %s", n, tune_compression_name(t, name, sizeof name));
     }
 }
 
@@ -169,18 +214,27 @@ static int draw(FILE *o, const void *arg) {
                 X1 + 20, y, X1 + 50, y, colour, X1 + 56, y + 4,
                 sp_format_size(clusters[c], s, sizeof s));
     }
+    /* Below the cluster sizes' legend: the recommendation in three lines,
+     * then the compressed trials' numbers. */
+    double below = Y0 + 10 + 22.0 * (double)nc + 12;
+    draw_compressed(o, r, &f, cold, below + 40);
     if (r->n_trials) {
         const tune_trial *b = &r->trials[r->best];
-        double x = x_of(&f, b->block_size);
+        double x = trial_x(r, &f, r->best);
         double y = y_of(&f, (double)(cold ? b->cold.p50_ns : b->warm.p50_ns));
         char bs[32], cs[32];
         fprintf(o,
                 "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"9\" fill=\"none\" stroke=\"black\" "
-                "stroke-width=\"2\"/>\n<text x=\"%.1f\" y=\"%.1f\">recommended: block %s, "
-                "cluster %s</text>\n",
-                x, y, X1 + 20, Y0 + 10 + 22.0 * (double)nc + 12,
-                sp_format_size(b->block_size, bs, sizeof bs),
-                sp_format_size(b->cluster_size, cs, sizeof cs));
+                "stroke-width=\"2\"/>\n",
+                x, y);
+        sp_svg_textf(o, X1 + 20, below, "", "recommended: block %s,",
+                     sp_format_size(b->block_size, bs, sizeof bs));
+        sp_svg_textf(o, X1 + 20, below + 16, "", "cluster %s, %s",
+                     sp_format_size(b->cluster_size, cs, sizeof cs),
+                     b->level ? "zstd" : "no compression");
+        if (b->level)
+            sp_svg_textf(o, X1 + 20, below + 32, "", "level %d, dictionary %s", b->level,
+                         sp_format_size(b->dictionary_size, bs, sizeof bs));
     }
     sp_svg_end(o);
     free(blocks);

@@ -11,9 +11,13 @@ double info_compactness(const sstpipe_info *f) {
     return (double)(f->key_bytes + f->value_bytes) / (double)f->file_size;
 }
 
-double info_compression_ratio(const sstpipe_info *f, const sstpipe_compression *c) {
-    uint64_t blocks = f->data_blocks * f->block_size;
-    return blocks ? (double)c->plain_bytes / (double)blocks : 0;
+double info_bytes_per_record(uint64_t file_size, uint64_t records) {
+    return records ? (double)file_size / (double)records : 0;
+}
+
+double info_compression_ratio(uint64_t value_bytes, uint64_t data_blocks, uint32_t block_size) {
+    uint64_t blocks = data_blocks * block_size;
+    return blocks ? (double)value_bytes / (double)blocks : 0;
 }
 
 double info_filter_bits_per_key(const sstpipe_info *f, const sstpipe_compression *c) {
@@ -56,18 +60,23 @@ json_t *info_json(const sstpipe_table *t) {
         "index_bytes", (json_int_t)f->index_bytes, "index_region_bytes",
         (json_int_t)f->index_region_bytes, "restart_interval", (json_int_t)f->restart_interval,
         "checksum", "xxh3-64", "compactness", info_compactness(f), "sstpipe_version", sp_version());
+    if (o && (json_object_set_new(o, "bytes_per_record",
+                                  json_real(info_bytes_per_record(f->file_size, f->records))) ||
+              json_object_set_new(o, "compression_ratio",
+                                  json_real(info_compression_ratio(f->value_bytes, f->data_blocks,
+                                                                   f->block_size)))))
+        return json_decref(o), NULL;
     if (o && sstpipe_is_set(t) &&
         (json_object_set_new(o, "table_set", json_true()) ||
          json_object_set_new(o, "shards", shards_json(t))))
         return json_decref(o), NULL;
     if (o && !sstpipe_is_set(t) && json_object_set_new(o, "table_set", json_false()))
         return json_decref(o), NULL;
-    /* A version 1 table's object stays as it was. */
+    /* A version 1 table has no compression fields. */
     sstpipe_compression z;
     sstpipe_compression_get(t, &z);
     if (o && strcmp(z.method, "none") != 0 &&
         (json_object_set_new(o, "compression", json_string(z.method)) ||
-         json_object_set_new(o, "compression_ratio", json_real(info_compression_ratio(f, &z))) ||
          json_object_set_new(o, "plain_bytes", json_integer((json_int_t)z.plain_bytes)) ||
          json_object_set_new(o, "dictionary_bytes", json_integer((json_int_t)z.dictionary_bytes)) ||
          json_object_set_new(o, "filter_bytes", json_integer((json_int_t)z.filter_bytes)) ||

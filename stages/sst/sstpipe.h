@@ -161,8 +161,7 @@ typedef struct sstpipe_compression {
     uint64_t filter_bytes;     /* the absent-key filter's bytes, 0 for none */
 } sstpipe_compression;
 
-/* Thread-safe; never fails on an open table. The compression ratio is
- * plain_bytes over sstpipe_info's data_blocks * block_size. */
+/* Thread-safe; never fails on an open table. */
 void sstpipe_compression_get(const sstpipe_table *t, sstpipe_compression *c);
 /* The path t was opened with; valid until sstpipe_close. */
 const char *sstpipe_path(const sstpipe_table *t);

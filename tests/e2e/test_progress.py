@@ -218,7 +218,8 @@ class ProgressTest(unittest.TestCase):
         scratch = self.out("tune")
         os.makedirs(scratch, exist_ok=True)
         args = [sstpipe_bin(), "tune", self.dump, "--tmp", scratch, "--sample", "4M",
-                "--block-sizes", "4K,8K", "--cluster-sizes", "4K", "--lookups", "200"]
+                "--block-sizes", "4K,8K", "--cluster-sizes", "4K", "--lookups", "200",
+                "--compression-levels", "none"]
         code, err = run_on_pty(args, timeout=600, hold=("open_read", self.dump))
         self.assertEqual(code, 0, err)
         # Each trial is a step; the percent is of both trials' input. Which

@@ -65,7 +65,7 @@ import faultlib  # noqa: E402
 from faultlib import temp_leftovers  # noqa: E402
 from serve_client import Server  # noqa: E402
 from sstpipe_e2e import (E2ETest, assert_manifest_measures, corpora_dir, sstpipe,  # noqa: E402
-                         wikigen)
+                         parse_info, wikigen)
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-headless-shell")
 PATIENCE = 300  # seconds one browser run may take, however loaded the machine
@@ -531,6 +531,12 @@ class ReportTest(E2ETest):
                                  os.path.getsize(os.path.join(build, t["file"])), what)
                 self.assertShown(dom, "compactness",
                                  (t["key_bytes"] + t["value_bytes"]) / t["file_size"], what)
+                # Bytes per record and the compression ratio against info's
+                # figures of the same table, not the manifest's.
+                info = parse_info(self, os.path.join(build, t["file"]))
+                for k in ("bytes_per_record", "compression_ratio"):
+                    self.assertTrue(math.isclose(as_number(self.field(dom, "sstable." + k)),
+                                                 info[k], rel_tol=1e-5), f"{what}: {k}")
                 p = m["profile"]
                 for k in ["lookups", "mode", "threads", "queue_depth"]:
                     self.assertShown(dom, "profile." + k, p[k], what)
@@ -575,6 +581,10 @@ class ReportTest(E2ETest):
             if m["status"] == "published":
                 self.assertEqual(row["records"], str(m["sstable"]["records"]), r)
                 self.assertEqual(row["file_size"], str(m["sstable"]["file_size"]), r)
+                info = parse_info(self, os.path.join(b, m["sstable"]["file"]))
+                for k in ("bytes_per_record", "compression_ratio"):
+                    self.assertTrue(math.isclose(as_number(row[k]), info[k], rel_tol=1e-5),
+                                    f"{r}: {k}")
                 build_s = sum(s["wall_seconds"] for s in m["stages"]
                               if s["name"] in ("read", "write", "merge"))
                 self.assertTrue(math.isclose(float(row["build_seconds"]), build_s,

@@ -71,7 +71,9 @@ class TuneTest(E2ETest):
         src = wikigen(self.path("d.xml.bz2"), "4M", "11", "bz2")
         out_ini = self.path("tuned.ini")
         svg = self.path("tune.svg")
-        r, doc = self.tune(src, "--lookups", "300", "--config-out", out_ini, "--svg", svg)
+        # Compressed trials are test_compression_trials' (cheaply, on a small dump).
+        r, doc = self.tune(src, "--lookups", "300", "--config-out", out_ini, "--svg", svg,
+                           "--compression-levels", "none")
         trials = doc["trials"]
         self.assertEqual(sorted((t["block_size"], t["cluster_size"]) for t in trials),
                          sorted((b, c) for b in BLOCKS for c in CLUSTERS))
@@ -145,7 +147,7 @@ class TuneTest(E2ETest):
         src = wikigen(self.path("d.xml.zst"), "6M", "12", "zst")
         limit = 1 << 20
         _, doc = self.tune(src, "--sample", "1M", "--block-sizes", "8K", "--cluster-sizes", "4K",
-                           "--lookups", "200")
+                           "--lookups", "200", "--compression-levels", "none")
         with open(xml_path, "rb") as f:
             head = f.read(limit)
         cut = head.rindex(b"</page>") + len(b"</page>")
@@ -161,6 +163,54 @@ class TuneTest(E2ETest):
         (t,) = doc["trials"]
         self.assertEqual((t["records"], t["file_size"]), (info["records"], info["file_size"]))
         self.assertRule(doc)
+        self.assertEqual(os.listdir(self.scratch), [])
+
+    def test_compression_trials(self):
+        """After the sizes, zstd levels x dictionary sizes at the best of
+        them; each trial's bytes per record and compression ratio are info's
+        of a table built alike, and the recommendation names its compression."""
+        src = wikigen(self.path("d.xml"), "1M", "14", "xml")
+        _, doc = self.tune(src, "--block-sizes", "8K,16K", "--cluster-sizes", "4K",
+                           "--compression-levels", "1", "--dictionary-sizes", "0,4K",
+                           "--lookups", "100")
+        trials = doc["trials"]
+        plain = [t for t in trials if t["compression"] == "none"]
+        zstd = [t for t in trials if t["compression"] == "zstd"]
+        self.assertEqual(len(plain), 2)
+        self.assertEqual([(t["compression_level"], t["dictionary_size"]) for t in zstd],
+                         [(1, 0), (1, 4096)])
+        best_plain = min(
+            [t for t in plain if t["cold"]["p50_ns"] <= min(p["cold"]["p50_ns"] for p in plain)
+             * (1 + doc["recommendation"]["tolerance_pct"] / 100)],
+            key=lambda t: (t["file_size"], t["block_size"]))
+        for t in trials:
+            what = f"{t['block_size']} {t['compression']} {t['dictionary_size']}"
+            if t["compression"] == "zstd":
+                self.assertEqual((t["block_size"], t["cluster_size"]),
+                                 (best_plain["block_size"], best_plain["cluster_size"]), what)
+                # Still one aligned read of a block per cold lookup.
+                self.assertEqual(t["cold"]["reads_per_lookup"], 1.0, what)
+            else:
+                self.assertEqual((t["compression_level"], t["dictionary_size"]), (None, None))
+            ref = self.path("ref.sst")
+            sets = ["--set", f"sst.compression={t['compression']}"]
+            if t["compression"] == "zstd":
+                sets += ["--set", f"sst.compression_level={t['compression_level']}",
+                         "--set", f"sst.dictionary_size={t['dictionary_size']}"]
+            self.build(src, ref, "--block-size", size_text(t["block_size"]), "--cluster-size",
+                       size_text(t["cluster_size"]), *sets)
+            info = parse_info(self, ref)
+            self.assertEqual(t["file_size"], info["file_size"], what)
+            for k in ("bytes_per_record", "compression_ratio"):
+                self.assertAlmostEqual(t[k], info[k], places=9, msg=f"{what}: {k}")
+            os.unlink(ref)
+        self.assertGreater(min(t["compression_ratio"] for t in zstd),
+                           max(t["compression_ratio"] for t in plain))
+        rec = doc["recommendation"]
+        keys = ("block_size", "cluster_size", "compression", "compression_level",
+                "dictionary_size")
+        self.assertEqual(len([t for t in trials if all(t[k] == rec[k] for k in keys)]), 1)
+        self.assertIn(f"compression = {rec['compression']}\n", rec["config"])
         self.assertEqual(os.listdir(self.scratch), [])
 
     def test_refusals(self):
@@ -180,7 +230,8 @@ class TuneTest(E2ETest):
         self.assertEqual(os.listdir(self.scratch), [])
         for args in (["--block-sizes", "3K"], ["--block-sizes", "512"], ["--block-sizes", "8K,8K"],
                      ["--cluster-sizes", ""], ["--sample", "1X"], ["--lookups", "0"],
-                     ["--tolerance", "-1"], ["--bogus"]):
+                     ["--tolerance", "-1"], ["--compression-levels", "20"],
+                     ["--compression-levels", "3,3"], ["--dictionary-sizes", "2M"], ["--bogus"]):
             r = sstpipe("tune", src, *args)
             self.assertEqual(r.code, 2, r.describe())
             check_error_line(self, r, what=" ".join(args))

@@ -131,7 +131,7 @@ class VersionTest(E2ETest):
         scratch = self.path("scratch")
         os.mkdir(scratch)
         report("tune", "tune", dump, "--tmp", scratch, "--block-sizes", "8K", "--cluster-sizes",
-               "4K", "--lookups", "20")
+               "4K", "--lookups", "20", "--compression-levels", "none")
 
         out = self.path("out")
         ini = self.write_file("nightly.ini", (f"[output]\ndir = {out}\n[profile]\nlookups = 20\n"

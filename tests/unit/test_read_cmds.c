@@ -175,6 +175,9 @@ static void test_info(void **state) {
     assert_non_null(strstr(out_text, "cluster size:     512\n"));
     assert_non_null(strstr(out_text, "max value bytes:  100\n"));
     assert_non_null(strstr(out_text, "format version:   1\n"));
+    char line[128];
+    snprintf(line, sizeof line, "bytes per record: %.1f\n", 2048.0 / 7);
+    assert_non_null(strstr(out_text, line));
     assert_int_equal(run(&info_command, 3, f->path, "--json"), 0);
     json_error_t je;
     json_t *j = json_loads(out_text, 0, &je);
@@ -192,6 +195,9 @@ static void test_info(void **state) {
     assert_int_equal(json_integer_value(json_object_get(j, "block_size")), 1024);
     assert_int_equal(json_integer_value(json_object_get(j, "format_version")), 1);
     assert_true(json_real_value(json_object_get(j, "compactness")) == (double)(kb + vb) / 2048.0);
+    /* The file's bytes over its records; the values over the one data block. */
+    assert_true(json_real_value(json_object_get(j, "bytes_per_record")) == 2048.0 / 7);
+    assert_true(json_real_value(json_object_get(j, "compression_ratio")) == (double)vb / 1024.0);
     assert_string_equal(json_string_value(json_object_get(j, "path")), f->path);
     json_decref(j);
     assert_int_equal(run(&info_command, 2, f->dir), 1);

@@ -224,6 +224,79 @@ static void test_json_and_svg(void **state) {
     tune_report_destroy(&r);
 }
 
+/* A compressed trial: zstd at level with a dictionary of dict bytes. */
+static tune_trial zstd_trial(uint64_t file_size, uint64_t cold_p50, int level, uint32_t dict) {
+    tune_trial t = trial(8192, 4096, file_size, cold_p50, 1500);
+    t.level = level;
+    t.dictionary_size = dict;
+    return t;
+}
+
+/* Compression is a choice like the sizes: a smaller compressed file within
+ * the tolerance wins, equal ones go to the lower level and the smaller
+ * dictionary, and the snippet, JSON, table and chart carry it. */
+static void test_rule_and_report_with_compression(void **state) {
+    (void)state;
+    char *dir = make_tmpdir();
+    char *ini = path_in(dir, "tuned.ini"), *svg = path_in(dir, "t.svg");
+    tune_report r;
+    tune_report_init(&r);
+    r.input = strdup("d.xml");
+    add(&r, trial(8192, 4096, 300000, 100000, 1000));
+    add(&r, zstd_trial(120000, 104000, 9, 16384));
+    add(&r, zstd_trial(120000, 105000, 3, 16384));
+    add(&r, zstd_trial(120000, 103000, 3, 0));
+    add(&r, zstd_trial(100000, 150000, 19, 16384)); /* smallest, but too slow */
+    sp_error err = {0};
+    assert_int_equal(tune_recommend(&r, 10, &err), 0);
+    assert_int_equal(r.best, 3);
+    assert_non_null(strstr(r.reason, "block 8K / cluster 4K / zstd-3 no dict"));
+    /* Without tolerance the uncompressed, fastest trial. */
+    assert_int_equal(tune_recommend(&r, 0, &err), 0);
+    assert_int_equal(r.best, 0);
+    assert_non_null(strstr(r.reason, "/ no compression"));
+    r.trials[3].dictionary_size = 4096;
+    assert_int_equal(tune_recommend(&r, 10, &err), 0);
+    assert_int_equal(r.best, 3);
+    assert_int_equal(tune_write_config(&r, ini, &err), 0);
+    sp_config cfg;
+    config_init(&cfg);
+    if (config_load_file(&cfg, ini, &err))
+        fail_msg("snippet does not parse: %s", err.msg);
+    assert_true(cfg.sst.compress);
+    assert_int_equal(cfg.sst.compression_level, 3);
+    assert_int_equal(cfg.sst.dictionary_size, 4096);
+    config_destroy(&cfg);
+    json_t *j = tune_report_to_json(&r);
+    json_t *rec = json_object_get(j, "recommendation"), *trials = json_object_get(j, "trials");
+    assert_string_equal(json_string_value(json_object_get(rec, "compression")), "zstd");
+    assert_int_equal(json_integer_value(json_object_get(rec, "compression_level")), 3);
+    assert_int_equal(json_integer_value(json_object_get(rec, "dictionary_size")), 4096);
+    json_t *plain = json_array_get(trials, 0);
+    assert_string_equal(json_string_value(json_object_get(plain, "compression")), "none");
+    assert_true(json_is_null(json_object_get(plain, "compression_level")));
+    assert_true(json_is_null(json_object_get(plain, "dictionary_size")));
+    json_decref(j);
+    /* The chart: a line per cluster size through the uncompressed trial
+     * only; the four compressed trials a cold and a warm square each. */
+    assert_int_equal(tune_write_svg(&r, svg, &err), 0);
+    char *text = slurp(svg);
+    size_t squares = 0;
+    for (const char *p = text; (p = strstr(p, "class=\"compressed\"")); p++)
+        squares++;
+    assert_int_equal(squares, 8);
+    assert_non_null(strstr(text, "level 3, dictionary 4K"));
+    assert_non_null(strstr(text, "3: zstd-3 dict 4K"));
+    free(text);
+    unlink(svg);
+    unlink(ini);
+    rmdir(dir);
+    free(svg);
+    free(ini);
+    free(dir);
+    tune_report_destroy(&r);
+}
+
 static const char head[] =
     "<mediawiki xmlns=\"http://www.mediawiki.org/xml/export-0.11/\" version=\"0.11\">\n"
     "  <siteinfo><sitename>T</sitename></siteinfo>\n";
@@ -297,6 +370,7 @@ int main(void) {
         cmocka_unit_test(test_rule_refuses_problems_and_nothing),
         cmocka_unit_test(test_snippet_parses_as_config),
         cmocka_unit_test(test_json_and_svg),
+        cmocka_unit_test(test_rule_and_report_with_compression),
         cmocka_unit_test(test_sample_cut_at_page),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
