@@ -47,9 +47,14 @@
  * the table ends; those records are then built into blocks as any others.
  * The meta region (its header, the dictionary and the filter for absent
  * keys) follows the index. The filter's size follows from the count of
- * keys, known at the end: each key's hash is kept until then (8 bytes a
- * record, in memory), and the filter is built from them when the table is
- * sealed. Merge gives the base's dictionary instead of one trained
+ * keys, known at the end: each key's hash is kept until then, and the
+ * filter is built from them when the table is sealed. The hashes, 8 bytes
+ * a record, would grow with the table outside any budget: they are held
+ * in a buffer of HASH_BUFFER and go on to an anonymous scratch file in
+ * the output's directory when it is full, read back through it at the
+ * end, so the writer's memory is the filter's own bytes (10 bits a key),
+ * and those only while the meta region is written.
+ * Merge gives the base's dictionary instead of one trained
  * (table_writer_use_dictionary), so that it can copy the base's blocks in
  * as they are; their keys, which merge walked in checking them, are hashed
  * for the filter as the records added are.
@@ -103,6 +108,9 @@
  * advice), and at most SAMPLE_MAX_BYTES, held in memory until then. */
 #define SAMPLE_FACTOR 100u
 #define SAMPLE_MAX_BYTES (16u << 20)
+/* The filter's key hashes held in memory; the rest wait on a scratch file
+ * until the filter is built. */
+#define HASH_BUFFER 8192u
 
 /* The background thread (table_options.background) and its hand-off: at
  * most one batch is being written (job); its failure is kept and returned
@@ -165,9 +173,12 @@ struct table_writer {
     uint8_t *held;
     size_t held_len, held_cap;
     uint64_t held_records, held_values;
-    /* opts.compress: every key's sst_filter_hash, for the filter. */
+    /* opts.compress: every key's sst_filter_hash, for the filter: the
+     * last n_hashes here, those before on hash_fd (hashes_spilled). */
     uint64_t *key_hashes;
-    size_t key_hashes_cap;
+    size_t n_hashes;
+    int hash_fd;
+    uint64_t hashes_spilled;
 };
 
 void table_options_init(table_options *opts) {
@@ -208,6 +219,7 @@ table_writer *table_writer_init(const char *path, const table_options *opts, sp_
     w->out.fd = -1;
     w->copy_fd = -1;
     w->spill_fd = -1;
+    w->hash_fd = -1;
     if (opts->index_memory)
         w->index_limit =
             opts->index_memory < INDEX_MIN_MEMORY ? INDEX_MIN_MEMORY : opts->index_memory;
@@ -637,19 +649,46 @@ static int compressed_add(table_writer *w, const uint8_t *key, uint32_t klen, co
     return w->held_values >= want ? start_packing(w, err) : 0;
 }
 
-/* The key's hash kept for the filter (key_hashes[records]). */
+/* Moves the buffered hashes to the end of their scratch file (created on
+ * the first call). */
+static int spill_hashes(table_writer *w, sp_error *err) {
+    if (w->hash_fd < 0 && (w->hash_fd = sp_outfile_scratch_open(&w->out, err)) < 0)
+        return -1;
+    if (sp_write_all(w->hash_fd, (const uint8_t *)w->key_hashes, w->n_hashes * sizeof(uint64_t),
+                     w->path, err))
+        return -1;
+    w->hashes_spilled += w->n_hashes;
+    w->n_hashes = 0;
+    return 0;
+}
+
+/* The key's hash kept for the filter: in the buffer, which goes on to the
+ * scratch file when full. */
 static int keep_hash(table_writer *w, const uint8_t *key, uint32_t klen, sp_error *err) {
-    size_t n = (size_t)w->stats.records;
-    if (n == w->key_hashes_cap) {
-        size_t cap = w->key_hashes_cap ? 2 * w->key_hashes_cap : 4096;
-        uint64_t *p = realloc(w->key_hashes, cap * sizeof *p);
-        if (!p)
-            return sp_errorf(err, "%s: out of memory for the filter's hashes of %zu keys", w->path,
-                             cap);
-        w->key_hashes = p;
-        w->key_hashes_cap = cap;
+    if (!w->key_hashes && !(w->key_hashes = malloc(HASH_BUFFER * sizeof *w->key_hashes)))
+        return sp_errorf(err, "%s: out of memory for the filter's hashes", w->path);
+    if (w->n_hashes == HASH_BUFFER && spill_hashes(w, err))
+        return -1;
+    w->key_hashes[w->n_hashes++] = sst_filter_hash(key, klen);
+    return 0;
+}
+
+/* The filter's bits of every key: those spilled, read back through the
+ * buffer, then those still in it. */
+static int build_filter(table_writer *w, uint8_t *filter, uint64_t len, sp_error *err) {
+    if (w->hashes_spilled && spill_hashes(w, err))
+        return -1;
+    for (uint64_t at = 0; at < w->hashes_spilled;) {
+        size_t k =
+            w->hashes_spilled - at < HASH_BUFFER ? (size_t)(w->hashes_spilled - at) : HASH_BUFFER;
+        if (sp_pread_exact(w->hash_fd, (uint8_t *)w->key_hashes, k * sizeof(uint64_t),
+                           at * sizeof(uint64_t), w->path, err))
+            return -1;
+        sst_filter_build(filter, len, SST_FILTER_HASHES, w->key_hashes, k);
+        at += k;
     }
-    w->key_hashes[n] = sst_filter_hash(key, klen);
+    if (!w->hashes_spilled)
+        sst_filter_build(filter, len, SST_FILTER_HASHES, w->key_hashes, w->n_hashes);
     return 0;
 }
 
@@ -664,8 +703,10 @@ static int emit_meta(table_writer *w, uint64_t cs, uint64_t *region_length, sp_e
     if (!filter)
         return sp_errorf(err, "%s: out of memory for a filter of %llu bytes", w->path,
                          (unsigned long long)filter_len);
-    if (filter_len)
-        sst_filter_build(filter, filter_len, SST_FILTER_HASHES, w->key_hashes, w->stats.records);
+    if (filter_len && build_filter(w, filter, filter_len, err)) {
+        free(filter);
+        return -1;
+    }
     w->stats.filter_bytes = filter_len;
     sst_meta m = {.compression = SST_COMPRESSION_ZSTD,
                   .dictionary_length = (uint32_t)w->dict_len,
@@ -953,6 +994,8 @@ void table_writer_destroy(table_writer *w) {
         sp_outfile_abort(&w->out);
     if (w->spill_fd >= 0)
         close(w->spill_fd);
+    if (w->hash_fd >= 0)
+        close(w->hash_fd);
     free(w->spill_name);
     block_builder_destroy(w->block);
     block_packer_destroy(w->packer);
