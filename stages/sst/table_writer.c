@@ -165,7 +165,9 @@ struct table_writer {
     bg_writer *bg; /* started at the first full batch, with opts.background */
     /* opts.compress: the block builder, made once the dictionary is
      * trained; until then the records held (each: u32 key length, u32
-     * value length, key, value), held_values bytes of values. */
+     * value length, key, value), held_values bytes of values; held
+     * until held_len reaches the sample's bytes, keys and headers
+     * counted, so that small values under long keys stay bounded too. */
     block_packer *packer;
     uint8_t *dict;
     size_t dict_len;
@@ -646,7 +648,7 @@ static int compressed_add(table_writer *w, const uint8_t *key, uint32_t klen, co
     uint64_t want = (uint64_t)w->opts.dictionary_size * SAMPLE_FACTOR;
     if (want > SAMPLE_MAX_BYTES)
         want = SAMPLE_MAX_BYTES;
-    return w->held_values >= want ? start_packing(w, err) : 0;
+    return w->held_len >= want ? start_packing(w, err) : 0;
 }
 
 /* Moves the buffered hashes to the end of their scratch file (created on
