@@ -11,10 +11,10 @@ dictionary, whose held first values would grow too) must peak within
 not fit beside the filter's own 10 bits a key and the rest. With a
 dictionary, trained by `write` on the first records, held until their keys
 and values fill 100 times its size, the larger write peaks within 12 MiB
-of its peak without (about 8 MiB above it here, most of it ZDICT's
-training; 21 MiB when only the values counted, and the records of 4-byte
-values and 8-byte keys held were 5 times the bound). The tables are checked
-to hold their records, and no scratch file is left.
+of its peak without (the held records and ZDICT's training; counting the
+values alone held several times the bound, since these records' keys are
+twice their values). The tables are checked to hold their records, and no
+scratch file is left.
 """
 
 import sys
