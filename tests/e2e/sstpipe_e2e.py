@@ -409,21 +409,21 @@ def assert_manifest_measures(test, m, r, stages=None, peak=None):
     """A nightly manifest's time and memory figures against outside measures
     (r: the nightly run with measure_rss): every stage took some time, the
     stages together no more than the run, the run no more than it took from
-    outside, and peak_rss_bytes at least `peak` (within an eighth when it is
-    another process's), by default the largest peak
-    among the run's processes (the wrapper's wait4: the nightly and every
-    task it reaped). That default suits a run whose largest process is a
-    task: the nightly's own peak goes on growing a little after the manifest
-    is written (the pages, retention), so for a run without tasks pass the
-    peak of a plain `sstpipe build` of the same input measured the same way
-    (the nightly runs that build in its own process). stages: the
-    manifest's stage list, or the figures a page shows of it."""
+    outside, and peak_rss_bytes at least `peak` within an eighth, by default
+    the largest peak among the run's processes (the wrapper's wait4: the
+    nightly and every task it reaped). That default suits a run whose largest
+    process is a task; for a run without tasks pass the peak of a plain
+    `sstpipe build` of the same input measured the same way (the nightly runs
+    that build in its own process). stages: the manifest's stage list, or the
+    figures a page shows of it."""
     stages = m["stages"] if stages is None else stages
-    # Another process's peak (a plain build's) is matched within an eighth:
-    # its parse threads' allocations peak a little differently from run to
-    # run (several percent apart on a loaded machine), while a figure that left the
-    # build out would be the nightly's own few MiB.
-    peak = r.maxrss_kib * 1024 if peak is None else peak * 7 // 8
+    # Matched within an eighth: the nightly's own peak goes on growing a
+    # little after its manifest is written (the pages, retention), and
+    # another process's peak (a plain build's) differs from run to run as the
+    # parse threads' allocations do (a few percent apart on a loaded
+    # machine), while a figure that left the build or the tasks out would be
+    # the nightly's own few MiB.
+    peak = (r.maxrss_kib * 1024 if peak is None else peak) * 7 // 8
     test.assertTrue(stages, "no stage")
     for s in stages:
         test.assertGreater(s["wall_seconds"], 0, f"stage {s['name']}: no wall time")
