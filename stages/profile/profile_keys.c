@@ -4,9 +4,12 @@
  * Keys come from the blocks themselves, read through libsstpipe like any
  * other reader: a block's first key from the index, then the library's
  * iterator from it up to the next block's first key, every block checked
- * as it is read. Sampling costs, per key, a read of the block drawn and of
- * the start of the next one (where the walk sees the block end), and
- * memory for the keys only. Blocks are chosen uniformly and then
+ * as it is read. A block's keys are kept once read, up to KEPT_BYTES in
+ * all: when the keys drawn outnumber the blocks, a block is drawn many
+ * times, and reading it again each time (the block and the start of the
+ * next one, where the walk sees the block end) would be most of a profile's
+ * CPU. Past that bound a block not kept is read at each draw, so memory
+ * is the keys drawn and a fixed amount. Blocks are chosen uniformly and then
  * a record within the block, so every block (every aligned read a lookup
  * makes) is equally likely; records in blocks holding fewer records are
  * drawn more often than records in fuller blocks, which is the right
@@ -23,6 +26,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <xxhash.h>
+
+/* The bytes of block keys kept for later draws of their block (see above):
+ * every block of a table of a few hundred thousand records, a part of a
+ * larger one. */
+#define KEPT_BYTES (8u << 20)
 
 /* Draws that may be rejected (a key of the maximal length cannot grow, a
  * successor may be the next key) before giving up on the file. */
@@ -128,13 +136,46 @@ static int read_block_keys(sstpipe_table *t, uint64_t b, block_keys *bk, sp_erro
     return 0;
 }
 
+/* The blocks' keys kept so far: block b's in kept[b] (n 0: not kept). */
+typedef struct kept_blocks {
+    block_keys *kept;
+    uint64_t bytes;
+} kept_blocks;
+
+/* Block b's keys: kept ones, or read into scratch and kept, exactly sized,
+ * while the bound allows. */
+static const block_keys *block_keys_of(sstpipe_table *t, uint64_t b, kept_blocks *kb,
+                                       block_keys *scratch, sp_error *err) {
+    if (kb->kept[b].n)
+        return &kb->kept[b];
+    if (read_block_keys(t, b, scratch, err))
+        return NULL;
+    uint32_t n = scratch->n, used = scratch->start[n];
+    uint64_t size = used + (uint64_t)(n + 1) * sizeof *scratch->start;
+    if (kb->bytes + size > KEPT_BYTES)
+        return scratch;
+    block_keys *k = &kb->kept[b];
+    k->bytes = malloc(used);
+    k->start = malloc((n + 1) * sizeof *k->start);
+    if (!k->bytes || !k->start) {
+        sp_errorf(err, "out of memory for the keys of a block");
+        return NULL; /* freed with the others, n still 0 */
+    }
+    memcpy(k->bytes, scratch->bytes, used);
+    memcpy(k->start, scratch->start, (n + 1) * sizeof *k->start);
+    k->n = n;
+    kb->bytes += size;
+    return k;
+}
+
 /* One record drawn uniformly from a uniformly drawn block: its key into
  * key/klen; with want_absent, the key with 0x00 appended, 0 returned when
  * that is not guaranteed absent (the caller draws again). */
-static int draw_one(sstpipe_table *t, uint64_t blocks, block_keys *bk, uint64_t *rng,
-                    bool want_absent, uint8_t *key, uint32_t *klen, sp_error *err) {
+static int draw_one(sstpipe_table *t, uint64_t blocks, kept_blocks *kb, block_keys *scratch,
+                    uint64_t *rng, bool want_absent, uint8_t *key, uint32_t *klen, sp_error *err) {
     uint64_t b = rand_below(rng, blocks);
-    if (read_block_keys(t, b, bk, err))
+    const block_keys *bk = block_keys_of(t, b, kb, scratch, err);
+    if (!bk)
         return -1;
     uint32_t j = (uint32_t)rand_below(rng, bk->n);
     *klen = bk->start[j + 1] - bk->start[j];
@@ -167,9 +208,11 @@ int profile_keys_draw(sstpipe_table *t, uint64_t n, double misses_pct, uint64_t 
     keys->start = malloc((n + 1) * sizeof *keys->start);
     keys->absent = calloc(n ? n : 1, sizeof *keys->absent);
     block_keys bk = {0};
+    kept_blocks kb = {.kept = calloc(info.data_blocks, sizeof *kb.kept)};
     XXH3_state_t *h = XXH3_createState();
-    if (!keys->start || !keys->absent || !h) {
+    if (!keys->start || !keys->absent || !kb.kept || !h) {
         XXH3_freeState(h);
+        free(kb.kept);
         return sp_errorf(err, "out of memory for %llu profile keys", (unsigned long long)n);
     }
     XXH3_64bits_reset(h);
@@ -186,7 +229,7 @@ int profile_keys_draw(sstpipe_table *t, uint64_t n, double misses_pct, uint64_t 
         uint32_t klen = 0;
         int got;
         do {
-            got = draw_one(t, info.data_blocks, &bk, &rng, absent, key, &klen, err);
+            got = draw_one(t, info.data_blocks, &kb, &bk, &rng, absent, key, &klen, err);
         } while (got == 0 && ++rejects < MAX_REJECTS);
         if (got <= 0) {
             rc = got < 0
@@ -214,6 +257,11 @@ int profile_keys_draw(sstpipe_table *t, uint64_t n, double misses_pct, uint64_t 
     XXH3_freeState(h);
     free(bk.bytes);
     free(bk.start);
+    for (uint64_t b = 0; b < info.data_blocks; b++) {
+        free(kb.kept[b].bytes);
+        free(kb.kept[b].start);
+    }
+    free(kb.kept);
     return rc;
 }
 

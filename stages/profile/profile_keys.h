@@ -2,8 +2,9 @@
  * profile_keys.h: the key sequence a profile looks up (private to
  * stages/profile). Drawn before any lookup is timed, from a seeded
  * generator, through libsstpipe (its block first keys and iterator),
- * reading one block per key and the start of the next, never the whole
- * file.
+ * reading the block of each key drawn and the start of the next, once per
+ * block while the keys kept for later draws stay under a fixed bound,
+ * never the whole file.
  */
 #ifndef SSTPIPE_PROFILE_PROFILE_KEYS_H
 #define SSTPIPE_PROFILE_PROFILE_KEYS_H

@@ -17,7 +17,9 @@
  * read went around the counted ones.
  */
 #include "stages/common/error.h"
+#include "stages/common/key.h"
 #include "stages/profile/profile.h"
+#include "stages/profile/profile_keys.h"
 #include "stages/sst/table_writer.h"
 
 #include <dlfcn.h>
@@ -235,6 +237,50 @@ static void test_seed_fixes_the_key_sequence(void **state) {
     profile_result_destroy(&c);
 }
 
+/* The block of key: the last whose first key is at or before it. */
+static uint64_t block_of(sstpipe_table *t, uint64_t blocks, const uint8_t *key, size_t len) {
+    uint64_t lo = 0, hi = blocks;
+    while (hi - lo > 1) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        size_t flen = 0;
+        const void *first = sstpipe_block_first_key(t, mid, &flen);
+        if (sp_key_cmp(first, flen, key, len) <= 0)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Keys many times the blocks: every block is drawn from, each read about
+ * once (its keys kept for its later draws), not once a key. */
+static void test_keys_from_every_block_each_read_once(void **state) {
+    (void)state;
+    char *msg = NULL;
+    sstpipe_table *t = sstpipe_open(table, &msg);
+    assert_non_null(t);
+    sstpipe_info info;
+    sstpipe_info_get(t, &info);
+    uint64_t blocks = info.data_blocks, n = 20 * blocks;
+    assert_true(blocks > 100);
+    atomic_store(&preads_seen[0], 0);
+    profile_keys keys;
+    sp_error err = {0};
+    assert_int_equal(profile_keys_draw(t, n, 0, 5, &keys, &err), 0);
+    unsigned long reads = atomic_load(&preads_seen[0]);
+    assert_true(reads <= 4 * blocks);
+    bool *drawn = calloc(blocks, sizeof *drawn);
+    assert_non_null(drawn);
+    for (uint64_t i = 0; i < n; i++)
+        drawn[block_of(t, blocks, keys.bytes + keys.start[i],
+                       (size_t)(keys.start[i + 1] - keys.start[i]))] = true;
+    for (uint64_t b = 0; b < blocks; b++)
+        assert_true(drawn[b]);
+    free(drawn);
+    profile_keys_destroy(&keys);
+    sstpipe_close(t);
+}
+
 static void test_cold_one_read_per_hit(void **state) {
     (void)state;
     profile_options o;
@@ -418,6 +464,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_warm_with_misses),
         cmocka_unit_test(test_seed_fixes_the_key_sequence),
+        cmocka_unit_test(test_keys_from_every_block_each_read_once),
         cmocka_unit_test(test_cold_one_read_per_hit),
         cmocka_unit_test(test_cold_misses_read_nothing),
         cmocka_unit_test(test_threads_and_queue_depth),
