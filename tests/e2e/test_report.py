@@ -223,11 +223,12 @@ def png_rows(path, max_rows=None):
     return w, ch, rows
 
 
-def pixel_rows(path, is_colour, max_rows=None):
-    """Per row of the screenshot, how many pixels is_colour(r, g, b) takes."""
+def pixel_rows(path, *is_colour, max_rows=None):
+    """Per colour test is_colour(r, g, b), per row of the screenshot, how
+    many pixels it takes (the PNG decoded once for them all)."""
     w, ch, rows = png_rows(path, max_rows)
-    return [sum(1 for i in range(0, w * ch, ch) if is_colour(r[i], r[i + 1], r[i + 2]))
-            for r in rows]
+    return [[sum(1 for i in range(0, w * ch, ch) if test(r[i], r[i + 1], r[i + 2]))
+             for r in rows] for test in is_colour]
 
 
 def artifacts_dir():
@@ -378,25 +379,35 @@ class ReportTest(E2ETest):
         else:
             self.assertEqual(text, value, f"{what}: {name}")
 
-    def assertHistogramDrawn(self, page, i, what):
-        """The page's latency chart as Chromium draws it: bars and the
+    def assertHistogramsDrawn(self, charts):
+        """Each page's latency chart as Chromium draws it: bars and the
         percentiles' labels on the screenshot, every label row (a row of
         many red pixels; a dashed percentile line is one or two a row)
-        above the topmost bar pixel, so no label is drawn over a bar."""
-        with open(page, encoding="utf-8") as f:
-            svg = re.findall(r"<svg.*?</svg>", f.read(), re.S)[1]
-        alone = os.path.join(self.tmp, f"histogram-{i}.html")
+        above the topmost bar pixel, so no label is drawn over a bar.
+        charts: (page, what) of each; the charts are drawn one under
+        another in one page, each in a band of its own window's size."""
+        band = 520
+        svgs = []
+        for page, _ in charts:
+            with open(page, encoding="utf-8") as f:
+                svg = re.findall(r"<svg.*?</svg>", f.read(), re.S)[1]
+            svgs.append(f"<div style=\"height:{band}px;overflow:hidden\">{svg}</div>")
+        alone = os.path.join(self.tmp, "histograms.html")
         with open(alone, "w", encoding="utf-8") as f:
-            f.write(f"<!DOCTYPE html><html><body style=\"margin:0;overflow:hidden\">{svg}</body></html>")
-        self.browse(alone, f"report-{i}-histogram", window="900,520")
-        shot = os.path.join(artifacts_dir(), f"report-{i}-histogram.png")
-        bar = pixel_rows(shot, lambda r, g, b: abs(r - 0x7a) + abs(g - 0xa6) + abs(b - 0xd6) < 12)
-        red = pixel_rows(shot, lambda r, g, b: r > 150 and g < 110 and b < 100)
-        bar_rows = [y for y, n in enumerate(bar) if n]
-        label_rows = [y for y, n in enumerate(red) if n >= 6]
-        self.assertTrue(bar_rows, f"{what}: no bar on the screenshot")
-        self.assertTrue(label_rows, f"{what}: no percentile label on the screenshot")
-        self.assertLess(max(label_rows), min(bar_rows), f"{what}: a label over the bars")
+            f.write("<!DOCTYPE html><html><body style=\"margin:0;overflow:hidden\">" +
+                    "".join(svgs) + "</body></html>")
+        self.browse(alone, "report-histograms", window=f"900,{band * len(charts)}")
+        shot = os.path.join(artifacts_dir(), "report-histograms.png")
+        bars, reds = pixel_rows(
+            shot, lambda r, g, b: abs(r - 0x7a) + abs(g - 0xa6) + abs(b - 0xd6) < 12,
+            lambda r, g, b: r > 150 and g < 110 and b < 100)
+        for k, (_, what) in enumerate(charts):
+            bar, red = bars[k * band:(k + 1) * band], reds[k * band:(k + 1) * band]
+            bar_rows = [y for y, n in enumerate(bar) if n]
+            label_rows = [y for y, n in enumerate(red) if n >= 6]
+            self.assertTrue(bar_rows, f"{what}: no bar on the screenshot")
+            self.assertTrue(label_rows, f"{what}: no percentile label on the screenshot")
+            self.assertLess(max(label_rows), min(bar_rows), f"{what}: a label over the bars")
 
     def assertPeopleFigures(self, dom, m, what):
         """What report.html shows people: no exponent or long fraction, a
@@ -476,6 +487,7 @@ class ReportTest(E2ETest):
 
     def test_reports_in_chromium(self):
         since = len(self.proxy.seen)
+        charts = []  # (page, what) of each latency chart, drawn at the end
         for i, build in enumerate(self.builds()):
             m = self.manifest(build)
             page = os.path.join(build, "report.html")
@@ -550,13 +562,14 @@ class ReportTest(E2ETest):
                 self.assertRoundAxis(hist)
                 self.assertEqual(len(hist["mark_y"]), 4, what)
                 self.assertLess(max(hist["mark_y"]), min(hist["bar_y"]), what)
-                self.assertHistogramDrawn(page, i, what)
+                charts.append((page, what))
                 self.assertShown(dom, "verify.ok", "clean", what)
             else:
                 self.assertShown(dom, "failed_stage", "verify", what)
                 self.assertShown(dom, "error", m["error"], what)
                 self.assertShown(dom, "verify.ok", "problems found", what)
                 self.assertIn("block checksum mismatch", m["error"])
+        self.assertHistogramsDrawn(charts)
         self.assertEqual(self.page_requests(since), [], "a page made a request")
 
     def test_index_in_chromium(self):
