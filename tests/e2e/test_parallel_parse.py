@@ -456,7 +456,9 @@ class ParallelParseErrorsTest(SameOutputsTest):
     def setUpClass(cls):
         import tempfile
         cls.classtmp = tempfile.mkdtemp(prefix="sstpipe-e2e-pp-")
-        path = wikigen(os.path.join(cls.classtmp, "base.xml"), "2M", "9", "xml", "wiktionary")
+        # A thousand pages: hundreds of 4K chunks before a late error, many
+        # 64K chunks for each of two threads.
+        path = wikigen(os.path.join(cls.classtmp, "base.xml"), "1M", "9", "xml", "wiktionary")
         with open(path, "rb") as f:
             cls.xml = f.read()
 
