@@ -49,7 +49,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import faultlib  # noqa: E402
 from faultlib import (Tally, check_error_line, errno_text, indices, sha,  # noqa: E402
                       temp_leftovers)
-from sstpipe_e2e import SANITIZED, E2ETest, sstpipe, sstpipe_bin, wikigen  # noqa: E402
+from sstpipe_e2e import SANITIZED, E2ETest, sstpipe_bin, wikigen  # noqa: E402
 from test_nightly import xxh3_64  # noqa: E402
 
 
@@ -89,7 +89,8 @@ class NightlyFaults(E2ETest):
 
     def assertCurrentSound(self, target, what):
         self.assertEqual(self.current(), target, what + ": current moved")
-        r = sstpipe("verify", os.path.join(self.out, "current", "table.sst"))
+        table = os.path.join(self.out, "current", "table.sst")
+        r = faultlib.read_once("verify", table, table=table)
         self.assertEqual(r.code, 0, what + ": current does not verify" + r.describe())
 
     def calls(self, env=None):

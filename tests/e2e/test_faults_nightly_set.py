@@ -92,9 +92,9 @@ class NightlySetFaults(E2ETest):
         table = os.path.join(self.out, target, "t.sst")
         self.assertTrue(os.path.isfile(os.path.join(table, "tableset.json")),
                         what + f": {target} holds no table set")
-        r = sstpipe("verify", table)
+        r = faultlib.read_once("verify", table, table=table)
         self.assertEqual(r.code, 0, what + ": the set does not verify" + r.describe())
-        r = sstpipe("dump", "--jsonl", table)
+        r = faultlib.read_once("dump", "--jsonl", table, table=table)
         self.assertEqual(r.code, 0, what + r.describe())
         self.assertTrue(r.stdout == self.refs[dump], what + ": not build's records")
 

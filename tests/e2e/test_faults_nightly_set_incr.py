@@ -47,7 +47,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 import faultlib  # noqa: E402
 from faultlib import sha, temp_leftovers  # noqa: E402
-from sstpipe_e2e import E2ETest, run, sstpipe, sstpipe_bin, wait_older, wikigen  # noqa: E402
+from sstpipe_e2e import E2ETest, run, sstpipe_bin, wait_older, wikigen  # noqa: E402
 from sstpipe_e2e import wikigen_bin  # noqa: E402
 import test_faults_nightly  # noqa: E402  (its whole-build check; not its tests)
 
@@ -120,7 +120,7 @@ class IncrementalNightlySetFaults(E2ETest):
         return found
 
     def records(self, table):
-        r = sstpipe("dump", "--jsonl", table)
+        r = faultlib.read_once("dump", "--jsonl", table, table=table)
         self.assertEqual(r.code, 0, r.describe())
         return r.stdout
 
@@ -144,7 +144,7 @@ class IncrementalNightlySetFaults(E2ETest):
         table = os.path.join(self.out, "current", "t.sst")
         self.assertTrue(os.path.isfile(os.path.join(table, "tableset.json")),
                         what + ": current holds no table set")
-        v = sstpipe("verify", table)
+        v = faultlib.read_once("verify", table, table=table)
         self.assertEqual(v.code, 0, what + ": current does not verify" + v.describe())
         want = self.first_records if self.current() == before else self.ref
         self.assertTrue(self.records(table) == want, what + ": current's records are wrong")
