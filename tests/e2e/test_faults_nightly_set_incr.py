@@ -73,32 +73,46 @@ class IncrementalNightlySetFaults(E2ETest):
                  cls.made])
         assert r.code == 0, r.describe()
 
+    def path(self, *parts):
+        """Under the class's directory: the night every case starts from
+        (setUp) is published once, and each run starts from its snapshot
+        (restore())."""
+        return os.path.join(type(self).classtmp, *parts)
+
     def setUp(self):
         super().setUp()
+        cls = type(self)
         self.incr = self.path("incr")
-        os.mkdir(self.incr)
         self.out = self.path("out")
         self.ini = self.config(self.out)
+        self.cache = os.path.join(self.out, "cache")
+        self.snapshot = self.path("snapshot")
+        self.argv = [sstpipe_bin(), "nightly", "-c", self.ini]
+        if not hasattr(cls, "ref"):
+            self.first_night()
+
+    def first_night(self):
+        """The state before each faulted run, snapshot, and the reference
+        records, made once for the class's cases."""
+        cls = type(self)
+        os.mkdir(self.incr)
         shutil.copy(os.path.join(self.made, INCR.format("20261201")), self.incr)
         wait_older(self.base_dump, os.path.join(self.incr, INCR.format("20261201")))
         self.publish("the first night")
-        self.first_records = self.records(os.path.join(self.out, "current", "t.sst"))
+        cls.first_records = self.records(os.path.join(self.out, "current", "t.sst"))
         # What the faulted runs must leave alone: every file of the cache
         # but the checksum cache (rewritten by the next run, atomically).
-        self.cache = os.path.join(self.out, "cache")
-        self.cached = self.cache_files()
+        cls.cached = self.cache_files()
         self.assertEqual(len([n for n in os.listdir(self.cache) if n.endswith(".set")]), 1)
         shutil.copy(os.path.join(self.made, INCR.format("20261202")), self.incr)
         wait_older(os.path.join(self.incr, INCR.format("20261202")))
-        self.snapshot = self.path("snapshot")
         shutil.copytree(self.out, self.snapshot, symlinks=True)
-        self.argv = [sstpipe_bin(), "nightly", "-c", self.ini]
         # The reference: what a fault-free run of the same inputs publishes.
         ref_out = self.path("ref-out")
         ref = faultlib.run([sstpipe_bin(), "nightly", "-c", self.config(ref_out)],
                            preload=False)
         self.assertEqual(ref.code, 0, ref.describe())
-        self.ref = self.records(os.path.join(ref_out, "current", "t.sst"))
+        cls.ref = self.records(os.path.join(ref_out, "current", "t.sst"))
         self.assertNotEqual(self.ref, self.first_records)
 
     def config(self, out):
