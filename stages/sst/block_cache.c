@@ -19,8 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* One group held: its records and restart point in data, then its range's
- * keys (lo, and hi unless it is its block's last group), a view of the
+/* One group held: its range's keys (lo, and hi unless it is its block's
+ * last group), then its records and restart point, in data; a view of the
  * records and the directory built from them. */
 typedef struct entry {
     struct entry *prev, *next; /* the list of use, most recent first */
@@ -147,17 +147,21 @@ static entry *entry_new(uint64_t i, const packed_group_view *g, block_dir *d) {
                  .dir = d,
                  .lo_len = g->lo_len,
                  .hi_len = g->hi_len};
+    /* The range's keys first, beside the fields a lookup reads before it
+     * knows whether the group holds its key. */
     uint8_t *at = e->data;
+    memcpy(at, g->lo, g->lo_len);
+    e->lo = at;
+    at += g->lo_len;
+    if (g->hi) {
+        memcpy(at, g->hi, g->hi_len);
+        e->hi = at;
+        at += g->hi_len;
+    }
     memcpy(at, v->data, v->entries_len);
     e->view.data = at;
     memcpy(at += v->entries_len, v->restarts, restarts);
     e->view.restarts = at;
-    memcpy(at += restarts, g->lo, g->lo_len);
-    e->lo = at;
-    if (g->hi) {
-        memcpy(at += g->lo_len, g->hi, g->hi_len);
-        e->hi = at;
-    }
     return e;
 }
 
