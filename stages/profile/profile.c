@@ -194,8 +194,9 @@ int profile_run(const char *path, const profile_options *opts, profile_result *r
                                .first = n * k / threads,
                                .count = n * (k + 1) / threads - n * k / threads,
                                .batch = opts->queue_depth,
-                               .reads_are =
-                                   opts->cold && batched ? LOOKUP_DISK_BLOCKS : LOOKUP_READ_CALLS,
+                               .reads_are = !opts->cold ? LOOKUP_RUN_CALLS
+                                            : batched   ? LOOKUP_DISK_BLOCKS
+                                                        : LOOKUP_READ_CALLS,
                                .block_size = res->block_size,
                                .lat_ns = res->latencies_ns,
                                .reads = reads};

@@ -18,9 +18,12 @@
 
 /* How a job's reads are counted, after the way the library reads. */
 typedef enum lookup_reads {
-    LOOKUP_READ_CALLS,  /* read system calls (syscr): mapped or pread lookups */
+    LOOKUP_READ_CALLS,  /* read system calls (syscr) of each call: pread lookups */
     LOOKUP_DISK_BLOCKS, /* blocks the disk delivered (read_bytes over the block
-                         * size): io_uring reads, which make no read call */
+                         * size) to each call: io_uring reads, which make no
+                         * read call */
+    LOOKUP_RUN_CALLS,   /* read system calls of the job's whole run, each call
+                         * its share: mapped lookups (profile_io.c says why) */
 } lookup_reads;
 
 typedef struct lookup_job {

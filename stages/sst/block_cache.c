@@ -1,30 +1,36 @@
 /*
- * block_cache.c: the bounded cache of unpacked version 2 blocks and the
+ * block_cache.c: the bounded cache of unpacked version 2 groups and the
  * thread's values; see block_cache.h.
  *
- * The blocks held are found by number in an array of the table's blocks
- * and kept on one list in order of use, the most recent first: a hit moves
- * its block to the front, room is made from the back. A block's records
- * are copied out of the unpacking buffer (sized for the most a block may
- * unpack to) into an allocation of their own size, so that the budget
- * counts what a block really holds.
+ * The groups held are found by their block's number in an array of the
+ * table's blocks, each block's groups chained, the one whose range of keys
+ * holds a lookup's key answering it; all are kept on one list in order of
+ * use, the most recent first: a hit moves its group to the front, room is
+ * made from the back. A group's records are copied out of the unpacking
+ * buffer (sized for the most a block may unpack to) into an allocation of
+ * their own size, so that the budget counts what a group really holds.
  */
 #include "stages/sst/block_cache.h"
 
+#include "stages/common/key.h"
 #include "stages/sst/thread_slot.h"
 
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* One block held: its records and restart points in data, a view of them
- * and the directory built from them. */
+/* One group held: its range's keys (lo, and hi unless it is its block's
+ * last group), then its records and restart point, in data; a view of the
+ * records and the directory built from them. */
 typedef struct entry {
     struct entry *prev, *next; /* the list of use, most recent first */
+    struct entry *sibling;     /* the next group held of the same block */
     uint64_t i;
     size_t bytes; /* what the budget counts */
     block_view view;
     block_dir *dir;
+    const uint8_t *lo, *hi;
+    uint32_t lo_len, hi_len;
     uint8_t data[];
 } entry;
 
@@ -33,7 +39,7 @@ struct sst_block_cache {
     size_t budget, bytes;
     uint64_t n_blocks;
     entry *head, *tail;
-    entry *held[]; /* by block number, NULL when not held */
+    entry *held[]; /* by block number, its groups held (NULL: none) */
 };
 
 sst_block_cache *sst_block_cache_new(uint64_t n_blocks, size_t budget) {
@@ -87,13 +93,12 @@ static void push_front(sst_block_cache *c, entry *e) {
         c->tail = e;
 }
 
-/* The search of a block held or about to be, its value copied. */
+/* The search of a group held or about to be, its value copied. */
 static int search(const block_view *v, const block_dir *d, const uint8_t *key, size_t klen,
                   const void **value, size_t *vlen, sp_error *what) {
     const void *at;
     size_t n;
-    int rc = d ? block_dir_find(d, v->data, key, klen, &at, &n, "", what)
-               : block_find(v, key, klen, &at, &n, "", what);
+    int rc = block_dir_find(d, v->data, key, klen, &at, &n, "", what);
     if (rc != 1)
         return rc;
     if (!(*value = sst_values_copy(at, n)))
@@ -102,10 +107,19 @@ static int search(const block_view *v, const block_dir *d, const uint8_t *key, s
     return 1;
 }
 
+/* Block i's group held whose range holds key, or NULL. */
+static entry *held_group(const sst_block_cache *c, uint64_t i, const uint8_t *key, size_t klen) {
+    for (entry *e = i < c->n_blocks ? c->held[i] : NULL; e; e = e->sibling)
+        if (sp_key_cmp(e->lo, e->lo_len, key, klen) <= 0 &&
+            (!e->hi || sp_key_cmp(key, klen, e->hi, e->hi_len) < 0))
+            return e;
+    return NULL;
+}
+
 int sst_block_cache_find(sst_block_cache *c, uint64_t i, const uint8_t *key, size_t klen,
                          const void **value, size_t *vlen, sp_error *what) {
     pthread_mutex_lock(&c->lock);
-    entry *e = i < c->n_blocks ? c->held[i] : NULL;
+    entry *e = held_group(c, i, key, klen);
     int rc = SST_BLOCK_CACHE_MISS;
     if (e) {
         if (e != c->head) {
@@ -118,50 +132,75 @@ int sst_block_cache_find(sst_block_cache *c, uint64_t i, const uint8_t *key, siz
     return rc;
 }
 
-/* A copy of v and d as a block to hold, or NULL when out of memory. */
-static entry *entry_new(uint64_t i, const block_view *v, block_dir *d) {
+/* A copy of g and d as a group of block i to hold, or NULL when out of
+ * memory. */
+static entry *entry_new(uint64_t i, const packed_group_view *g, block_dir *d) {
+    const block_view *v = &g->view;
     size_t restarts = 4 * (size_t)v->n_restarts;
-    size_t len = sizeof(entry) + v->entries_len + restarts;
+    size_t len = sizeof(entry) + v->entries_len + restarts + g->lo_len + g->hi_len;
     entry *e = malloc(len);
     if (!e)
         return NULL;
-    *e = (entry){.i = i, .bytes = len + (d ? block_dir_bytes(d) : 0), .view = *v, .dir = d};
-    memcpy(e->data, v->data, v->entries_len);
-    memcpy(e->data + v->entries_len, v->restarts, restarts);
-    e->view.data = e->data;
-    e->view.restarts = e->data + v->entries_len;
+    *e = (entry){.i = i,
+                 .bytes = len + block_dir_bytes(d),
+                 .view = *v,
+                 .dir = d,
+                 .lo_len = g->lo_len,
+                 .hi_len = g->hi_len};
+    /* The range's keys first, beside the fields a lookup reads before it
+     * knows whether the group holds its key. */
+    uint8_t *at = e->data;
+    memcpy(at, g->lo, g->lo_len);
+    e->lo = at;
+    at += g->lo_len;
+    if (g->hi) {
+        memcpy(at, g->hi, g->hi_len);
+        e->hi = at;
+        at += g->hi_len;
+    }
+    memcpy(at, v->data, v->entries_len);
+    e->view.data = at;
+    memcpy(at += v->entries_len, v->restarts, restarts);
+    e->view.restarts = at;
     return e;
 }
 
-int sst_block_cache_add_find(sst_block_cache *c, uint64_t i, const block_view *v, block_dir *d,
-                             const uint8_t *key, size_t klen, const void **value, size_t *vlen,
-                             sp_error *what) {
+/* Drops e, the list's last, from block e->i's groups held and frees it. */
+static void evict(sst_block_cache *c, entry *e) {
+    unlink_entry(c, e);
+    entry **at = &c->held[e->i];
+    while (*at != e)
+        at = &(*at)->sibling;
+    *at = e->sibling;
+    c->bytes -= e->bytes;
+    entry_free(e);
+}
+
+int sst_block_cache_add_find(sst_block_cache *c, uint64_t i, const packed_group_view *g,
+                             block_dir *d, const uint8_t *key, size_t klen, const void **value,
+                             size_t *vlen, sp_error *what) {
     /* The copy is made before the lock is taken: the lock is for lists. */
-    entry *e = i < c->n_blocks && c->budget ? entry_new(i, v, d) : NULL;
+    entry *e = i < c->n_blocks && c->budget ? entry_new(i, g, d) : NULL;
     if (e && e->bytes > c->budget) {
         e->dir = NULL; /* searched below, freed there */
         free(e);
         e = NULL;
     }
     if (!e) {
-        int rc = search(v, d, key, klen, value, vlen, what);
+        int rc = search(&g->view, d, key, klen, value, vlen, what);
         block_dir_destroy(d);
         return rc;
     }
     pthread_mutex_lock(&c->lock);
-    entry *had = c->held[i];
+    entry *had = held_group(c, i, key, klen);
     if (had) {
         entry_free(e);
         e = had;
         unlink_entry(c, e);
     } else {
-        while (c->tail && c->bytes + e->bytes > c->budget) {
-            entry *old = c->tail;
-            unlink_entry(c, old);
-            c->held[old->i] = NULL;
-            c->bytes -= old->bytes;
-            entry_free(old);
-        }
+        while (c->tail && c->bytes + e->bytes > c->budget)
+            evict(c, c->tail);
+        e->sibling = c->held[i];
         c->held[i] = e;
         c->bytes += e->bytes;
     }

@@ -203,16 +203,15 @@ static int unpack_group(const packed *p, const group *g, const packed_dict *d, u
     return 0;
 }
 
-/* The group's first entry stores its whole key, which must be the
+/* Group n's first entry stores its whole key, which must be the
  * directory's. */
-static int check_first_key(const block_view *v, uint32_t pos, const group *g, const char *what,
-                           sp_error *err) {
+static int check_first_key(const block_view *v, uint32_t pos, const group *g, uint32_t n,
+                           const char *what, sp_error *err) {
     entry e;
     if (decode_entry(v, pos, 0, &e, what, err))
         return -1;
     if (e.shared != 0 || sp_key_cmp(e.suffix, e.unshared, g->key, g->klen) != 0)
-        return sp_errorf(err, "%s: group %u's first key differs from its directory entry", what,
-                         v->n_restarts);
+        return sp_errorf(err, "%s: group %u's first key differs from its directory entry", what, n);
     return 0;
 }
 
@@ -234,7 +233,7 @@ int packed_open(block_view *v, const uint8_t *data, uint32_t block_size, const p
             return -1;
         sst_put_u32(restarts + 4 * i, at);
         v->entries_len = (uint32_t)p.plain;
-        if (check_first_key(v, at, &g, what, err))
+        if (check_first_key(v, at, &g, i, what, err))
             return -1;
         v->n_restarts = i + 1;
     }
@@ -242,16 +241,23 @@ int packed_open(block_view *v, const uint8_t *data, uint32_t block_size, const p
     return 0;
 }
 
-int packed_find(const uint8_t *data, uint32_t block_size, const packed_dict *d,
-                const uint8_t *first, uint32_t flen, block_plain *plain, const uint8_t *key,
-                size_t klen, const void **value, size_t *vlen, const char *what, sp_error *err) {
+/* A group's one restart point: its first entry, at 0. */
+static const uint8_t group_restart[4];
+
+int packed_find_group(const uint8_t *data, uint32_t block_size, const packed_dict *d,
+                      const uint8_t *first, uint32_t flen, block_plain *plain, const uint8_t *key,
+                      size_t klen, packed_group_view *gv, const char *what, sp_error *err) {
     packed p;
     if (packed_begin(&p, data, block_size, what, err))
         return -1;
-    /* The last group whose first key is <= key; the directory is read to
-     * its end all the same, so that every lookup checks it whole. */
+    /* The last group whose first key is <= key, and the one after it; the
+     * directory is read to its end all the same, so that every lookup
+     * checks it whole. */
     group g, hit = {0};
+    uint32_t at = 0;
     bool found = false;
+    gv->hi = NULL;
+    gv->hi_len = 0;
     for (uint32_t i = 0; i < p.n_groups; i++) {
         if (next_group(&p, &g, what, err))
             return -1;
@@ -259,7 +265,11 @@ int packed_find(const uint8_t *data, uint32_t block_size, const packed_dict *d,
             return sp_errorf(err, "%s: first key differs from the index", what);
         if (sp_key_cmp(g.key, g.klen, key, klen) <= 0) {
             hit = g;
+            at = i;
             found = true;
+        } else if (found && !gv->hi) {
+            gv->hi = g.key;
+            gv->hi_len = g.klen;
         }
     }
     if (!found)
@@ -267,11 +277,28 @@ int packed_find(const uint8_t *data, uint32_t block_size, const packed_dict *d,
     if (plain_reserve(plain, hit.plain_len, what, err) ||
         unpack_group(&p, &hit, d, plain->buf, what, err))
         return -1;
-    block_view v = {.data = plain->buf, .block_size = block_size, .entries_len = hit.plain_len};
-    if (check_first_key(&v, 0, &hit, what, err))
-        return -1;
+    uint32_t records = p.n_records - at * SST_RESTART_INTERVAL;
+    gv->view =
+        (block_view){.data = plain->buf,
+                     .block_size = block_size,
+                     .entries_len = hit.plain_len,
+                     .n_records = records < SST_RESTART_INTERVAL ? records : SST_RESTART_INTERVAL,
+                     .n_restarts = 1,
+                     .restarts = group_restart};
+    gv->lo = hit.key;
+    gv->lo_len = hit.klen;
+    return check_first_key(&gv->view, 0, &hit, at, what, err) ? -1 : 1;
+}
+
+int packed_find(const uint8_t *data, uint32_t block_size, const packed_dict *d,
+                const uint8_t *first, uint32_t flen, block_plain *plain, const uint8_t *key,
+                size_t klen, const void **value, size_t *vlen, const char *what, sp_error *err) {
+    packed_group_view g;
+    int rc = packed_find_group(data, block_size, d, first, flen, plain, key, klen, &g, what, err);
+    if (rc != 1)
+        return rc;
     uint8_t cur[SP_MAX_KEY_BYTES];
-    return scan_entries(&v, 0, hit.plain_len, cur, 0, key, klen, value, vlen, what, err);
+    return scan_entries(&g.view, 0, g.view.entries_len, cur, 0, key, klen, value, vlen, what, err);
 }
 
 /* ---------------------------------------------------------------- builder */

@@ -57,10 +57,27 @@ void packed_dict_free(packed_dict *d);
 int packed_open(block_view *v, const uint8_t *data, uint32_t block_size, const packed_dict *d,
                 block_plain *plain, const char *what, sp_error *err);
 
-/* Point lookup: the checksum, trailer and directory as packed_open, the
- * first group's key against first (the index's first key of the block),
- * then only the group that may hold key is decompressed (into plain) and
- * searched. 1 found (*value points into plain), 0 not, -1 corrupt. */
+/* The one group of a block a point lookup needs, unpacked: its records as
+ * a version 1 view (one restart point, at 0) and the range of keys it
+ * covers, from its directory key lo up to the next group's, hi (NULL for
+ * the block's last group); lo and hi point into the block. */
+typedef struct packed_group_view {
+    block_view view;
+    const uint8_t *lo, *hi;
+    uint32_t lo_len, hi_len;
+} packed_group_view;
+
+/* The checksum, trailer and directory as packed_open, the first group's
+ * key against first (the index's first key of the block), then only the
+ * group that may hold key is decompressed (into plain) and its first entry
+ * checked: 1 with *g filled (g->view.data is plain's), 0 when key sorts
+ * before the block's first key, -1 corrupt. */
+int packed_find_group(const uint8_t *data, uint32_t block_size, const packed_dict *d,
+                      const uint8_t *first, uint32_t flen, block_plain *plain, const uint8_t *key,
+                      size_t klen, packed_group_view *g, const char *what, sp_error *err);
+
+/* Point lookup: packed_find_group, then the group searched. 1 found
+ * (*value points into plain), 0 not, -1 corrupt. */
 int packed_find(const uint8_t *data, uint32_t block_size, const packed_dict *d,
                 const uint8_t *first, uint32_t flen, block_plain *plain, const uint8_t *key,
                 size_t klen, const void **value, size_t *vlen, const char *what, sp_error *err);

@@ -134,6 +134,16 @@ int sst_blocks_find(const sst_blocks *b, uint64_t i, const uint8_t *data, const 
     return rc < 0 ? sst_blocks_error(b, i, &e, err) : rc;
 }
 
+int sst_blocks_find_group(const sst_blocks *b, uint64_t i, const uint8_t *data,
+                          const uint8_t *first, uint32_t flen, block_plain *plain,
+                          const uint8_t *key, size_t klen, packed_group_view *g, sp_error *err) {
+    sp_error e;
+    sp_error_clear(&e);
+    int rc =
+        packed_find_group(data, b->block_size, b->packed, first, flen, plain, key, klen, g, "", &e);
+    return rc < 0 ? sst_blocks_error(b, i, &e, err) : rc;
+}
+
 /* ---------------------------------------------------------------- reads */
 
 static int lookup_fd(const sst_blocks *b) {

@@ -93,6 +93,14 @@ int sst_blocks_find(const sst_blocks *b, uint64_t i, const uint8_t *data, const 
                     uint32_t flen, block_plain *plain, const uint8_t *key, size_t klen,
                     const void **value, size_t *vlen, sp_error *err);
 
+/* The one group of version 2 block i at data that may hold key, checked
+ * as sst_blocks_find checks it (packed_find_group, into plain): 1 with *g
+ * filled, 0 when no group may hold key, -1 with err naming the block.
+ * Thread-safe. */
+int sst_blocks_find_group(const sst_blocks *b, uint64_t i, const uint8_t *data,
+                          const uint8_t *first, uint32_t flen, block_plain *plain,
+                          const uint8_t *key, size_t klen, packed_group_view *g, sp_error *err);
+
 /* ---- single reads ---- */
 
 /* Reads block i into buf (block_size bytes, aligned for O_DIRECT) with one

@@ -101,12 +101,13 @@ void sstpipe_options_destroy(sstpipe_options *opt);
  * a message saying so (no silent fallback: open it without the option).
  * Iterators read with ordinary buffered reads in either mode. */
 void sstpipe_options_set_direct_io(sstpipe_options *opt, bool direct_io);
-/* Since 1.6: the bytes of decompressed blocks a compressed table (format
- * version 2) keeps for its lookups, shared by the threads that use it, the
- * least recently used block giving way to a new one; 0 keeps none (each
- * lookup then decompresses its block). Default 64 MiB; of a table set,
- * each compressed shard's. Scans never fill it. A version 1 table, read in
- * place, has no use for it. */
+/* Since 1.6: the bytes of decompressed records a compressed table (format
+ * version 2) keeps for its lookups, shared by the threads that use it, a
+ * group of records at a time (a lookup decompresses the one group of its
+ * block that may hold its key), the least recently used group giving way
+ * to a new one; 0 keeps none (each lookup then decompresses its group).
+ * Default 64 MiB; of a table set, each compressed shard's. Scans never
+ * fill it. A version 1 table, read in place, has no use for it. */
 void sstpipe_options_set_block_cache(sstpipe_options *opt, size_t bytes);
 
 typedef struct sstpipe_table sstpipe_table;

@@ -15,10 +15,10 @@
  * filter rules out answers "absent" without reading a block. A lookup of the
  * unmapped reader (sst_reader_get) decompresses one group into the
  * reader's buffer. The lookups that may run on several threads at once
- * copy their values into the calling thread's (block_cache.h): a lookup in
- * a block the caller read (direct I/O) decompresses the one group that may
- * hold the key, a mapped one unpacks its block whole, with a record
- * directory, into the reader's bounded cache, where later lookups find it.
+ * copy their values into the calling thread's (block_cache.h): a lookup
+ * decompresses the one group of its block that may hold the key, in a block
+ * the caller read (direct I/O) or, mapped, into the reader's bounded cache
+ * with a record directory of it, where later lookups find it.
  */
 #include "stages/sst/table_reader.h"
 
@@ -254,9 +254,9 @@ int sst_reader_check_block(const sst_reader *r, uint64_t i, const uint8_t *data,
 }
 
 /* Version 2, mapped: the lookup in block i (its bytes at data) through
- * the cache, which on a miss gets the block checked and unpacked whole
- * into the thread's buffer, with its directory. Out of line: a version 1
- * lookup does not pay for its frame. */
+ * the cache, which on a miss gets the block checked and the one group that
+ * may hold key unpacked into the thread's buffer, with its directory. Out
+ * of line: a version 1 lookup does not pay for its frame. */
 static __attribute__((noinline)) int get_packed(const sst_reader *r, uint64_t i,
                                                 const uint8_t *data, const uint8_t *key,
                                                 size_t klen, const void **value, size_t *vlen,
@@ -268,11 +268,14 @@ static __attribute__((noinline)) int get_packed(const sst_reader *r, uint64_t i,
         block_plain *plain = sst_thread_plain();
         if (!plain)
             return sp_errorf(err, "%s: out of memory", r->path);
-        block_view v;
-        if (sst_reader_check_block(r, i, data, plain, &v, err))
-            return -1;
-        block_dir *d = block_dir_build(&v, "", &e);
-        rc = d ? sst_block_cache_add_find(r->cache, i, &v, d, key, klen, value, vlen, &e) : -1;
+        uint32_t flen = 0; /* set by sst_reader_block_first_key; gcc -O3 cannot see it */
+        const uint8_t *first = sst_reader_block_first_key(r, i, &flen);
+        packed_group_view g;
+        rc = sst_blocks_find_group(&r->blocks, i, data, first, flen, plain, key, klen, &g, err);
+        if (rc != 1)
+            return rc;
+        block_dir *d = block_dir_build(&g.view, "", &e);
+        rc = d ? sst_block_cache_add_find(r->cache, i, &g, d, key, klen, value, vlen, &e) : -1;
     }
     return rc < 0 ? sst_blocks_error(&r->blocks, i, &e, err) : rc;
 }
