@@ -473,27 +473,6 @@ static int emit(table_writer *w, const uint8_t *src, uint64_t n, sp_error *err) 
     return 0;
 }
 
-static int end_block(table_writer *w, sp_error *err) {
-    if (w->packer) {
-        const uint8_t *b = block_packer_finish(w->packer, err);
-        if (!b || emit(w, b, w->opts.block_size, err))
-            return -1;
-        w->stats.plain_bytes += block_packer_plain(w->packer);
-        block_packer_reset(w->packer);
-    } else {
-        if (emit(w, block_builder_finish(w->block), w->opts.block_size, err))
-            return -1;
-        block_builder_reset(w->block);
-    }
-    w->stats.data_blocks++;
-    return 0;
-}
-
-/* Whether the block being filled holds no record. */
-static bool block_empty(const table_writer *w) {
-    return w->packer ? block_packer_empty(w->packer) : block_builder_empty(w->block);
-}
-
 /* Moves the index buffer's bytes to the end of the scratch file (created
  * on the first call). */
 static int spill_index(table_writer *w, sp_error *err) {
@@ -536,6 +515,32 @@ static int index_add(table_writer *w, const uint8_t *key, uint32_t klen, sp_erro
     return 0;
 }
 
+static int end_block(table_writer *w, sp_error *err) {
+    if (w->packer) {
+        /* The block's first key is known once it is finished: records
+         * carried from the block before may come before the one that
+         * started it. */
+        const uint8_t *b = block_packer_finish(w->packer, err);
+        uint32_t klen;
+        const uint8_t *first = b ? block_packer_first(w->packer, &klen) : NULL;
+        if (!b || index_add(w, first, klen, err) || emit(w, b, w->opts.block_size, err))
+            return -1;
+        w->stats.plain_bytes += block_packer_plain(w->packer);
+        block_packer_reset(w->packer);
+    } else {
+        if (emit(w, block_builder_finish(w->block), w->opts.block_size, err))
+            return -1;
+        block_builder_reset(w->block);
+    }
+    w->stats.data_blocks++;
+    return 0;
+}
+
+/* Whether the block being filled holds no record. */
+static bool block_empty(const table_writer *w) {
+    return w->packer ? block_packer_empty(w->packer) : block_builder_empty(w->block);
+}
+
 /* A key as it may appear in a one-line message: quoted, at most 60 bytes,
  * control bytes and quotes escaped. */
 static const char *show_key(const uint8_t *k, size_t n, char *buf, size_t cap) {
@@ -559,17 +564,24 @@ static int deferred(const table_writer *w, sp_error *err) {
     return -1;
 }
 
-/* A record into the compressed blocks: the block being filled, or a new
- * one, which it fits (sst_packed_check_fit). */
+/* A record into the compressed blocks: the block being filled, or the
+ * next ones: an empty block takes it (sst_packed_check_fit), after the
+ * records carried into it, which may fill blocks first. */
 static int packed_add(table_writer *w, const uint8_t *key, uint32_t klen, const uint8_t *val,
                       size_t vlen, sp_error *err) {
-    bool fresh = block_packer_empty(w->packer);
-    int rc = fresh ? 0 : block_packer_add(w->packer, key, klen, val, vlen, err);
-    if (rc < 0)
-        return -1;
-    if (rc == 0 && ((!fresh && end_block(w, err)) || index_add(w, key, klen, err) ||
-                    block_packer_add(w->packer, key, klen, val, vlen, err) != 1))
-        return -1;
+    int rc;
+    while ((rc = block_packer_add(w->packer, key, klen, val, vlen, err)) == 0)
+        if (end_block(w, err))
+            return -1;
+    return rc < 0 ? -1 : 0;
+}
+
+/* Finishes the blocks still holding records: one, or more when records
+ * are carried out of the last. */
+static int end_blocks(table_writer *w, sp_error *err) {
+    while (!block_empty(w))
+        if (end_block(w, err))
+            return -1;
     return 0;
 }
 
@@ -823,7 +835,7 @@ int table_writer_copy_block(table_writer *w, const table_block_copy *c, sp_error
                          "%s: copied block: first key %s does not sort after the previous key %s",
                          w->path, show_key(c->first, c->first_len, a, sizeof a),
                          show_key(w->last_key, w->last_len, b, sizeof b));
-    if (!block_empty(w) && end_block(w, err))
+    if (end_blocks(w, err))
         return -1;
     const uint64_t bs = w->opts.block_size;
     /* A pending range this block does not continue is shared first (which
@@ -902,7 +914,7 @@ int table_writer_seal(table_writer *w, sp_table_identity *id, sp_error *err) {
     const uint64_t bs = w->opts.block_size, cs = w->opts.cluster_size;
     if (w->opts.compress && !w->packer && start_packing(w, err))
         return -1;
-    if (!block_empty(w) && end_block(w, err))
+    if (end_blocks(w, err))
         return -1;
     sst_footer f = {0};
     uint64_t data_len = w->stats.data_blocks * bs;
