@@ -11,16 +11,18 @@
  * read outside the buffers.
  *
  * The builder adds a record to the open group when even incompressible
- * data would fit (zstd's compression bound), of the whole group or of the
- * entries added since the group's last frame that fit; past that, it
- * compresses the open group with the record to see whether the block
- * still holds it, so a block takes records until their compressed form
- * would not fit, with a few frames a block, not one per record near its
- * end. A frame of the last frame's records and more is not bound by that
- * frame and the bound of the rest in zstd's terms: where it came out
- * larger, the group ends at the records of the frame that fit, and the
- * others are carried into the next block, so every block is valid and
- * the blocks depend on the records alone.
+ * data would fit (zstd's compression bound), and past that when its entry
+ * is expected to fit, at the ratio the table's groups have compressed at
+ * so far, after the group's last frame that fit; when it is not, a frame
+ * of the group with the record decides. A group's frame made when it
+ * closes is checked: where it does not fit, the group keeps the longest
+ * prefix of its entries that does, found by halving those added by the
+ * estimate, and the others are carried into the next block. So a block
+ * takes records until their compressed form would not fit, as a frame per
+ * record near its end would find (a prefix's frame grows with its
+ * entries), with each group compressed about once and a few frames more
+ * a block; every block is valid and the blocks depend on the records
+ * alone, whatever the estimate said.
  */
 #include "stages/sst/block_packed.h"
 
@@ -314,6 +316,11 @@ struct block_packer {
     uint8_t *open;
     uint32_t open_len, open_records;
     trial fit, spare;
+    /* The open group's first sure_len bytes fit by zstd's bound alone. */
+    uint32_t sure_len;
+    /* Frame and plain bytes of every group closed so far: the ratio a
+     * record's entry is expected to compress at. */
+    uint64_t seen_frames, seen_plain;
     uint32_t last_len;
     uint8_t last_key[SP_MAX_KEY_BYTES];
     /* Records taken back from a block (close_group) for the next: their
@@ -440,44 +447,98 @@ static int carry_tail(block_packer *p, uint32_t at, sp_error *err) {
     return 0;
 }
 
+/* Keeps the longest prefix of the open group's entries whose frame fits
+ * the block (fixed bytes besides it), in fit, and carries the others to
+ * the next block; the whole group's frame did not fit. The entries after
+ * the longest prefix known to fit (by the bound, or by a frame) are
+ * halved: a prefix's frame grows with its entries, so that this finds
+ * where a frame per record would have stopped. */
+static int keep_prefix(block_packer *p, uint64_t fixed, sp_error *err) {
+    uint32_t ends[SST_RESTART_INTERVAL], n = 0, lo = 0, hi = p->open_records;
+    uint32_t known = p->fit.plain_len > p->sure_len ? p->fit.plain_len : p->sure_len;
+    uint8_t key[SP_MAX_KEY_BYTES];
+    uint32_t key_len = 0;
+    for (size_t pos = 0; pos < p->open_len;) {
+        pos = next_entry(p->open, p->open_len, pos, key, &key_len).next;
+        ends[n++] = (uint32_t)pos;
+        if (pos <= known)
+            lo = n;
+    }
+    while (hi - lo > 1) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (compress_open(p, ends[mid - 1], &p->spare, err))
+            return -1;
+        if (fixed + p->spare.frame_len <= p->block_size) {
+            trial t = p->fit;
+            p->fit = p->spare;
+            p->spare = t;
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    uint32_t keep = lo ? ends[lo - 1] : 0;
+    if (keep && p->fit.plain_len != keep && compress_open(p, keep, &p->fit, err))
+        return -1;
+    if (carry_tail(p, keep, err))
+        return -1;
+    open_walk(p, keep, p->carry_key, &p->carry_key_len);
+    p->n_records -= p->open_records - lo;
+    p->plain -= p->open_len - keep;
+    p->open_len = keep;
+    p->open_records = lo;
+    return 0;
+}
+
 /* Moves the open group (compressed) to the finished ones: 1, or 0 when its
- * frame does not fit the block after all (records added by the bound
- * after the last frame that fit make it larger than that bound said):
- * then the group ends at that frame's records and the others are carried
- * to the next block. */
+ * frame does not fit the block after all (records were added by an
+ * estimate of their frame, see add_one): then the group keeps the records
+ * that fit (keep_prefix), possibly none, and the block ends. */
 static int close_group(block_packer *p, sp_error *err) {
     int closed = 1;
     if (p->fit.plain_len != p->open_len) {
         uint64_t fixed = fixed_bytes(p, p->groups[p->n_groups].klen);
         if (compress_open(p, p->open_len, &p->spare, err))
             return -1;
-        if (fixed + p->spare.frame_len <= p->block_size || !p->fit.plain_len) {
+        if (fixed + p->spare.frame_len <= p->block_size || p->sure_len == p->open_len) {
             trial t = p->fit;
             p->fit = p->spare;
             p->spare = t;
         } else {
-            uint32_t keep = p->fit.plain_len;
-            if (carry_tail(p, keep, err))
+            if (keep_prefix(p, fixed, err))
                 return -1;
-            uint32_t records = open_walk(p, keep, p->carry_key, &p->carry_key_len);
-            p->n_records -= p->open_records - records;
-            p->plain -= p->open_len - keep;
-            p->open_len = keep;
-            p->open_records = records;
             closed = 0;
         }
     }
-    packed_group *g = &p->groups[p->n_groups];
-    g->frame_len = (uint32_t)p->fit.frame_len;
-    g->plain_len = p->open_len;
-    p->dir_len += open_dir_bytes(p, p->fit.frame_len);
-    memcpy(p->frames + p->frames_len, p->fit.buf, p->fit.frame_len);
-    p->frames_len += (uint32_t)p->fit.frame_len;
-    p->n_groups++;
+    if (p->open_records) {
+        packed_group *g = &p->groups[p->n_groups];
+        g->frame_len = (uint32_t)p->fit.frame_len;
+        g->plain_len = p->open_len;
+        p->dir_len += open_dir_bytes(p, p->fit.frame_len);
+        memcpy(p->frames + p->frames_len, p->fit.buf, p->fit.frame_len);
+        p->frames_len += (uint32_t)p->fit.frame_len;
+        p->n_groups++;
+        p->seen_frames += p->fit.frame_len;
+        p->seen_plain += p->open_len;
+    }
     p->open_len = p->open_records = 0;
-    p->fit.plain_len = 0;
+    p->fit.plain_len = p->sure_len = 0;
     return closed;
 }
+
+/* Whether the open group's first plain bytes are expected to fit, fixed
+ * bytes besides their frame: the last frame that fit, and the entries
+ * after it at the ratio of the groups closed so far, an eighth and a few
+ * bytes more (before any: zstd's bound, they fit surely). */
+static bool expect_fit(const block_packer *p, uint64_t fixed, size_t plain) {
+    uint64_t delta = plain - p->fit.plain_len, grown;
+    if (p->seen_plain)
+        grown = delta * p->seen_frames * 9 / (p->seen_plain * 8) + 16;
+    else
+        grown = ZSTD_COMPRESSBOUND(delta);
+    return fixed + p->fit.frame_len + grown <= p->block_size;
+}
+
 /* Adds one record to the open group (closing it first when full): 1, 0
  * when the block is full (the record not added), -1. */
 static int add_one(block_packer *p, const uint8_t *key, size_t klen, const uint8_t *val,
@@ -505,20 +566,17 @@ static int add_one(block_packer *p, const uint8_t *key, size_t klen, const uint8
     e += sst_put_varint(e, vlen);
     memcpy(e, key + shared, unshared);
     memcpy(e + unshared, val, vlen);
-    /* Surely fits: the whole group incompressible, or the last frame that
-     * fit with the entries after it incompressible. Else a frame of the
-     * group with the record decides, so that a block's groups are
-     * compressed about log(block / record) times, not once per record. */
-    uint64_t sure = ZSTD_COMPRESSBOUND(plain);
-    if (p->fit.plain_len) {
-        uint64_t grown = p->fit.frame_len + ZSTD_COMPRESSBOUND(plain - p->fit.plain_len);
-        if (grown < sure)
-            sure = grown;
-    }
-    if (fixed + sure > p->block_size) {
-        if (p->n_records == 0)
-            return sp_errorf(err, "a record of %zu bytes does not fit an empty block of %u",
-                             klen + vlen, p->block_size);
+    /* The record fits surely when the whole group would, incompressible;
+     * else it is added when its frame is expected to fit (expect_fit),
+     * checked when the group's frame is made (close_group); else a frame
+     * of the group with the record decides. So a block's groups are
+     * compressed about once, and again near its end, not once a record. */
+    if (fixed + ZSTD_COMPRESSBOUND(plain) <= p->block_size) {
+        p->sure_len = (uint32_t)plain;
+    } else if (p->n_records == 0) {
+        return sp_errorf(err, "a record of %zu bytes does not fit an empty block of %u",
+                         klen + vlen, p->block_size);
+    } else if (!expect_fit(p, fixed, plain)) {
         if (compress_open(p, (uint32_t)plain, &p->spare, err))
             return -1;
         if (fixed + p->spare.frame_len > p->block_size)
@@ -609,7 +667,7 @@ uint64_t block_packer_plain(const block_packer *p) {
 void block_packer_reset(block_packer *p) {
     p->frames_len = p->dir_len = p->n_groups = p->n_records = 0;
     p->open_len = p->open_records = p->last_len = 0;
-    p->fit.plain_len = 0;
+    p->fit.plain_len = p->sure_len = 0;
     p->plain = 0;
 }
 
