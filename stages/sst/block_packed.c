@@ -11,9 +11,18 @@
  * read outside the buffers.
  *
  * The builder adds a record to the open group when even incompressible
- * data would fit (zstd's compression bound); past that, it compresses the
- * open group with the record to see whether the block still holds it, so
- * a block takes records until their compressed form would not fit.
+ * data would fit (zstd's compression bound), and past that when its entry
+ * is expected to fit, at the ratio the table's groups have compressed at
+ * so far, after the group's last frame that fit; when it is not, a frame
+ * of the group with the record decides. A group's frame made when it
+ * closes is checked: where it does not fit, the group keeps the longest
+ * prefix of its entries that does, found by halving those added by the
+ * estimate, and the others are carried into the next block. So a block
+ * takes records until their compressed form would not fit, as a frame per
+ * record near its end would find (a prefix's frame grows with its
+ * entries), with each group compressed about once and a few frames more
+ * a block; every block is valid and the blocks depend on the records
+ * alone, whatever the estimate said.
  */
 #include "stages/sst/block_packed.h"
 
@@ -309,6 +318,14 @@ typedef struct packed_group {
     uint8_t key[SP_MAX_KEY_BYTES];
 } packed_group;
 
+/* A frame of the open group's first plain_len bytes: its buffer, of
+ * ZSTD_compressBound(sst_packed_plain_max) bytes, and frame_len. */
+typedef struct trial {
+    uint8_t *buf;
+    size_t frame_len;
+    uint32_t plain_len;
+} trial;
+
 struct block_packer {
     uint32_t block_size;
     ZSTD_CCtx *cctx;
@@ -320,14 +337,26 @@ struct block_packer {
     uint32_t n_groups, max_groups;
     uint32_t n_records;
     uint64_t plain; /* plain bytes of every group, the open one's too */
-    /* The open group: its entries, records, first key, and its frame when
-     * one was made since its last record (scratch, scratch_len; 0: none). */
+    /* The open group: its entries, records, first key; fit, the last
+     * compression of a prefix of it that fits the block (plain_len 0:
+     * none since the group opened), and spare, a buffer for the next. */
     uint8_t *open;
     uint32_t open_len, open_records;
-    uint8_t *scratch;
-    size_t scratch_cap, scratch_len;
+    trial fit, spare;
+    /* The open group's first sure_len bytes fit by zstd's bound alone. */
+    uint32_t sure_len;
+    /* Frame and plain bytes of every group closed so far: the ratio a
+     * record's entry is expected to compress at. */
+    uint64_t seen_frames, seen_plain;
     uint32_t last_len;
     uint8_t last_key[SP_MAX_KEY_BYTES];
+    /* Records taken back from a block (close_group) for the next: their
+     * entries, each stored against the record before it, carry_key the
+     * key before carry[carry_at]. */
+    uint8_t *carry;
+    size_t carry_at, carry_len, carry_cap;
+    uint32_t carry_key_len;
+    uint8_t carry_key[SP_MAX_KEY_BYTES];
     uint8_t *block; /* the finished block */
     uint64_t finished_plain;
 };
@@ -347,11 +376,12 @@ block_packer *block_packer_init(uint32_t block_size, const uint8_t *dict, size_t
     p->frames = malloc(block_size);
     p->groups = malloc(p->max_groups * sizeof *p->groups);
     p->open = malloc(plain_max);
-    p->scratch_cap = ZSTD_compressBound(plain_max);
-    p->scratch = malloc(p->scratch_cap);
+    p->fit.buf = malloc(ZSTD_compressBound(plain_max));
+    p->spare.buf = malloc(ZSTD_compressBound(plain_max));
     if (posix_memalign((void **)&p->block, 4096, block_size) != 0)
         p->block = NULL;
-    if (!p->cctx || !p->frames || !p->groups || !p->open || !p->scratch || !p->block)
+    if (!p->cctx || !p->frames || !p->groups || !p->open || !p->fit.buf || !p->spare.buf ||
+        !p->block)
         goto fail;
     if (ZSTD_isError(ZSTD_CCtx_setParameter(p->cctx, ZSTD_c_format, ZSTD_f_zstd1_magicless)) ||
         ZSTD_isError(ZSTD_CCtx_setParameter(p->cctx, ZSTD_c_checksumFlag, 0)) ||
@@ -372,14 +402,24 @@ fail:
     return NULL;
 }
 
-/* Compresses the open group into scratch. */
-static int compress_open(block_packer *p, sp_error *err) {
-    size_t r = ZSTD_compress2(p->cctx, p->scratch, p->scratch_cap, p->open, p->open_len);
+/* Compresses the open group's first plain_len bytes into t. */
+static int compress_open(block_packer *p, uint32_t plain_len, trial *t, sp_error *err) {
+    size_t r =
+        ZSTD_compress2(p->cctx, t->buf, ZSTD_compressBound(sst_packed_plain_max(p->block_size)),
+                       p->open, plain_len);
     if (ZSTD_isError(r))
-        return sp_errorf(err, "zstd compression of %u bytes failed: %s", p->open_len,
+        return sp_errorf(err, "zstd compression of %u bytes failed: %s", plain_len,
                          ZSTD_getErrorName(r));
-    p->scratch_len = r;
+    t->frame_len = r;
+    t->plain_len = plain_len;
     return 0;
+}
+
+/* The block's bytes besides the open group's frame: the finished groups,
+ * the open group's directory entry at its longest, the trailer. */
+static uint64_t fixed_bytes(const block_packer *p, uint32_t first_len) {
+    return (uint64_t)p->frames_len + p->dir_len + 2 * SST_VARINT32_MAX + sst_varint_len(first_len) +
+           first_len + SST_BLOCK_TRAILER_FIXED;
 }
 
 /* The open group's directory entry, its frame of frame_len bytes. */
@@ -388,26 +428,153 @@ static uint32_t open_dir_bytes(const block_packer *p, size_t frame_len) {
            sst_varint_len(p->groups[p->n_groups].klen) + p->groups[p->n_groups].klen;
 }
 
-/* Moves the open group (compressed) to the finished ones. */
-static int close_group(block_packer *p, sp_error *err) {
-    if (!p->scratch_len && compress_open(p, err))
-        return -1;
-    packed_group *g = &p->groups[p->n_groups];
-    g->frame_len = (uint32_t)p->scratch_len;
-    g->plain_len = p->open_len;
-    p->dir_len += open_dir_bytes(p, p->scratch_len);
-    memcpy(p->frames + p->frames_len, p->scratch, p->scratch_len);
-    p->frames_len += (uint32_t)p->scratch_len;
-    p->n_groups++;
-    p->open_len = p->open_records = 0;
-    p->scratch_len = 0;
+/* Decodes the entry at pos of entries the builder wrote (so it decodes),
+ * after key (key_len bytes), which becomes the entry's key. */
+static entry next_entry(const uint8_t *buf, size_t len, size_t pos, uint8_t *key,
+                        uint32_t *key_len) {
+    block_view v = {.data = buf, .entries_len = (uint32_t)len};
+    entry e = {0};
+    sp_error ignored;
+    (void)decode_entry(&v, (uint32_t)pos, *key_len, &e, "", &ignored);
+    memcpy(key + e.shared, e.suffix, e.unshared);
+    *key_len = e.shared + e.unshared;
+    return e;
+}
+
+/* The records of the open group's entries before plain byte end, and the
+ * last one's key (from the group's first entry, whose key is whole). */
+static uint32_t open_walk(const block_packer *p, uint32_t end, uint8_t *key, uint32_t *key_len) {
+    uint32_t records = 0;
+    *key_len = 0;
+    for (size_t pos = 0; pos < end; records++)
+        pos = next_entry(p->open, p->open_len, pos, key, key_len).next;
+    return records;
+}
+
+/* Takes the open group's entries from byte at on out of the block, in
+ * front of the records carried already (which follow them). */
+static int carry_tail(block_packer *p, uint32_t at, sp_error *err) {
+    size_t tail = p->open_len - at, rest = p->carry_len - p->carry_at;
+    if (tail + rest > p->carry_cap) {
+        size_t cap = tail + rest;
+        uint8_t *c = malloc(cap);
+        if (!c)
+            return sp_errorf(err, "out of memory for %zu bytes of records", cap);
+        memcpy(c + tail, p->carry + p->carry_at, rest);
+        free(p->carry);
+        p->carry = c;
+        p->carry_cap = cap;
+    } else {
+        memmove(p->carry + tail, p->carry + p->carry_at, rest);
+    }
+    /* The first entry taken may store its key against the one before it. */
+    memcpy(p->carry, p->open + at, tail);
+    p->carry_at = 0;
+    p->carry_len = tail + rest;
     return 0;
 }
 
-int block_packer_add(block_packer *p, const uint8_t *key, size_t klen, const uint8_t *val,
-                     size_t vlen, sp_error *err) {
-    if (p->open_records == SST_RESTART_INTERVAL && close_group(p, err))
+/* Keeps the longest prefix of the open group's entries whose frame fits
+ * the block (fixed bytes besides it), in fit, and carries the others to
+ * the next block; the whole group's frame did not fit. The entries after
+ * the longest prefix known to fit (by the bound, or by a frame) are
+ * halved: a prefix's frame grows with its entries, so that this finds
+ * where a frame per record would have stopped. */
+static int keep_prefix(block_packer *p, uint64_t fixed, sp_error *err) {
+    uint32_t ends[SST_RESTART_INTERVAL], n = 0, lo = 0, hi = p->open_records;
+    uint32_t known = p->fit.plain_len > p->sure_len ? p->fit.plain_len : p->sure_len;
+    uint8_t key[SP_MAX_KEY_BYTES];
+    uint32_t key_len = 0;
+    for (size_t pos = 0; pos < p->open_len;) {
+        pos = next_entry(p->open, p->open_len, pos, key, &key_len).next;
+        ends[n++] = (uint32_t)pos;
+        if (pos <= known)
+            lo = n;
+    }
+    while (hi - lo > 1) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (compress_open(p, ends[mid - 1], &p->spare, err))
+            return -1;
+        if (fixed + p->spare.frame_len <= p->block_size) {
+            trial t = p->fit;
+            p->fit = p->spare;
+            p->spare = t;
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    uint32_t keep = lo ? ends[lo - 1] : 0;
+    if (keep && p->fit.plain_len != keep && compress_open(p, keep, &p->fit, err))
         return -1;
+    if (carry_tail(p, keep, err))
+        return -1;
+    open_walk(p, keep, p->carry_key, &p->carry_key_len);
+    p->n_records -= p->open_records - lo;
+    p->plain -= p->open_len - keep;
+    p->open_len = keep;
+    p->open_records = lo;
+    return 0;
+}
+
+/* Moves the open group (compressed) to the finished ones: 1, or 0 when its
+ * frame does not fit the block after all (records were added by an
+ * estimate of their frame, see add_one): then the group keeps the records
+ * that fit (keep_prefix), possibly none, and the block ends. */
+static int close_group(block_packer *p, sp_error *err) {
+    int closed = 1;
+    if (p->fit.plain_len != p->open_len) {
+        uint64_t fixed = fixed_bytes(p, p->groups[p->n_groups].klen);
+        if (compress_open(p, p->open_len, &p->spare, err))
+            return -1;
+        if (fixed + p->spare.frame_len <= p->block_size || p->sure_len == p->open_len) {
+            trial t = p->fit;
+            p->fit = p->spare;
+            p->spare = t;
+        } else {
+            if (keep_prefix(p, fixed, err))
+                return -1;
+            closed = 0;
+        }
+    }
+    if (p->open_records) {
+        packed_group *g = &p->groups[p->n_groups];
+        g->frame_len = (uint32_t)p->fit.frame_len;
+        g->plain_len = p->open_len;
+        p->dir_len += open_dir_bytes(p, p->fit.frame_len);
+        memcpy(p->frames + p->frames_len, p->fit.buf, p->fit.frame_len);
+        p->frames_len += (uint32_t)p->fit.frame_len;
+        p->n_groups++;
+        p->seen_frames += p->fit.frame_len;
+        p->seen_plain += p->open_len;
+    }
+    p->open_len = p->open_records = 0;
+    p->fit.plain_len = p->sure_len = 0;
+    return closed;
+}
+
+/* Whether the open group's first plain bytes are expected to fit, fixed
+ * bytes besides their frame: the last frame that fit, and the entries
+ * after it at the ratio of the groups closed so far, an eighth and a few
+ * bytes more (before any: zstd's bound, they fit surely). */
+static bool expect_fit(const block_packer *p, uint64_t fixed, size_t plain) {
+    uint64_t delta = plain - p->fit.plain_len, grown;
+    if (p->seen_plain)
+        grown = delta * p->seen_frames * 9 / (p->seen_plain * 8) + 16;
+    else
+        grown = ZSTD_COMPRESSBOUND(delta);
+    return fixed + p->fit.frame_len + grown <= p->block_size;
+}
+
+/* Adds one record to the open group (closing it first when full): 1, 0
+ * when the block is full (the record not added), -1. */
+static int add_one(block_packer *p, const uint8_t *key, size_t klen, const uint8_t *val,
+                   size_t vlen, sp_error *err) {
+    if (p->open_records == SST_RESTART_INTERVAL) {
+        int rc = close_group(p, err);
+        if (rc <= 0)
+            return rc;
+    }
     bool starts = p->open_records == 0;
     size_t shared = starts ? 0 : entry_shared_prefix(p->last_key, p->last_len, key, klen);
     size_t unshared = klen - shared;
@@ -416,9 +583,7 @@ int block_packer_add(block_packer *p, const uint8_t *key, size_t klen, const uin
     if (p->plain + ebytes > sst_packed_plain_max(p->block_size))
         return 0;
     packed_group *g = &p->groups[p->n_groups];
-    uint32_t first_len = starts ? (uint32_t)klen : g->klen;
-    uint64_t fixed = (uint64_t)p->frames_len + p->dir_len + 2 * SST_VARINT32_MAX +
-                     sst_varint_len(first_len) + first_len + SST_BLOCK_TRAILER_FIXED;
+    uint64_t fixed = fixed_bytes(p, starts ? (uint32_t)klen : g->klen);
     size_t plain = p->open_len + ebytes;
     /* The entry is written after the open entries either way: a record
      * that does not fit leaves them as they were (open_len unchanged). */
@@ -428,23 +593,26 @@ int block_packer_add(block_packer *p, const uint8_t *key, size_t klen, const uin
     e += sst_put_varint(e, vlen);
     memcpy(e, key + shared, unshared);
     memcpy(e + unshared, val, vlen);
-    if (fixed + ZSTD_COMPRESSBOUND(plain) > p->block_size) {
-        if (p->n_records == 0)
-            return sp_errorf(err, "a record of %zu bytes does not fit an empty block of %u",
-                             klen + vlen, p->block_size);
-        uint32_t keep = p->open_len;
-        p->open_len = (uint32_t)plain;
-        if (compress_open(p, err))
+    /* The record fits surely when the whole group would, incompressible;
+     * else it is added when its frame is expected to fit (expect_fit),
+     * checked when the group's frame is made (close_group); else a frame
+     * of the group with the record decides. So a block's groups are
+     * compressed about once, and again near its end, not once a record. */
+    if (fixed + ZSTD_COMPRESSBOUND(plain) <= p->block_size) {
+        p->sure_len = (uint32_t)plain;
+    } else if (p->n_records == 0) {
+        return sp_errorf(err, "a record of %zu bytes does not fit an empty block of %u",
+                         klen + vlen, p->block_size);
+    } else if (!expect_fit(p, fixed, plain)) {
+        if (compress_open(p, (uint32_t)plain, &p->spare, err))
             return -1;
-        if (fixed + p->scratch_len > p->block_size) {
-            p->open_len = keep;
-            p->scratch_len = 0;
+        if (fixed + p->spare.frame_len > p->block_size)
             return 0;
-        }
-    } else {
-        p->open_len = (uint32_t)plain;
-        p->scratch_len = 0;
+        trial t = p->fit;
+        p->fit = p->spare;
+        p->spare = t;
     }
+    p->open_len = (uint32_t)plain;
     if (starts) {
         g->klen = (uint32_t)klen;
         memcpy(g->key, key, klen);
@@ -457,12 +625,39 @@ int block_packer_add(block_packer *p, const uint8_t *key, size_t klen, const uin
     return 1;
 }
 
+/* Adds the carried records, in order: 1 when none is left, 0 when the
+ * block is full first, -1. */
+static int add_carried(block_packer *p, sp_error *err) {
+    while (p->carry_at < p->carry_len) {
+        uint8_t key[SP_MAX_KEY_BYTES];
+        uint32_t klen = p->carry_key_len;
+        memcpy(key, p->carry_key, klen);
+        entry e = next_entry(p->carry, p->carry_len, p->carry_at, key, &klen);
+        int rc = add_one(p, key, klen, e.suffix + e.unshared, e.value_len, err);
+        if (rc <= 0)
+            return rc;
+        memcpy(p->carry_key, key, klen);
+        p->carry_key_len = klen;
+        p->carry_at = e.next;
+    }
+    p->carry_at = p->carry_len = 0;
+    return 1;
+}
+
+int block_packer_add(block_packer *p, const uint8_t *key, size_t klen, const uint8_t *val,
+                     size_t vlen, sp_error *err) {
+    int rc = add_carried(p, err);
+    return rc <= 0 ? rc : add_one(p, key, klen, val, vlen, err);
+}
+
 bool block_packer_empty(const block_packer *p) {
-    return p->n_records == 0;
+    return p->n_records == 0 && p->carry_at == p->carry_len;
 }
 
 const uint8_t *block_packer_finish(block_packer *p, sp_error *err) {
-    if (p->open_records && close_group(p, err))
+    if (p->n_records == 0 && add_carried(p, err) < 0)
+        return NULL;
+    if (p->open_records && close_group(p, err) < 0)
         return NULL;
     uint32_t bs = p->block_size;
     uint8_t *b = p->block;
@@ -487,6 +682,11 @@ const uint8_t *block_packer_finish(block_packer *p, sp_error *err) {
     return b;
 }
 
+const uint8_t *block_packer_first(const block_packer *p, uint32_t *klen) {
+    *klen = p->groups[0].klen;
+    return p->groups[0].key;
+}
+
 uint64_t block_packer_plain(const block_packer *p) {
     return p->finished_plain;
 }
@@ -494,7 +694,7 @@ uint64_t block_packer_plain(const block_packer *p) {
 void block_packer_reset(block_packer *p) {
     p->frames_len = p->dir_len = p->n_groups = p->n_records = 0;
     p->open_len = p->open_records = p->last_len = 0;
-    p->scratch_len = 0;
+    p->fit.plain_len = p->sure_len = 0;
     p->plain = 0;
 }
 
@@ -506,7 +706,9 @@ void block_packer_destroy(block_packer *p) {
     free(p->frames);
     free(p->groups);
     free(p->open);
-    free(p->scratch);
+    free(p->fit.buf);
+    free(p->spare.buf);
+    free(p->carry);
     free(p->block);
     free(p);
 }

@@ -90,14 +90,21 @@ typedef struct block_packer block_packer;
 block_packer *block_packer_init(uint32_t block_size, const uint8_t *dict, size_t dict_len,
                                 int level, sp_error *err);
 /* 1: the record was added; 0: the block is full with what it holds (nothing
- * added); -1: compression failed. The caller checked that key > last key,
- * and that the record fits an empty block (sst_packed_check_fit). */
+ * added: the caller finishes the block and adds the record again); -1:
+ * compression failed. The caller checked that key > last key, and that
+ * the record fits an empty block (sst_packed_check_fit). A block may end
+ * before some records it took (block_packer_finish): they are carried
+ * into the next, before the records added after them. */
 int block_packer_add(block_packer *p, const uint8_t *key, size_t klen, const uint8_t *val,
                      size_t vlen, sp_error *err);
+/* No record held, in the block or carried to the next. */
 bool block_packer_empty(const block_packer *p);
 /* The finished block (block_size bytes, valid until the next reset), or
- * NULL with err. */
+ * NULL with err; a packer not empty afterwards has records carried over,
+ * and a block to finish after the reset. */
 const uint8_t *block_packer_finish(block_packer *p, sp_error *err);
+/* The first key of the block finished last (the index's key for it). */
+const uint8_t *block_packer_first(const block_packer *p, uint32_t *klen);
 /* Plain bytes of the block finished last. */
 uint64_t block_packer_plain(const block_packer *p);
 void block_packer_reset(block_packer *p);

@@ -39,6 +39,15 @@
  * write phase on short pages. One batch is written at a time and every
  * other write waits for it first, so the file gets the same bytes in the
  * same order, a write for each batch as without the thread.
+ * A compressed table (below) with table_options.background has a second
+ * thread of the writer's own, which builds the blocks: compression is
+ * most of a version 2 write's CPU, and the merge feeding the writer goes
+ * on while it runs. The caller copies the records into a batch and hands
+ * it over when full; the thread packs the batches one at a time, in
+ * order, and everything that touches the blocks or the writes on the
+ * caller's thread (copied blocks, sealing) first waits for it. Where a
+ * block ends depends on the records alone, so the file is the same bytes
+ * as when the caller packs them, whatever the threads' timing.
  *
  * With table_options.compress the table is version 2 (FORMAT.md): blocks
  * are built by block_packed.c, and the dictionary they are compressed with
@@ -108,6 +117,9 @@
  * advice), and at most SAMPLE_MAX_BYTES, held in memory until then. */
 #define SAMPLE_FACTOR 100u
 #define SAMPLE_MAX_BYTES (16u << 20)
+/* Records handed to the packing thread at a time (or one record, when
+ * longer): many blocks' worth, so that the hand-offs cost little. */
+#define PACK_BATCH_BYTES (512u << 10)
 /* The filter's key hashes held in memory; the rest wait on a scratch file
  * until the filter is built. */
 #define HASH_BUFFER 8192u
@@ -126,6 +138,25 @@ typedef struct bg_writer {
     sp_error err;
     double cpu; /* the thread's CPU seconds, once it has left */
 } bg_writer;
+
+/* The packing thread (table_options.background with compress): records
+ * are copied into fill (each: u32 key length, u32 value length, key,
+ * value) and a full one is handed to the thread, which builds them into
+ * blocks and writes those (packed_add), while the caller fills the other;
+ * at most one batch is packed at a time. Its failure is kept and returned
+ * by the caller's next hand-off or wait, and every one after. */
+typedef struct pack_thread {
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    uint8_t *fill, *spare; /* the caller's batch, fill_len bytes; the other */
+    size_t fill_len, cap;
+    const uint8_t *job; /* the batch being packed, job_len bytes; NULL: idle */
+    size_t job_len;
+    bool stop, failed;
+    sp_error err;
+    double cpu; /* the thread's CPU seconds, once it has left */
+} pack_thread;
 
 struct table_writer {
     table_options opts;
@@ -163,6 +194,10 @@ struct table_writer {
     int copy_fd;   /* the pending clone: copy_len bytes of copy_fd at copy_off */
     uint64_t copy_off, copy_len;
     bg_writer *bg; /* started at the first full batch, with opts.background */
+    /* opts.background with compress: started at the first record packed;
+     * no_pack_thread once it could not be. */
+    pack_thread *pk;
+    bool no_pack_thread;
     /* opts.compress: the block builder, made once the dictionary is
      * trained; until then the records held (each: u32 key length, u32
      * value length, key, value), held_values bytes of values; held
@@ -342,7 +377,7 @@ static void bg_stop(table_writer *w) {
     pthread_cond_broadcast(&bg->cv);
     pthread_mutex_unlock(&bg->mu);
     pthread_join(bg->thread, NULL);
-    w->stats.background_cpu_seconds = bg->cpu;
+    w->stats.background_cpu_seconds += bg->cpu;
     w->bg = NULL;
     bg_free(bg);
 }
@@ -473,27 +508,6 @@ static int emit(table_writer *w, const uint8_t *src, uint64_t n, sp_error *err) 
     return 0;
 }
 
-static int end_block(table_writer *w, sp_error *err) {
-    if (w->packer) {
-        const uint8_t *b = block_packer_finish(w->packer, err);
-        if (!b || emit(w, b, w->opts.block_size, err))
-            return -1;
-        w->stats.plain_bytes += block_packer_plain(w->packer);
-        block_packer_reset(w->packer);
-    } else {
-        if (emit(w, block_builder_finish(w->block), w->opts.block_size, err))
-            return -1;
-        block_builder_reset(w->block);
-    }
-    w->stats.data_blocks++;
-    return 0;
-}
-
-/* Whether the block being filled holds no record. */
-static bool block_empty(const table_writer *w) {
-    return w->packer ? block_packer_empty(w->packer) : block_builder_empty(w->block);
-}
-
 /* Moves the index buffer's bytes to the end of the scratch file (created
  * on the first call). */
 static int spill_index(table_writer *w, sp_error *err) {
@@ -536,6 +550,32 @@ static int index_add(table_writer *w, const uint8_t *key, uint32_t klen, sp_erro
     return 0;
 }
 
+static int end_block(table_writer *w, sp_error *err) {
+    if (w->packer) {
+        /* The block's first key is known once it is finished: records
+         * carried from the block before may come before the one that
+         * started it. */
+        const uint8_t *b = block_packer_finish(w->packer, err);
+        uint32_t klen;
+        const uint8_t *first = b ? block_packer_first(w->packer, &klen) : NULL;
+        if (!b || index_add(w, first, klen, err) || emit(w, b, w->opts.block_size, err))
+            return -1;
+        w->stats.plain_bytes += block_packer_plain(w->packer);
+        block_packer_reset(w->packer);
+    } else {
+        if (emit(w, block_builder_finish(w->block), w->opts.block_size, err))
+            return -1;
+        block_builder_reset(w->block);
+    }
+    w->stats.data_blocks++;
+    return 0;
+}
+
+/* Whether the block being filled holds no record. */
+static bool block_empty(const table_writer *w) {
+    return w->packer ? block_packer_empty(w->packer) : block_builder_empty(w->block);
+}
+
 /* A key as it may appear in a one-line message: quoted, at most 60 bytes,
  * control bytes and quotes escaped. */
 static const char *show_key(const uint8_t *k, size_t n, char *buf, size_t cap) {
@@ -559,17 +599,173 @@ static int deferred(const table_writer *w, sp_error *err) {
     return -1;
 }
 
-/* A record into the compressed blocks: the block being filled, or a new
- * one, which it fits (sst_packed_check_fit). */
+/* A record into the compressed blocks: the block being filled, or the
+ * next ones: an empty block takes it (sst_packed_check_fit), after the
+ * records carried into it, which may fill blocks first. */
 static int packed_add(table_writer *w, const uint8_t *key, uint32_t klen, const uint8_t *val,
                       size_t vlen, sp_error *err) {
-    bool fresh = block_packer_empty(w->packer);
-    int rc = fresh ? 0 : block_packer_add(w->packer, key, klen, val, vlen, err);
-    if (rc < 0)
+    int rc;
+    while ((rc = block_packer_add(w->packer, key, klen, val, vlen, err)) == 0)
+        if (end_block(w, err))
+            return -1;
+    return rc < 0 ? -1 : 0;
+}
+
+/* Finishes the blocks still holding records: one, or more when records
+ * are carried out of the last. */
+static int end_blocks(table_writer *w, sp_error *err) {
+    while (!block_empty(w))
+        if (end_block(w, err))
+            return -1;
+    return 0;
+}
+
+/* Builds a batch's records (pack_thread's layout) into blocks. */
+static int pack_records(table_writer *w, const uint8_t *buf, size_t len, sp_error *err) {
+    for (size_t p = 0; p < len;) {
+        uint32_t kl = sst_get_u32(buf + p), vl = sst_get_u32(buf + p + 4);
+        const uint8_t *k = buf + p + 8;
+        if (packed_add(w, k, kl, k + kl, vl, err))
+            return -1;
+        p += 8 + (size_t)kl + vl;
+    }
+    return 0;
+}
+
+/* The packing thread: packs each batch handed to it, until stopped. The
+ * caller touches nothing the packing does (the packer, the index, the
+ * writes) while a batch is out: it waits for it first (pack_drain). */
+static void *pack_main(void *arg) {
+    table_writer *w = arg;
+    pack_thread *pk = w->pk;
+    pthread_mutex_lock(&pk->mu);
+    for (;;) {
+        while (!pk->job && !pk->stop)
+            pthread_cond_wait(&pk->cv, &pk->mu);
+        if (!pk->job)
+            break;
+        const uint8_t *buf = pk->job;
+        size_t n = pk->job_len;
+        pthread_mutex_unlock(&pk->mu);
+        sp_error e = {0};
+        int rc = pack_records(w, buf, n, &e);
+        pthread_mutex_lock(&pk->mu);
+        if (rc && !pk->failed) {
+            pk->failed = true;
+            pk->err = e;
+        }
+        pk->job = NULL;
+        pthread_cond_broadcast(&pk->cv);
+    }
+    pthread_mutex_unlock(&pk->mu);
+    pk->cpu = sp_thread_cpu_seconds();
+    return NULL;
+}
+
+static void pack_free(pack_thread *pk) {
+    pthread_cond_destroy(&pk->cv);
+    pthread_mutex_destroy(&pk->mu);
+    free(pk->fill);
+    free(pk->spare);
+    free(pk);
+}
+
+/* Starts the packing thread with its two batches; false when that cannot
+ * be had, and the records are packed on the caller's thread. */
+static bool pack_start(table_writer *w) {
+    pack_thread *pk = calloc(1, sizeof *pk);
+    if (!pk)
+        return false;
+    pthread_mutex_init(&pk->mu, NULL);
+    pthread_cond_init(&pk->cv, NULL);
+    size_t longest = 8 + (size_t)SP_MAX_KEY_BYTES + w->opts.max_value_bytes;
+    pk->cap = longest > PACK_BATCH_BYTES ? longest : PACK_BATCH_BYTES;
+    pk->fill = malloc(pk->cap);
+    pk->spare = malloc(pk->cap);
+    w->pk = pk;
+    if (!pk->fill || !pk->spare || pthread_create(&pk->thread, NULL, pack_main, w) != 0) {
+        w->pk = NULL;
+        pack_free(pk);
+        return false;
+    }
+    return true;
+}
+
+/* Waits until no batch is being packed, then hands the filled one over
+ * (if any): 0, or -1 with the error of a batch that failed. */
+static int pack_handoff(table_writer *w, sp_error *err) {
+    pack_thread *pk = w->pk;
+    pthread_mutex_lock(&pk->mu);
+    while (pk->job)
+        pthread_cond_wait(&pk->cv, &pk->mu);
+    bool failed = pk->failed;
+    if (failed) {
+        *err = pk->err;
+    } else if (pk->fill_len) {
+        pk->job = pk->fill;
+        pk->job_len = pk->fill_len;
+        pk->fill = pk->spare;
+        pk->spare = (uint8_t *)pk->job;
+        pk->fill_len = 0;
+        pthread_cond_broadcast(&pk->cv);
+    }
+    pthread_mutex_unlock(&pk->mu);
+    return failed ? -1 : 0;
+}
+
+/* Every record queued is packed (and its blocks written or pending): the
+ * caller may touch the packer and the writes again. */
+static int pack_drain(table_writer *w, sp_error *err) {
+    if (!w->pk)
+        return 0;
+    if (pack_handoff(w, err))
         return -1;
-    if (rc == 0 && ((!fresh && end_block(w, err)) || index_add(w, key, klen, err) ||
-                    block_packer_add(w->packer, key, klen, val, vlen, err) != 1))
+    pack_thread *pk = w->pk;
+    pthread_mutex_lock(&pk->mu);
+    while (pk->job)
+        pthread_cond_wait(&pk->cv, &pk->mu);
+    bool failed = pk->failed;
+    if (failed)
+        *err = pk->err;
+    pthread_mutex_unlock(&pk->mu);
+    return failed ? -1 : 0;
+}
+
+/* Lets the packing thread finish its batch and leave (records still in
+ * the fill batch are not packed: pack_drain first). */
+static void pack_stop(table_writer *w) {
+    pack_thread *pk = w->pk;
+    if (!pk)
+        return;
+    pthread_mutex_lock(&pk->mu);
+    pk->stop = true;
+    pthread_cond_broadcast(&pk->cv);
+    pthread_mutex_unlock(&pk->mu);
+    pthread_join(pk->thread, NULL);
+    w->stats.background_cpu_seconds += pk->cpu;
+    w->pk = NULL;
+    pack_free(pk);
+}
+
+/* A record to pack: with opts.background, queued for the packing thread
+ * (started by the first); else, or when it cannot be started, packed
+ * here. */
+static int pack_queue(table_writer *w, const uint8_t *key, uint32_t klen, const uint8_t *val,
+                      size_t vlen, sp_error *err) {
+    if (!w->pk && !w->no_pack_thread && !pack_start(w))
+        w->no_pack_thread = true;
+    pack_thread *pk = w->pk;
+    if (!pk)
+        return packed_add(w, key, klen, val, vlen, err);
+    size_t need = 8 + (size_t)klen + vlen;
+    if (pk->fill_len + need > pk->cap && pack_handoff(w, err))
         return -1;
+    uint8_t *p = pk->fill + pk->fill_len;
+    sst_put_u32(p, klen);
+    sst_put_u32(p + 4, (uint32_t)vlen);
+    memcpy(p + 8, key, klen);
+    memcpy(p + 8 + klen, val, vlen);
+    pk->fill_len += need;
     return 0;
 }
 
@@ -625,7 +821,8 @@ static int start_packing(table_writer *w, sp_error *err) {
 static int compressed_add(table_writer *w, const uint8_t *key, uint32_t klen, const uint8_t *val,
                           size_t vlen, sp_error *err) {
     if (w->packer)
-        return packed_add(w, key, klen, val, vlen, err);
+        return w->opts.background ? pack_queue(w, key, klen, val, vlen, err)
+                                  : packed_add(w, key, klen, val, vlen, err);
     size_t need = w->held_len + 8 + klen + vlen;
     if (need > w->held_cap) {
         size_t cap = w->held_cap ? w->held_cap : 1u << 20;
@@ -810,7 +1007,7 @@ static int copied_keys(table_writer *w, const table_block_copy *c, sp_error *err
 }
 
 int table_writer_copy_block(table_writer *w, const table_block_copy *c, sp_error *err) {
-    if (deferred(w, err))
+    if (deferred(w, err) || pack_drain(w, err))
         return -1;
     if (w->opts.compress && !w->dict_given)
         return sp_errorf(err,
@@ -823,7 +1020,7 @@ int table_writer_copy_block(table_writer *w, const table_block_copy *c, sp_error
                          "%s: copied block: first key %s does not sort after the previous key %s",
                          w->path, show_key(c->first, c->first_len, a, sizeof a),
                          show_key(w->last_key, w->last_len, b, sizeof b));
-    if (!block_empty(w) && end_block(w, err))
+    if (end_blocks(w, err))
         return -1;
     const uint64_t bs = w->opts.block_size;
     /* A pending range this block does not continue is shared first (which
@@ -888,7 +1085,9 @@ static int emit_index(table_writer *w, sp_error *err) {
 }
 
 void table_writer_flush_copies(table_writer *w) {
-    if (w->copied_bytes && !w->deferred_failed && flush(w, &w->deferred)) {
+    /* The packing thread's writes may be pending with the copies. */
+    if (!w->deferred_failed &&
+        (pack_drain(w, &w->deferred) || (w->copied_bytes && flush(w, &w->deferred)))) {
         w->deferred_failed = true;
         /* Nothing pending may point into the caller's memory any more. */
         w->n_pieces = 0;
@@ -897,12 +1096,13 @@ void table_writer_flush_copies(table_writer *w) {
 }
 
 int table_writer_seal(table_writer *w, sp_table_identity *id, sp_error *err) {
-    if (deferred(w, err))
+    if (deferred(w, err) || pack_drain(w, err))
         return -1;
+    pack_stop(w);
     const uint64_t bs = w->opts.block_size, cs = w->opts.cluster_size;
     if (w->opts.compress && !w->packer && start_packing(w, err))
         return -1;
-    if (!block_empty(w) && end_block(w, err))
+    if (end_blocks(w, err))
         return -1;
     sst_footer f = {0};
     uint64_t data_len = w->stats.data_blocks * bs;
@@ -991,6 +1191,7 @@ const table_stats *table_writer_stats(const table_writer *w) {
 void table_writer_destroy(table_writer *w) {
     if (!w)
         return;
+    pack_stop(w);
     bg_stop(w);
     if (!w->finished)
         sp_outfile_abort(&w->out);

@@ -35,7 +35,9 @@ typedef struct table_options {
      * more than one thread): a full batch of blocks is written by a thread
      * of the writer's own while the caller fills the next one (a second
      * batch, 4 MiB); the same bytes in the same order, a write a batch.
-     * The thread starts at the first full batch. */
+     * The thread starts at the first full batch. With compress as well,
+     * a second thread builds the compressed blocks from batches of
+     * records the caller copies for it: the same bytes again. */
     bool background;
     /* true: format version 2, blocks of zstd-compressed groups
      * (block_packed.h) at compression_level, with a dictionary of up to
@@ -58,7 +60,8 @@ typedef struct table_stats {
      * after its last write. */
     uint64_t commit_ns;
     /* Batches the background thread wrote (table_options.background), and
-     * its CPU seconds: the writes it took off the caller's thread. */
+     * its CPU seconds and the packing thread's: the writes and the
+     * compression they took off the caller's thread. */
     uint64_t background_batches;
     double background_cpu_seconds;
     /* Version 2: the blocks' records uncompressed (their groups' plain

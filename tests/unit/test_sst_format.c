@@ -318,6 +318,133 @@ static void test_compressed_files_follow_the_spec(void **state) {
     test_dir_remove(dir);
 }
 
+/* The entry of key k (klen) after key prev (plen) into e: its bytes. */
+static size_t spec_entry(uint8_t *e, const uint8_t *prev, size_t plen, const uint8_t *k,
+                         size_t klen, const uint8_t *v, size_t vlen) {
+    size_t shared = 0, n = 0;
+    while (shared < plen && shared < klen && prev[shared] == k[shared])
+        shared++;
+    uint64_t f[3] = {shared, klen - shared, vlen};
+    for (int i = 0; i < 3; i++) {
+        for (; f[i] >= 0x80; f[i] >>= 7)
+            e[n++] = (uint8_t)(f[i] | 0x80);
+        e[n++] = (uint8_t)f[i];
+    }
+    memcpy(e + n, k + shared, klen - shared);
+    memcpy(e + n + klen - shared, v, vlen);
+    return n + klen - shared + vlen;
+}
+
+static size_t varint_len(uint64_t v) {
+    size_t n = 1;
+    for (; v >= 0x80; v >>= 7)
+        n++;
+    return n;
+}
+
+/* A version 2 block ends only where the next record would not fit: that
+ * record added to the block's last group (or, when it has 16 records, as
+ * a group of its own) compresses, as the writer compresses, to more than
+ * the block holds with its directory entry at its longest (two 5-byte
+ * varints and the first key) and the trailer. So the writer's few trial
+ * compressions a block fill each block as far as one per record would. */
+static void test_compressed_blocks_are_full(void **state) {
+    (void)state;
+    char *dir = test_dir_make("sst-test"), *path = t_path(dir, "t.sst");
+    const uint32_t bs = 8192;
+    trecs s = t_wordy(78, 2500, 1024);
+    table_options o = {.block_size = bs,
+                       .cluster_size = 4096,
+                       .max_value_bytes = 1024,
+                       .compress = true,
+                       .compression_level = 3,
+                       .dictionary_size = 4096};
+    sp_error err = {0};
+    assert_int_equal(t_write_opts(path, &o, &s, NULL, &err), 0);
+    size_t n;
+    uint8_t *f = t_read_file(path, &n);
+    const uint8_t *ft = f + n - 128, *m = f + le(ft, 8) + le(ft + 16, 8);
+    uint64_t blocks = le(ft + 24, 8);
+    ZSTD_CCtx *cc = ZSTD_createCCtx();
+    ZSTD_CDict *cd = ZSTD_createCDict(m + 24, le(m + 4, 4), 3);
+    ZSTD_DDict *dd = ZSTD_createDDict(m + 24, le(m + 4, 4));
+    assert_false(ZSTD_isError(ZSTD_CCtx_setParameter(cc, ZSTD_c_format, ZSTD_f_zstd1_magicless)) ||
+                 ZSTD_isError(ZSTD_CCtx_setParameter(cc, ZSTD_c_contentSizeFlag, 0)) ||
+                 ZSTD_isError(ZSTD_CCtx_setParameter(cc, ZSTD_c_dictIDFlag, 0)) ||
+                 ZSTD_isError(ZSTD_CCtx_refCDict(cc, cd)));
+    static unpacked u;
+    static uint8_t plain[16 * 8192 + 2048], frame[ZSTD_COMPRESSBOUND(16 * 8192 + 2048)];
+    size_t k = 0;
+    assert_true(blocks > 10);
+    for (uint64_t b = 0; b + 1 < blocks; b++) {
+        const uint8_t *blk = f + b * bs;
+        spec_unpack(blk, bs, dd, &u);
+        k += u.nrec;
+        uint32_t dir_len = (uint32_t)le(blk + bs - 20, 4), last = u.nres - 1;
+        /* the last group's directory entry and frame */
+        const uint8_t *d = blk + bs - 20 - dir_len, *dend = blk + bs - 20;
+        uint64_t frames = 0, flen = 0, plen = 0, klen = 0, last_dir = 0;
+        for (uint32_t g = 0; g <= last; g++) {
+            const uint8_t *at = d;
+            d = varint(varint(varint(d, dend, &flen), dend, &plen), dend, &klen) + klen;
+            frames += flen;
+            last_dir = (uint64_t)(d - at);
+        }
+        const trec *r = s.r;
+        size_t next = k, len;
+        uint64_t need;
+        if (u.nrec % 16) { /* the next record joins the last group */
+            memcpy(plain, u.plain + u.restarts[last], plen);
+            len = plen + spec_entry(plain + plen, r[next - 1].key, r[next - 1].klen, r[next].key,
+                                    r[next].klen, r[next].val, r[next].vlen);
+            need = frames - flen + dir_len - last_dir + varint_len(klen) + klen;
+        } else { /* it starts a group */
+            len = spec_entry(plain, NULL, 0, r[next].key, r[next].klen, r[next].val, r[next].vlen);
+            need = frames + dir_len + varint_len(r[next].klen) + r[next].klen;
+        }
+        size_t z = ZSTD_compress2(cc, frame, sizeof frame, plain, len);
+        assert_false(ZSTD_isError(z));
+        assert_true(need + z + 10 + 20 > bs);
+    }
+    ZSTD_freeCCtx(cc);
+    ZSTD_freeCDict(cd);
+    ZSTD_freeDDict(dd);
+    free(f);
+    t_free(&s);
+    free(path);
+    test_dir_remove(dir);
+}
+
+/* A compressed table's bytes do not depend on the thread that packs its
+ * blocks (table_options.background: a thread of the writer's own, fed
+ * batches of records): the same records make the same file either way,
+ * as build, merge and a one-shard cluster build rely on. The records run
+ * well past the dictionary's sample, so that most are packed there. */
+static void test_compressed_bytes_without_the_packing_thread(void **state) {
+    (void)state;
+    char *dir = test_dir_make("sst-test"), *a = t_path(dir, "a.sst"), *b = t_path(dir, "b.sst");
+    trecs s = t_wordy(77, 4000, 1024);
+    table_options o = {.block_size = 8192,
+                       .cluster_size = 4096,
+                       .max_value_bytes = 1024,
+                       .compress = true,
+                       .compression_level = 3,
+                       .dictionary_size = 4096};
+    sp_error err = {0};
+    assert_int_equal(t_write_opts(a, &o, &s, NULL, &err), 0);
+    o.background = true;
+    assert_int_equal(t_write_opts(b, &o, &s, NULL, &err), 0);
+    size_t na, nb;
+    uint8_t *fa = t_read_file(a, &na), *fb = t_read_file(b, &nb);
+    assert_true(na == nb && memcmp(fa, fb, na) == 0);
+    free(fa);
+    free(fb);
+    t_free(&s);
+    free(a);
+    free(b);
+    test_dir_remove(dir);
+}
+
 /* The worked example of FORMAT.md: three records, block 1024, cluster 512. */
 static void test_worked_example(void **state) {
     (void)state;
@@ -432,6 +559,8 @@ int main(void) {
         cmocka_unit_test(test_files_follow_the_spec),
         cmocka_unit_test(test_worked_example),
         cmocka_unit_test(test_compressed_files_follow_the_spec),
+        cmocka_unit_test(test_compressed_bytes_without_the_packing_thread),
+        cmocka_unit_test(test_compressed_blocks_are_full),
         cmocka_unit_test(test_version1_bytes_unchanged),
         cmocka_unit_test(test_worked_example_v2),
     };
