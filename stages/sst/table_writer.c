@@ -201,7 +201,7 @@ void table_options_init(table_options *opts) {
     opts->background = false;
     opts->compress = false;
     opts->compression_level = 3;
-    opts->dictionary_size = 16u << 10;
+    opts->dictionary_size = SST_DEFAULT_DICTIONARY_SIZE;
 }
 
 static int check_options(const table_options *o, sp_error *err) {
