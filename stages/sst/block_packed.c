@@ -36,12 +36,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <xxhash.h>
-#define ZSTD_STATIC_LINKING_ONLY /* ZSTD_f_zstd1_magicless, ZSTD_c_format */
+#define ZSTD_STATIC_LINKING_ONLY /* magicless frames, CCtx_params, createCDict_advanced2 */
 #include <zstd.h>
 
 /* A directory entry's longest form: two 32-bit varints and the longest key
  * with its length. */
 #define DIR_ENTRY_MAX (2 * SST_VARINT32_MAX + SST_VARINT32_MAX + SP_MAX_KEY_BYTES)
+/* The least level whose frames are searched as ZSTD_lazy does at least
+ * (block_packer_init): below it, a level is a choice of speed. */
+#define LAZY_FROM_LEVEL 3
 
 int sst_packed_check_fit(uint32_t block_size, uint32_t max_value_bytes, sp_error *err) {
     uint64_t plain = 1 + sst_varint_len(SP_MAX_KEY_BYTES) + sst_varint_len(max_value_bytes) +
@@ -383,17 +386,32 @@ block_packer *block_packer_init(uint32_t block_size, const uint8_t *dict, size_t
     if (!p->cctx || !p->frames || !p->groups || !p->open || !p->fit.buf || !p->spare.buf ||
         !p->block)
         goto fail;
-    if (ZSTD_isError(ZSTD_CCtx_setParameter(p->cctx, ZSTD_c_format, ZSTD_f_zstd1_magicless)) ||
-        ZSTD_isError(ZSTD_CCtx_setParameter(p->cctx, ZSTD_c_checksumFlag, 0)) ||
-        ZSTD_isError(ZSTD_CCtx_setParameter(p->cctx, ZSTD_c_contentSizeFlag, 0)) ||
-        ZSTD_isError(ZSTD_CCtx_setParameter(p->cctx, ZSTD_c_dictIDFlag, 0)) ||
-        ZSTD_isError(ZSTD_CCtx_setParameter(p->cctx, ZSTD_c_compressionLevel, level)))
+    /* From level LAZY_FROM_LEVEL, a group's frame is searched at least as
+     * hard as ZSTD_lazy does: a group is a few KiB, for which zstd's
+     * tables give the default level a faster search that found fewer
+     * matches (in the dictionary most of all), where lazy's made the
+     * tables of issue 31's corpora and dumps a twentieth smaller for a
+     * little more of a build's CPU. Frames stay standard ones. A CDict
+     * made from the same parameters keeps them (ZSTD_createCDict's own
+     * would supersede them). */
+    ZSTD_CCtx_params *cp = ZSTD_createCCtxParams();
+    ZSTD_compressionParameters cpar = ZSTD_getCParams(level, plain_max, dict_len);
+    bool lazy = level >= LAZY_FROM_LEVEL && cpar.strategy < ZSTD_lazy;
+    int bad =
+        !cp || ZSTD_isError(ZSTD_CCtxParams_init(cp, level)) ||
+        (lazy && ZSTD_isError(ZSTD_CCtxParams_setParameter(cp, ZSTD_c_strategy, ZSTD_lazy))) ||
+        ZSTD_isError(ZSTD_CCtxParams_setParameter(cp, ZSTD_c_format, ZSTD_f_zstd1_magicless)) ||
+        ZSTD_isError(ZSTD_CCtxParams_setParameter(cp, ZSTD_c_checksumFlag, 0)) ||
+        ZSTD_isError(ZSTD_CCtxParams_setParameter(cp, ZSTD_c_contentSizeFlag, 0)) ||
+        ZSTD_isError(ZSTD_CCtxParams_setParameter(cp, ZSTD_c_dictIDFlag, 0)) ||
+        ZSTD_isError(ZSTD_CCtx_setParametersUsingCCtxParams(p->cctx, cp));
+    if (!bad && dict_len)
+        bad = !(p->cdict = ZSTD_createCDict_advanced2(dict, dict_len, ZSTD_dlm_byCopy,
+                                                      ZSTD_dct_auto, cp, ZSTD_defaultCMem)) ||
+              ZSTD_isError(ZSTD_CCtx_refCDict(p->cctx, p->cdict));
+    ZSTD_freeCCtxParams(cp);
+    if (bad)
         goto fail;
-    if (dict_len) {
-        if (!(p->cdict = ZSTD_createCDict(dict, dict_len, level)) ||
-            ZSTD_isError(ZSTD_CCtx_refCDict(p->cctx, p->cdict)))
-            goto fail;
-    }
     return p;
 fail:
     sp_errorf(err, "cannot set up zstd compression at level %d with a %zu-byte dictionary", level,

@@ -50,6 +50,11 @@
 #define SST_MAX_CLUSTER_SIZE (1u << 30)
 #define SST_DEFAULT_CLUSTER_SIZE 4096u
 #define SST_RESTART_INTERVAL 16u
+/* The largest dictionary a compressed table's writer trains: on the
+ * generated dumps of issue 31 a larger one kept saving more than its
+ * bytes, where the CPU of training it grew with the records it is
+ * trained on (a hundred times its size). */
+#define SST_DEFAULT_DICTIONARY_SIZE (64u << 10)
 
 /* Whether n is a power of two in [lo, hi]: the rule for block and cluster sizes. */
 static inline bool sst_pow2_in(uint64_t n, uint64_t lo, uint64_t hi) {

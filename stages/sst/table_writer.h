@@ -42,7 +42,9 @@ typedef struct table_options {
     /* true: format version 2, blocks of zstd-compressed groups
      * (block_packed.h) at compression_level, with a dictionary of up to
      * dictionary_size bytes (0: none) trained on the values of the first
-     * records, which are held in memory until it is. false: version 1. */
+     * records, which are held in memory until it is: a fiftieth of their
+     * bytes at most, and none when it saves less than its own bytes on
+     * them. false: version 1. */
     bool compress;
     int compression_level;
     uint32_t dictionary_size;

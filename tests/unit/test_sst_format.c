@@ -411,6 +411,37 @@ static void test_compressed_blocks_are_full(void **state) {
     ZSTD_freeDDict(dd);
     free(f);
     t_free(&s);
+/* The dictionary follows what it was trained on: a table smaller than its
+ * sample trains on all of its values and stores a dictionary of at most a
+ * fiftieth of them, however large [sst] dictionary_size allows, and one
+ * that saves less than its own bytes (on values that do not compress) is
+ * left out. */
+static void test_dictionary_follows_its_sample(void **state) {
+    (void)state;
+    char *dir = test_dir_make("sst-test"), *path = t_path(dir, "t.sst");
+    for (int wordy = 0; wordy < 2; wordy++) {
+        trecs s = wordy ? t_wordy(3, 1000, 1024) : t_random(3, 1000, 1024);
+        table_options o = {.block_size = 8192,
+                           .cluster_size = 4096,
+                           .max_value_bytes = 1024,
+                           .compress = true,
+                           .compression_level = 3,
+                           .dictionary_size = 1u << 20};
+        sp_error err = {0};
+        table_stats st = {0};
+        assert_int_equal(t_write_opts(path, &o, &s, &st, &err), 0);
+        if (wordy) {
+            assert_true(st.dictionary_bytes > 0);
+            assert_true(st.dictionary_bytes <= st.value_bytes / 50);
+        } else {
+            assert_int_equal(st.dictionary_bytes, 0);
+        }
+        size_t n;
+        uint8_t *f = t_read_file(path, &n);
+        spec_read(f, n, &s, 8192, 4096);
+        free(f);
+        t_free(&s);
+    }
     free(path);
     test_dir_remove(dir);
 }
@@ -561,6 +592,7 @@ int main(void) {
         cmocka_unit_test(test_compressed_files_follow_the_spec),
         cmocka_unit_test(test_compressed_bytes_without_the_packing_thread),
         cmocka_unit_test(test_compressed_blocks_are_full),
+        cmocka_unit_test(test_dictionary_follows_its_sample),
         cmocka_unit_test(test_version1_bytes_unchanged),
         cmocka_unit_test(test_worked_example_v2),
     };

@@ -66,6 +66,24 @@ static size_t make_value(uint8_t *buf, size_t max) {
     return n;
 }
 
+/* A value of up to max bytes of words from a small vocabulary, with
+ * UTF-8 among them: text, for which a compressed table's dictionary pays
+ * and is stored (the writer leaves out one that does not). */
+static size_t make_words(uint8_t *buf, size_t max) {
+    static const char *const words[] = {"the ",  "village ", "church ", "ciems ", "baznīca ",
+                                        "1905 ", "été ",     "€ ",      "[[",     "]]\n"};
+    size_t len = max ? (size_t)(rnd() % (max + 1)) : 0, n = 0;
+    while (n < len) {
+        const char *w = words[rnd() % (sizeof words / sizeof words[0])];
+        size_t wl = strlen(w);
+        if (n + wl > len)
+            break;
+        memcpy(buf + n, w, wl);
+        n += wl;
+    }
+    return n;
+}
+
 typedef struct shape {
     uint32_t block_size, cluster_size, max_value;
     unsigned records;
@@ -73,7 +91,8 @@ typedef struct shape {
 } shape;
 
 /* Writes a table of the given shape; returns its stats. Keys are
- * "key NNNNNN" with some Unicode ones ("ключ NNNNNN") sorting after them. */
+ * "key NNNNNN" with some Unicode ones ("ключ NNNNNN") sorting after them;
+ * a compressed table's values are words (make_words). */
 static table_stats write_table_as(const char *path, const shape *s, bool compress) {
     table_options opts;
     table_options_init(&opts);
@@ -96,7 +115,8 @@ static table_stats write_table_as(const char *path, const shape *s, bool compres
         sp_record rec = {.key = (const uint8_t *)key,
                          .key_len = (uint32_t)strlen(key),
                          .value = val,
-                         .value_len = make_value(val, s->max_value),
+                         .value_len = compress ? make_words(val, s->max_value)
+                                               : make_value(val, s->max_value),
                          .value_fd = -1};
         assert_int_equal(table_writer_add(w, &rec, &err), 0);
     }
