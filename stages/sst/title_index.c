@@ -5,6 +5,7 @@
 #include "stages/sst/title_index.h"
 
 #include "stages/common/cleanup.h"
+#include "stages/common/title_lists.h"
 #include "stages/sst/format.h"
 
 #include <errno.h>
@@ -57,8 +58,9 @@ title_index *title_index_init(const char *table_path, const sp_title_rules *rule
         return NULL;
     }
     /* A page record's value is its kind and a title; the rules record's
-     * may be longer. */
-    x->table.max_value_bytes = 1 + SP_MAX_KEY_BYTES;
+     * and a prefix list's may be longer. */
+    x->table.max_value_bytes =
+        SP_TITLE_LIST_BYTES > 1 + SP_MAX_KEY_BYTES ? SP_TITLE_LIST_BYTES : 1 + SP_MAX_KEY_BYTES;
     if (rules_len > x->table.max_value_bytes)
         x->table.max_value_bytes = (uint32_t)rules_len;
     /* The table's blocks, or the smallest that hold such a record when
@@ -133,9 +135,17 @@ int title_index_finish(title_index *x, const sp_table_identity *table, sp_error 
                        .value_fd = -1};
     int rc = table_writer_add(tw, &first, err);
     free(rules_text);
+    /* The page records in key order, with the prefix lists between them. */
     sp_sink to = table_writer_sink(tw);
+    sp_title_lists *lists = rc ? NULL : sp_title_lists_init(x->rules.layout, &to);
+    if (!rc && !lists)
+        rc = sp_errorf(err, "%s: out of memory", x->path);
+    sp_sink pages = lists ? sp_title_lists_sink(lists) : to;
     if (!rc)
-        rc = sorter_finish(x->sort, &to, err);
+        rc = sorter_finish(x->sort, &pages, err);
+    if (!rc)
+        rc = sp_title_lists_finish(lists, err);
+    sp_title_lists_destroy(lists);
     if (!rc)
         rc = table_writer_finish_undoable(tw, &x->pub, err);
     table_writer_destroy(tw);
