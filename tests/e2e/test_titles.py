@@ -216,8 +216,9 @@ class Rules(E2ETest):
 
     def test_compressed_table_small_blocks(self):
         """A table in format version 2 with blocks that just hold its own
-        records still gets its title index (written in version 1, whose
-        block size is chosen to hold the index's longer records)."""
+        records still gets its title index (compressed as the table is, so
+        that it stays a small part of it, its block size chosen to hold the
+        index's longer records)."""
         src = self.write_file("z.xml", dump_xml(
             [_page("Ångström", ["unit"]), _page("Angstrom", ["#REDIRECT [[Ångström]]"])]).encode())
         t = self.path("z.sst")
@@ -229,6 +230,10 @@ class Rules(E2ETest):
         r = sstpipe("suggest", t, "angs")
         self.assertOk(r)
         self.assertIn(b"\xc3\x85ngstr\xc3\xb6m", r.stdout)
+        r = sstpipe("info", t + ".titles")
+        self.assertOk(r)
+        self.assertRegex(r.stdout, rb"format version: +2\n")
+        self.assertOk(sstpipe("verify", t + ".titles"))
 
     def test_first_letter_unicode(self):
         t = self.build_xml("wiki", dump_xml(
