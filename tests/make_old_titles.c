@@ -13,6 +13,7 @@
  * give the bytes that main 341be5e's build writes for the same table
  * (table_writer.h: identical input and options give identical bytes).
  */
+#include "stages/common/title_lists.h"
 #include "stages/common/title_rules.h"
 #include "stages/sst/sstpipe.h"
 #include "stages/sst/table_writer.h"
@@ -58,7 +59,7 @@ int main(int argc, char **argv) {
                          .max_value_bytes = info.max_value_bytes};
     entry *e = calloc(info.records ? info.records : 1, sizeof *e);
     uint8_t *rules_text = NULL;
-    size_t n = 0, rules_len = 0;
+    size_t n = 0, rules_len = 0, plen;
     int status = e ? 0 : die("out of memory");
     sstpipe_iter *it = sstpipe_iter_new(t, NULL, 0, NULL, 0);
     const void *k, *v;
@@ -85,7 +86,8 @@ int main(int argc, char **argv) {
                 opt.max_value_bytes = (uint32_t)rules_len;
             if (!status && (!text || !(rules_text = sp_title_rules_encode(&rules, &rules_len))))
                 status = die("out of memory");
-        } else {
+        } else if (!sp_title_list_key(k, klen, &plen)) {
+            /* A page record: layout 1 has no prefix lists. */
             uint8_t title[SP_MAX_KEY_BYTES];
             size_t tlen = sp_title_index_title(layout, k, klen, title);
             e[n].klen = sp_title_index_key(1, title, tlen, e[n].key);

@@ -93,7 +93,7 @@ static int decode_line(const char *s, size_t n, sp_title_rules *r) {
     }
     if (n == 8 && !memcmp(s, "layout=", 7)) {
         r->layout = (unsigned)(s[7] - '0');
-        return r->layout == 1 || r->layout == SP_TITLES_LAYOUT ? 0 : -1;
+        return r->layout >= 1 && r->layout <= SP_TITLES_LAYOUT ? 0 : -1;
     }
     if (n > 5 && !memcmp(s, "case=", 5)) {
         r->first_letter = sp_title_case_first_letter(s + 5, n - 5);

@@ -30,7 +30,8 @@
  * SP_TITLE_VERBATIM only when its first byte is one of these two. That
  * takes a title index's keys from twice a fold to little more than one.
  * Two titles of one fold sort by this difference, not by title: a reader
- * that ranks ties on title order compares the titles.
+ * that ranks ties on title order compares the titles. Layout 3 keys its
+ * page records as layout 2 and adds the prefix lists of title_lists.h.
  */
 #ifndef SSTPIPE_COMMON_TITLE_RULES_H
 #define SSTPIPE_COMMON_TITLE_RULES_H
@@ -56,8 +57,8 @@ char *sp_titles_path(const char *table_path);
 
 /* The title index's layout written (above); an index without a layout
  * line has layout 1. */
-#define SP_TITLES_LAYOUT 2
-/* Layout 2: the first byte after a page record's fold. */
+#define SP_TITLES_LAYOUT 3
+/* Layouts 2 and 3: the first byte after a page record's fold. */
 #define SP_TITLE_UPPER 0x01
 #define SP_TITLE_VERBATIM 0x02
 
@@ -139,7 +140,7 @@ size_t sp_title_normalise(const sp_title_rules *r, const uint8_t *in, size_t n, 
 size_t sp_title_fold(const uint8_t *in, size_t n, uint8_t *out, size_t cap);
 
 /*
- * A title's key in a title index of that layout (1 or 2): its fold, 0x00,
+ * A title's key in a title index of that layout (1 to 3): its fold, 0x00,
  * the title as the layout stores it; the fold cut where the whole would
  * pass SP_MAX_KEY_BYTES (a prefix of that length still finds it). key
  * holds SP_MAX_KEY_BYTES; its length, or 0 when the title has no index key

@@ -13,6 +13,7 @@
 #include "stages/common/record.h"
 #include "stages/read/info_json.h"
 #include "stages/serve/serve_get_many.h"
+#include "stages/serve/serve_json.h"
 #include "stages/serve/serve_pages.h"
 #include "stages/serve/serve_search.h"
 
@@ -264,18 +265,36 @@ static void handle_suggest(const serve_request *req, served_table *t, serve_repl
         calloc(limit < SSTPIPE_SUGGEST_MAX ? limit : SSTPIPE_SUGGEST_MAX, sizeof *s);
     char *msg = NULL;
     int n = s ? sstpipe_suggest(t->table, q, (size_t)qlen, limit, s, &msg) : -1;
-    json_t *o =
-        n >= 0 ? json_pack("{s:s%, s:[]}", "query", (const char *)q, (size_t)qlen, "suggestions")
-               : NULL;
-    json_t *arr = json_object_get(o, "suggestions");
-    for (int i = 0; o && i < n; i++) {
-        json_t *one = json_pack("{s:s%, s:b}", "title", s[i].title, s[i].title_len, "redirect",
-                                s[i].redirect);
-        if (!one || json_array_append_new(arr, one))
-            json_decref(o), o = NULL;
+    /* Written straight into the body: its bound is the text's and the
+     * titles' at their longest escaped, and the fixed parts'. */
+    static const char head[] = "{\"query\":", list[] = ",\"suggestions\":[",
+                      title[] = "{\"title\":", redirect[] = ",\"redirect\":";
+    size_t cap = sizeof head + sizeof list + SERVE_JSON_STRING_MAX((size_t)qlen) + 2;
+    for (int i = 0; i < n; i++)
+        cap += sizeof title + sizeof redirect + SERVE_JSON_STRING_MAX(s[i].title_len) + 8;
+    char *body = n >= 0 ? malloc(cap) : NULL;
+    size_t len = 0;
+    if (body) {
+        memcpy(body, head, sizeof head - 1);
+        len = sizeof head - 1;
+        len += serve_json_string(body + len, q, (size_t)qlen);
+        memcpy(body + len, list, sizeof list - 1);
+        len += sizeof list - 1;
+        for (int i = 0; i < n; i++) {
+            if (i > 0)
+                body[len++] = ',';
+            memcpy(body + len, title, sizeof title - 1);
+            len += sizeof title - 1;
+            len += serve_json_string(body + len, s[i].title, s[i].title_len);
+            memcpy(body + len, redirect, sizeof redirect - 1);
+            len += sizeof redirect - 1;
+            const char *end = s[i].redirect ? "true}" : "false}";
+            memcpy(body + len, end, strlen(end));
+            len += strlen(end);
+        }
+        memcpy(body + len, "]}", 2);
+        len += 2;
     }
-    char *body = o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
-    json_decref(o);
     free(s);
     if (n < 0 && msg) {
         /* No title index, or text it refuses: the request's fault. */
@@ -286,7 +305,7 @@ static void handle_suggest(const serve_request *req, served_table *t, serve_repl
     } else if (!body) {
         reply_text(out, 500, "out of memory");
     } else {
-        reply_owned(out, JSON, body, strlen(body));
+        reply_owned(out, JSON, body, len);
     }
 }
 

@@ -285,8 +285,10 @@ typedef struct sstpipe_suggestion {
 /* Up to limit (1..SSTPIPE_SUGGEST_MAX) titles starting with text, case and
  * accents ignored (Unicode casefolding and marks stripped), into out: the
  * title text normalises to first, then articles before redirects, then
- * shorter titles; among the first matches in the index's order (a prefix
- * matching very many titles is ranked among a sample). Their count, or -1
+ * shorter titles; among all the matches (by the index's lists of the best
+ * titles of a prefix matching very many; an index written before them,
+ * or a list of long titles shorter than limit, ranks such a prefix's
+ * first matches in the index's order). Their count, or -1
  * with *errmsg set: an error, no title index, text empty or not valid
  * UTF-8, or limit out of range. */
 int sstpipe_suggest(sstpipe_table *t, const void *text, size_t len, size_t limit,

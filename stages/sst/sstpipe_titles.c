@@ -9,6 +9,7 @@
  */
 #include "stages/sst/sstpipe_titles.h"
 
+#include "stages/common/title_lists.h"
 #include "stages/common/title_rules.h"
 #include "stages/common/utf8.h"
 #include "stages/sst/sstpipe_iter.h"
@@ -19,8 +20,11 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Matches read for one sstpipe_suggest, among which the best are picked. */
+/* Matches read for one sstpipe_suggest, among which the best are picked:
+ * all of them in an index with prefix lists, which has a list for a
+ * prefix with more than SP_TITLE_LIST_FROM. */
 #define SUGGEST_SCAN 1000
+_Static_assert(SSTPIPE_SUGGEST_MAX <= SP_TITLE_LIST_LEN, "a prefix list holds any limit's titles");
 
 int sstpipe_titles_open(sstpipe_table *t, const sstpipe_options *opt, sp_error *err) {
     const char *path = sstpipe_table_path(t);
@@ -273,12 +277,14 @@ typedef struct ranking {
 } ranking;
 
 /* A title scanned: its kind, exact match and length rank it first; its
- * key's fold and title are read only for a tie or when it makes the list. */
+ * key's fold and title are read only for a tie or when it makes the list.
+ * A title of a prefix list has its title and no key: its list ranked it
+ * among the titles of its index already. */
 typedef struct candidate {
     size_t title_len;
     bool redirect, exact;
     size_t index;
-    const uint8_t *key;
+    const uint8_t *key, *title;
     size_t klen, fold_len;
     unsigned layout;
 } candidate;
@@ -292,7 +298,7 @@ static bool better(const ranking *r, const candidate *c, size_t i) {
         return !c->redirect;
     if (c->title_len != b->title_len)
         return c->title_len < b->title_len;
-    if (c->index != r->index[i] || c->fold_len != r->fold_len[i] ||
+    if (!c->key || c->index != r->index[i] || c->fold_len != r->fold_len[i] ||
         memcmp(c->key, r->fold[i], c->fold_len))
         return false;
     uint8_t title[SP_MAX_KEY_BYTES];
@@ -300,8 +306,33 @@ static bool better(const ranking *r, const candidate *c, size_t i) {
     return memcmp(title, b->title, c->title_len) < 0;
 }
 
+/* Places c into r, the worst dropped at r->limit; title is c's when
+ * decoded (NULL: from its key). */
+static void place(ranking *r, const candidate *c, const uint8_t *title) {
+    size_t at = r->n;
+    while (at > 0 && better(r, c, r->order[at - 1]))
+        at--;
+    if (at == r->limit)
+        return;
+    /* A free slot, or the one of the title it pushes off the list. */
+    size_t slot = r->n < r->limit ? r->n++ : r->order[r->limit - 1];
+    memmove(r->order + at + 1, r->order + at, (r->n - 1 - at) * sizeof *r->order);
+    r->order[at] = (uint8_t)slot;
+    uint8_t decoded[SP_MAX_KEY_BYTES];
+    if (!title) {
+        sp_title_index_title(c->layout, c->key, c->klen, decoded);
+        title = decoded;
+    }
+    r->out[slot].redirect = c->redirect;
+    set_text(r->out[slot].title, &r->out[slot].title_len, title, c->title_len);
+    r->exact[slot] = c->exact;
+    r->index[slot] = c->index;
+    r->fold_len[slot] = c->fold_len;
+    memcpy(r->fold[slot], c->key ? c->key : title, c->fold_len);
+}
+
 /* Ranks one scanned page record of index `index` (key and value as
- * stored) into r, the worst dropped at r->limit. */
+ * stored) into r. */
 static void rank(ranking *r, size_t index, unsigned layout, const uint8_t *key, size_t klen,
                  const uint8_t *v, size_t vlen) {
     const uint8_t *zero = memchr(key, 0, klen);
@@ -322,23 +353,7 @@ static void rank(ranking *r, size_t index, unsigned layout, const uint8_t *key, 
         decoded = true;
         c.exact = !memcmp(title, r->norm, tlen);
     }
-    size_t at = r->n;
-    while (at > 0 && better(r, &c, r->order[at - 1]))
-        at--;
-    if (at == r->limit)
-        return;
-    /* A free slot, or the one of the title it pushes off the list. */
-    size_t slot = r->n < r->limit ? r->n++ : r->order[r->limit - 1];
-    memmove(r->order + at + 1, r->order + at, (r->n - 1 - at) * sizeof *r->order);
-    r->order[at] = (uint8_t)slot;
-    if (!decoded)
-        sp_title_index_title(layout, key, klen, title);
-    r->out[slot].redirect = c.redirect;
-    set_text(r->out[slot].title, &r->out[slot].title_len, title, tlen);
-    r->exact[slot] = c.exact;
-    r->index[slot] = index;
-    r->fold_len[slot] = c.fold_len;
-    memcpy(r->fold[slot], key, c.fold_len);
+    place(r, &c, decoded ? title : NULL);
 }
 
 /* Puts r->out in rank order: out[i] becomes the suggestion in slot
@@ -385,6 +400,45 @@ static int scan(ranking *r, size_t index, sstpipe_table *titles, const sp_title_
     return rc < 0 ? -1 : 0;
 }
 
+/* Ranks into r the list of index `index` (titles, its rules') for prefix,
+ * and the title the text normalises to when it starts with prefix: 1, 0
+ * when the index has no list for prefix of r->limit titles, -1 with
+ * *errmsg set. */
+static int from_list(ranking *r, size_t index, sstpipe_table *titles, const sp_title_rules *rules,
+                     const uint8_t *prefix, size_t plen, char **errmsg) {
+    uint8_t key[SP_MAX_KEY_BYTES];
+    if (rules->layout < 3 || plen + SP_TITLE_LIST_END_LEN > sizeof key)
+        return 0;
+    memcpy(key, prefix, plen);
+    memcpy(key + plen, SP_TITLE_LIST_END, SP_TITLE_LIST_END_LEN);
+    const void *v;
+    size_t vlen, at = 0, n = 0;
+    int found = sstpipe_table_get(titles, key, plen + SP_TITLE_LIST_END_LEN, &v, &vlen, errmsg);
+    sp_title_list_entry e;
+    while (found == 1 && n < r->limit && sp_title_list_next(v, vlen, &at, &e) == 1 &&
+           e.title_len <= SSTPIPE_TITLE_MAX)
+        n++;
+    if (found <= 0 || n < r->limit)
+        return found < 0 ? -1 : 0;
+    /* Its titles in rank order but for the exact match, which may be
+     * among them or not: looked up below, alone. */
+    at = 0;
+    for (size_t i = 0; i < n; i++) {
+        sp_title_list_next(v, vlen, &at, &e);
+        if (e.title_len == r->nlen && !memcmp(e.title, r->norm, r->nlen))
+            continue;
+        candidate c = {.title_len = e.title_len, .redirect = e.redirect, .index = index};
+        place(r, &c, e.title);
+    }
+    size_t klen = r->nlen ? sp_title_index_key(rules->layout, r->norm, r->nlen, key) : 0;
+    if (klen <= plen || memcmp(key, prefix, plen))
+        return 1;
+    found = sstpipe_table_get(titles, key, klen, &v, &vlen, errmsg);
+    if (found == 1)
+        rank(r, index, rules->layout, key, klen, v, vlen);
+    return found < 0 ? -1 : 1;
+}
+
 int sstpipe_suggest(sstpipe_table *t, const void *text, size_t len, size_t limit,
                     sstpipe_suggestion *out, char **errmsg) {
     sp_error err = {0};
@@ -420,7 +474,9 @@ int sstpipe_suggest(sstpipe_table *t, const void *text, size_t len, size_t limit
     size_t shards = t->set ? t->set->n : 1;
     for (size_t i = 0; i < shards; i++) {
         sstpipe_table *shard = t->set ? t->set->shards[i] : t;
-        if (scan(&r, i, shard->titles, shard->rules, prefix, plen, errmsg))
+        int listed = from_list(&r, i, shard->titles, shard->rules, prefix, plen, errmsg);
+        if (listed < 0 ||
+            (!listed && scan(&r, i, shard->titles, shard->rules, prefix, plen, errmsg)))
             return -1;
     }
     put_in_order(&r);

@@ -5,6 +5,8 @@
 #include "stages/sst/title_index.h"
 
 #include "stages/common/cleanup.h"
+#include "stages/common/title_lists.h"
+#include "stages/sst/block_packed.h"
 #include "stages/sst/format.h"
 
 #include <errno.h>
@@ -41,10 +43,9 @@ title_index *title_index_init(const char *table_path, const sp_title_rules *rule
     x->rules.layout = SP_TITLES_LAYOUT; /* a merge's inputs' may be older */
     x->table = *table;
     x->table.background = false;
-    /* Format version 1 whatever the table's: title_merge and table sets
-     * write version 1 too (issue 31's version 2 is not the default yet), and
-     * the block size below is chosen by version 1's fit. */
-    x->table.compress = false;
+    /* The table's format version: a compressed table's index is
+     * compressed too, so that it stays a small part of the table. */
+    x->table.compress = table->compress;
     /* The rules record's bound: its text with the widest identity (the
      * table's is known only at the end). */
     x->rules.table = (sp_table_identity){.file_size = UINT64_MAX, .footer_checksum = UINT64_MAX};
@@ -57,14 +58,18 @@ title_index *title_index_init(const char *table_path, const sp_title_rules *rule
         return NULL;
     }
     /* A page record's value is its kind and a title; the rules record's
-     * may be longer. */
-    x->table.max_value_bytes = 1 + SP_MAX_KEY_BYTES;
+     * and a prefix list's may be longer. */
+    x->table.max_value_bytes =
+        SP_TITLE_LIST_BYTES > 1 + SP_MAX_KEY_BYTES ? SP_TITLE_LIST_BYTES : 1 + SP_MAX_KEY_BYTES;
     if (rules_len > x->table.max_value_bytes)
         x->table.max_value_bytes = (uint32_t)rules_len;
-    /* The table's blocks, or the smallest that hold such a record when
-     * the table's are smaller (its values may be cut shorter). */
+    /* The table's blocks, or the smallest that hold such a record in its
+     * format when the table's are smaller (its values may be cut shorter). */
+    sp_error too_small = {0};
     while (x->table.block_size < SST_MAX_BLOCK_SIZE &&
-           SP_MAX_KEY_BYTES + x->table.max_value_bytes > sst_max_record_bytes(x->table.block_size))
+           (x->table.compress
+                ? sst_packed_check_fit(x->table.block_size, x->table.max_value_bytes, &too_small)
+                : sst_check_fit(x->table.block_size, x->table.max_value_bytes, &too_small)))
         x->table.block_size *= 2;
     if (x->table.cluster_size < x->table.block_size)
         x->table.cluster_size = x->table.block_size;
@@ -133,9 +138,17 @@ int title_index_finish(title_index *x, const sp_table_identity *table, sp_error 
                        .value_fd = -1};
     int rc = table_writer_add(tw, &first, err);
     free(rules_text);
+    /* The page records in key order, with the prefix lists between them. */
     sp_sink to = table_writer_sink(tw);
+    sp_title_lists *lists = rc ? NULL : sp_title_lists_init(x->rules.layout, &to);
+    if (!rc && !lists)
+        rc = sp_errorf(err, "%s: out of memory", x->path);
+    sp_sink pages = lists ? sp_title_lists_sink(lists) : to;
     if (!rc)
-        rc = sorter_finish(x->sort, &to, err);
+        rc = sorter_finish(x->sort, &pages, err);
+    if (!rc)
+        rc = sp_title_lists_finish(lists, err);
+    sp_title_lists_destroy(lists);
     if (!rc)
         rc = table_writer_finish_undoable(tw, &x->pub, err);
     table_writer_destroy(tw);

@@ -36,9 +36,11 @@
 #include "stages/common/clock.h"
 #include "stages/common/fileio.h"
 #include "stages/common/record.h"
+#include "stages/common/title_lists.h"
 #include "stages/common/title_rules.h"
 #include "stages/sst/block.h"
 #include "stages/sst/block_source.h"
+#include "stages/sst/cursor.h"
 #include "stages/sst/format.h"
 #include "stages/sst/table_check.h"
 #include "stages/sst/table_reader.h"
@@ -291,6 +293,25 @@ static int check_shard_file(checker *c, sp_error *err) {
     return 0;
 }
 
+/* A title index's prefix lists (title_lists.h): every record keyed
+ * without the 0x00 of a page record or of the rules is one, and holds its
+ * prefix's titles in rank order. A block that does not read is the block
+ * checks' to report. */
+static void check_title_lists(checker *c, const sst_reader *x) {
+    sp_error ignored = {0};
+    sst_cursor *cur = sst_cursor_table(x, &ignored);
+    while (cur && sst_cursor_next(cur) == 1) {
+        if (memchr(cur->key, 0, cur->key_len))
+            continue;
+        const char *problem =
+            sp_title_list_problem(cur->key, cur->key_len, cur->value, cur->value_len);
+        if (problem)
+            checker_problem(c, -1, 0, "title index: %s (the record keyed %.*s)", problem,
+                            (int)cur->key_len, (const char *)cur->key);
+    }
+    sst_cursor_free(cur);
+}
+
 /* A title index (a FILE.titles whose first record holds title rules)
  * against the table beside it: one built for another table, which readers
  * ignore, is a problem of the index. Anything else is no title index, or
@@ -306,7 +327,7 @@ static void check_title_index(checker *c) {
     sst_reader *t = table ? sst_reader_open(table, &ignored) : NULL;
     const void *v;
     size_t vlen;
-    sp_title_rules rules;
+    sp_title_rules rules = {.layout = 1};
     if (x && t &&
         sst_reader_get(x, SP_TITLES_RULES_KEY, SP_TITLES_RULES_KEY_LEN, &v, &vlen, &ignored) == 1 &&
         sp_title_rules_decode(v, vlen, &rules) == 0) {
@@ -320,6 +341,8 @@ static void check_title_index(checker *c) {
                             (unsigned long long)have.file_size,
                             (unsigned long long)have.footer_checksum);
     }
+    if (x && t && rules.layout >= 3)
+        check_title_lists(c, x);
     sst_reader_close(t);
     sst_reader_close(x);
     free(table);

@@ -45,8 +45,9 @@ static char *path_in(const char *dir, const char *name) {
     return p;
 }
 
-/* The records into a table at path, with a title index unless bare. */
-static void write_table(const char *path, bool bare) {
+/* Records (n, in key order) into a table at path, with a title index
+ * unless bare. */
+static void write_records(const char *path, bool bare, const char *const (*records)[2], size_t n) {
     sp_error err = {0};
     table_options topts;
     table_options_init(&topts);
@@ -64,11 +65,11 @@ static void write_table(const char *path, bool bare) {
     assert_non_null(tw);
     sp_sink to = table_writer_sink(tw);
     sp_sink sink = x ? title_index_tee(x, &to) : to;
-    for (size_t i = 0; i < N_RECORDS; i++) {
-        sp_record rec = {.key = (const uint8_t *)RECORDS[i][0],
-                         .key_len = (uint32_t)strlen(RECORDS[i][0]),
-                         .value = (const uint8_t *)RECORDS[i][1],
-                         .value_len = strlen(RECORDS[i][1]),
+    for (size_t i = 0; i < n; i++) {
+        sp_record rec = {.key = (const uint8_t *)records[i][0],
+                         .key_len = (uint32_t)strlen(records[i][0]),
+                         .value = (const uint8_t *)records[i][1],
+                         .value_len = strlen(records[i][1]),
                          .value_fd = -1};
         assert_int_equal(sp_sink_put(&sink, &rec, &err), 0);
     }
@@ -76,6 +77,10 @@ static void write_table(const char *path, bool bare) {
         fail_msg("publish: %s", err.msg);
     title_index_destroy(x);
     table_writer_destroy(tw);
+}
+
+static void write_table(const char *path, bool bare) {
+    write_records(path, bare, RECORDS, N_RECORDS);
 }
 
 static int setup(void **state) {
@@ -188,6 +193,46 @@ static void test_suggest(void **state) {
     sstpipe_close(t);
 }
 
+/* A prefix of more titles than a suggestion scans has a list of its best
+ * in the index: "Ab z", of the shortest articles, is found though over a
+ * thousand titles of "ab" come before it; "Ab 0", the exact match and in
+ * the list of "ab 0" too, comes once; the redirect "Ab" matched exactly
+ * comes first. */
+static void test_suggest_listed(void **state) {
+    fixture *f = *state;
+    enum { MANY = 1200 };
+    static char names[MANY][8];
+    static const char *records[MANY + 3][2];
+    size_t n = 0;
+    records[n][0] = "Ab", records[n++][1] = "#REDIRECT [[Ab z]]";
+    records[n][0] = "Ab 0", records[n++][1] = "x";
+    for (int i = 0; i < MANY; i++) {
+        snprintf(names[i], sizeof names[i], "Ab %04d", i);
+        records[n][0] = names[i], records[n++][1] = "x";
+    }
+    records[n][0] = "Ab z", records[n++][1] = "x";
+    char *path = path_in(f->dir, "many.sst");
+    write_records(path, false, records, n);
+    sstpipe_table *t = open_table(path);
+    sstpipe_suggestion s[SSTPIPE_SUGGEST_MAX];
+    char *msg = NULL;
+    assert_int_equal(sstpipe_suggest(t, "ab ", 3, 3, s, &msg), 3);
+    assert_string_equal(s[0].title, "Ab 0");
+    assert_string_equal(s[1].title, "Ab z");
+    assert_string_equal(s[2].title, "Ab 0000");
+    assert_int_equal(sstpipe_suggest(t, "ab 0", 4, 2, s, &msg), 2);
+    assert_string_equal(s[0].title, "Ab 0");
+    assert_string_equal(s[1].title, "Ab 0000");
+    assert_int_equal(sstpipe_suggest(t, "ab", 2, SSTPIPE_SUGGEST_MAX, s, &msg),
+                     SSTPIPE_SUGGEST_MAX);
+    assert_string_equal(s[0].title, "Ab");
+    assert_true(s[0].redirect);
+    assert_string_equal(s[2].title, "Ab z");
+    assert_string_equal(s[SSTPIPE_SUGGEST_MAX - 1].title, "Ab 0096");
+    sstpipe_close(t);
+    free(path);
+}
+
 /* Each error: -1 and a message, the caller's to free. */
 static void expect_error(sstpipe_table *t, const char *text, size_t len, size_t limit,
                          const char *says) {
@@ -237,6 +282,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_lookup, setup, teardown),
         cmocka_unit_test_setup_teardown(test_lookup_many, setup, teardown),
         cmocka_unit_test_setup_teardown(test_suggest, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_suggest_listed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

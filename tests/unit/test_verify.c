@@ -6,11 +6,14 @@
  * format's rules (blocks swapped, a value over the bound, invalid UTF-8).
  */
 #include "stages/common/error.h"
+#include "stages/common/title_lists.h"
+#include "stages/common/title_rules.h"
 #include "stages/common/utf8.h"
 #include "stages/sst/coding.h"
 #include "stages/sst/format.h"
 #include "stages/sst/table_reader.h"
 #include "stages/sst/table_writer.h"
+#include "stages/sst/title_index.h"
 #include "stages/verify/verify.h"
 #include "stages/verify/verify_utf8.h"
 
@@ -565,6 +568,101 @@ static void test_invalid_utf8_and_counts(void **state) {
     assert_true(has_problem(&rep, "footer says 5 records; the blocks hold 4"));
     verify_report_destroy(&rep);
     free(b);
+}
+
+/* A title index's prefix lists (title_lists.h): a clean one has no
+ * problem; each byte of a list flipped is one; a list whose checksums
+ * match but whose titles are out of rank is named as such. */
+static void test_title_lists(void **state) {
+    (void)state;
+    const char *table = tmp_path("titled.sst");
+    char titles[300];
+    snprintf(titles, sizeof titles, "%s%s", table, SP_TITLES_SUFFIX);
+    table_options opts;
+    table_options_init(&opts);
+    opts.block_size = 4096;
+    opts.cluster_size = 512;
+    opts.max_value_bytes = 16;
+    sort_options so;
+    sort_options_init(&so);
+    so.memory = SORT_MIN_MEMORY;
+    sp_title_rules rules;
+    sp_title_rules_init(&rules);
+    sp_error err = {0};
+    title_index *x = title_index_init(table, &rules, &so, &opts, &err);
+    table_writer *w = table_writer_init(table, &opts, &err);
+    assert_true(x && w);
+    sp_sink to = table_writer_sink(w), tee = title_index_tee(x, &to);
+    for (int i = 0; i < SP_TITLE_LIST_FROM + 20; i++) {
+        char key[16];
+        snprintf(key, sizeof key, "Ab %03d", i);
+        sp_record r = {.key = (const uint8_t *)key,
+                       .key_len = (uint32_t)strlen(key),
+                       .value = (const uint8_t *)"x",
+                       .value_len = 1,
+                       .value_fd = -1};
+        assert_int_equal(sp_sink_put(&tee, &r, &err), 0);
+    }
+    assert_int_equal(title_index_publish(x, w, table, &err), 0);
+    title_index_destroy(x);
+    table_writer_destroy(w);
+    verify_report rep;
+    assert_int_equal(run_verify(titles, &rep), 0);
+    assert_int_equal(rep.problem_count, 0);
+    verify_report_destroy(&rep);
+
+    size_t len;
+    uint8_t *b = slurp(titles, &len);
+    static const char list[] = "aAb 000\0aAb 001";
+    uint8_t *at = memmem(b, len, list, sizeof list - 1);
+    assert_non_null(at);
+    for (size_t i = 0; i < sizeof list - 1; i++) {
+        at[i] ^= 0x20;
+        spill(titles, b, len);
+        assert_int_equal(run_verify(titles, &rep), 0);
+        if (rep.problem_count == 0)
+            fail_msg("byte %zu of a list flipped: no problem", i);
+        verify_report_destroy(&rep);
+        at[i] ^= 0x20;
+    }
+    free(b);
+
+    /* The rules for the table, a page record, and a list out of rank. */
+    sst_reader *t = sst_reader_open(table, &err);
+    assert_non_null(t);
+    rules.table = sst_reader_identity(t);
+    sst_reader_close(t);
+    size_t rules_len;
+    uint8_t *text = sp_title_rules_encode(&rules, &rules_len);
+    opts.max_value_bytes = 1024;
+    w = table_writer_init(titles, &opts, &err);
+    assert_true(text && w);
+    static const char page[] = "ab 000\0\x01\x01", bad[] = "aAb 000\0aAb 1\0";
+    sp_record recs[] = {
+        {.key = (const uint8_t *)SP_TITLES_RULES_KEY,
+         .key_len = SP_TITLES_RULES_KEY_LEN,
+         .value = text,
+         .value_len = rules_len},
+        {.key = (const uint8_t *)page,
+         .key_len = sizeof page - 1,
+         .value = (const uint8_t *)"a",
+         .value_len = 1},
+        {.key = (const uint8_t *)"ab" SP_TITLE_LIST_END,
+         .key_len = 2 + SP_TITLE_LIST_END_LEN,
+         .value = (const uint8_t *)bad,
+         .value_len = sizeof bad - 1},
+    };
+    for (size_t i = 0; i < 3; i++) {
+        recs[i].value_fd = -1;
+        assert_int_equal(table_writer_add(w, &recs[i], &err), 0);
+    }
+    assert_int_equal(table_writer_finish(w, &err), 0);
+    table_writer_destroy(w);
+    free(text);
+    assert_int_equal(run_verify(titles, &rep), 0);
+    assert_int_equal(rep.problem_count, 1);
+    assert_true(has_problem(&rep, "a prefix list is not in rank order"));
+    verify_report_destroy(&rep);
 }
 
 static void test_many_problems_each_located(void **state) {
@@ -1129,6 +1227,7 @@ int main(void) {
         cmocka_unit_test(test_value_over_the_bound),
         cmocka_unit_test(test_invalid_utf8_and_counts),
         cmocka_unit_test(test_many_problems_each_located),
+        cmocka_unit_test(test_title_lists),
         cmocka_unit_test(test_report_independent_of_how_blocks_are_split),
         cmocka_unit_test(test_problem_limit_across_halves),
         cmocka_unit_test(test_footerless_walk_stops_in_either_half),
