@@ -473,12 +473,17 @@ static uint32_t open_walk(const block_packer *p, uint32_t end, uint8_t *key, uin
  * front of the records carried already (which follow them). */
 static int carry_tail(block_packer *p, uint32_t at, sp_error *err) {
     size_t tail = p->open_len - at, rest = p->carry_len - p->carry_at;
+    if (tail + rest == 0) { /* nothing to carry (and maybe no buffer yet) */
+        p->carry_at = p->carry_len = 0;
+        return 0;
+    }
     if (tail + rest > p->carry_cap) {
         size_t cap = tail + rest;
         uint8_t *c = malloc(cap);
         if (!c)
             return sp_errorf(err, "out of memory for %zu bytes of records", cap);
-        memcpy(c + tail, p->carry + p->carry_at, rest);
+        if (rest) /* the first carry: no buffer before */
+            memcpy(c + tail, p->carry + p->carry_at, rest);
         free(p->carry);
         p->carry = c;
         p->carry_cap = cap;
