@@ -11,9 +11,12 @@
  * declared once here; each user says only what the thread does with a
  * buffer and which buffers it swaps.
  *
- * Threads: one owner thread calls every function; the job function runs
- * on the hand-off's own thread, one job at a time, and the owner touches
- * nothing a job uses until sst_handoff_wait (or the next give) returns.
+ * Threads: the owner calls every function, one call at a time, from
+ * whichever thread holds the work (the background write is given batches
+ * by the packing thread while it runs, and by the caller after it has
+ * stopped); the job function runs on the hand-off's own thread, one job
+ * at a time, and the owner touches nothing a job uses until
+ * sst_handoff_wait (or the next give) returns.
  * Errors: a job's failure is kept, and returned by the owner's next give
  * or wait and by every one after, so none is lost.
  */
