@@ -82,12 +82,12 @@
 #include "stages/sst/coding.h"
 #include "stages/sst/filter.h"
 #include "stages/sst/format.h"
+#include "stages/sst/handoff.h"
 #include "stages/sst/table_check.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/fs.h>
-#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -134,38 +134,22 @@
  * until the filter is built. */
 #define HASH_BUFFER 8192u
 
-/* The background thread (table_options.background) and its hand-off: at
- * most one batch is being written (job); its failure is kept and returned
- * by the caller's next write, and every one after. */
+/* The background thread (table_options.background): at most one batch
+ * is being written while the caller fills the other. */
 typedef struct bg_writer {
-    pthread_t thread;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    uint8_t *spare;     /* the batch the caller fills after the one written now */
-    const uint8_t *job; /* the batch being written, job_len bytes; NULL: idle */
-    size_t job_len;
-    bool stop, failed;
-    sp_error err;
-    double cpu; /* the thread's CPU seconds, once it has left */
+    sst_handoff *thread;
+    uint8_t *spare; /* the batch the caller fills after the one written now */
 } bg_writer;
 
 /* The packing thread (table_options.background with compress): records
  * are copied into fill (each: u32 key length, u32 value length, key,
  * value) and a full one is handed to the thread, which builds them into
  * blocks and writes those (packed_add), while the caller fills the other;
- * at most one batch is packed at a time. Its failure is kept and returned
- * by the caller's next hand-off or wait, and every one after. */
+ * at most one batch is packed at a time. */
 typedef struct pack_thread {
-    pthread_t thread;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
+    sst_handoff *thread;
     uint8_t *fill, *spare; /* the caller's batch, fill_len bytes; the other */
     size_t fill_len, cap;
-    const uint8_t *job; /* the batch being packed, job_len bytes; NULL: idle */
-    size_t job_len;
-    bool stop, failed;
-    sp_error err;
-    double cpu; /* the thread's CPU seconds, once it has left */
 } pack_thread;
 
 struct table_writer {
@@ -305,42 +289,14 @@ static void written(table_writer *w, uint64_t n) {
     }
 }
 
-/* The background thread: writes each batch handed to it, until stopped. */
-static void *bg_main(void *arg) {
-    table_writer *w = arg;
-    bg_writer *bg = w->bg;
-    pthread_mutex_lock(&bg->mu);
-    for (;;) {
-        while (!bg->job && !bg->stop)
-            pthread_cond_wait(&bg->cv, &bg->mu);
-        if (!bg->job)
-            break;
-        const uint8_t *buf = bg->job;
-        size_t n = bg->job_len;
-        pthread_mutex_unlock(&bg->mu);
-        sp_error e = {0};
-        /* written() is the caller's too, which waits while a job is out. */
-        int rc = sp_write_all(w->out.fd, buf, n, w->path, &e);
-        if (rc == 0)
-            written(w, n);
-        pthread_mutex_lock(&bg->mu);
-        if (rc && !bg->failed) {
-            bg->failed = true;
-            bg->err = e;
-        }
-        bg->job = NULL;
-        pthread_cond_broadcast(&bg->cv);
-    }
-    pthread_mutex_unlock(&bg->mu);
-    bg->cpu = sp_thread_cpu_seconds();
-    return NULL;
-}
-
-static void bg_free(bg_writer *bg) {
-    pthread_cond_destroy(&bg->cv);
-    pthread_mutex_destroy(&bg->mu);
-    free(bg->spare);
-    free(bg);
+/* The background thread's job: writes a batch. written() is the
+ * caller's too, which waits while a batch is out. */
+static int bg_write(void *ctx, const uint8_t *buf, size_t n, sp_error *err) {
+    table_writer *w = ctx;
+    if (sp_write_all(w->out.fd, buf, n, w->path, err))
+        return -1;
+    written(w, n);
+    return 0;
 }
 
 /* Starts the background thread with its second batch; false when that
@@ -349,32 +305,20 @@ static bool bg_start(table_writer *w) {
     bg_writer *bg = calloc(1, sizeof *bg);
     if (!bg)
         return false;
-    pthread_mutex_init(&bg->mu, NULL);
-    pthread_cond_init(&bg->cv, NULL);
-    w->bg = bg;
     if (posix_memalign((void **)&bg->spare, 4096, BATCH_BYTES) != 0 ||
-        pthread_create(&bg->thread, NULL, bg_main, w) != 0) {
-        w->bg = NULL;
-        bg_free(bg);
+        !(bg->thread = sst_handoff_start(bg_write, w))) {
+        free(bg->spare);
+        free(bg);
         return false;
     }
+    w->bg = bg;
     return true;
 }
 
 /* Waits until no batch is being written: 0, or -1 with the error of a
- * write that failed. */
+ * write that failed (then, and at every wait after). */
 static int bg_wait(table_writer *w, sp_error *err) {
-    bg_writer *bg = w->bg;
-    if (!bg)
-        return 0;
-    pthread_mutex_lock(&bg->mu);
-    while (bg->job)
-        pthread_cond_wait(&bg->cv, &bg->mu);
-    bool failed = bg->failed;
-    if (failed)
-        *err = bg->err;
-    pthread_mutex_unlock(&bg->mu);
-    return failed ? -1 : 0;
+    return w->bg ? sst_handoff_wait(w->bg->thread, err) : 0;
 }
 
 /* Lets the background thread finish its batch and leave. */
@@ -382,14 +326,10 @@ static void bg_stop(table_writer *w) {
     bg_writer *bg = w->bg;
     if (!bg)
         return;
-    pthread_mutex_lock(&bg->mu);
-    bg->stop = true;
-    pthread_cond_broadcast(&bg->cv);
-    pthread_mutex_unlock(&bg->mu);
-    pthread_join(bg->thread, NULL);
-    w->stats.background_cpu_seconds += bg->cpu;
+    w->stats.background_cpu_seconds += sst_handoff_stop(bg->thread);
     w->bg = NULL;
-    bg_free(bg);
+    free(bg->spare);
+    free(bg);
 }
 
 /* Writes the pending pieces; the batch is empty again. */
@@ -415,15 +355,10 @@ static int flush_full(table_writer *w, sp_error *err) {
         w->opts.background = false;
         return flush(w, err);
     }
-    if (bg_wait(w, err))
-        return -1;
     bg_writer *bg = w->bg;
     uint8_t *full = w->batch;
-    pthread_mutex_lock(&bg->mu);
-    bg->job = full;
-    bg->job_len = w->pending;
-    pthread_cond_broadcast(&bg->cv);
-    pthread_mutex_unlock(&bg->mu);
+    if (sst_handoff_give(bg->thread, full, w->pending, err))
+        return -1;
     w->batch = bg->spare;
     bg->spare = full;
     w->stats.background_batches++;
@@ -630,8 +565,12 @@ static int end_blocks(table_writer *w, sp_error *err) {
     return 0;
 }
 
-/* Builds a batch's records (pack_thread's layout) into blocks. */
-static int pack_records(table_writer *w, const uint8_t *buf, size_t len, sp_error *err) {
+/* Builds a batch's records (pack_thread's layout) into blocks: the
+ * packing thread's job. The caller touches nothing the packing does (the
+ * packer, the index, the writes) while a batch is out: it waits for it
+ * first (pack_drain). */
+static int pack_records(void *ctx, const uint8_t *buf, size_t len, sp_error *err) {
+    table_writer *w = ctx;
     for (size_t p = 0; p < len;) {
         uint32_t kl = sst_get_u32(buf + p), vl = sst_get_u32(buf + p + 4);
         const uint8_t *k = buf + p + 8;
@@ -642,39 +581,7 @@ static int pack_records(table_writer *w, const uint8_t *buf, size_t len, sp_erro
     return 0;
 }
 
-/* The packing thread: packs each batch handed to it, until stopped. The
- * caller touches nothing the packing does (the packer, the index, the
- * writes) while a batch is out: it waits for it first (pack_drain). */
-static void *pack_main(void *arg) {
-    table_writer *w = arg;
-    pack_thread *pk = w->pk;
-    pthread_mutex_lock(&pk->mu);
-    for (;;) {
-        while (!pk->job && !pk->stop)
-            pthread_cond_wait(&pk->cv, &pk->mu);
-        if (!pk->job)
-            break;
-        const uint8_t *buf = pk->job;
-        size_t n = pk->job_len;
-        pthread_mutex_unlock(&pk->mu);
-        sp_error e = {0};
-        int rc = pack_records(w, buf, n, &e);
-        pthread_mutex_lock(&pk->mu);
-        if (rc && !pk->failed) {
-            pk->failed = true;
-            pk->err = e;
-        }
-        pk->job = NULL;
-        pthread_cond_broadcast(&pk->cv);
-    }
-    pthread_mutex_unlock(&pk->mu);
-    pk->cpu = sp_thread_cpu_seconds();
-    return NULL;
-}
-
 static void pack_free(pack_thread *pk) {
-    pthread_cond_destroy(&pk->cv);
-    pthread_mutex_destroy(&pk->mu);
     free(pk->fill);
     free(pk->spare);
     free(pk);
@@ -686,18 +593,15 @@ static bool pack_start(table_writer *w) {
     pack_thread *pk = calloc(1, sizeof *pk);
     if (!pk)
         return false;
-    pthread_mutex_init(&pk->mu, NULL);
-    pthread_cond_init(&pk->cv, NULL);
     size_t longest = 8 + (size_t)SP_MAX_KEY_BYTES + w->opts.max_value_bytes;
     pk->cap = longest > PACK_BATCH_BYTES ? longest : PACK_BATCH_BYTES;
     pk->fill = malloc(pk->cap);
     pk->spare = malloc(pk->cap);
-    w->pk = pk;
-    if (!pk->fill || !pk->spare || pthread_create(&pk->thread, NULL, pack_main, w) != 0) {
-        w->pk = NULL;
+    if (!pk->fill || !pk->spare || !(pk->thread = sst_handoff_start(pack_records, w))) {
         pack_free(pk);
         return false;
     }
+    w->pk = pk;
     return true;
 }
 
@@ -705,22 +609,15 @@ static bool pack_start(table_writer *w) {
  * (if any): 0, or -1 with the error of a batch that failed. */
 static int pack_handoff(table_writer *w, sp_error *err) {
     pack_thread *pk = w->pk;
-    pthread_mutex_lock(&pk->mu);
-    while (pk->job)
-        pthread_cond_wait(&pk->cv, &pk->mu);
-    bool failed = pk->failed;
-    if (failed) {
-        *err = pk->err;
-    } else if (pk->fill_len) {
-        pk->job = pk->fill;
-        pk->job_len = pk->fill_len;
-        pk->fill = pk->spare;
-        pk->spare = (uint8_t *)pk->job;
-        pk->fill_len = 0;
-        pthread_cond_broadcast(&pk->cv);
-    }
-    pthread_mutex_unlock(&pk->mu);
-    return failed ? -1 : 0;
+    if (!pk->fill_len)
+        return sst_handoff_wait(pk->thread, err);
+    if (sst_handoff_give(pk->thread, pk->fill, pk->fill_len, err))
+        return -1;
+    uint8_t *given = pk->fill;
+    pk->fill = pk->spare;
+    pk->spare = given;
+    pk->fill_len = 0;
+    return 0;
 }
 
 /* Every record queued is packed (and its blocks written or pending): the
@@ -728,17 +625,7 @@ static int pack_handoff(table_writer *w, sp_error *err) {
 static int pack_drain(table_writer *w, sp_error *err) {
     if (!w->pk)
         return 0;
-    if (pack_handoff(w, err))
-        return -1;
-    pack_thread *pk = w->pk;
-    pthread_mutex_lock(&pk->mu);
-    while (pk->job)
-        pthread_cond_wait(&pk->cv, &pk->mu);
-    bool failed = pk->failed;
-    if (failed)
-        *err = pk->err;
-    pthread_mutex_unlock(&pk->mu);
-    return failed ? -1 : 0;
+    return pack_handoff(w, err) ? -1 : sst_handoff_wait(w->pk->thread, err);
 }
 
 /* Lets the packing thread finish its batch and leave (records still in
@@ -747,12 +634,7 @@ static void pack_stop(table_writer *w) {
     pack_thread *pk = w->pk;
     if (!pk)
         return;
-    pthread_mutex_lock(&pk->mu);
-    pk->stop = true;
-    pthread_cond_broadcast(&pk->cv);
-    pthread_mutex_unlock(&pk->mu);
-    pthread_join(pk->thread, NULL);
-    w->stats.background_cpu_seconds += pk->cpu;
+    w->stats.background_cpu_seconds += sst_handoff_stop(pk->thread);
     w->pk = NULL;
     pack_free(pk);
 }

@@ -30,6 +30,18 @@ The calls include creating the file (open with O_TMPFILE) and naming it
 (linkat); each sweep runs again with SSTPIPE_NO_O_TMPFILE=1, where the
 table is a named *.tmp.* file from the start (mkstemp, counted as an open)
 that every failure must remove.
+
+A compressed build on two threads (`sst.compression = zstd`) hands its
+records to the writer's packing thread, past the dictionary's sample (a
+hundred times `sst.dictionary_size`, small here), and the packing thread
+hands each full 4 MiB batch of blocks to the background write. Its sweep
+fails the writes and creations made before the seal (the packing thread
+has stopped by then; the calls after it are the plain build's): a batch
+written while the packing thread runs, whose failure the packing thread
+meets at its next batch and hands on to the caller's next hand-off, and
+the filter's hashes spilled on the caller's thread meanwhile. Whether a
+run asks for early write-back follows from its table's size (a compressed
+table is a few times smaller than its records).
 """
 
 import sys
@@ -45,7 +57,11 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 import faultlib  # noqa: E402
 from faultlib import TITLES, output_names, output_sha, temp_leftovers  # noqa: E402
-from sstpipe_e2e import E2ETest, corpora_dir, sstpipe, sstpipe_bin, wikigen  # noqa: E402
+from sstpipe_e2e import (E2ETest, corpora_dir, parse_stats, sstpipe, sstpipe_bin,  # noqa: E402
+                         wikigen)
+
+BATCH = 4 << 20  # table_writer.c's BATCH_BYTES
+WRITEBACK = 8 << 20  # table_writer.c's WRITEBACK_BYTES
 
 
 class WriterFaults(E2ETest):
@@ -57,7 +73,11 @@ class WriterFaults(E2ETest):
         cls.dump = wikigen(os.path.join(cls.classtmp, "w.xml.zst"), size, "21", "zst")
         cls.prev_dump = os.path.join(corpora_dir(), "enwiki-11pages.xml")
 
-    def sweep(self, argv, out, ref, area, brief_limit, env=None):
+    def sweep(self, argv, out, ref, area, brief_limit, env=None, scratch=0, hit=None):
+        """Fails the calls of argv writing out, as the reference ref: each
+        one, or those hit picks from the counting run's calls in order,
+        [(op, n, path)]; scratch: the scratch files the run creates beside
+        out (a compressed table's filter hashes past a buffer of them)."""
         out_dir = os.path.dirname(out)
         # A build publishes its table and title index; `write` the table
         # alone, over an earlier output that is a table alone too.
@@ -70,17 +90,27 @@ class WriterFaults(E2ETest):
             return output_sha(out)
 
         reset()
-        counts = faultlib.count_calls(self, argv, out_dir, env=env)
+        calls = []  # every call of the counting run, for the counts
+
+        def pick(traced):
+            calls.extend(traced)
+            return hit(traced) if hit else traced
+
+        picked = faultlib.count_calls(self, argv, out_dir, env=env, only=pick)
+        counts = {op: sum(1 for c in calls if c[0] == op) for op in picked}
         self.assertEqual(output_sha(out), output_sha(ref),
                          "the counting run's output differs from the reference")
         self.assertGreater(counts["write"], 0, counts)
-        if "--max-bytes" in argv:
-            # Past 8 MiB the writer asks for early write-back; its 4 MiB
-            # writes are several, so a write fails after others succeeded.
-            self.assertGreater(counts["sync_file_range"], 0, counts)
+        # The writer asks for early write-back each 8 MiB it has written,
+        # so a table smaller than that asks for none.
+        size = os.path.getsize(ref)
+        self.assertEqual(counts["sync_file_range"] > 0, size >= WRITEBACK, (size, counts))
+        if size > BATCH:
+            # Its 4 MiB writes are several: a write fails after others
+            # succeeded.
             self.assertGreater(counts["write"], 2, counts)
         files = len(output_names(out, titles))
-        self.assertEqual(counts["open"], files, counts)
+        self.assertEqual(counts["open"], files + scratch, counts)
         self.assertEqual(counts["linkat"], 0 if env else files, counts)
 
         def check_after(what, r):
@@ -93,7 +123,7 @@ class WriterFaults(E2ETest):
             # hint, are the calls whose failure changes nothing.
             return (op, path) == ("close", out_dir) or op == "sync_file_range"
 
-        tally = faultlib.sweep_one_output(self, area, argv, out_dir, counts, brief_limit,
+        tally = faultlib.sweep_one_output(self, area, argv, out_dir, picked, brief_limit,
                                           out=out, ref=output_sha(ref), reset=reset,
                                           check_after=check_after, absorbable=absorbable,
                                           env=env, alternate=True)
@@ -109,11 +139,42 @@ class WriterFaults(E2ETest):
         os.mkdir(self.path("out"))
         out, ref = self.path("out", "table.sst"), self.path("ref.sst")
         # Values up to 16 KiB make a table past the writer's write-back
-        # hint, in several of its writes (asserted in sweep).
+        # hint, in several of its writes.
         opts = ["--max-bytes", "16384", "--block-size", "128K"]
         self.build(self.dump, ref, *opts)
+        self.assertGreaterEqual(os.path.getsize(ref), WRITEBACK)
         argv = [sstpipe_bin(), "build", self.dump, "-o", out, *opts]
         self.sweep(argv, out, ref, area, 30, env)
+
+    def test_build_writer_compressed(self):
+        # test_faults_tmpfs's dump: generated once for both.
+        dump = wikigen(self.path("c.xml.zst"), "40M", "51", "zst")
+        os.mkdir(self.path("out"))
+        out, ref = self.path("out", "table.sst"), self.path("ref.sst")
+        # Values up to 64 KiB make a table of more than two batches at
+        # zstd's fastest level; a dictionary of 4K is trained on 400 KB of
+        # records, so the packing thread packs nearly all of them.
+        opts = ["--max-bytes", "65536", "--block-size", "128K", "--set", "build.threads=2",
+                "--set", "sst.compression=zstd", "--set", "sst.compression_level=1",
+                "--set", "sst.dictionary_size=4K"]
+        r = self.build(dump, ref, "-v", *opts)
+        # The first full batch is the packing thread's: the caller packs
+        # only the sample, less than a batch, before it.
+        self.assertGreaterEqual(parse_stats(self, r.stderr, "build")["write_background_batches"],
+                                2, "the background thread wrote fewer than two batches")
+
+        def while_packing(calls):
+            # The writes and creations before the seal, which comes once
+            # the packing thread has stopped: its first pread reads the
+            # filter's hashes back, just after it spilled the last of them.
+            read = next(i for i, c in enumerate(calls) if c[0] == "pread")
+            seal = max(i for i in range(read) if calls[i][0] == "write"
+                       and calls[i][2] == calls[read][2])
+            return [c for c in calls[:seal] if c[0] in ("write", "pwrite", "open")]
+
+        argv = [sstpipe_bin(), "build", dump, "-o", out, *opts]
+        # The table's and its title index's filter hashes spill.
+        self.sweep(argv, out, ref, "sstable-build-compressed", 4, scratch=2, hit=while_packing)
 
     def test_write_stage(self):
         # A sorted record stream, then `write` alone, with a 4K block size.
