@@ -56,7 +56,9 @@ static const sp_flag flags[] = {
                         SP_COMPLETE_NONE),
     [F_DICTIONARIES] =
         SP_ARG("dictionary-sizes", "LIST",
-               "dictionary sizes to try with each level (0,16K; 0: none)", SP_COMPLETE_NONE),
+               "dictionary sizes to try with each level (0, [sst] dictionary_size's default "
+               "and a quarter of it; 0: none)",
+               SP_COMPLETE_NONE),
     [F_SAMPLE] =
         SP_ARG("sample", "SIZE",
                "build from the first SIZE of XML, cut after a whole page (default: the whole "

@@ -62,7 +62,8 @@ typedef struct tune_options {
 } tune_options;
 
 /* Defaults: block sizes 4K,8K,16K,64K; cluster sizes 4K,64K; levels 1,3,9;
- * dictionary sizes 0,16K; 10000 lookups. */
+ * dictionary sizes 0, a quarter of SST_DEFAULT_DICTIONARY_SIZE and that
+ * default; 10000 lookups. */
 void tune_options_init(tune_options *opts);
 
 /* Runs every trial and the recommendation into rep (freshly initialised). */

@@ -37,6 +37,7 @@ void sst_footer_decode(const uint8_t in[SST_FOOTER_BYTES], sst_footer *f) {
     f->data_region_length = sst_get_u64(in + SST_FOOTER_DATA_REGION_LENGTH);
     f->meta_checksum = sst_get_u64(in + SST_FOOTER_RESERVED);
     f->footer_checksum = sst_get_u64(in + SST_FOOTER_CHECKSUM);
+    f->tail_align = f->format_version == SST_FORMAT_VERSION_PACKED ? 1 : f->cluster_size;
 }
 
 void sst_meta_encode(const sst_meta *m, uint8_t out[SST_META_HEADER_BYTES]) {

@@ -3,7 +3,8 @@
  * beside this file is the full specification; this header holds its
  * constants and the footer, the one fixed-layout structure.
  *
- * A file is three regions, each starting at a multiple of cluster_size:
+ * A version 1 file is three regions, each starting at a multiple of
+ * cluster_size:
  *
  *   data    block 0 at offset 0, block i at i * block_size; each block is
  *           exactly block_size bytes, padded with zeros, carries its own
@@ -20,14 +21,17 @@
  *
  * Version 2 (compressed blocks, block_packed.h) adds a meta region between
  * the index and the footer: the compression, the dictionary and the filter,
- * covered by meta_checksum.
+ * covered by meta_checksum. Only its data blocks are aligned: the index,
+ * the meta region and the 128-byte footer follow the last block unpadded,
+ * since a small table's padding would otherwise cost more than its
+ * compression saves, and they are read once at open, not per lookup.
  *
  * The 128-byte footer: the fields of sst_footer in declaration order up to
  * data_region_length (bytes 0..103), meta_checksum (104..111; version 1:
  * reserved, zero),
  * footer_checksum (112..119), the magic "SSTPIPE1" (120..127).
- * footer_checksum covers the footer region (the last cluster_size bytes)
- * up to itself: [file_size - cluster_size, file_size - 16).
+ * footer_checksum covers the footer region (the last cluster_size bytes;
+ * in version 2 the footer alone) up to itself.
  */
 #ifndef SSTPIPE_SST_FORMAT_H
 #define SSTPIPE_SST_FORMAT_H
@@ -91,12 +95,24 @@ typedef struct sst_footer {
     uint64_t data_region_length; /* data_blocks * block_size, padded to cluster_size */
     uint64_t meta_checksum;      /* version 2: XXH3-64 of the meta region; version 1: 0 */
     uint64_t footer_checksum;    /* XXH3-64 of the footer region up to this field */
+    /* Not in the file: what the regions after the data blocks are padded
+     * to, found from the version (sst_footer_decode) and for a version 2
+     * table by its footer checksum (table_check.c): cluster_size in version
+     * 1 and in version 2's first layout (written up to commit 9dbe327,
+     * every region padded); 1 (none) in version 2. */
+    uint32_t tail_align;
 } sst_footer;
+
+/* The footer region: the last max(tail_align, 128) bytes of the file. */
+static inline uint64_t sst_footer_region_bytes(const sst_footer *f) {
+    return f->tail_align > SST_FOOTER_BYTES ? f->tail_align : SST_FOOTER_BYTES;
+}
 
 /* Serialises f into 128 bytes, magic included (footer_checksum is written as given). */
 void sst_footer_encode(const sst_footer *f, uint8_t out[SST_FOOTER_BYTES]);
 /* Reads the fields of 128 bytes, whatever they hold: every rule on them,
- * the magic's and the reserved bytes' too, is table_check.c's. */
+ * the magic's and the reserved bytes' too, is table_check.c's. tail_align
+ * is set by the version: 1 for version 2, else cluster_size. */
 void sst_footer_decode(const uint8_t in[SST_FOOTER_BYTES], sst_footer *f);
 
 /*

@@ -140,12 +140,12 @@ typedef struct sstpipe_info {
     uint64_t value_bytes;        /* sum of value lengths */
     uint64_t file_size;          /* bytes of the file (of a set: of all its shards) */
     uint32_t block_size;         /* bytes of a data block (a lookup reads one) */
-    uint32_t cluster_size;       /* the alignment of blocks and regions in the file */
+    uint32_t cluster_size;       /* the alignment of regions (version 1; 2 pads none) */
     uint32_t max_value_bytes;    /* every value is at most this long */
     uint32_t format_version;     /* the file format's version (sstpipe-format(5)) */
     uint32_t restart_interval;   /* records between restart points in a block */
     uint64_t index_bytes;        /* the index's entries, without padding */
-    uint64_t index_region_bytes; /* the index region, padded to cluster_size */
+    uint64_t index_region_bytes; /* the index region (version 1: padded to cluster_size) */
 } sstpipe_info;
 
 /* Thread-safe; never fails on an open table. */

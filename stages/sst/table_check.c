@@ -88,9 +88,9 @@ static int scan_span(sst_check *c, uint64_t off, uint64_t end, scan *s, bool cou
     return 0;
 }
 
-/* The footer region [end - cs, end): its checksum as computed (up to
+/* The footer region [end - len, end): its checksum as computed (up to
  * footer_checksum) and the first non-zero byte before the footer. */
-static int footer_region(sst_check *c, uint64_t end, uint32_t cs, bool count, uint64_t *sum,
+static int footer_region(sst_check *c, uint64_t end, uint64_t len, bool count, uint64_t *sum,
                          uint64_t *nonzero, sp_error *err) {
     XXH3_state_t *h = XXH3_createState();
     if (!h)
@@ -98,34 +98,34 @@ static int footer_region(sst_check *c, uint64_t end, uint32_t cs, bool count, ui
     XXH3_64bits_reset(h);
     scan s = {.h = h,
               .hash_end = end - (SST_FOOTER_BYTES - SST_FOOTER_CHECKSUM),
-              .zeros_from = end - cs,
+              .zeros_from = end - len,
               .zeros_end = end - SST_FOOTER_BYTES};
-    int rc = scan_span(c, end - cs, end, &s, count, err);
+    int rc = scan_span(c, end - len, end, &s, count, err);
     *sum = XXH3_64bits_digest(h);
     *nonzero = s.nonzero;
     XXH3_freeState(h);
     return rc;
 }
 
-int sst_check_footer_sum(sst_check *c, uint64_t end, uint32_t cluster_size, uint64_t *sum,
+int sst_check_footer_sum(sst_check *c, uint64_t end, uint64_t region_bytes, uint64_t *sum,
                          sp_error *err) {
     uint64_t nonzero;
-    return footer_region(c, end, cluster_size, false, sum, &nonzero, err);
+    return footer_region(c, end, region_bytes, false, sum, &nonzero, err);
 }
 
 /* The regions against each other and the file's end: false when they do
  * not tile it (each way reported). */
 static int check_tiling(sst_check *c, const sst_footer *f, uint64_t end, bool *ok, sp_error *err) {
-    uint64_t foff = end - SST_FOOTER_BYTES, cs = f->cluster_size, bs = f->block_size;
+    uint64_t foff = end - SST_FOOTER_BYTES, a = f->tail_align, bs = f->block_size;
+    const char *padded = a > 1 ? " padded to the cluster size" : "";
     *ok = true;
     if (f->data_blocks > end / bs ||
-        f->data_region_length != sst_align_up(f->data_blocks * bs, cs)) {
+        f->data_region_length != sst_align_up(f->data_blocks * bs, a)) {
         *ok = false;
         if (problem(c, err, -1, foff + SST_FOOTER_DATA_REGION_LENGTH,
-                    "footer data region of %llu bytes does not hold %llu blocks of %llu bytes "
-                    "padded to the cluster size",
+                    "footer data region of %llu bytes does not hold %llu blocks of %llu bytes%s",
                     (unsigned long long)f->data_region_length, (unsigned long long)f->data_blocks,
-                    (unsigned long long)bs))
+                    (unsigned long long)bs, padded))
             return -1;
     }
     if (f->index_offset != f->data_region_length) {
@@ -135,26 +135,28 @@ static int check_tiling(sst_check *c, const sst_footer *f, uint64_t end, bool *o
                     (unsigned long long)f->index_offset, (unsigned long long)f->data_region_length))
             return -1;
     }
-    if (f->index_length > end || f->index_region_length != sst_align_up(f->index_length, cs)) {
+    if (f->index_length > end || f->index_region_length != sst_align_up(f->index_length, a)) {
         *ok = false;
         if (problem(c, err, -1, foff + SST_FOOTER_INDEX_OFFSET + 16,
-                    "footer index region of %llu bytes does not hold %llu bytes padded to the "
-                    "cluster size",
-                    (unsigned long long)f->index_region_length,
-                    (unsigned long long)f->index_length))
+                    "footer index region of %llu bytes does not hold %llu bytes%s",
+                    (unsigned long long)f->index_region_length, (unsigned long long)f->index_length,
+                    padded))
             return -1;
     }
     /* Version 2's meta region lies between the index and the footer: at
-     * least one cluster, and its own header says how long (sst_check_meta). */
-    uint64_t tail = f->index_offset + f->index_region_length + cs;
+     * least its header (the first layout: a cluster), and its own header
+     * says how long (sst_check_meta). */
+    uint64_t fr = sst_footer_region_bytes(f);
+    uint64_t tail = f->index_offset + f->index_region_length + fr;
+    uint64_t least = a > SST_META_HEADER_BYTES ? a : SST_META_HEADER_BYTES;
     bool packed = f->format_version == SST_FORMAT_VERSION_PACKED;
-    if (*ok && (packed ? tail + cs > end || (end - tail) % cs != 0 : tail != end)) {
+    if (*ok && (packed ? tail + least > end || (end - tail) % a != 0 : tail != end)) {
         *ok = false;
         if (problem(c, err, -1, foff + SST_FOOTER_INDEX_OFFSET,
                     "regions (data %llu, index %llu, footer %llu bytes) do not add up to the "
                     "file's %llu bytes",
                     (unsigned long long)f->data_region_length,
-                    (unsigned long long)f->index_region_length, (unsigned long long)cs,
+                    (unsigned long long)f->index_region_length, (unsigned long long)fr,
                     (unsigned long long)end))
             return -1;
     }
@@ -180,7 +182,7 @@ int sst_check_footer(sst_check *c, const uint8_t raw[SST_FOOTER_BYTES], uint64_t
         problem(c, err, -1, foff + SST_FOOTER_RESERVED, "footer reserved bytes are not zero"))
         return -1;
     if (!sst_pow2_in(f->cluster_size, SST_MIN_CLUSTER_SIZE, SST_MAX_CLUSTER_SIZE) ||
-        f->cluster_size > end)
+        sst_footer_region_bytes(f) > end)
         return problem(c, err, -1, foff + SST_FOOTER_BLOCK_SIZE + 4,
                        "footer cluster size %u is not a power of two from %s to %s within the "
                        "file",
@@ -192,8 +194,22 @@ int sst_check_footer(sst_check *c, const uint8_t raw[SST_FOOTER_BYTES], uint64_t
                 (unsigned long long)f->file_size, (unsigned long long)end))
         return -1;
     uint64_t sum, nonzero;
-    if (footer_region(c, end, f->cluster_size, true, &sum, &nonzero, err))
+    if (footer_region(c, end, sst_footer_region_bytes(f), true, &sum, &nonzero, err))
         return -1;
+    /* A version 2 table of the first layout, every region padded to the
+     * cluster size: its footer checksum is that of the last cluster. */
+    uint64_t first_sum, first_nonzero;
+    if (sum != f->footer_checksum && f->format_version == SST_FORMAT_VERSION_PACKED &&
+        f->cluster_size <= end) {
+        if (footer_region(c, end, f->cluster_size, false, &first_sum, &first_nonzero, err))
+            return -1;
+        if (first_sum == f->footer_checksum) {
+            c->bytes += f->cluster_size - SST_FOOTER_BYTES;
+            f->tail_align = f->cluster_size;
+            sum = first_sum;
+            nonzero = first_nonzero;
+        }
+    }
     if (sum != f->footer_checksum &&
         problem(c, err, -1, foff + SST_FOOTER_CHECKSUM,
                 "footer checksum mismatch (stored %016llx, computed %016llx)",
@@ -233,9 +249,9 @@ int sst_check_footer(sst_check *c, const uint8_t raw[SST_FOOTER_BYTES], uint64_t
 }
 
 int sst_check_open_footer(sst_check *c, uint64_t size, sst_footer *f, sp_error *err) {
-    if (size < SST_MIN_CLUSTER_SIZE)
+    if (size < SST_FOOTER_BYTES)
         return sp_errorf(err, "%s: %llu bytes is too short for an SSTable (at least %u)", c->path,
-                         (unsigned long long)size, SST_MIN_CLUSTER_SIZE);
+                         (unsigned long long)size, SST_FOOTER_BYTES);
     uint8_t raw[SST_FOOTER_BYTES];
     if (sp_pread_exact(c->fd, raw, sizeof raw, size - SST_FOOTER_BYTES, c->path, err))
         return -1;
@@ -455,8 +471,8 @@ int sst_check_index(sst_check *c, const sst_footer *f, uint8_t *index, sst_index
 int sst_check_meta(sst_check *c, const sst_footer *f, sst_meta *m, uint8_t **body, sp_error *err) {
     *body = NULL;
     *m = (sst_meta){0};
-    uint64_t off = f->index_offset + f->index_region_length;
-    uint64_t len = f->file_size - f->cluster_size - off;
+    uint64_t off = f->index_offset + f->index_region_length, fr = sst_footer_region_bytes(f);
+    uint64_t len = f->file_size - fr - off;
     /* The footer's sizes are checked against where the table ends, but
      * verify goes on past a footer with problems: the region is read only
      * where the file has it, never for what a damaged footer claims. */
@@ -464,7 +480,7 @@ int sst_check_meta(sst_check *c, const sst_footer *f, sst_meta *m, uint8_t **bod
     if (fstat(c->fd, &st))
         return sp_errorf_errno(err, "%s: cannot stat", c->path);
     uint64_t have = (uint64_t)st.st_size;
-    if (off > f->file_size - f->cluster_size || off > have || len > have - off) {
+    if (off > f->file_size - fr || off > have || len > have - off) {
         int rc =
             problem(c, err, -1, off,
                     "the meta region (%llu bytes at byte %llu) runs past the end of the file "
@@ -494,11 +510,12 @@ int sst_check_meta(sst_check *c, const sst_footer *f, sst_meta *m, uint8_t **bod
     if (m->compression != SST_COMPRESSION_ZSTD)
         rc = problem(c, err, -1, off, "meta region: compression %u is not known (1: zstd)",
                      m->compression);
-    else if (used > len || sst_align_up(used, f->cluster_size) != len)
+    else if (used > len || sst_align_up(used, f->tail_align) != len)
         rc = problem(c, err, -1, off + 4,
                      "meta region of %llu bytes does not hold a %u-byte dictionary and a "
-                     "%u-byte filter padded to the cluster size",
-                     (unsigned long long)len, m->dictionary_length, m->filter_length);
+                     "%u-byte filter%s",
+                     (unsigned long long)len, m->dictionary_length, m->filter_length,
+                     f->tail_align > 1 ? " padded to the cluster size" : "");
     else if ((m->filter_length == 0) != (m->filter_hashes == 0) ||
              m->filter_hashes > SST_FILTER_MAX_HASHES)
         rc = problem(c, err, -1, off + 12, "meta region: %u filter hashes for a %u-byte filter",

@@ -48,10 +48,10 @@ typedef struct sst_check {
  * The footer region of the table that ends at byte end (the file's size for
  * an opener; verify may find the table ends earlier), whose last 128 bytes
  * are raw: decodes them into f and checks every footer rule and the
- * region's checksum and padding. 1: f describes regions that can be read
- * (every problem found reported); 0 (collect mode only): it does not, and
- * only what could be checked was; -1: the first problem (stop mode) or a
- * failed read.
+ * region's checksum and padding (setting f->tail_align to the cluster size
+ * for a version 2 table of the first layout, whose checksum says so). 1: f describes regions that
+ * can be read (every problem found reported); 0 (collect mode only): it does not, and only what
+ * could be checked was; -1: the first problem (stop mode) or a failed read.
  */
 int sst_check_footer(sst_check *c, const uint8_t raw[SST_FOOTER_BYTES], uint64_t end, sst_footer *f,
                      sp_error *err);
@@ -78,11 +78,11 @@ typedef void sst_index_entry_fn(void *ctx, uint64_t i, const uint8_t *key, uint3
 int sst_check_index(sst_check *c, const sst_footer *f, uint8_t *index, sst_index_entry_fn *on_entry,
                     void *ctx, sp_error *err);
 
-/* XXH3-64 of the footer region of a table ending at byte end with clusters
- * of cluster_size (at most end) as computed, whatever footer_checksum says:
- * for verify's search of a footer that proves itself. Not counted in
- * c->bytes. */
-int sst_check_footer_sum(sst_check *c, uint64_t end, uint32_t cluster_size, uint64_t *sum,
+/* XXH3-64 of the footer region of region_bytes (sst_footer_region_bytes,
+ * at most end) of a table ending at byte end as computed, whatever
+ * footer_checksum says: for verify's search of a footer that proves itself.
+ * Not counted in c->bytes. */
+int sst_check_footer_sum(sst_check *c, uint64_t end, uint64_t region_bytes, uint64_t *sum,
                          sp_error *err);
 
 /*

@@ -847,8 +847,8 @@ static int build_filter(table_writer *w, uint8_t *filter, uint64_t len, sp_error
 }
 
 /* The meta region of a version 2 table: header, dictionary, filter
- * (built here from the keys' hashes), zeros up to a multiple of cs. */
-static int emit_meta(table_writer *w, uint64_t cs, uint64_t *region_length, sp_error *err) {
+ * (built here from the keys' hashes), unpadded. */
+static int emit_meta(table_writer *w, uint64_t *region_length, sp_error *err) {
     uint64_t filter_len = sst_filter_length(w->stats.records);
     if (filter_len > UINT32_MAX)
         return sp_errorf(err, "%s: %llu keys are more than a filter's 32-bit length can hold",
@@ -869,10 +869,9 @@ static int emit_meta(table_writer *w, uint64_t cs, uint64_t *region_length, sp_e
                   .plain_bytes = w->stats.plain_bytes};
     uint8_t head[SST_META_HEADER_BYTES];
     sst_meta_encode(&m, head);
-    uint64_t used = SST_META_HEADER_BYTES + w->dict_len + filter_len;
-    *region_length = sst_align_up(used, cs);
+    *region_length = SST_META_HEADER_BYTES + w->dict_len + filter_len;
     int rc = emit(w, head, sizeof head, err) || emit(w, w->dict, w->dict_len, err) ||
-             emit(w, filter, filter_len, err) || emit(w, NULL, *region_length - used, err);
+             emit(w, filter, filter_len, err);
     free(filter);
     return rc ? -1 : 0;
 }
@@ -1054,20 +1053,25 @@ int table_writer_seal(table_writer *w, sp_table_identity *id, sp_error *err) {
     if (deferred(w, err) || pack_drain(w, err))
         return -1;
     pack_stop(w);
-    const uint64_t bs = w->opts.block_size, cs = w->opts.cluster_size;
+    const uint64_t bs = w->opts.block_size;
     if (w->opts.compress && !w->packer && start_packing(w, err))
         return -1;
     if (end_blocks(w, err))
         return -1;
-    sst_footer f = {0};
+    sst_footer f = {.cluster_size = w->opts.cluster_size,
+                    .format_version =
+                        w->opts.compress ? SST_FORMAT_VERSION_PACKED : SST_FORMAT_VERSION};
+    /* Version 2 pads nothing after its blocks (format.h). */
+    f.tail_align = w->opts.compress ? 1 : f.cluster_size;
+    const uint64_t align = f.tail_align, footer_region = sst_footer_region_bytes(&f);
     uint64_t data_len = w->stats.data_blocks * bs;
-    f.data_region_length = sst_align_up(data_len, cs);
+    f.data_region_length = sst_align_up(data_len, align);
     if (emit(w, NULL, f.data_region_length - data_len, err))
         return -1;
 
     f.index_offset = f.data_region_length;
     f.index_length = w->spilled + w->index_len;
-    f.index_region_length = sst_align_up(f.index_length, cs);
+    f.index_region_length = sst_align_up(f.index_length, align);
     XXH3_64bits_reset(w->hash);
     w->hashing = true;
     if (emit_index(w, err) || emit(w, NULL, f.index_region_length - f.index_length, err))
@@ -1076,7 +1080,7 @@ int table_writer_seal(table_writer *w, sp_table_identity *id, sp_error *err) {
     uint64_t meta_region_length = 0;
     if (w->opts.compress) {
         XXH3_64bits_reset(w->hash);
-        if (emit_meta(w, cs, &meta_region_length, err))
+        if (emit_meta(w, &meta_region_length, err))
             return -1;
         f.meta_checksum = XXH3_64bits_digest(w->hash);
     }
@@ -1085,19 +1089,18 @@ int table_writer_seal(table_writer *w, sp_table_identity *id, sp_error *err) {
     f.records = w->stats.records;
     f.key_bytes = w->stats.key_bytes;
     f.value_bytes = w->stats.value_bytes;
-    f.file_size = f.index_offset + f.index_region_length + meta_region_length + cs;
+    f.file_size = f.index_offset + f.index_region_length + meta_region_length + footer_region;
     f.block_size = w->opts.block_size;
-    f.cluster_size = w->opts.cluster_size;
     f.max_value_bytes = w->opts.max_value_bytes;
     f.restart_interval = SST_RESTART_INTERVAL;
-    f.format_version = w->opts.compress ? SST_FORMAT_VERSION_PACKED : SST_FORMAT_VERSION;
     f.checksum_type = SST_CHECKSUM_XXH3_64;
     uint8_t footer[SST_FOOTER_BYTES];
     sst_footer_encode(&f, footer);
     /* The footer checksum covers the region's zeros and the footer up to
      * the checksum field itself. */
     XXH3_64bits_reset(w->hash);
-    if (emit(w, NULL, cs - SST_FOOTER_BYTES, err) || emit(w, footer, SST_FOOTER_CHECKSUM, err))
+    if (emit(w, NULL, footer_region - SST_FOOTER_BYTES, err) ||
+        emit(w, footer, SST_FOOTER_CHECKSUM, err))
         return -1;
     w->hashing = false;
     f.footer_checksum = XXH3_64bits_digest(w->hash);

@@ -71,7 +71,7 @@ static int footer_at(checker *c, uint64_t end, bool trust_position, sp_error *er
     sst_footer_decode(raw, &c->f);
     const sst_footer *f = &c->f;
     if (!sst_pow2_in(f->cluster_size, SST_MIN_CLUSTER_SIZE, SST_MAX_CLUSTER_SIZE) ||
-        f->cluster_size > end)
+        sst_footer_region_bytes(f) > end)
         return trust_position && magic_ok ? 1 : 0;
     /* A footer at the end with its magic is used as it is (its checksum is
      * checked with the region later); any other must prove itself now. */
@@ -79,7 +79,7 @@ static int footer_at(checker *c, uint64_t end, bool trust_position, sp_error *er
         return 1;
     sst_check chk = {.path = c->rep->path, .fd = c->fd};
     uint64_t hash;
-    if (sst_check_footer_sum(&chk, end, f->cluster_size, &hash, err))
+    if (sst_check_footer_sum(&chk, end, sst_footer_region_bytes(f), &hash, err))
         return -1;
     if (!trust_position && (hash != f->footer_checksum || f->file_size != end ||
                             f->format_version != SST_FORMAT_VERSION))

@@ -15,9 +15,10 @@
  * a scan from any key returns the rest of the full scan. Checksums make
  * random bytes fail early, so the seeds are real small tables (see
  * make-seeds); the deeper code is reached from mutations that keep the
- * checksums (and from the regression seeds: among them a version 2 table
- * with its filter, and its filter's length resealed past the meta region
- * and into its padding). Errors are expected (a
+ * checksums (and from the regression seeds: among them version 2 tables
+ * of the first layout, every region padded, and one of the packed layout,
+ * v2-packed.sst; a version 2 table with its filter, and its filter's length
+ * resealed past the meta region and into its padding). Errors are expected (a
  * message naming the file); crashes, sanitizer reports, leaks and broken
  * promises are findings.
  */

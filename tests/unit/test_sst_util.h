@@ -7,6 +7,8 @@
 #ifndef SSTPIPE_TEST_SST_UTIL_H
 #define SSTPIPE_TEST_SST_UTIL_H
 
+#include "stages/sst/coding.h"
+#include "stages/sst/format.h"
 #include "stages/sst/table_writer.h"
 #include "test_dir.h"
 
@@ -16,6 +18,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <xxhash.h>
 
 typedef struct trec {
     uint8_t *key;
@@ -174,6 +177,36 @@ static inline int t_write_file(const char *path, const uint8_t *b, size_t n) {
         return -1;
     int rc = fwrite(b, 1, n, f) == n ? 0 : -1;
     return fclose(f) || rc ? -1 : 0;
+}
+
+/*
+ * A version 2 table of f's n bytes (written now, its tail packed) laid out
+ * as version 2's first layout (FORMAT.md), as sstpipe up to commit 9dbe327
+ * wrote it: every region padded to the cluster size cs, the footer region
+ * a cluster, each checksum over its padded region. The copy is malloc'd,
+ * *len its size.
+ */
+static inline uint8_t *t_first_layout(const uint8_t *f, size_t n, uint32_t cs, size_t *len) {
+    const uint8_t *ft = f + n - SST_FOOTER_BYTES;
+    uint64_t io = sst_get_u64(ft), il = sst_get_u64(ft + 8), blocks = sst_get_u64(ft + 24);
+    uint64_t data = blocks * sst_get_u32(ft + SST_FOOTER_BLOCK_SIZE);
+    uint64_t meta = n - SST_FOOTER_BYTES - io - il;
+    uint64_t dr = sst_align_up(data, cs), ir = sst_align_up(il, cs), mr = sst_align_up(meta, cs);
+    *len = (size_t)(dr + ir + mr + cs);
+    uint8_t *o = calloc(1, *len);
+    memcpy(o, f, (size_t)data);
+    memcpy(o + dr, f + io, (size_t)il);
+    memcpy(o + dr + ir, f + io + il, (size_t)meta);
+    uint8_t *oft = o + *len - SST_FOOTER_BYTES;
+    memcpy(oft, ft, SST_FOOTER_BYTES);
+    sst_put_u64(oft, dr);
+    sst_put_u64(oft + 16, ir);
+    sst_put_u64(oft + 56, *len);
+    sst_put_u64(oft + 64, XXH3_64bits(o + dr, (size_t)ir));
+    sst_put_u64(oft + SST_FOOTER_DATA_REGION_LENGTH, dr);
+    sst_put_u64(oft + SST_FOOTER_RESERVED, XXH3_64bits(o + dr + ir, (size_t)mr));
+    sst_put_u64(oft + SST_FOOTER_CHECKSUM, XXH3_64bits(o + *len - cs, cs - 16));
+    return o;
 }
 
 static inline char *t_path(const char *dir, const char *name) {

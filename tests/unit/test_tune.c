@@ -1,12 +1,14 @@
 /*
  * test_tune.c: the parts of `sstpipe tune` that need no build: the
  * recommendation rule on made-up trials, the config snippet read back by
- * the config library, the SVG and JSON, and the XML sample cut at a page
- * boundary.
+ * the config library, the SVG and JSON, the default trials, and the XML
+ * sample cut at a page boundary.
  */
 #include "config/config.h"
+#include "pipeline/tune/tune.h"
 #include "pipeline/tune/tune_report.h"
 #include "pipeline/tune/tune_sample.h"
+#include "stages/sst/format.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -316,6 +318,21 @@ static void write_dump(const char *path, int pages) {
 }
 
 /* The sample ends right after a whole </page>, closed; escaped text is not a tag. */
+/* The default dictionary sizes include the build's default, so that what
+ * a build does unless told otherwise is among the trials, and none. */
+static void test_default_dictionaries_include_the_build_default(void **state) {
+    (void)state;
+    tune_options o;
+    tune_options_init(&o);
+    bool none = false, build_default = false;
+    for (size_t i = 0; i < o.n_dictionary_sizes; i++) {
+        none |= o.dictionary_sizes[i] == 0;
+        build_default |= o.dictionary_sizes[i] == SST_DEFAULT_DICTIONARY_SIZE;
+    }
+    assert_true(none);
+    assert_true(build_default);
+}
+
 static void test_sample_cut_at_page(void **state) {
     (void)state;
     char *dir = make_tmpdir();
@@ -371,6 +388,7 @@ int main(void) {
         cmocka_unit_test(test_snippet_parses_as_config),
         cmocka_unit_test(test_json_and_svg),
         cmocka_unit_test(test_rule_and_report_with_compression),
+        cmocka_unit_test(test_default_dictionaries_include_the_build_default),
         cmocka_unit_test(test_sample_cut_at_page),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

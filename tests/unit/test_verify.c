@@ -16,6 +16,7 @@
 #include "stages/sst/title_index.h"
 #include "stages/verify/verify.h"
 #include "stages/verify/verify_utf8.h"
+#include "test_sst_util.h"
 
 #include <fcntl.h>
 #include <stdarg.h>
@@ -363,6 +364,20 @@ static void test_compressed_tables(void **state) {
             fail_msg("shape %zu: %s", k, rep.problems[0].what);
         assert_int_equal(rep.records, st.records);
         verify_report_destroy(&rep);
+        /* Laid out as version 2's first layout (up to commit 9dbe327):
+         * still clean, every byte still read. */
+        size_t len, first_len;
+        uint8_t *b = slurp(path, &len);
+        uint8_t *first = t_first_layout(b, len, clean[k].cluster_size, &first_len);
+        spill(path, first, first_len);
+        assert_int_equal(run_verify(path, &rep), 0);
+        if (rep.problem_count)
+            fail_msg("shape %zu, first layout: %s", k, rep.problems[0].what);
+        assert_int_equal(rep.records, st.records);
+        assert_int_equal(rep.bytes, first_len);
+        verify_report_destroy(&rep);
+        free(first);
+        free(b);
     }
     shape s = {4096, 4096, 1024, 3000, 12};
     const char *path = tmp_path("large2.sst");
@@ -441,9 +456,10 @@ static void test_appended(void **state) {
 
 /* ---------------------------------------------------------------- rules */
 
-/* Rewrites the footer's checksum after an edit, so only the rule breaks. */
-static void reseal_footer(uint8_t *b, size_t len, uint32_t cs) {
-    uint64_t h = XXH3_64bits(b + len - cs, cs - (SST_FOOTER_BYTES - SST_FOOTER_CHECKSUM));
+/* Rewrites the footer's checksum after an edit, so only the rule breaks:
+ * over the footer region's fr bytes (a cluster; version 2: the footer). */
+static void reseal_footer(uint8_t *b, size_t len, uint32_t fr) {
+    uint64_t h = XXH3_64bits(b + len - fr, fr - (SST_FOOTER_BYTES - SST_FOOTER_CHECKSUM));
     sst_put_u64(b + len - SST_FOOTER_BYTES + SST_FOOTER_CHECKSUM, h);
 }
 
@@ -485,7 +501,8 @@ static void test_damaged_filter(void **state) {
     uint8_t *b = slurp(path, &len);
     sst_footer f;
     sst_footer_decode(b + len - SST_FOOTER_BYTES, &f);
-    uint64_t meta = f.index_offset + f.index_region_length, meta_len = len - 512 - meta;
+    uint64_t meta = f.index_offset + f.index_region_length;
+    uint64_t meta_len = len - SST_FOOTER_BYTES - meta;
     sst_meta m;
     sst_meta_decode(b + meta, &m);
     assert_true(m.filter_length > 0);
@@ -494,7 +511,7 @@ static void test_damaged_filter(void **state) {
         at++;
     b[at] = 0;
     sst_put_u64(b + len - SST_FOOTER_BYTES + SST_FOOTER_RESERVED, XXH3_64bits(b + meta, meta_len));
-    reseal_footer(b, len, 512);
+    reseal_footer(b, len, SST_FOOTER_BYTES);
     spill(path, b, len);
     verify_report rep;
     assert_int_equal(run_verify(path, &rep), 0);
