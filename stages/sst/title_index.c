@@ -44,8 +44,11 @@ title_index *title_index_init(const char *table_path, const sp_title_rules *rule
     x->table = *table;
     x->table.background = false;
     /* The table's format version: a compressed table's index is
-     * compressed too, so that it stays a small part of the table. */
+     * compressed too, so that it stays a small part of the table. Its
+     * groups are a few short records each: a dictionary of its keys'
+     * text is most of what they compress by. */
     x->table.compress = table->compress;
+    x->table.dictionary_from_keys = true;
     /* The rules record's bound: its text with the widest identity (the
      * table's is known only at the end). */
     x->rules.table = (sp_table_identity){.file_size = UINT64_MAX, .footer_checksum = UINT64_MAX};

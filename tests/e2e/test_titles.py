@@ -241,6 +241,18 @@ class Rules(E2ETest):
         self.assertRegex(r.stdout, rb"format version: +2\n")
         self.assertOk(sstpipe("verify", t + ".titles"))
 
+    def test_compressed_index_trains_on_its_titles(self):
+        """A compressed index's dictionary is trained on its keys, the
+        titles, since its values are a byte each: most of what its groups
+        of a few short records compress by."""
+        t = self.path("ltg.sst")
+        self.build(LTGWIKI, t, "-q", "--set", "sst.compression=zstd")
+        r = sstpipe("info", t + ".titles")
+        self.assertOk(r)
+        self.assertRegex(r.stdout, rb"\ndictionary: +[1-9][0-9]* bytes\n")
+        self.assertOk(sstpipe("verify", t + ".titles"))
+        self.assertIn("Adoļfs Hitlers".encode(), sstpipe("suggest", t, "adolfs").stdout)
+
     def test_first_letter_unicode(self):
         t = self.build_xml("wiki", dump_xml(
             [_page("Ångström", ["unit"]), _page("Émile", ["name"]), _page("Ελλάδα", ["Greece"]),
