@@ -4,8 +4,8 @@
  * sstpipe_titles.h and sstpipe.h ("Titles").
  *
  * Under direct I/O a value is only valid until the thread's next lookup,
- * so a lookup asks the title index everything first (which title, which
- * kind, where a redirect goes) and reads the table's record last.
+ * so a lookup takes what it needs of a record (where a redirect goes)
+ * before its next read, and reads the record it returns last.
  */
 #include "stages/sst/sstpipe_titles.h"
 
