@@ -2,7 +2,8 @@
  * make_old_titles.c: the tests' maker of a layout 1 title index (not
  * installed): rewrites TABLE.titles, written by this build in the current
  * layout, as the code before layout 2 wrote it (title_rules.h: keys of the
- * fold, 0x00 and the title as it is; a rules record without a layout
+ * fold, 0x00 and the title as it is; a redirect's value its kind and its
+ * normalised target, read from TABLE; a rules record without a layout
  * line), so that the readers of old indexes are tested on one made at
  * test time rather than on a binary file kept in the tree:
  *
@@ -46,7 +47,9 @@ int main(int argc, char **argv) {
         return die("usage: make_old_titles TABLE");
     char *path = sp_titles_path(argv[1]), *msg = NULL;
     sstpipe_table *t = path ? sstpipe_open(path, &msg) : NULL;
-    if (!t) {
+    sstpipe_table *table = t ? sstpipe_open(argv[1], &msg) : NULL;
+    if (!table) {
+        sstpipe_close(t);
         int rc = die(msg ? msg : "out of memory");
         sstpipe_free(msg);
         free(path);
@@ -91,15 +94,28 @@ int main(int argc, char **argv) {
             uint8_t title[SP_MAX_KEY_BYTES];
             size_t tlen = sp_title_index_title(layout, k, klen, title);
             e[n].klen = sp_title_index_key(1, title, tlen, e[n].key);
-            e[n].vlen = vlen;
-            if (!rules_text || tlen == 0 || e[n].klen == 0 || !(e[n].value = malloc(vlen + 1)))
+            bool redirect = vlen > 0 && *(const uint8_t *)v == SP_TITLE_REDIRECT;
+            const void *page;
+            size_t page_len;
+            if (!rules_text || tlen == 0 || e[n].klen == 0 || vlen != 1 ||
+                !(e[n].value = malloc(1 + SP_MAX_KEY_BYTES)))
                 status = die("a page record does not read");
-            else
-                memcpy(e[n++].value, v, vlen);
+            else if (redirect && sstpipe_get(table, title, tlen, &page, &page_len, &msg) != 1) {
+                free(e[n].value);
+                status = die("a redirect's page is not in the table");
+            } else {
+                e[n].value[0] = redirect ? SP_TITLE_REDIRECT : SP_TITLE_ARTICLE;
+                e[n].vlen =
+                    1 + (redirect ? sp_title_redirect_normalised(&rules, page, page_len,
+                                                                 e[n].value + 1, SP_MAX_KEY_BYTES)
+                                  : 0);
+                n++;
+            }
         }
     }
     sstpipe_iter_free(it);
     sstpipe_close(t);
+    sstpipe_close(table);
     qsort(e, n, sizeof *e, by_key);
     sp_error err = {0};
     table_writer *w = status ? NULL : table_writer_init(path, &opt, &err);

@@ -1,5 +1,5 @@
 /*
- * title_lists.h: a title index's prefix lists (layout 3, title_rules.h),
+ * title_lists.h: a title index's prefix lists (layouts 3 and 4, title_rules.h),
  * so that a suggestion for a short prefix reads one record instead of
  * ranking the thousands of titles that start with it.
  *

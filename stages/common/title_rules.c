@@ -365,3 +365,12 @@ bool sp_title_redirect_target(const uint8_t *text, size_t n, const uint8_t **tar
     *target_len = i - start;
     return true;
 }
+
+size_t sp_title_redirect_normalised(const sp_title_rules *r, const uint8_t *text, size_t n,
+                                    uint8_t *out, size_t cap) {
+    const uint8_t *target;
+    size_t tlen;
+    if (!sp_title_redirect_target(text, n, &target, &tlen))
+        return 0;
+    return sp_title_normalise(r, target, tlen, out, cap);
+}

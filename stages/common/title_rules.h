@@ -18,8 +18,8 @@
  * page then has a record
  * keyed by its folded title (casefolded and accents stripped, so a prefix
  * typed any way finds it in key order), a 0x00 byte and the exact title in
- * the index's layout; its value is "a" for an article, or "r" and the
- * normalised target for a redirect.
+ * the index's layout; its value is "a" for an article or "r" for a
+ * redirect, followed in layouts 1 to 3 by the redirect's normalised target.
  *
  * The layout is the rules record's "layout=N" line, 1 when there is none
  * (the indexes written before layout 2). Layout 1 stores the title as it
@@ -32,6 +32,11 @@
  * Two titles of one fold sort by this difference, not by title: a reader
  * that ranks ties on title order compares the titles. Layout 3 keys its
  * page records as layout 2 and adds the prefix lists of title_lists.h.
+ * Layout 4 is layout 3 without the redirects' targets, which were most of
+ * a compressed index's bytes (a target is as long as a title, and its
+ * neighbours in fold order share nothing with it): a reader takes a
+ * redirect's target from its page's text in the table, as the build did
+ * (sp_title_redirect_normalised), whatever the layout.
  */
 #ifndef SSTPIPE_COMMON_TITLE_RULES_H
 #define SSTPIPE_COMMON_TITLE_RULES_H
@@ -57,7 +62,7 @@ char *sp_titles_path(const char *table_path);
 
 /* The title index's layout written (above); an index without a layout
  * line has layout 1. */
-#define SP_TITLES_LAYOUT 3
+#define SP_TITLES_LAYOUT 4
 /* Layouts 2 and 3: the first byte after a page record's fold. */
 #define SP_TITLE_UPPER 0x01
 #define SP_TITLE_VERBATIM 0x02
@@ -164,5 +169,15 @@ size_t sp_title_index_title(unsigned layout, const uint8_t *key, size_t klen, ui
  */
 bool sp_title_redirect_target(const uint8_t *text, size_t n, const uint8_t **target,
                               size_t *target_len);
+
+/*
+ * Where a page's text makes it a redirect in a title index: its target
+ * (sp_title_redirect_target) normalised under r, into out (cap bytes); its
+ * length, or 0 when the text is no redirect or its target does not
+ * normalise (the page is then an article). The build decides a page's kind
+ * by it and a lookup finds the target by it, so the two always agree.
+ */
+size_t sp_title_redirect_normalised(const sp_title_rules *r, const uint8_t *text, size_t n,
+                                    uint8_t *out, size_t cap);
 
 #endif

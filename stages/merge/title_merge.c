@@ -43,7 +43,9 @@ static int open_index(const char *input, const sst_footer *f, size_t read_bytes,
 }
 
 /* Adds the page records of the index open at src, its keys in that
- * layout, to x, each keyed in the layout x writes. */
+ * layout, to x, each keyed in the layout x writes and valued by its kind
+ * alone (an older layout's redirect target after it is left out: readers
+ * take it from the table). */
 static int read_pages(title_index *x, table_source *src, unsigned layout,
                       title_merge_filter left_out, const void *ctx, sp_error *err) {
     merge_source *s = table_source_merge_source(src);
@@ -56,7 +58,7 @@ static int read_pages(title_index *x, table_source *src, unsigned layout,
         sp_record rec = {.key = key,
                          .key_len =
                              (uint32_t)sp_title_index_key(SP_TITLES_LAYOUT, title, tlen, key),
-                         .value_len = s->value_len,
+                         .value_len = s->value_len ? 1 : 0,
                          .value_fd = -1};
         if (rec.key_len == 0)
             continue;

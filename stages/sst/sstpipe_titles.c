@@ -4,8 +4,8 @@
  * sstpipe_titles.h and sstpipe.h ("Titles").
  *
  * Under direct I/O a value is only valid until the thread's next lookup,
- * so a lookup asks the title index everything first (which title, which
- * kind, where a redirect goes) and reads the table's record last.
+ * so a lookup takes what it needs of a record (where a redirect goes)
+ * before its next read, and reads the record it returns last.
  */
 #include "stages/sst/sstpipe_titles.h"
 
@@ -87,19 +87,20 @@ static const sp_title_rules *rules_of(const sstpipe_table *t) {
     return t->set ? t->set->shards[0]->rules : t->rules;
 }
 
-/* The title index's word on title: 1 and its record's value (kind, and a
- * redirect's target), 0 not indexed, -1 error. */
-static int title_kind(const sstpipe_table *t, const uint8_t *title, size_t n, const uint8_t **v,
-                      size_t *vlen, char **errmsg) {
+/* Whether the title index holds title as a redirect: 1 yes, 0 not (an
+ * article, or not indexed), -1 error. */
+static int indexed_redirect(const sstpipe_table *t, const uint8_t *title, size_t n, char **errmsg) {
     const sstpipe_table *h = home(t, title, n);
     uint8_t key[SP_MAX_KEY_BYTES];
     size_t klen = sp_title_index_key(h->rules->layout, title, n, key);
     if (klen == 0)
         return 0;
-    const void *value;
-    int found = sstpipe_table_get(h->titles, key, klen, &value, vlen, errmsg);
-    *v = value;
-    return found == 1 && *vlen == 0 ? 0 : found;
+    const void *v;
+    size_t vlen;
+    int found = sstpipe_table_get(h->titles, key, klen, &v, &vlen, errmsg);
+    if (found < 0)
+        return -1;
+    return found == 1 && vlen > 0 && *(const uint8_t *)v == SP_TITLE_REDIRECT;
 }
 
 static void set_text(char *dst, size_t *dlen, const void *src, size_t n) {
@@ -128,36 +129,32 @@ static int find_title(const sstpipe_table *t, const uint8_t *title, size_t n,
     return found;
 }
 
-/* Follows res->title's redirects: res->title becomes the last title
- * reached; 1, or 0 when a target is absent (res->missing_target set). */
+/* Follows the redirects of res->title, whose record res->value is:
+ * res->title becomes the last title reached, res->value its record; 1, or
+ * 0 when a target is absent (res->missing_target set). */
 static int follow(const sstpipe_table *t, sstpipe_lookup_result *res, char **errmsg) {
     char seen[SSTPIPE_REDIRECT_HOPS + 1][SSTPIPE_TITLE_MAX + 1];
     size_t seen_len[SSTPIPE_REDIRECT_HOPS + 1];
     for (int hop = 0; hop < SSTPIPE_REDIRECT_HOPS; hop++) {
         set_text(seen[hop], &seen_len[hop], res->title, res->title_len);
-        const uint8_t *v;
-        size_t vlen;
-        int kind = title_kind(t, (const uint8_t *)res->title, res->title_len, &v, &vlen, errmsg);
-        if (kind <= 0 || v[0] != SP_TITLE_REDIRECT || vlen < 2)
-            return kind < 0 ? -1 : 1;
-        /* Copied: under direct I/O the next read ends v. A target longer
-         * than any key is in no table. */
+        /* The target from the page's text, as the index's build read it;
+         * taken before the index is asked, since under direct I/O that
+         * read ends res->value. */
         uint8_t target[SSTPIPE_TITLE_MAX];
-        size_t tlen = vlen - 1 < sizeof target ? vlen - 1 : sizeof target;
-        memcpy(target, v + 1, tlen);
+        size_t tlen =
+            sp_title_redirect_normalised(rules_of(t), res->value, res->vlen, target, sizeof target);
+        int redirect =
+            tlen ? indexed_redirect(t, (const uint8_t *)res->title, res->title_len, errmsg) : 0;
+        if (redirect <= 0)
+            return redirect < 0 ? -1 : 1;
         /* A loop ends at the redirect that closes it. */
         for (int i = 0; i <= hop; i++)
             if (seen_len[i] == tlen && !memcmp(seen[i], target, tlen))
                 return 1;
         if (hop == 0)
             set_text(res->redirect_from, &res->redirect_from_len, res->title, res->title_len);
-        if (vlen - 1 > sizeof target) {
-            set_text(res->missing_target, &res->missing_target_len, target, tlen);
-            return 0;
-        }
-        const void *tv;
-        size_t tvlen;
-        int found = sstpipe_table_get(home(t, target, tlen), target, tlen, &tv, &tvlen, errmsg);
+        int found =
+            sstpipe_table_get(home(t, target, tlen), target, tlen, &res->value, &res->vlen, errmsg);
         if (found <= 0) {
             if (found == 0)
                 set_text(res->missing_target, &res->missing_target_len, target, tlen);

@@ -194,7 +194,8 @@ struct table_writer {
     bool no_pack_thread;
     /* opts.compress: the block builder, made once the dictionary is
      * trained; until then the records held (each: u32 key length, u32
-     * value length, key, value), held_values bytes of values; held
+     * value length, key, value), held_sample bytes of the samples the
+     * dictionary is trained on (values, or keys and values); held
      * until held_len reaches the sample's bytes, keys and headers
      * counted, so that small values under long keys stay bounded too. */
     block_packer *packer;
@@ -203,7 +204,7 @@ struct table_writer {
     bool dict_given; /* table_writer_use_dictionary: blocks may be copied in */
     uint8_t *held;
     size_t held_len, held_cap;
-    uint64_t held_records, held_values;
+    uint64_t held_records, held_sample;
     /* opts.compress: every key's sst_filter_hash, for the filter: the
      * last n_hashes here, those before on hash_fd (hashes_spilled). */
     uint64_t *key_hashes;
@@ -221,6 +222,7 @@ void table_options_init(table_options *opts) {
     opts->compress = false;
     opts->compression_level = 3;
     opts->dictionary_size = SST_DEFAULT_DICTIONARY_SIZE;
+    opts->dictionary_from_keys = false;
 }
 
 static int check_options(const table_options *o, sp_error *err) {
@@ -713,8 +715,9 @@ static int dictionary_pays(table_writer *w, const uint8_t *values, const size_t 
     return with + w->dict_len < without;
 }
 
-/* The dictionary trained on the held values, DICT_SHARE times smaller
- * than them up to dictionary_size (a larger one stores the sample itself,
+/* The dictionary trained on the held samples (values, or keys and values
+ * with dictionary_from_keys), DICT_SHARE times smaller than them up to
+ * dictionary_size (a larger one stores the sample itself,
  * which is the table's first records and pays only on those), and kept
  * if it pays
  * (dictionary_pays; none either when ZDICT cannot make one of so few);
@@ -724,12 +727,12 @@ static int dictionary_pays(table_writer *w, const uint8_t *values, const size_t 
  * dictionary. */
 static int start_packing(table_writer *w, sp_error *err) {
     size_t n = (size_t)w->held_records;
-    uint64_t size = w->held_values / DICT_SHARE;
+    uint64_t size = w->held_sample / DICT_SHARE;
     if (size > w->opts.dictionary_size)
         size = w->opts.dictionary_size;
     if (size && n) {
         size_t *sizes = malloc(n * sizeof *sizes);
-        uint8_t *values = malloc(w->held_values + 1);
+        uint8_t *values = malloc(w->held_sample + 1);
         w->dict = malloc(size);
         if (!sizes || !values || !w->dict) {
             free(sizes);
@@ -739,9 +742,10 @@ static int start_packing(table_writer *w, sp_error *err) {
         size_t at = 0, k = 0;
         for (size_t p = 0; p < w->held_len; k++) {
             uint32_t kl = sst_get_u32(w->held + p), vl = sst_get_u32(w->held + p + 4);
-            memcpy(values + at, w->held + p + 8 + kl, vl);
-            sizes[k] = vl;
-            at += vl;
+            size_t from = w->opts.dictionary_from_keys ? 0 : kl;
+            sizes[k] = kl - from + vl;
+            memcpy(values + at, w->held + p + 8 + from, sizes[k]);
+            at += sizes[k];
             p += 8 + (size_t)kl + vl;
         }
         size_t r = ZDICT_trainFromBuffer(w->dict, (size_t)size, values, sizes, (unsigned)n);
@@ -796,7 +800,7 @@ static int compressed_add(table_writer *w, const uint8_t *key, uint32_t klen, co
     memcpy(p + 8 + klen, val, vlen);
     w->held_len = need;
     w->held_records++;
-    w->held_values += vlen;
+    w->held_sample += (w->opts.dictionary_from_keys ? klen : 0) + vlen;
     uint64_t want = (uint64_t)w->opts.dictionary_size * SAMPLE_FACTOR;
     if (want > SAMPLE_MAX_BYTES)
         want = SAMPLE_MAX_BYTES;

@@ -48,6 +48,10 @@ typedef struct table_options {
     bool compress;
     int compression_level;
     uint32_t dictionary_size;
+    /* With compress: the dictionary is trained on each first record's key
+     * and value, not its value alone, and sized by both: a title index's
+     * values are a byte each, its keys are its text. */
+    bool dictionary_from_keys;
 } table_options;
 
 typedef struct table_stats {

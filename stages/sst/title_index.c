@@ -44,8 +44,11 @@ title_index *title_index_init(const char *table_path, const sp_title_rules *rule
     x->table = *table;
     x->table.background = false;
     /* The table's format version: a compressed table's index is
-     * compressed too, so that it stays a small part of the table. */
+     * compressed too, so that it stays a small part of the table. Its
+     * groups are a few short records each: a dictionary of its keys'
+     * text is most of what they compress by. */
     x->table.compress = table->compress;
+    x->table.dictionary_from_keys = true;
     /* The rules record's bound: its text with the widest identity (the
      * table's is known only at the end). */
     x->rules.table = (sp_table_identity){.file_size = UINT64_MAX, .footer_checksum = UINT64_MAX};
@@ -57,10 +60,9 @@ title_index *title_index_init(const char *table_path, const sp_title_rules *rule
         title_index_destroy(x);
         return NULL;
     }
-    /* A page record's value is its kind and a title; the rules record's
-     * and a prefix list's may be longer. */
-    x->table.max_value_bytes =
-        SP_TITLE_LIST_BYTES > 1 + SP_MAX_KEY_BYTES ? SP_TITLE_LIST_BYTES : 1 + SP_MAX_KEY_BYTES;
+    /* A page record's value is its kind; the rules record's and a prefix
+     * list's are longer. */
+    x->table.max_value_bytes = SP_TITLE_LIST_BYTES;
     if (rules_len > x->table.max_value_bytes)
         x->table.max_value_bytes = (uint32_t)rules_len;
     /* The table's blocks, or the smallest that hold such a record in its
@@ -80,27 +82,22 @@ title_index *title_index_init(const char *table_path, const sp_title_rules *rule
     return x;
 }
 
-/* The index's record for one of the table's. */
+/* The index's record for one of the table's: its title and kind (a
+ * redirect's target is read from the table when it is followed). */
 static int add_title(title_index *x, const sp_record *rec, sp_error *err) {
-    uint8_t key[SP_MAX_KEY_BYTES], value[1 + SP_MAX_KEY_BYTES];
+    uint8_t key[SP_MAX_KEY_BYTES], target[SP_MAX_KEY_BYTES];
     size_t klen = sp_title_index_key(x->rules.layout, rec->key, rec->key_len, key);
     if (klen == 0)
         return 0;
-    size_t vlen = 1;
-    value[0] = SP_TITLE_ARTICLE;
-    const uint8_t *target;
-    size_t tlen;
     /* A redirect's page is a line; one whose text was spilled is no
      * redirect. */
-    if (rec->value_fd < 0 && sp_title_redirect_target(rec->value, rec->value_len, &target, &tlen)) {
-        size_t norm = sp_title_normalise(&x->rules, target, tlen, value + 1, sizeof value - 1);
-        if (norm > 0) {
-            value[0] = SP_TITLE_REDIRECT;
-            vlen += norm;
-        }
-    }
+    uint8_t kind =
+        rec->value_fd < 0 && sp_title_redirect_normalised(&x->rules, rec->value, rec->value_len,
+                                                          target, sizeof target) > 0
+            ? SP_TITLE_REDIRECT
+            : SP_TITLE_ARTICLE;
     sp_record out = {
-        .key = key, .key_len = (uint32_t)klen, .value = value, .value_len = vlen, .value_fd = -1};
+        .key = key, .key_len = (uint32_t)klen, .value = &kind, .value_len = 1, .value_fd = -1};
     return sorter_add(x->sort, &out, err);
 }
 

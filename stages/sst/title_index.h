@@ -33,8 +33,8 @@ title_index *title_index_init(const char *table_path, const sp_title_rules *rule
 /* A sink that hands each record to `to` and its title to the index. */
 sp_sink title_index_tee(title_index *x, const sp_sink *to);
 /* Adds a page record of another title index (a merge's inputs'), its key
- * in the layout x writes (title_rules.h, SP_TITLES_LAYOUT): of two with
- * the same key, the one added last stays. */
+ * and value in the layout x writes (title_rules.h, SP_TITLES_LAYOUT): of
+ * two with the same key, the one added last stays. */
 int title_index_add_entry(title_index *x, const sp_record *rec, sp_error *err);
 /* Sorts and writes the index for the table of identity `table` (sealed,
  * not yet in place), and publishes it, undoably: title_index_unpublish

@@ -293,18 +293,25 @@ static int check_shard_file(checker *c, sp_error *err) {
     return 0;
 }
 
-/* A title index's prefix lists (title_lists.h): every record keyed
- * without the 0x00 of a page record or of the rules is one, and holds its
- * prefix's titles in rank order. A block that does not read is the block
- * checks' to report. */
-static void check_title_lists(checker *c, const sst_reader *x) {
+/* A title index's records of layout 3 and later (title_rules.h): every
+ * record keyed without the 0x00 of a page record or of the rules is a
+ * prefix list (title_lists.h), which holds its prefix's titles in rank
+ * order; since layout 4, a page record's value is its kind alone. A block
+ * that does not read is the block checks' to report. */
+static void check_title_records(checker *c, const sst_reader *x, unsigned layout) {
     sp_error ignored = {0};
     sst_cursor *cur = sst_cursor_table(x, &ignored);
     while (cur && sst_cursor_next(cur) == 1) {
-        if (memchr(cur->key, 0, cur->key_len))
-            continue;
-        const char *problem =
-            sp_title_list_problem(cur->key, cur->key_len, cur->value, cur->value_len);
+        const char *problem = NULL;
+        bool page = memchr(cur->key, 0, cur->key_len) != NULL;
+        bool rules = cur->key_len == SP_TITLES_RULES_KEY_LEN &&
+                     !memcmp(cur->key, SP_TITLES_RULES_KEY, SP_TITLES_RULES_KEY_LEN);
+        if (!page)
+            problem = sp_title_list_problem(cur->key, cur->key_len, cur->value, cur->value_len);
+        else if (!rules && layout >= 4 &&
+                 (cur->value_len != 1 ||
+                  (cur->value[0] != SP_TITLE_ARTICLE && cur->value[0] != SP_TITLE_REDIRECT)))
+            problem = "a page record's value is not its kind alone (a or r)";
         if (problem)
             checker_problem(c, -1, 0, "title index: %s (the record keyed %.*s)", problem,
                             (int)cur->key_len, (const char *)cur->key);
@@ -342,7 +349,7 @@ static void check_title_index(checker *c) {
                             (unsigned long long)have.footer_checksum);
     }
     if (x && t && rules.layout >= 3)
-        check_title_lists(c, x);
+        check_title_records(c, x, rules.layout);
     sst_reader_close(t);
     sst_reader_close(x);
     free(table);

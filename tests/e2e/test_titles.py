@@ -31,6 +31,7 @@ import sys
 
 sys.dont_write_bytecode = True  # keep the source tree clean under ctest
 
+import json
 import os
 import signal
 import subprocess
@@ -88,11 +89,16 @@ class Corpus(E2ETest):
         self.assertRegex(recs[0], '^{"key": "\\\\u0000", "value": "table=%d [0-9a-f]{16}\\\\n'
                          'case=first-letter\\\\n' % size)
         self.assertIn("ns=2 first-letter User\\n", recs[0])
-        self.assertIn("\\nlayout=3\\n", recs[0])
+        self.assertIn("\\nlayout=4\\n", recs[0])
         # Layout 2: the title as its fold's letters upper-cased, at 0 and 5.
-        self.assertIn('{"key": "abacus\\u0000\\u0001\\u0001\\u0005", "value": "rAbacus"}', recs)
+        # Layout 4: a page's value its kind alone, a redirect's target being
+        # in its text in the table.
+        self.assertIn('{"key": "abacus\\u0000\\u0001\\u0001\\u0005", "value": "r"}', recs)
         self.assertIn('{"key": "assistivetechnology\\u0000\\u0001\\u0001\\t", '
-                      '"value": "rAssistive technology"}', recs)
+                      '"value": "r"}', recs)
+        pages = [r for r in map(json.loads, recs) if "\0" in r["key"] and r["key"] != "\0"]
+        self.assertGreater(len(pages), 100)
+        self.assertEqual({p["value"] for p in pages}, {"a", "r"})
 
     def test_damaged_index_block(self):
         """A suggestion reads the index's blocks in place through the
@@ -234,6 +240,18 @@ class Rules(E2ETest):
         self.assertOk(r)
         self.assertRegex(r.stdout, rb"format version: +2\n")
         self.assertOk(sstpipe("verify", t + ".titles"))
+
+    def test_compressed_index_trains_on_its_titles(self):
+        """A compressed index's dictionary is trained on its keys, the
+        titles, since its values are a byte each: most of what its groups
+        of a few short records compress by."""
+        t = self.path("ltg.sst")
+        self.build(LTGWIKI, t, "-q", "--set", "sst.compression=zstd")
+        r = sstpipe("info", t + ".titles")
+        self.assertOk(r)
+        self.assertRegex(r.stdout, rb"\ndictionary: +[1-9][0-9]* bytes\n")
+        self.assertOk(sstpipe("verify", t + ".titles"))
+        self.assertIn("Adoļfs Hitlers".encode(), sstpipe("suggest", t, "adolfs").stdout)
 
     def test_first_letter_unicode(self):
         t = self.build_xml("wiki", dump_xml(

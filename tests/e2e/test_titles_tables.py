@@ -294,8 +294,12 @@ class OldLayout(E2ETest):
         old_rules, old_recs = index_records(self.old)
         new_rules, new_recs = index_records(self.new)
         self.assertNotIn("layout=", old_rules)
-        self.assertIn("layout=3", new_rules)
+        self.assertIn("layout=4", new_rules)
         self.assertIn({"key": "abc\u0000ABc", "value": "a"}, old_recs)
+        # A redirect's target: in an old index's record, in the table's
+        # text alone in the current layout.
+        self.assertIn({"key": "r\u0000R", "value": "rAbc"}, old_recs)
+        self.assertIn({"key": "r\u0000\u0001\u0001", "value": "r"}, new_recs)
         self.assertNotEqual(old_recs, new_recs)
         self.assertEqual(self.answers(self.old), self.answers(self.new))
         self.assertEqual(sstpipe("suggest", self.old, "ab").stdout.decode().splitlines(),

@@ -589,7 +589,8 @@ static void test_invalid_utf8_and_counts(void **state) {
 
 /* A title index's prefix lists (title_lists.h): a clean one has no
  * problem; each byte of a list flipped is one; a list whose checksums
- * match but whose titles are out of rank is named as such. */
+ * match but whose titles are out of rank is named as such, and so is a
+ * page record whose value holds more than its kind (layout 4). */
 static void test_title_lists(void **state) {
     (void)state;
     const char *table = tmp_path("titled.sst");
@@ -654,7 +655,8 @@ static void test_title_lists(void **state) {
     opts.max_value_bytes = 1024;
     w = table_writer_init(titles, &opts, &err);
     assert_true(text && w);
-    static const char page[] = "ab 000\0\x01\x01", bad[] = "aAb 000\0aAb 1\0";
+    static const char page[] = "ab 000\0\x01\x01", bad[] = "aAb 000\0aAb 1\0",
+                      long_page[] = "ab 001\0\x01\x01";
     sp_record recs[] = {
         {.key = (const uint8_t *)SP_TITLES_RULES_KEY,
          .key_len = SP_TITLES_RULES_KEY_LEN,
@@ -664,12 +666,16 @@ static void test_title_lists(void **state) {
          .key_len = sizeof page - 1,
          .value = (const uint8_t *)"a",
          .value_len = 1},
+        {.key = (const uint8_t *)long_page,
+         .key_len = sizeof long_page - 1,
+         .value = (const uint8_t *)"rAb 000",
+         .value_len = 7},
         {.key = (const uint8_t *)"ab" SP_TITLE_LIST_END,
          .key_len = 2 + SP_TITLE_LIST_END_LEN,
          .value = (const uint8_t *)bad,
          .value_len = sizeof bad - 1},
     };
-    for (size_t i = 0; i < 3; i++) {
+    for (size_t i = 0; i < sizeof recs / sizeof recs[0]; i++) {
         recs[i].value_fd = -1;
         assert_int_equal(table_writer_add(w, &recs[i], &err), 0);
     }
@@ -677,8 +683,9 @@ static void test_title_lists(void **state) {
     table_writer_destroy(w);
     free(text);
     assert_int_equal(run_verify(titles, &rep), 0);
-    assert_int_equal(rep.problem_count, 1);
+    assert_int_equal(rep.problem_count, 2);
     assert_true(has_problem(&rep, "a prefix list is not in rank order"));
+    assert_true(has_problem(&rep, "a page record's value is not its kind alone"));
     verify_report_destroy(&rep);
 }
 
