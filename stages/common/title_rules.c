@@ -135,10 +135,34 @@ int sp_title_rules_decode(const uint8_t *text, size_t len, sp_title_rules *r) {
 
 /* utf8proc_map of in[0..n) into out (cap bytes), cut at a character
  * boundary; its length, or 0 on bad input. */
+/* The options of every map below. Under each of them utf8proc maps an
+ * ASCII character to itself, but for the case fold of A-Z to a-z (no
+ * ASCII character decomposes, composes or is a mark). */
+#define ASCII_KEPT (UTF8PROC_COMPOSE | UTF8PROC_COMPAT | UTF8PROC_CASEFOLD | UTF8PROC_STRIPMARK)
+
+/* Whether s[0..n) is all ASCII. */
+static bool all_ascii(const uint8_t *s, size_t n) {
+    uint8_t high = 0;
+    for (size_t i = 0; i < n; i++)
+        high |= s[i];
+    return high < 0x80;
+}
+
 static size_t map_into(const uint8_t *in, size_t n, utf8proc_option_t options, uint8_t *out,
                        size_t cap) {
     if (n == 0 || memchr(in, 0, n))
         return 0;
+    /* An ASCII title, most of them, is mapped here to utf8proc's own
+     * result without its allocation and its walk through the Unicode
+     * tables, which were most of the CPU of a merge re-keying its inputs'
+     * title indexes. */
+    if (!(options & ~ASCII_KEPT) && all_ascii(in, n)) {
+        size_t len = n < cap ? n : cap;
+        bool fold = options & UTF8PROC_CASEFOLD;
+        for (size_t i = 0; i < len; i++)
+            out[i] = fold && in[i] >= 'A' && in[i] <= 'Z' ? (uint8_t)(in[i] - 'A' + 'a') : in[i];
+        return len;
+    }
     utf8proc_uint8_t *mapped = NULL;
     utf8proc_ssize_t m = utf8proc_map(in, (utf8proc_ssize_t)n, &mapped, options);
     if (m < 0)

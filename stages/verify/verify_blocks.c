@@ -56,6 +56,12 @@
 
 /* ---------------------------------------------------------------- runs */
 
+/* A block's index entry: its first key. */
+typedef struct index_entry {
+    const uint8_t *key;
+    uint32_t klen;
+} index_entry;
+
 /* What checking blocks [first, end) found, to be merged in order. */
 typedef struct run {
     const checker *c;
@@ -76,7 +82,8 @@ typedef struct run {
     uint64_t deferred_at;
     uint32_t first_len;
     uint8_t first_key[SP_MAX_KEY_BYTES];
-    sst_walk walk; /* over the run's blocks; it knows the last key walked */
+    sst_walk walk;            /* over the run's blocks; it knows the last key walked */
+    const uint8_t *ip, *iend; /* the index entries of its blocks still to come */
 } run;
 
 static void run_problem(run *r, int64_t block, uint64_t offset, const char *fmt, ...)
@@ -92,8 +99,10 @@ static void run_problem(run *r, int64_t block, uint64_t offset, const char *fmt,
     va_end(ap);
 }
 
-/* Checks one data block; returns false when it does not even open. */
-static bool check_block(run *r, uint64_t i, const uint8_t *data, bool report_open) {
+/* Checks one data block, against its index entry ie (NULL: none);
+ * returns false when it does not even open. */
+static bool check_block(run *r, uint64_t i, const uint8_t *data, const index_entry *ie,
+                        bool report_open) {
     const checker *c = r->c;
     uint64_t off = i * c->bs;
     sst_walk *w = &r->walk;
@@ -118,7 +127,6 @@ static bool check_block(run *r, uint64_t i, const uint8_t *data, bool report_ope
     if (nz < pad_end - v->entries_len)
         run_problem(r, (int64_t)i, off + v->entries_len + nz,
                     "non-zero byte between the entries and the trailer");
-    const index_entry *ie = i < c->n_entries ? &c->entries[i] : NULL;
     for (;;) {
         int rc = sst_walk_next(w, &e);
         if (rc < 0) {
@@ -189,14 +197,34 @@ static void run_start(run *r, uint64_t first, uint64_t end) {
     sst_walk_init(&r->walk);
 }
 
+/* The index entry of the run's next block from its chunk's entries (NULL
+ * past the entries that parse). They parsed when the index was checked;
+ * read again, they are still taken apart with every bound checked. */
+static const index_entry *next_entry(run *r, uint64_t i, index_entry *e) {
+    uint32_t klen;
+    uint64_t off;
+    const uint8_t *key;
+    if (i >= r->c->n_entries || !(key = sst_get_varint32(r->ip, r->iend, &klen)) ||
+        klen > (uint64_t)(r->iend - key) ||
+        !(r->ip = sst_get_varint(key + klen, r->iend, SST_VARINT64_MAX, &off))) {
+        r->iend = r->ip = NULL;
+        return NULL;
+    }
+    *e = (index_entry){.key = key, .klen = klen};
+    return e;
+}
+
 /* Checks the run's n blocks from block first on, whose bytes are at data. */
 static void check_blocks_at(run *r, uint64_t first, uint64_t n, const uint8_t *data) {
     uint32_t bs = r->c->bs;
-    for (uint64_t k = 0; k < n; k++)
-        if (!check_block(r, first + k, data + k * bs, !r->stop_at_bad) && r->stop_at_bad) {
+    for (uint64_t k = 0; k < n; k++) {
+        index_entry e;
+        const index_entry *ie = next_entry(r, first + k, &e);
+        if (!check_block(r, first + k, data + k * bs, ie, !r->stop_at_bad) && r->stop_at_bad) {
             r->stopped = true;
             return;
         }
+    }
 }
 
 static void deferred_check(checker *c, const run *r) {
@@ -261,28 +289,57 @@ typedef struct pipeline {
     bool quit;
 } pipeline;
 
-/* A worker thread and the buffer it reads its pieces into, always the
- * same one, so that the copy writes into the core's cache. */
+/* A worker thread and the buffers it reads its pieces and its chunks'
+ * index entries into, always the same ones, so that the copy writes into
+ * the core's cache. */
 typedef struct worker {
     pthread_t tid;
     pipeline *pl;
-    uint8_t *buf; /* per_piece blocks */
+    uint8_t *buf;  /* per_piece blocks */
+    uint8_t *ibuf; /* a chunk's index entries */
+    size_t icap;
 } worker;
 
-/* Reads chunk q into buf a piece at a time and checks its blocks; what was
- * found stays in s->r. */
-static void fill_and_check(pipeline *pl, uint8_t *buf, slot *s, uint64_t q) {
+/* Reads the index entries of chunk q's blocks into w->ibuf and points the
+ * run at them (at none past the entries that parse). */
+static int read_entries(pipeline *pl, worker *w, run *r, uint64_t q, sp_error *err) {
+    const checker *c = pl->c;
+    r->ip = r->iend = NULL;
+    if (r->first >= c->n_entries)
+        return 0;
+    uint64_t from = c->chunk_entry[q];
+    uint64_t to = r->end < c->n_entries ? c->chunk_entry[q + 1] : c->f.index_length;
+    if (to < from)
+        return 0;
+    size_t len = (size_t)(to - from);
+    if (len > w->icap) {
+        uint8_t *b = realloc(w->ibuf, len);
+        if (!b)
+            return sp_errorf(err, "%s: out of memory for %zu bytes of index entries", c->rep->path,
+                             len);
+        w->ibuf = b;
+        w->icap = len;
+    }
+    if (sp_pread_exact(c->fd, w->ibuf, len, c->f.index_offset + from, c->rep->path, err))
+        return -1;
+    r->ip = w->ibuf;
+    r->iend = w->ibuf + len;
+    return 0;
+}
+
+/* Reads chunk q into the worker's buffer a piece at a time and checks its
+ * blocks; what was found stays in s->r. */
+static void fill_and_check(pipeline *pl, worker *w, slot *s, uint64_t q) {
     uint64_t first = q * pl->per_chunk;
     uint64_t n = pl->n_blocks - first < pl->per_chunk ? pl->n_blocks - first : pl->per_chunk;
     sp_error_clear(&s->err);
-    s->rc = 0;
     run_start(&s->r, first, first + n);
-    for (uint64_t i = first; i < first + n && !s->r.stopped; i += pl->per_piece) {
+    s->rc = read_entries(pl, w, &s->r, q, &s->err);
+    for (uint64_t i = first; s->rc == 0 && i < first + n && !s->r.stopped; i += pl->per_piece) {
         uint64_t m = first + n - i < pl->per_piece ? first + n - i : pl->per_piece;
-        s->rc = sst_blocks_read_run(&pl->src, i, m, buf, &s->err);
-        if (s->rc)
-            return;
-        check_blocks_at(&s->r, i, m, buf);
+        s->rc = sst_blocks_read_run(&pl->src, i, m, w->buf, &s->err);
+        if (s->rc == 0)
+            check_blocks_at(&s->r, i, m, w->buf);
     }
 }
 
@@ -300,7 +357,7 @@ static void *worker_main(void *arg) {
         uint64_t q = pl->next++;
         slot *s = &pl->slots[q % pl->n_slots];
         pthread_mutex_unlock(&pl->mu);
-        fill_and_check(pl, w->buf, s, q);
+        fill_and_check(pl, w, s, q);
         pthread_mutex_lock(&pl->mu);
         s->done = true;
         pthread_cond_broadcast(&pl->cv);
@@ -358,7 +415,7 @@ int check_blocks(checker *c, uint64_t n, bool stop_at_bad, sp_error *err) {
     for (uint64_t q = 0; rc == 0 && q < pl.n_chunks; q++) {
         slot *s = &pl.slots[q % pl.n_slots];
         if (inline_check) {
-            fill_and_check(&pl, workers[0].buf, s, q);
+            fill_and_check(&pl, &workers[0], s, q);
             s->done = true;
         }
         pthread_mutex_lock(&pl.mu);
@@ -390,8 +447,10 @@ int check_blocks(checker *c, uint64_t n, bool stop_at_bad, sp_error *err) {
     pthread_mutex_unlock(&pl.mu);
     for (unsigned k = 0; k < started; k++)
         pthread_join(workers[k].tid, NULL);
-    for (unsigned k = 0; k < threads; k++)
+    for (unsigned k = 0; k < threads; k++) {
         free(workers[k].buf);
+        free(workers[k].ibuf);
+    }
     for (size_t k = 0; k < pl.n_slots; k++) {
         free(pl.slots[k].r.problems);
         sst_walk_free(&pl.slots[k].r.walk);

@@ -20,11 +20,6 @@
 #include <stdint.h>
 #include <string.h>
 
-typedef struct index_entry {
-    const uint8_t *key;
-    uint32_t klen;
-} index_entry;
-
 typedef struct checker {
     verify_report *rep;
     size_t problems_cap;
@@ -35,10 +30,11 @@ typedef struct checker {
     uint32_t bs;
     uint64_t max_value; /* UINT64_MAX when the footer is unknown */
     uint8_t *buf;
-    size_t buf_cap;
-    /* the index, as read */
-    uint8_t *index;
-    index_entry *entries;
+    size_t buf_cap; /* a chunk of blocks read and checked at once (verify_blocks.c) */
+    /* The index, not kept: where each chunk's first entry starts in it
+     * (chunk_entry[q], from the index's first byte), for the check of the
+     * chunk's blocks against their entries, and how many entries parse. */
+    uint64_t *chunk_entry;
     uint64_t n_entries;
     /* walking the data blocks */
     uint8_t last_key[SP_MAX_KEY_BYTES];
