@@ -67,17 +67,21 @@ def measure(sstpipe, wikigen, data, size, base_table, reps, timed, log):
     tag = f"{size >> 20}M"
     incr_dir = os.path.join(data, f"merge-delta-{tag}")
     delta = os.path.join(data, f"merge-delta-{tag}.sst")
-    if not os.path.exists(delta):
+    if not os.path.isdir(incr_dir) or not os.listdir(incr_dir):
         os.makedirs(incr_dir, exist_ok=True)
         log(f"generating the 1% delta of {tag}")
         subprocess.run([wikigen, "--size", str(size), "--seed", "1", "--increment-of",
                         "20261101", "--days", "1", "--edits", "1", "--new-pages", "0",
                         "-o", incr_dir], check=True)
-        (name,) = os.listdir(incr_dir)
-        # build publishes the table and its title index together, and
-        # neither when it fails: merge then merges the indexes too, as a
-        # user's merge of two built tables does.
-        subprocess.run([sstpipe, "build", os.path.join(incr_dir, name), "-o", delta], check=True)
+    (name,) = os.listdir(incr_dir)
+    # The delta's table is built by the programs measured, every run, as the
+    # base's is: one kept from an older run would lack what the current
+    # build writes beside it (a table of before title indexes gave merge no
+    # index to merge). build publishes the table and its title index
+    # together: merge then merges the indexes too, as a user's merge of two
+    # built tables does.
+    subprocess.run([sstpipe, "build", os.path.join(incr_dir, name), "-o", delta], check=True,
+                   stdout=subprocess.DEVNULL)
     merged = os.path.join(data, "merged.sst")
     copied = os.path.join(data, "copied.sst")
     out = {"merge": [], "cp": [], "cp_sync": [], "stats": None, "delta_records": None}
