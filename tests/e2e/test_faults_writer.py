@@ -64,10 +64,7 @@ class WriterFaults(E2ETest):
         titles = argv[1] == "build"
 
         def reset():
-            self.build(self.prev_dump, out)
-            if not titles:
-                os.unlink(out + TITLES)
-            return output_sha(out)
+            return faultlib.put_earlier(out, self.prev_dump, titles)
 
         reset()
         counts = faultlib.count_calls(self, argv, out_dir, env=env)

@@ -531,3 +531,34 @@ def read_once(*args, table):
     if key not in _read_results:
         _read_results[key] = _sstpipe(*args)
     return _read_results[key]
+
+
+_earlier = {}
+
+
+def put_earlier(out, dump, titles=True):
+    """Puts at out the table `sstpipe build dump` makes, with its title
+    index (or, without titles, alone, as `write` and `merge` leave a
+    table), and returns its output_sha: the earlier output a sweep's failed
+    run must leave in place. The build runs once for each dump; each later
+    call copies its files, each under a name of its own renamed over out's,
+    as a publish puts them there: a build of the same dump gives the same
+    bytes, and the sweeps put the earlier output back before each of their
+    many runs (under the sanitizers a build is a process paying their start
+    and leak check)."""
+    if dump not in _earlier:
+        where = tempfile.mkdtemp(prefix="sstpipe-earlier-")
+        atexit.register(shutil.rmtree, where, True)
+        table = os.path.join(where, "earlier.sst")
+        r = _sstpipe("build", dump, "-o", table)
+        if r.code != 0:
+            raise AssertionError("the earlier output's build failed:" + r.describe())
+        _earlier[dump] = table
+    table = _earlier[dump]
+    for src, dst in ((table, out), (table + TITLES, out + TITLES)):
+        if dst == out or titles:
+            shutil.copyfile(src, dst + ".earlier")
+            os.replace(dst + ".earlier", dst)
+        elif os.path.exists(dst):
+            os.unlink(dst)
+    return output_sha(out)
