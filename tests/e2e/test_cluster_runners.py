@@ -17,6 +17,13 @@ task left running (nor queued), exit 128+signal
 with one line saying what was stopped, nothing at OUT, no temporary file; the
 same build run again resumes and publishes build's records. Nothing of the
 test's is left in squeue afterwards.
+
+It is one of the suite's longest tests, and most of its time is waiting,
+not work: on Slurm (jobs queued, started and polled for, a finishing job
+after each reduce array) and on map tasks kept running until the signal or
+the kill reaches them, for which the cases that stop one shard a dump large
+enough (setUpClass says why). Its label `waits` (tests/CMakeLists.txt)
+keeps it off the slots of the tests that use the cores.
 """
 
 import sys

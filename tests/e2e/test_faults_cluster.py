@@ -33,7 +33,8 @@ import unittest
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "faults"))
 
 import faultlib  # noqa: E402
-from faultlib import OPS, Tally, check_error_line, errnos_at, indices, sha  # noqa: E402
+from faultlib import (OPS, Tally, check_error_line, errnos_at, indices, kill_indices,  # noqa: E402
+                      sha)
 from sstpipe_e2e import SANITIZED, E2ETest, run, sstpipe_bin, wikigen_bin  # noqa: E402
 
 
@@ -192,7 +193,7 @@ class ClusterTaskFaults(E2ETest):
 class ClusterPublishKills(E2ETest):
     """SIGKILL at every call the publish makes (the finishing step: OUT, a
     table when shards = 1, a set when 2, put in place over an older OUT;
-    the sanitized build: the first and last call of each kind),
+    the sanitized build: each kind's first or last call, taking turns),
     and at random calls of `sstpipe build -c` resuming a build whose tasks
     are all done: OUT is the old one or the new one, whole; with shards = 1
     nothing is ever left beside OUT (the second name the shard gets before
@@ -321,10 +322,11 @@ class ClusterPublishKills(E2ETest):
         where = self.tmp
         counts = faultlib.count_calls(self, self.finish_argv(self.out), where)
         tally = Tally(f"cluster-publish-{shards}")
-        for op in OPS:
-            # Every call in the plain suite; the sanitized one samples each
-            # op's first and last calls (the same paths, for memory errors).
-            picked = indices(counts[op], 2) if SANITIZED else range(1, counts[op] + 1)
+        for turn, op in enumerate(op for op in OPS if counts[op]):
+            # Every call in the plain suite; the sanitized one kills each op
+            # once (faultlib.kill_indices).
+            picked = (kill_indices(counts[op], 2, turn) if SANITIZED else
+                      range(1, counts[op] + 1))
             for n in picked:
                 self.reset()
                 what = f"publish shards={shards} {op}:{n}:SIGKILL"

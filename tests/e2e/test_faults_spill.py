@@ -44,15 +44,14 @@ class SpillFaults(E2ETest):
         out = os.path.join(out_dir, "table.sst")
         ref = self.path("ref.sst")
         self.build(self.dump, ref, *extra)
-        self.build(self.prev_dump, out)
+        faultlib.put_earlier(out, self.prev_dump)
         argv = [sstpipe_bin(), "build", self.dump, "-o", out, "--tmp", tmp, *extra]
         counts = faultlib.count_calls(self, argv, tmp, env=env)
         self.assertEqual(output_sha(out), output_sha(ref),
                          "the counting run's output differs from the reference")
         self.assertGreater(counts["pwrite"], 10, f"the build did not spill: {counts}")
         def reset():
-            self.build(self.prev_dump, out)
-            return output_sha(out)
+            return faultlib.put_earlier(out, self.prev_dump)
 
         def check_after(what, r):
             self.assertEqual(temp_leftovers(out_dir), [], what + r.describe())

@@ -69,7 +69,7 @@ class TableSetFaults(E2ETest):
         def check_after(what, r):
             self.assertEqual(temp_leftovers(out), [], what + r.describe())
             self.assertEqual(sorted(os.listdir(out)), names, what)
-            d = sstpipe("dump", out, "--jsonl")
+            d = faultlib.read_once("dump", "--jsonl", out, table=out)
             self.assertEqual((d.code, d.stdout), (0, self.dump),
                              what + ": the set no longer reads whole" + d.describe())
 

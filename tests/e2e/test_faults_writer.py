@@ -84,10 +84,7 @@ class WriterFaults(E2ETest):
         titles = argv[1] == "build"
 
         def reset():
-            self.build(self.prev_dump, out)
-            if not titles:
-                os.unlink(out + TITLES)
-            return output_sha(out)
+            return faultlib.put_earlier(out, self.prev_dump, titles)
 
         reset()
         calls = []  # every call of the counting run, for the counts

@@ -28,11 +28,12 @@ from sstpipe_e2e import SANITIZED, sstpipe_bin  # noqa: E402
 # iterations and longer load. ctest runs the brief version.
 LONG = os.environ.get("SSTPIPE_FAULTS_LONG") == "1"
 # In a build with -DSSTPIPE_SANITIZE=ON (sstpipe_e2e.SANITIZED) the brief
-# version is smaller again (brief(), errnos_at()): every call index,
-# errno and iteration was judged by the plain suite, and the sanitizers look
-# for memory errors on the same paths, which the first and last calls of
-# each kind (where files are created, committed and renamed) and a few
-# between still take, each failing with one errno or the other.
+# version is smaller again (brief(), errnos_at(), kill_indices()): every
+# call index, errno and iteration was judged by the plain suite, and the
+# sanitizers look for memory errors on the same paths, which the first and
+# last calls of each kind (where files are created, committed and renamed)
+# and a few between still take, each failing with one errno or the other,
+# and one kill of each kind.
 
 
 def brief(n):
@@ -299,6 +300,20 @@ def indices(total, brief_limit, long_limit=None):
     return sorted(picked)
 
 
+def kill_indices(total, brief_limit, turn):
+    """Which call indices of total a sweep of SIGKILLs hits: indices(); in a
+    brief run of a sanitized build one, the first or the last, taking turns
+    (turn: the op's place in the sweep). A process killed is not checked at
+    its exit (no leak check): the sanitizers see the path to its kill,
+    which the counting run took whole, and the next run's clean-up of what
+    it left, which one kill of each kind of call still varies; the plain
+    suite judges every call picked."""
+    if SANITIZED and not LONG:
+        picked = indices(total, brief_limit)
+        return picked[-(turn % 2):][:1] if picked else []
+    return indices(total, brief_limit)
+
+
 def errno_text(name):
     return os.strerror(getattr(errno, name))
 
@@ -449,14 +464,16 @@ def sweep_nightly(test, area, argv, out_dir, counts, brief_limit, *, kill, curre
     `current`, when published(r, op, action, what) accepts the build (a
     call whose failure may be absorbed) and returns why (counted by reason
     in the printed report); then publish(what), when given, runs the next
-    night. With kill: SIGKILL just before the call (exit -9, nothing left
-    but NIGHTLY_KILL_LEFTOVERS, `current` sound), then publish(what) runs
-    the next night, which must move `current` and leave no staging
-    directory. Returns the Tally."""
+    night. With kill: SIGKILL just before the call (those kill_indices
+    picks; exit -9, nothing left but NIGHTLY_KILL_LEFTOVERS, `current`
+    sound), then publish(what) runs the next night, which must move
+    `current` and leave no staging directory. Returns the Tally."""
     tally = Tally(area)
     absorbed = {}
-    for op in OPS:
-        for i, n in enumerate(indices(counts[op], brief_limit)):
+    for turn, op in enumerate(op for op in OPS if counts[op]):
+        picked = (kill_indices(counts[op], brief_limit, turn) if kill else
+                  indices(counts[op], brief_limit))
+        for i, n in enumerate(picked):
             for action in ("SIGKILL",) if kill else errnos_at(i, alternate=True):
                 what = f"{area} {op}:{n}:{action}"
                 if restore:
@@ -531,3 +548,34 @@ def read_once(*args, table):
     if key not in _read_results:
         _read_results[key] = _sstpipe(*args)
     return _read_results[key]
+
+
+_earlier = {}
+
+
+def put_earlier(out, dump, titles=True):
+    """Puts at out the table `sstpipe build dump` makes, with its title
+    index (or, without titles, alone, as `write` and `merge` leave a
+    table), and returns its output_sha: the earlier output a sweep's failed
+    run must leave in place. The build runs once for each dump; each later
+    call copies its files, each under a name of its own renamed over out's,
+    as a publish puts them there: a build of the same dump gives the same
+    bytes, and the sweeps put the earlier output back before each of their
+    many runs (under the sanitizers a build is a process paying their start
+    and leak check)."""
+    if dump not in _earlier:
+        where = tempfile.mkdtemp(prefix="sstpipe-earlier-")
+        atexit.register(shutil.rmtree, where, True)
+        table = os.path.join(where, "earlier.sst")
+        r = _sstpipe("build", dump, "-o", table)
+        if r.code != 0:
+            raise AssertionError("the earlier output's build failed:" + r.describe())
+        _earlier[dump] = table
+    table = _earlier[dump]
+    for src, dst in ((table, out), (table + TITLES, out + TITLES)):
+        if dst == out or titles:
+            shutil.copyfile(src, dst + ".earlier")
+            os.replace(dst + ".earlier", dst)
+        elif os.path.exists(dst):
+            os.unlink(dst)
+    return output_sha(out)
