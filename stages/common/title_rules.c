@@ -133,8 +133,6 @@ int sp_title_rules_decode(const uint8_t *text, size_t len, sp_title_rules *r) {
     return 0;
 }
 
-/* utf8proc_map of in[0..n) into out (cap bytes), cut at a character
- * boundary; its length, or 0 on bad input. */
 /* The options of every map below. Under each of them utf8proc maps an
  * ASCII character to itself, but for the case fold of A-Z to a-z (no
  * ASCII character decomposes, composes or is a mark). */
@@ -148,6 +146,8 @@ static bool all_ascii(const uint8_t *s, size_t n) {
     return high < 0x80;
 }
 
+/* utf8proc_map of in[0..n) into out (cap bytes), cut at a character
+ * boundary; its length, or 0 on bad input. */
 static size_t map_into(const uint8_t *in, size_t n, utf8proc_option_t options, uint8_t *out,
                        size_t cap) {
     if (n == 0 || memchr(in, 0, n))

@@ -174,7 +174,7 @@ def measure(run, a, sstpipe, work, v1, v2):
 def rows(r, row, run, prefix):
     """The case's rows."""
     med, paired = run.med, run.paired
-    b, mem = r["block_size"], r["memory"]
+    mem = r["memory"]
     where = (f"memory cgroup {mem >> 20} MiB, table {r['table_bytes']['v1'] / mem:.1f}x (v1), "
              f"{r['table_bytes']['v2'] / mem:.1f}x (v2)")
     v1 = [x["disk_reads"] / x["requests"] for x in r["v1"]]
